@@ -1,0 +1,5 @@
+#!/bin/sh
+# Generates ./configure from configure.ac (needs autoconf, automake, libtool).
+set -e
+cd "$(dirname "$0")"
+autoreconf --install --force

@@ -1,0 +1,199 @@
+/*
+ * Lower bound on a collective's time over a topology.
+ *
+ * Ingress: NPU d must receive m chunks; a link of cost c delivers at most
+ * floor(T / c) of them by time T, so T >= the m-th smallest value of the
+ * multiset { j * c_l : l enters d, j >= 1 }.  On uniform links this is
+ * ceil(m / in-degree) * link time; in general it is at least bytes / ingress
+ * bandwidth.  Latency: some chunk must travel from a holder to the farthest
+ * NPU needing it, paying a full link time per hop (shortest path).
+ * The bound is the larger of the two.  Reductions use the transposed
+ * topology; All-Reduce adds the Reduce-Scatter and All-Gather bounds.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct {
+    double key;
+    size_t id;
+} item_t;
+
+typedef struct {
+    item_t *v;
+    size_t n;
+} minheap_t;
+
+static void push(minheap_t *h, double key, size_t id)
+{
+    size_t i = h->n++;
+    while (i && h->v[(i - 1) / 2].key > key) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = (item_t){key, id};
+}
+
+static item_t pop(minheap_t *h)
+{
+    item_t top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->v[c + 1].key < h->v[c].key)
+            c++;
+        if (h->v[c].key >= last.key)
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    minheap_t heap;
+    double *cost;  /* per in-link of one NPU, then distinct costs */
+    size_t *mult;  /* links sharing each distinct cost */
+    size_t *steps; /* multiples taken so far per distinct cost */
+} scratch_t;
+
+/* m-th smallest of { j * cost[i] : j >= 1 }, equal costs merged. */
+static double ingress_time(scratch_t *w, size_t k, size_t m)
+{
+    if (!m)
+        return 0;
+    if (!k)
+        return INFINITY; /* nothing can arrive */
+    qsort(w->cost, k, sizeof *w->cost, cmp_double);
+    size_t groups = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (!i || w->cost[i] != w->cost[groups - 1]) {
+            w->cost[groups] = w->cost[i];
+            w->mult[groups++] = 0;
+        }
+        w->mult[groups - 1]++;
+    }
+    w->heap.n = 0;
+    for (size_t g = 0; g < groups; g++) {
+        w->steps[g] = 1;
+        push(&w->heap, w->cost[g], g);
+    }
+    for (size_t got = 0;;) {
+        item_t it = pop(&w->heap);
+        got += w->mult[it.id];
+        if (got >= m)
+            return it.key;
+        push(&w->heap, (double)++w->steps[it.id] * w->cost[it.id], it.id);
+    }
+}
+
+/* Longest shortest path (link time per hop) from any NPU holding a chunk to
+ * an NPU needing it, by Dijkstra from each holder. */
+static double latency_diameter(const tacos_topo_t *t, const double *lcost, const char *source,
+                               double *dist, minheap_t *h)
+{
+    double worst = 0;
+    for (int s = 0; s < t->npus; s++) {
+        if (!source[s])
+            continue;
+        for (int v = 0; v < t->npus; v++)
+            dist[v] = INFINITY;
+        dist[s] = 0;
+        h->n = 0;
+        push(h, 0, (size_t)s);
+        while (h->n) {
+            item_t it = pop(h);
+            if (it.key > dist[it.id])
+                continue;
+            for (size_t k = t->out_off[it.id]; k < t->out_off[it.id + 1]; k++) {
+                size_t l = t->out_links[k];
+                int w = t->links[l].dst;
+                if (it.key + lcost[l] < dist[w]) {
+                    dist[w] = it.key + lcost[l];
+                    push(h, dist[w], (size_t)w);
+                }
+            }
+        }
+        for (int v = 0; v < t->npus; v++)
+            if (dist[v] > worst)
+                worst = dist[v];
+    }
+    return worst;
+}
+
+/* Bound for a gather-like collective (All-Gather, Broadcast) on t. */
+static int gather_bound(const tacos_topo_t *t, tacos_coll_t gather, int root, int k,
+                        double chunk_bytes, double *out)
+{
+    size_t n = (size_t)t->npus, m = t->nlinks ? t->nlinks : 1;
+    scratch_t w = {{malloc((m + n) * sizeof(item_t)), 0}, malloc(m * sizeof(double)),
+                   malloc(m * sizeof(size_t)), malloc(m * sizeof(size_t))};
+    double *lcost = malloc(m * sizeof *lcost), *dist = malloc(n * sizeof *dist);
+    char *source = malloc(n);
+    int rc = TACOS_OK;
+    if (!w.heap.v || !w.cost || !w.mult || !w.steps || !lcost || !dist || !source) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the lower bound on %s", t->name);
+        goto out;
+    }
+    for (size_t l = 0; l < t->nlinks; l++)
+        lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
+    double bound = 0;
+    size_t total = (size_t)k * n;
+    for (size_t d = 0; d < n; d++) {
+        /* chunks d must receive: all but its own (All-Gather) or all but at the root */
+        size_t need = gather == TACOS_ALLGATHER ? total - (size_t)k : ((int)d == root ? 0 : total);
+        size_t deg = 0;
+        for (size_t i = t->in_off[d]; i < t->in_off[d + 1]; i++)
+            w.cost[deg++] = lcost[t->in_links[i]];
+        double ti = ingress_time(&w, deg, need);
+        if (ti > bound)
+            bound = ti;
+        source[d] = gather == TACOS_ALLGATHER || (int)d == root;
+    }
+    double lat = latency_diameter(t, lcost, source, dist, &w.heap);
+    *out = lat > bound ? lat : bound;
+out:
+    free(w.heap.v);
+    free(w.cost);
+    free(w.mult);
+    free(w.steps);
+    free(lcost);
+    free(dist);
+    free(source);
+    return rc;
+}
+
+int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root, int chunks_per_npu,
+                      uint64_t size_bytes, double *out_us)
+{
+    if (!topo->in_off || chunks_per_npu < 1 || size_bytes < 1 || root < 0 || root >= topo->npus)
+        return tacos_error(TACOS_ERR_ARG, "lower bound: needs a finalized topology, chunks per "
+                                          "NPU >= 1, size >= 1 and a valid root");
+    double chunk = (double)size_bytes / ((double)chunks_per_npu * topo->npus), fwd = 0, rev = 0;
+    int rc = TACOS_OK;
+    tacos_coll_t gather = coll == TACOS_BROADCAST || coll == TACOS_REDUCE ? TACOS_BROADCAST
+                                                                           : TACOS_ALLGATHER;
+    if (coll == TACOS_ALLGATHER || coll == TACOS_BROADCAST || coll == TACOS_ALLREDUCE)
+        rc = gather_bound(topo, gather, root, chunks_per_npu, chunk, &fwd);
+    if (!rc && coll != TACOS_ALLGATHER && coll != TACOS_BROADCAST) {
+        tacos_topo_t *tt;
+        if (!(rc = tacos_topo_transpose(topo, &tt))) {
+            rc = gather_bound(tt, gather, root, chunks_per_npu, chunk, &rev);
+            tacos_topo_free(tt);
+        }
+    }
+    if (!rc)
+        *out_us = fwd + rev;
+    return rc;
+}

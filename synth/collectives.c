@@ -1,0 +1,188 @@
+/* Collectives on top of the greedy: All-Gather and Broadcast directly;
+ * Reduce-Scatter and Reduce by reversing them on the transposed topology;
+ * All-Reduce as Reduce-Scatter then All-Gather.  Trials keep the fastest. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ten.h"
+
+static const char *const coll_names[] = {"allgather", "broadcast", "reduce-scatter", "reduce",
+                                         "allreduce"};
+
+const char *tacos_coll_name(tacos_coll_t c) { return coll_names[c]; }
+
+int tacos_coll_parse(const char *name, tacos_coll_t *out)
+{
+    static const struct {
+        const char *alias;
+        tacos_coll_t coll;
+    } aliases[] = {{"bcast", TACOS_BROADCAST}, {"reducescatter", TACOS_REDUCE_SCATTER},
+                   {"reduce_scatter", TACOS_REDUCE_SCATTER}};
+    for (int c = 0; c <= TACOS_ALLREDUCE; c++)
+        if (strcmp(name, coll_names[c]) == 0) {
+            *out = (tacos_coll_t)c;
+            return TACOS_OK;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(name, aliases[i].alias) == 0) {
+            *out = aliases[i].coll;
+            return TACOS_OK;
+        }
+    return tacos_error(TACOS_ERR_ARG,
+                       "unknown collective '%s' (allgather, broadcast, reduce-scatter, reduce, "
+                       "allreduce)",
+                       name);
+}
+
+uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks, int chunks_per_npu,
+                             int root, int post)
+{
+    size_t words = TACOS_WORDS(nchunks);
+    uint64_t *b = calloc((size_t)npus * words, sizeof *b);
+    if (!b)
+        return NULL;
+    for (int v = 0; v < npus; v++) {
+        uint64_t *row = b + (size_t)v * words;
+        if (post || (coll == TACOS_BROADCAST && v == root))
+            for (int c = 0; c < nchunks; c++)
+                tacos_bit_set(row, (size_t)c);
+        else if (coll == TACOS_ALLGATHER)
+            for (int c = v * chunks_per_npu; c < (v + 1) * chunks_per_npu; c++)
+                tacos_bit_set(row, (size_t)c);
+    }
+    return b;
+}
+
+/* Best of `trials` greedy runs of a gather-like collective on `topo`. */
+static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
+                       uint64_t seed, tacos_sched_t **out)
+{
+    int n = topo->npus, nchunks = o->chunks_per_npu * n, rc = TACOS_OK;
+    uint64_t *pre = tacos_coll_bitsets(gather, n, nchunks, o->chunks_per_npu, o->root, 0);
+    uint64_t *post = tacos_coll_bitsets(gather, n, nchunks, o->chunks_per_npu, o->root, 1);
+    tacos_sched_t *best = NULL, *cur = NULL;
+    if (!pre || !post) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for %d x %d chunk bitsets", n, nchunks);
+        goto out;
+    }
+    for (int trial = 0; trial < o->trials; trial++) {
+        uint64_t trial_seed = tacos_splitmix64(&seed);
+        if ((rc = tacos_sched_alloc(gather, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
+                                    &cur)) ||
+            (rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, pre, post,
+                                   trial_seed, cur, &cur->time_us)))
+            goto out;
+        if (!best || cur->time_us < best->time_us) {
+            tacos_sched_free(best);
+            best = cur;
+        } else {
+            tacos_sched_free(cur);
+        }
+        cur = NULL;
+    }
+    *out = best;
+    best = NULL;
+out:
+    tacos_sched_free(cur);
+    tacos_sched_free(best);
+    free(pre);
+    free(post);
+    return rc;
+}
+
+/* Reduce-Scatter / Reduce: synthesize the gather on the transposed topology,
+ * then run it backwards in time and direction, arrivals becoming reductions. */
+static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
+                    uint64_t seed, tacos_sched_t **out)
+{
+    tacos_topo_t *tt;
+    tacos_sched_t *s;
+    int rc = tacos_topo_transpose(topo, &tt);
+    if (rc)
+        return rc;
+    rc = best_spread(tt, gather, o, seed, &s);
+    tacos_topo_free(tt);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < s->nxfers; i++) {
+        tacos_xfer_t *x = &s->xfers[i];
+        *x = (tacos_xfer_t){s->time_us - x->end_us, s->time_us - x->start_us, x->chunk, x->dst,
+                            x->src, 1};
+    }
+    *out = s;
+    return TACOS_OK;
+}
+
+static int append(tacos_sched_t *dst, const tacos_sched_t *src, double shift_us)
+{
+    int rc = tacos_sched_reserve(dst, dst->nxfers + src->nxfers);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < src->nxfers; i++) {
+        tacos_xfer_t x = src->xfers[i];
+        x.start_us += shift_us;
+        x.end_us += shift_us;
+        dst->xfers[dst->nxfers++] = x;
+    }
+    return TACOS_OK;
+}
+
+static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
+{
+    if (!topo->in_off)
+        return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
+    if ((unsigned)o->coll > TACOS_ALLREDUCE)
+        return tacos_error(TACOS_ERR_ARG, "unknown collective %d", (int)o->coll);
+    if (o->chunks_per_npu < 1)
+        return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 1, got %d", o->chunks_per_npu);
+    if ((long long)o->chunks_per_npu * topo->npus > 1 << 28)
+        return tacos_error(TACOS_ERR_ARG, "%d chunks per NPU x %d NPUs is too many chunks",
+                           o->chunks_per_npu, topo->npus);
+    if (o->size_bytes < 1)
+        return tacos_error(TACOS_ERR_ARG, "collective size must be at least 1 byte");
+    if (o->trials < 1)
+        return tacos_error(TACOS_ERR_ARG, "trials must be >= 1, got %d", o->trials);
+    if (o->root < 0 || o->root >= topo->npus)
+        return tacos_error(TACOS_ERR_ARG, "root %d is not an NPU of 0..%d", o->root, topo->npus - 1);
+    return TACOS_OK;
+}
+
+int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
+{
+    int rc = check_opts(topo, o);
+    if (rc)
+        return rc;
+    uint64_t seed = o->seed;
+    tacos_sched_t *s = NULL, *ag = NULL;
+    switch (o->coll) {
+    case TACOS_ALLGATHER:
+    case TACOS_BROADCAST:
+        rc = best_spread(topo, o->coll, o, seed, &s);
+        break;
+    case TACOS_REDUCE_SCATTER:
+        rc = reversed(topo, TACOS_ALLGATHER, o, seed, &s);
+        break;
+    case TACOS_REDUCE:
+        rc = reversed(topo, TACOS_BROADCAST, o, seed, &s);
+        break;
+    case TACOS_ALLREDUCE:
+        rc = reversed(topo, TACOS_ALLGATHER, o, seed, &s);
+        if (!rc)
+            rc = best_spread(topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &ag);
+        if (!rc)
+            rc = append(s, ag, s->time_us);
+        break;
+    }
+    tacos_sched_free(ag);
+    if (!rc) {
+        s->coll = o->coll;
+        rc = tacos_topo_copy(topo, &s->topo);
+    }
+    if (rc) {
+        tacos_sched_free(s);
+        return rc;
+    }
+    tacos_sched_sort(s);
+    *out = s;
+    return TACOS_OK;
+}

@@ -1,0 +1,269 @@
+/* Built-in topology shapes.  Every regular shape is a product of dimensions,
+ * each a ring, uni-ring, line, fully-connected group or switch; DragonFly and
+ * the DGX-1 hybrid cube-mesh are wired explicitly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DIMS 16
+
+typedef struct {
+    int ndims;
+    char kind[MAX_DIMS]; /* r u l f s, or 'D' dragonfly, 'X' dgx1 */
+    int size[MAX_DIMS];
+} shape_t;
+
+static const struct {
+    const char *name;
+    const char *kinds; /* letters, one per size */
+} named[] = {
+    {"ring", "r"},     {"uniring", "u"},  {"fc", "f"},        {"switch", "s"},
+    {"mesh2d", "ll"},  {"torus2d", "rr"}, {"mesh3d", "lll"},  {"torus3d", "rrr"},
+    {"line", "l"},     {"dragonfly", "DD"},
+};
+
+static int parse_sizes(const char *spec, const char *p, int *size, int *n)
+{
+    *n = 0;
+    for (;;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1 << 24)
+            return tacos_error(TACOS_ERR_PARSE,
+                               "topology '%s': sizes must be positive integers joined by 'x'", spec);
+        if (*n == MAX_DIMS)
+            return tacos_error(TACOS_ERR_PARSE, "topology '%s': more than %d dimensions", spec,
+                               MAX_DIMS);
+        size[(*n)++] = (int)v;
+        if (*end == '\0')
+            return TACOS_OK;
+        if (*end != 'x' && *end != 'X')
+            return tacos_error(TACOS_ERR_PARSE, "topology '%s': unexpected '%c' in sizes", spec,
+                               *end);
+        p = end + 1;
+    }
+}
+
+static int parse_shape(const char *spec, shape_t *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (strcmp(spec, "dgx1") == 0) {
+        sh->ndims = 1;
+        sh->kind[0] = 'X';
+        sh->size[0] = 8;
+        return TACOS_OK;
+    }
+    const char *colon = strchr(spec, ':');
+    if (!colon)
+        return tacos_error(TACOS_ERR_PARSE,
+                           "unknown topology '%s': expected <shape>:<sizes> such as mesh2d:8x8, "
+                           "ring:8, rfs:2x4x16, or dgx1",
+                           spec);
+    size_t nlen = (size_t)(colon - spec);
+    int sizes[MAX_DIMS], nsizes, rc = parse_sizes(spec, colon + 1, sizes, &nsizes);
+    if (rc)
+        return rc;
+    if (nlen == strlen("hypercube") && strncmp(spec, "hypercube", nlen) == 0) {
+        int n = sizes[0], k = 0;
+        if (nsizes != 1 || n < 2 || (n & (n - 1)))
+            return tacos_error(TACOS_ERR_PARSE,
+                               "topology '%s': hypercube:N needs one size N = 2^k >= 2", spec);
+        while ((1 << k) < n)
+            k++;
+        if (k > MAX_DIMS)
+            return tacos_error(TACOS_ERR_PARSE, "topology '%s': more than %d dimensions", spec,
+                               MAX_DIMS);
+        sh->ndims = k;
+        for (int i = 0; i < k; i++) {
+            sh->kind[i] = 'l';
+            sh->size[i] = 2;
+        }
+        return TACOS_OK;
+    }
+    const char *kinds = NULL;
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strlen(named[i].name) == nlen && strncmp(spec, named[i].name, nlen) == 0)
+            kinds = named[i].kinds;
+    if (!kinds) { /* a composition: one kind letter per dimension */
+        for (size_t i = 0; i < nlen; i++)
+            if (!strchr("rulfs", spec[i]))
+                return tacos_error(TACOS_ERR_PARSE,
+                                   "unknown topology '%s': not a built-in shape, and '%c' is not a "
+                                   "dimension letter (r ring, u uni-ring, l line, f fully-connected, "
+                                   "s switch)",
+                                   spec, spec[i]);
+        if (nlen == 0)
+            return tacos_error(TACOS_ERR_PARSE, "topology '%s': missing shape name", spec);
+        kinds = spec; /* first nlen letters */
+    } else {
+        nlen = strlen(kinds);
+    }
+    if ((size_t)nsizes != nlen)
+        return tacos_error(TACOS_ERR_PARSE, "topology '%s': the shape has %zu dimensions, got %d sizes",
+                           spec, nlen, nsizes);
+    sh->ndims = nsizes;
+    for (int i = 0; i < nsizes; i++) {
+        sh->kind[i] = kinds[i];
+        sh->size[i] = sizes[i];
+    }
+    return TACOS_OK;
+}
+
+int tacos_topo_spec_dims(const char *spec, int *ndims)
+{
+    shape_t sh;
+    int rc = parse_shape(spec, &sh);
+    if (!rc)
+        *ndims = sh.ndims;
+    return rc;
+}
+
+/* Wires one dimension of kind `kind` over the members m[0..n). */
+static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, double bw, int degree)
+{
+    int rc = TACOS_OK;
+    switch (kind) {
+    case 'r':
+    case 'u':
+        for (int i = 0; i < n && n > 1 && !rc; i++) {
+            int j = (i + 1) % n;
+            if (n == 2 && i == 1 && kind == 'r')
+                break; /* a 2-ring is one bidirectional pair */
+            rc = tacos_topo_add_link(t, m[i], m[j], lat, bw);
+            if (!rc && kind == 'r')
+                rc = tacos_topo_add_link(t, m[j], m[i], lat, bw);
+        }
+        return rc;
+    case 'l':
+        for (int i = 0; i + 1 < n && !rc; i++) {
+            rc = tacos_topo_add_link(t, m[i], m[i + 1], lat, bw);
+            if (!rc)
+                rc = tacos_topo_add_link(t, m[i + 1], m[i], lat, bw);
+        }
+        return rc;
+    case 'f':
+        for (int i = 0; i < n && !rc; i++)
+            for (int j = 0; j < n && !rc; j++)
+                if (i != j)
+                    rc = tacos_topo_add_link(t, m[i], m[j], lat, bw);
+        return rc;
+    default: /* 's' */
+        return n > 1 ? tacos_topo_add_switch(t, m, n, lat, bw, degree) : TACOS_OK;
+    }
+}
+
+static int add_both(tacos_topo_t *t, int a, int b, double lat, double bw)
+{
+    int rc = tacos_topo_add_link(t, a, b, lat, bw);
+    return rc ? rc : tacos_topo_add_link(t, b, a, lat, bw);
+}
+
+static int wire_dgx1(tacos_topo_t *t, double lat, double bw)
+{
+    /* NVLink pairs of a DGX-1 (V100) and how many links join each pair. */
+    static const int pairs[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2},
+                                   {1, 3, 1}, {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1},
+                                   {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1},
+                                   {6, 7, 2}};
+    int rc = TACOS_OK;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && !rc; i++)
+        rc = add_both(t, pairs[i][0], pairs[i][1], lat, bw * pairs[i][2]);
+    return rc;
+}
+
+static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double *lat,
+                          const double *bw)
+{
+    int *m = malloc((size_t)routers * sizeof *m);
+    if (!m)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory building dragonfly");
+    int rc = TACOS_OK;
+    for (int g = 0; g < groups && !rc; g++) {
+        for (int r = 0; r < routers; r++)
+            m[r] = g * routers + r;
+        rc = add_dim(t, 'f', m, routers, lat[0], bw[0], 1);
+    }
+    free(m);
+    /* Group g's k-th other group is served by its router k mod R. */
+    for (int g = 0; g < groups && !rc; g++)
+        for (int h = g + 1; h < groups && !rc; h++)
+            rc = add_both(t, g * routers + (h - 1) % routers, h * routers + g % routers, lat[1],
+                          bw[1]);
+    return rc;
+}
+
+static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, const double *bw,
+                        int degree)
+{
+    int stride[MAX_DIMS], rc = TACOS_OK, maxn = 1;
+    for (int j = 0; j < sh->ndims; j++) {
+        stride[j] = j ? stride[j - 1] * sh->size[j - 1] : 1;
+        if (sh->size[j] > maxn)
+            maxn = sh->size[j];
+    }
+    int *m = malloc((size_t)maxn * sizeof *m);
+    if (!m)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", t->name);
+    for (int j = 0; j < sh->ndims && !rc; j++)
+        for (int base = 0; base < t->npus && !rc; base++) {
+            if ((base / stride[j]) % sh->size[j] != 0)
+                continue; /* not the first NPU of its line along j */
+            for (int i = 0; i < sh->size[j]; i++)
+                m[i] = base + i * stride[j];
+            rc = add_dim(t, sh->kind[j], m, sh->size[j], lat[j], bw[j], degree);
+        }
+    free(m);
+    return rc;
+}
+
+static int per_dim(const char *what, const char *spec, const double *v, int nv, int ndims,
+                   double *out)
+{
+    if (nv != 1 && nv != ndims)
+        return tacos_error(TACOS_ERR_ARG,
+                           "topology '%s' has %d dimension%s: give 1 or %d %s values, got %d", spec,
+                           ndims, ndims == 1 ? "" : "s", ndims, what, nv);
+    for (int j = 0; j < ndims; j++)
+        out[j] = v[nv == 1 ? 0 : j];
+    return TACOS_OK;
+}
+
+int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const double *lat_us,
+                        int nlat, int degree, tacos_topo_t **out)
+{
+    shape_t sh;
+    double bw[MAX_DIMS], lat[MAX_DIMS];
+    int rc = parse_shape(spec, &sh);
+    if (!rc)
+        rc = per_dim("bandwidth", spec, bw_gbps, nbw, sh.ndims, bw);
+    if (!rc)
+        rc = per_dim("latency", spec, lat_us, nlat, sh.ndims, lat);
+    if (rc)
+        return rc;
+    if (degree < 1)
+        return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
+    long npus = 1;
+    for (int j = 0; j < sh.ndims; j++) {
+        npus *= sh.size[j];
+        if (npus > 1 << 24)
+            return tacos_error(TACOS_ERR_ARG, "topology '%s': more than %d NPUs", spec, 1 << 24);
+    }
+    tacos_topo_t *t;
+    if ((rc = tacos_topo_create((int)npus, spec, &t)))
+        return rc;
+    if (sh.kind[0] == 'X')
+        rc = wire_dgx1(t, lat[0], bw[0]);
+    else if (sh.kind[0] == 'D')
+        rc = wire_dragonfly(t, sh.size[0], sh.size[1], lat, bw);
+    else
+        rc = wire_product(t, &sh, lat, bw, degree);
+    if (!rc)
+        rc = tacos_topo_finalize(t);
+    if (rc) {
+        tacos_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return TACOS_OK;
+}

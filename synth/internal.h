@@ -1,0 +1,84 @@
+/* Helpers shared inside libtacos-synth; not installed. */
+#ifndef TACOS_INTERNAL_H
+#define TACOS_INTERNAL_H
+
+#include <stdint.h>
+#include "tacos_synth.h"
+
+#if defined(__GNUC__)
+#define TACOS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TACOS_PRINTF(f, a)
+#endif
+
+/* Records the message for tacos_last_error() and returns `code`. */
+int tacos_error(int code, const char *fmt, ...) TACOS_PRINTF(2, 3);
+
+/* xoshiro256** seeded through splitmix64: same seed, same stream, on every
+ * machine. */
+typedef struct {
+    uint64_t s[4];
+} tacos_rng_t;
+
+void tacos_rng_seed(tacos_rng_t *r, uint64_t seed);
+uint64_t tacos_rng_next(tacos_rng_t *r);
+/* Uniform in [0, n), n > 0. */
+uint64_t tacos_rng_below(tacos_rng_t *r, uint64_t n);
+uint64_t tacos_splitmix64(uint64_t *state);
+
+/* Bitsets of 64-bit words. */
+#define TACOS_WORDS(nbits) (((size_t)(nbits) + 63) / 64)
+static inline int tacos_bit_get(const uint64_t *b, size_t i)
+{
+    return (int)((b[i >> 6] >> (i & 63)) & 1u);
+}
+static inline void tacos_bit_set(uint64_t *b, size_t i)
+{
+    b[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+static inline void tacos_bit_clear(uint64_t *b, size_t i)
+{
+    b[i >> 6] &= ~((uint64_t)1 << (i & 63));
+}
+
+/* Bit counting: the instruction where the target has it, else SWAR (the
+ * generic library call is several times slower in the synthesis loop). */
+static inline int tacos_popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+static inline int tacos_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+
+/* Deep copy of a finalized topology. */
+int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out);
+
+/* Schedules are built by appending transfers. */
+int tacos_sched_alloc(tacos_coll_t coll, int npus, int chunks_per_npu,
+                      int root, uint64_t size_bytes, const tacos_topo_t *topo,
+                      tacos_sched_t **out);
+int tacos_sched_reserve(tacos_sched_t *s, size_t n);
+/* Sorts transfers by (start, src, dst, chunk) and sets time_us. */
+void tacos_sched_sort(tacos_sched_t *s);
+
+/* Which chunks each rank holds at t=0 (pre) and must hold at the end (post)
+ * for the gather-like collectives (All-Gather, Broadcast). */
+uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks,
+                             int chunks_per_npu, int root, int post);
+
+/* Whole-file text I/O with errors naming the path. */
+int tacos_read_text(const char *path, char **out);
+int tacos_write_text(const char *path, const char *text);
+
+/* The topology as a cJSON object (caller deletes), NULL when out of memory. */
+struct cJSON;
+struct cJSON *tacos_topo_to_cjson(const tacos_topo_t *t);
+int tacos_topo_from_cjson(const struct cJSON *root, const char *where, tacos_topo_t **out);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * libtacos-synth: topology model, TACOS collective synthesis, schedule IR,
+ * validator and JSON I/O.  Depends on libc and cJSON only.
+ *
+ * Conventions: functions return TACOS_OK or a TACOS_ERR_* code; outputs go
+ * through pointer arguments and are set only on success; on failure the
+ * message naming what was wrong is available from tacos_last_error().
+ * Units are in the names: lat_us (microseconds), bw_gbps (10^9 bytes/s),
+ * bytes, t_us.
+ */
+#ifndef TACOS_SYNTH_H
+#define TACOS_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+enum {
+    TACOS_OK = 0,
+    TACOS_ERR_ARG = 1,      /* invalid argument or option value */
+    TACOS_ERR_NOMEM = 2,    /* allocation failed */
+    TACOS_ERR_IO = 3,       /* file could not be read or written */
+    TACOS_ERR_PARSE = 4,    /* malformed input (JSON, spec string) */
+    TACOS_ERR_TOPO = 5,     /* topology cannot serve the request */
+    TACOS_ERR_INVALID = 6   /* schedule failed validation */
+};
+
+/* Message of the last error raised by this thread (never NULL). */
+const char *tacos_last_error(void);
+
+/* Two times closer than this are the same event (relative tolerance). */
+#define TACOS_TIME_EPS(t_us) (1e-9 * ((t_us) > 1.0 ? (t_us) : 1.0))
+
+/* ---- topology ---------------------------------------------------------- */
+
+typedef struct {
+    int src, dst;
+    double lat_us;
+    double bw_gbps;
+} tacos_link_t;
+
+typedef struct {
+    int npus;
+    size_t nlinks;
+    tacos_link_t *links;
+    char *name;
+    /* Adjacency (CSR), built by tacos_topo_finalize(): the links entering
+     * NPU d are in_links[in_off[d] .. in_off[d+1]) sorted by source; the
+     * links leaving s are out_links[out_off[s] .. out_off[s+1]) sorted by
+     * destination. */
+    size_t *in_off, *in_links;
+    size_t *out_off, *out_links;
+    size_t cap;
+} tacos_topo_t;
+
+/* Time for `bytes` over a link: lat_us + bytes / (bw_gbps * 1e3) in us. */
+static inline double tacos_link_cost_us(const tacos_link_t *l, double bytes)
+{
+    return l->lat_us + bytes / (l->bw_gbps * 1e3);
+}
+
+int tacos_topo_create(int npus, const char *name, tacos_topo_t **out);
+void tacos_topo_free(tacos_topo_t *t);
+/* Adds the directed link src->dst; a second link between the same pair is
+ * rejected (describe a wider link with a larger bandwidth). */
+int tacos_topo_add_link(tacos_topo_t *t, int src, int dst, double lat_us,
+                        double bw_gbps);
+/* Adds the switch joining npus[0..n) unwound with degree d: member i gets
+ * links to members i+1..i+d (mod n), latency lat_us, bandwidth bw_gbps/d.
+ * d is capped at n-1. */
+int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n,
+                          double lat_us, double bw_gbps, int degree);
+/* Builds the adjacency lists; required before synthesis and after edits. */
+int tacos_topo_finalize(tacos_topo_t *t);
+/* The same NPUs with every link reversed (finalized). */
+int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out);
+/* Removes (fails) the listed NPUs and their links; the remaining NPUs keep
+ * their order and are renumbered 0..npus-1 (finalized). */
+int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed);
+/* Index of link src->dst, or -1. Needs a finalized topology. */
+long tacos_topo_find_link(const tacos_topo_t *t, int src, int dst);
+/* TACOS_OK when every NPU reaches every other one over directed links. */
+int tacos_topo_check_connected(const tacos_topo_t *t);
+
+/*
+ * Built-in shapes, spelled "<name>:<sizes>":
+ *   ring:N  uniring:N  fc:N  switch:N  mesh2d:RxC  torus2d:RxC
+ *   mesh3d:XxYxZ  torus3d:XxYxZ  hypercube:N (N = 2^k)  dragonfly:GxR
+ *   dgx1   and compositions "<kinds>:<sizes>" with one kind letter per
+ *   dimension: r ring, u uni-ring, l line (mesh edge), f fully-connected,
+ *   s switch; e.g. rfs:2x4x16.
+ * bw_gbps/lat_us hold one value per dimension (ndims values) or one value
+ * for all dimensions (nvals == 1). degree unwinds switch dimensions.
+ */
+int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
+                        const double *lat_us, int nlat, int degree,
+                        tacos_topo_t **out);
+/* Number of dimensions a spec has (for per-dimension bw/lat lists). */
+int tacos_topo_spec_dims(const char *spec, int *ndims);
+
+/* JSON topology files (see README "Topology files"). `where` names the
+ * source in error messages (a path, or "<string>"). */
+int tacos_topo_from_json(const char *text, const char *where,
+                         tacos_topo_t **out);
+int tacos_topo_read_file(const char *path, tacos_topo_t **out);
+/* Returns a malloc'd JSON text (explicit links). */
+int tacos_topo_to_json(const tacos_topo_t *t, char **out);
+int tacos_topo_write_file(const tacos_topo_t *t, const char *path);
+
+/* ---- collectives and schedules ----------------------------------------- */
+
+typedef enum {
+    TACOS_ALLGATHER,
+    TACOS_BROADCAST,
+    TACOS_REDUCE_SCATTER,
+    TACOS_REDUCE,
+    TACOS_ALLREDUCE
+} tacos_coll_t;
+
+const char *tacos_coll_name(tacos_coll_t c);
+int tacos_coll_parse(const char *name, tacos_coll_t *out);
+
+/* One chunk moving over one link. `reduce`: the receiver combines it into
+ * its own copy instead of storing it. */
+typedef struct {
+    double start_us, end_us;
+    int32_t chunk, src, dst;
+    int32_t reduce;
+} tacos_xfer_t;
+
+/*
+ * A schedule: the collective over `npus` ranks, its buffer of size_bytes
+ * split into nchunks = chunks_per_npu * npus chunks (chunk c of All-Gather /
+ * Reduce-Scatter belongs to rank c / chunks_per_npu), and the transfers
+ * in start order (ties in a deterministic order).  The topology is kept for validation.
+ */
+typedef struct {
+    tacos_coll_t coll;
+    int npus;
+    int chunks_per_npu;
+    int nchunks;
+    int root; /* Broadcast and Reduce */
+    uint64_t size_bytes;
+    double time_us;
+    size_t nxfers;
+    tacos_xfer_t *xfers;
+    tacos_topo_t *topo; /* owned */
+} tacos_sched_t;
+
+typedef struct {
+    tacos_coll_t coll;
+    int root;
+    int chunks_per_npu;
+    uint64_t size_bytes;
+    uint64_t seed;
+    int trials;
+} tacos_synth_opts_t;
+
+/* Synthesizes the collective on a finalized topology (copied into the
+ * schedule). Runs `trials` seeds derived from `seed`, keeps the fastest. */
+int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                     tacos_sched_t **out);
+void tacos_sched_free(tacos_sched_t *s);
+double tacos_sched_chunk_bytes(const tacos_sched_t *s);
+
+/* Lower bound on the collective time (us) over this topology: the larger of
+ * the latency diameter and the per-NPU ingress bound (see README). For
+ * All-Reduce, the Reduce-Scatter bound plus the All-Gather bound. */
+int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
+                      int chunks_per_npu, uint64_t size_bytes, double *out_us);
+
+/* Proves a schedule correct against its own topology: transfers are on
+ * links, last at least the link cost, never overlap on a link; each send's
+ * chunk is present at its start; reductions combine each rank's
+ * contribution at most once; every postcondition holds at the end.  On
+ * failure returns TACOS_ERR_INVALID and tacos_last_error() describes the
+ * earliest violation (transfer index, time, ranks, chunk). */
+int tacos_sched_validate(const tacos_sched_t *s);
+
+/* Schedule JSON files; reading validates. */
+int tacos_sched_write_file(const tacos_sched_t *s, const char *path);
+int tacos_sched_read_file(const char *path, tacos_sched_t **out);
+int tacos_sched_from_json(const char *text, const char *where,
+                          tacos_sched_t **out);
+
+/* ---- one rank's program ------------------------------------------------- */
+
+typedef enum { TACOS_OP_SEND, TACOS_OP_RECV } tacos_op_kind_t;
+
+/*
+ * An operation of one rank.  Ops are ordered by the time they act (a send at
+ * its start, a receive at its end; receives first on ties), so every
+ * dependency points to an earlier op.  A send waits for the receives that
+ * brought or reduced its chunk; a receive that writes (copy) or combines
+ * (reduce) into a chunk waits for the earlier sends of that chunk, and a copy
+ * also for earlier receives of it.  `seq` numbers the messages from src to
+ * dst in link order, so the executor can match them regardless of the order
+ * in which they become ready.
+ */
+typedef struct {
+    tacos_op_kind_t kind;
+    int reduce;
+    int chunk;
+    int peer;
+    int seq;
+    double t_us;
+    size_t ndeps;
+    size_t deps; /* offset into tacos_prog_t.dep */
+} tacos_op_t;
+
+typedef struct {
+    int rank;
+    size_t nops;
+    tacos_op_t *ops;
+    size_t *dep; /* dependency op indices, ops[i].deps .. + ndeps */
+} tacos_prog_t;
+
+int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out);
+void tacos_prog_free(tacos_prog_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

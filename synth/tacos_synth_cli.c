@@ -1,0 +1,355 @@
+/* tacos-synth: synthesize a collective schedule for a topology. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "tacos_synth.h"
+
+#define MAX_LIST 16
+
+static const char usage[] =
+    "usage: tacos-synth --topology SPEC|FILE.json [options]\n"
+    "       tacos-synth --validate SCHEDULE.json\n"
+    "\n"
+    "Synthesizes a collective schedule with the TACOS greedy (link-chunk matching\n"
+    "over a time-expanded network) and prints its summary.\n"
+    "\n"
+    "Topology:\n"
+    "  -t, --topology SPEC|FILE  built-in shape or topology JSON file. Shapes:\n"
+    "                            ring:N uniring:N fc:N switch:N line:N mesh2d:RxC\n"
+    "                            torus2d:RxC mesh3d:XxYxZ torus3d:XxYxZ\n"
+    "                            hypercube:N (N=2^k) dragonfly:GROUPSxROUTERS dgx1,\n"
+    "                            or one letter per dimension (r ring, u uni-ring,\n"
+    "                            l line, f fully-connected, s switch): rfs:2x4x16\n"
+    "      --bw LIST             link bandwidth in GB/s (10^9 B/s), one value or one\n"
+    "                            per dimension, e.g. 200,100,50 (default 50)\n"
+    "      --lat LIST            link latency in us, same form (default 0.5)\n"
+    "      --unwind-degree D     switch unwinding degree (default 1; capped at N-1)\n"
+    "      --failed-npus LIST    remove these NPUs (comma list), renumbering the rest\n"
+    "      --write-topology FILE write the topology as JSON (explicit links)\n"
+    "\n"
+    "Collective:\n"
+    "  -c, --collective NAME     allgather | broadcast | reduce-scatter | reduce |\n"
+    "                            allreduce (default allgather)\n"
+    "      --root R              root of broadcast/reduce (default 0)\n"
+    "  -s, --size SIZE           the collective's whole buffer: gathered output for\n"
+    "                            allgather, each rank's vector otherwise. Suffixes\n"
+    "                            B KB MB GB (10^3) KiB MiB GiB (2^10) (default 1MiB)\n"
+    "      --chunk-size SIZE     instead of --size: bytes of one chunk\n"
+    "  -k, --chunks-per-npu K    chunks per NPU; one chunk = size / (K x NPUs) (default 1)\n"
+    "\n"
+    "Search and output:\n"
+    "      --seed S              PRNG seed (default 1); same seed, same schedule\n"
+    "      --trials T            independent seeds tried, fastest kept (default 1)\n"
+    "  -o, --output FILE         write the schedule as JSON\n"
+    "      --program RANK        print the ordered program of one rank\n"
+    "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
+    "                            synth_seconds, collective_us, lower_bound_us,\n"
+    "                            efficiency, transfers, ...\n"
+    "      --no-validate         skip validating the synthesized schedule\n"
+    "      --validate FILE       read a schedule JSON, validate it, print its summary\n"
+    "  -h, --help                this text\n"
+    "\n"
+    "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
+
+static int die_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tacos-synth: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tacos-synth --help'.\n");
+    return 2;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {{"", 1},      {"B", 1},           {"KB", 1e3},       {"MB", 1e6},
+                 {"GB", 1e9},  {"KiB", 1024.0},    {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v > 0))
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].suffix) == 0) {
+            double bytes = v * units[i].mult;
+            if (bytes < 1 || bytes > 1e18 || bytes != floor(bytes))
+                return -1;
+            *out = (uint64_t)bytes;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_doubles(const char *s, double *v, int *n)
+{
+    *n = 0;
+    for (const char *p = s;;) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || *n == MAX_LIST || !isfinite(x))
+            return -1;
+        v[(*n)++] = x;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
+static int parse_ints(const char *s, int *v, int *n, int max)
+{
+    *n = 0;
+    for (const char *p = s;;) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno || *n == max || x < 0 || x > 1 << 24)
+            return -1;
+        v[(*n)++] = (int)x;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int is_file(const char *arg)
+{
+    struct stat st;
+    size_t n = strlen(arg);
+    return stat(arg, &st) == 0 || (n > 5 && strcmp(arg + n - 5, ".json") == 0);
+}
+
+static void print_program(const tacos_sched_t *s, const tacos_prog_t *p)
+{
+    printf("program of rank %d (%zu ops)\n", p->rank, p->nops);
+    for (size_t i = 0; i < p->nops; i++) {
+        const tacos_op_t *op = &p->ops[i];
+        printf("  %4zu t=%-12.6g %s %-6s chunk %-5d %s %-5d seq %-4d deps", i, op->t_us,
+               op->kind == TACOS_OP_SEND ? "send" : "recv", op->reduce ? "reduce" : "copy",
+               op->chunk, op->kind == TACOS_OP_SEND ? "to" : "from", op->peer, op->seq);
+        for (size_t d = 0; d < op->ndeps; d++)
+            printf(" %zu", p->dep[op->deps + d]);
+        printf("\n");
+    }
+    (void)s;
+}
+
+static void print_summary(const tacos_sched_t *s, double synth_s, double bound_us, int json,
+                          uint64_t seed, int trials)
+{
+    const tacos_topo_t *t = s->topo;
+    double eff = s->time_us > 0 ? bound_us / s->time_us : 1.0;
+    if (json) {
+        printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
+               "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
+               "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
+               "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"transfers\":%zu}\n",
+               t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu,
+               s->nchunks, (unsigned long long)s->size_bytes, (unsigned long long)seed, trials,
+               synth_s, s->time_us, bound_us, eff, s->nxfers);
+        return;
+    }
+    printf("topology      %s (%d NPUs, %zu links)\n", t->name, s->npus, t->nlinks);
+    printf("collective    %s, %llu bytes, %d chunks/NPU (%d chunks of %.0f bytes)\n",
+           tacos_coll_name(s->coll), (unsigned long long)s->size_bytes, s->chunks_per_npu,
+           s->nchunks, tacos_sched_chunk_bytes(s));
+    if (synth_s >= 0)
+        printf("synthesis     %.3f s (seed %llu, %d trial%s)\n", synth_s, (unsigned long long)seed,
+               trials, trials == 1 ? "" : "s");
+    printf("time          %.3f us\n", s->time_us);
+    printf("lower bound   %.3f us (efficiency %.1f%%)\n", bound_us, 100 * eff);
+    printf("transfers     %zu\n", s->nxfers);
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
+           O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE };
+    static const struct option opts[] = {
+        {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
+        {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
+        {"failed-npus", required_argument, 0, O_FAILED},
+        {"write-topology", required_argument, 0, O_WTOPO},
+        {"collective", required_argument, 0, 'c'}, {"root", required_argument, 0, O_ROOT},
+        {"size", required_argument, 0, 's'},       {"chunk-size", required_argument, 0, O_CHUNK},
+        {"chunks-per-npu", required_argument, 0, 'k'}, {"seed", required_argument, 0, O_SEED},
+        {"trials", required_argument, 0, O_TRIALS}, {"output", required_argument, 0, 'o'},
+        {"program", required_argument, 0, O_PROGRAM}, {"summary-json", no_argument, 0, O_JSON},
+        {"no-validate", no_argument, 0, O_NOVAL},  {"validate", required_argument, 0, O_VALIDATE},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    const char *topo_arg = NULL, *out_path = NULL, *wtopo = NULL, *validate_path = NULL;
+    double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
+    int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
+    long degree = 1, root = 0, k = 1, trials = 1, program = -1;
+    uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
+    int have_size = 0;
+    tacos_coll_t coll = TACOS_ALLGATHER;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:c:s:k:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': topo_arg = optarg; break;
+        case O_BW:
+            if (parse_doubles(optarg, bw, &nbw))
+                return die_usage("--bw '%s': expected GB/s numbers separated by commas", optarg);
+            break;
+        case O_LAT:
+            if (parse_doubles(optarg, lat, &nlat))
+                return die_usage("--lat '%s': expected microsecond numbers separated by commas",
+                                 optarg);
+            break;
+        case O_DEGREE:
+            if (parse_long(optarg, 1, 1 << 24, &degree))
+                return die_usage("--unwind-degree '%s': expected an integer >= 1", optarg);
+            break;
+        case O_FAILED:
+            if (parse_ints(optarg, failed, &nfailed, 4096))
+                return die_usage("--failed-npus '%s': expected NPU numbers separated by commas",
+                                 optarg);
+            break;
+        case O_WTOPO: wtopo = optarg; break;
+        case 'c':
+            if (tacos_coll_parse(optarg, &coll))
+                return die_usage("%s", tacos_last_error());
+            break;
+        case O_ROOT:
+            if (parse_long(optarg, 0, 1 << 24, &root))
+                return die_usage("--root '%s': expected an integer >= 0", optarg);
+            break;
+        case 's':
+            if (parse_size(optarg, &size))
+                return die_usage("--size '%s': expected a positive whole number of bytes with an "
+                                 "optional suffix B KB MB GB KiB MiB GiB",
+                                 optarg);
+            have_size = 1;
+            break;
+        case O_CHUNK:
+            if (parse_size(optarg, &chunk_size))
+                return die_usage("--chunk-size '%s': expected a positive whole number of bytes "
+                                 "with an optional suffix B KB MB GB KiB MiB GiB",
+                                 optarg);
+            break;
+        case 'k':
+            if (parse_long(optarg, 1, 1 << 20, &k))
+                return die_usage("--chunks-per-npu '%s': expected an integer >= 1", optarg);
+            break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || errno || optarg[0] == '-')
+                return die_usage("--seed '%s': expected a non-negative integer", optarg);
+            break;
+        }
+        case O_TRIALS:
+            if (parse_long(optarg, 1, 1 << 20, &trials))
+                return die_usage("--trials '%s': expected an integer >= 1", optarg);
+            break;
+        case 'o': out_path = optarg; break;
+        case O_PROGRAM:
+            if (parse_long(optarg, 0, 1 << 24, &program))
+                return die_usage("--program '%s': expected a rank >= 0", optarg);
+            break;
+        case O_JSON: json = 1; break;
+        case O_NOVAL: validate = 0; break;
+        case O_VALIDATE: validate_path = optarg; break;
+        case 'h': fputs(usage, stdout); return 0;
+        case ':': return die_usage("option '%s' needs a value", argv[optind - 1]);
+        default: return die_usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return die_usage("unexpected argument '%s'", argv[optind]);
+
+    tacos_topo_t *topo = NULL;
+    tacos_sched_t *s = NULL;
+    double bound = 0, synth_s = -1;
+    int rc = 0;
+    if (validate_path) {
+        if ((rc = tacos_sched_read_file(validate_path, &s)))
+            goto fail;
+        if ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
+                                    &bound)))
+            goto fail;
+        if (!json)
+            printf("%s: valid schedule\n", validate_path);
+        print_summary(s, -1, bound, json, 0, 0);
+        tacos_sched_free(s);
+        return 0;
+    }
+    if (!topo_arg)
+        return die_usage("%s", "missing --topology (see --help for the shapes)");
+    if (have_size && chunk_size)
+        return die_usage("%s", "give --size or --chunk-size, not both");
+    rc = is_file(topo_arg) ? tacos_topo_read_file(topo_arg, &topo)
+                           : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
+    if (rc)
+        goto fail;
+    if (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed)))
+        goto fail;
+    if (wtopo && (rc = tacos_topo_write_file(topo, wtopo)))
+        goto fail;
+    if (chunk_size)
+        size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
+    tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
+    double t0 = now_s();
+    if ((rc = tacos_synthesize(topo, &o, &s)))
+        goto fail;
+    synth_s = now_s() - t0;
+    if (validate && (rc = tacos_sched_validate(s))) {
+        fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
+                tacos_last_error());
+        goto fail_quiet;
+    }
+    if ((rc = tacos_lower_bound(topo, coll, (int)root, (int)k, size, &bound)))
+        goto fail;
+    if (out_path && (rc = tacos_sched_write_file(s, out_path)))
+        goto fail;
+    print_summary(s, synth_s, bound, json, seed, (int)trials);
+    if (program >= 0) {
+        tacos_prog_t *p;
+        if ((rc = tacos_sched_program(s, (int)program, &p)))
+            goto fail;
+        print_program(s, p);
+        tacos_prog_free(p);
+    }
+    tacos_sched_free(s);
+    tacos_topo_free(topo);
+    return 0;
+fail:
+    fprintf(stderr, "tacos-synth: %s\n", tacos_last_error());
+fail_quiet:
+    tacos_sched_free(s);
+    tacos_topo_free(topo);
+    return 1;
+}

@@ -1,0 +1,403 @@
+/*
+ * The TACOS greedy: link-chunk matching over a time-expanded network, run as
+ * an event simulation in continuous time so heterogeneous links work.
+ *
+ * At every event time (t = 0 and each time transfers land) each destination
+ * looks at its free incoming links that may have something new to offer
+ * (the link just freed, or its source just received a chunk the destination
+ * needs), cheapest (earliest-arrival) first with ties in random order, and
+ * puts on each a chunk that the source holds and the destination still
+ * needs and is not already receiving.  Each link carries one chunk at a
+ * time, so the result is congestion-free by construction.
+ *
+ * Two refinements inside the ties the paper leaves to chance: among equally
+ * cheap links, the one with the fewest chunks to offer goes first; and a
+ * link draws two random candidate chunks and sends the one with fewer copies
+ * so far, which keeps chunks spreading evenly (it lifts a 16x16 torus from
+ * 97% to 98.5% of the bound at one trial).
+ *
+ * Cost per event is proportional to the links touched times the bitset width
+ * (chunks / 64), never to NPUs squared.  Pending arrivals sit in one FIFO per
+ * distinct link cost: start times never decrease, so each FIFO stays sorted
+ * and the next event is the earliest FIFO head (a small heap of classes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ten.h"
+
+typedef struct {
+    double *cost;      /* distinct link costs, ascending */
+    size_t nclasses;
+    size_t *cls;       /* class of each link */
+    size_t *start;     /* ring buffer of class q: slots start[q] .. start[q+1] */
+    size_t *head, *len;
+    size_t *slot_link; /* link whose transfer occupies a slot */
+    double *slot_end;
+    size_t *heap;      /* non-empty classes, earliest head first */
+    size_t nheap, pending;
+} events_t;
+
+static int class_before(const events_t *e, size_t a, size_t b)
+{
+    double x = e->slot_end[e->head[a]], y = e->slot_end[e->head[b]];
+    return x < y || (x == y && a < b);
+}
+
+static void sift_down(events_t *e, size_t i)
+{
+    for (;;) {
+        size_t c = 2 * i + 1, tmp;
+        if (c >= e->nheap)
+            return;
+        if (c + 1 < e->nheap && class_before(e, e->heap[c + 1], e->heap[c]))
+            c++;
+        if (!class_before(e, e->heap[c], e->heap[i]))
+            return;
+        tmp = e->heap[c];
+        e->heap[c] = e->heap[i];
+        e->heap[i] = tmp;
+        i = c;
+    }
+}
+
+static void events_push(events_t *e, size_t link, double end)
+{
+    size_t q = e->cls[link], cap = e->start[q + 1] - e->start[q];
+    size_t slot = e->start[q] + (e->head[q] - e->start[q] + e->len[q]) % cap;
+    e->slot_link[slot] = link;
+    e->slot_end[slot] = end;
+    e->pending++;
+    if (e->len[q]++)
+        return; /* the class head, hence its heap position, is unchanged */
+    size_t i = e->nheap++;
+    for (; i && class_before(e, q, e->heap[(i - 1) / 2]); i = (i - 1) / 2)
+        e->heap[i] = e->heap[(i - 1) / 2];
+    e->heap[i] = q;
+}
+
+/* End time of the earliest pending transfer (events must be pending). */
+static double events_first(const events_t *e) { return e->slot_end[e->head[e->heap[0]]]; }
+
+/* Removes the earliest pending transfer and returns its link. */
+static size_t events_pop(events_t *e)
+{
+    size_t q = e->heap[0], link = e->slot_link[e->head[q]];
+    e->head[q] = e->head[q] + 1 == e->start[q + 1] ? e->start[q] : e->head[q] + 1;
+    e->pending--;
+    if (!--e->len[q])
+        e->heap[0] = e->heap[--e->nheap];
+    sift_down(e, 0);
+    return link;
+}
+
+typedef struct {
+    const tacos_topo_t *topo;
+    size_t words;
+    uint64_t *have;     /* [npu][words]: chunks arrived */
+    uint64_t *need;     /* [npu][words]: wanted, not arrived, not in flight */
+    size_t *need_count; /* popcount of need per NPU */
+    size_t *copies;     /* per chunk: NPUs holding or receiving it */
+    double *cost;       /* per link */
+    size_t *in_order;   /* in-links per destination, cheapest first */
+    int32_t *carrying;  /* chunk in flight per link, -1 when free */
+    char *link_dirty, *dst_dirty;
+    int *dirty_dsts;
+    size_t ndirty;
+    size_t *cand, *offer; /* scratch: one destination's free links, their offer */
+    events_t ev;
+    tacos_rng_t rng;
+} ten_t;
+
+static void mark_link(ten_t *s, size_t l)
+{
+    int d = s->topo->links[l].dst;
+    s->link_dirty[l] = 1;
+    if (!s->dst_dirty[d]) {
+        s->dst_dirty[d] = 1;
+        s->dirty_dsts[s->ndirty++] = d;
+    }
+}
+
+/* Number of chunks src could send to dst now. */
+static size_t count_offer(const ten_t *s, int src, int dst)
+{
+    const uint64_t *h = s->have + (size_t)src * s->words, *n = s->need + (size_t)dst * s->words;
+    size_t count = 0;
+    for (size_t w = 0; w < s->words; w++)
+        count += (size_t)tacos_popcount64(h[w] & n[w]);
+    return count;
+}
+
+/* The r-th set bit of have[src] & need[dst]. */
+static size_t nth_offer(const ten_t *s, int src, int dst, size_t r)
+{
+    const uint64_t *h = s->have + (size_t)src * s->words, *n = s->need + (size_t)dst * s->words;
+    for (size_t w = 0;; w++) {
+        uint64_t x = h[w] & n[w];
+        size_t pc = (size_t)tacos_popcount64(x);
+        if (r < pc) {
+            while (r--)
+                x &= x - 1;
+            return w * 64 + (size_t)tacos_ctz64(x);
+        }
+        r -= pc;
+    }
+}
+
+/* Orders the candidate links [a, b) of equal cost: random, then fewest
+ * chunks to offer first (insertion sort keeps the random order of ties). */
+static void order_run(ten_t *s, int d, size_t a, size_t b)
+{
+    for (size_t i = b - 1; i > a; i--) {
+        size_t j = a + (size_t)tacos_rng_below(&s->rng, i - a + 1), tmp = s->cand[i];
+        s->cand[i] = s->cand[j];
+        s->cand[j] = tmp;
+    }
+    for (size_t i = a; i < b; i++)
+        s->offer[i] = count_offer(s, s->topo->links[s->cand[i]].src, d);
+    for (size_t i = a + 1; i < b; i++) {
+        size_t l = s->cand[i], o = s->offer[i], j = i;
+        for (; j > a && s->offer[j - 1] > o; j--) {
+            s->cand[j] = s->cand[j - 1];
+            s->offer[j] = s->offer[j - 1];
+        }
+        s->cand[j] = l;
+        s->offer[j] = o;
+    }
+}
+
+/* Matching for one destination at time t. */
+static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
+{
+    const tacos_topo_t *topo = s->topo;
+    size_t ncand = 0;
+    for (size_t k = topo->in_off[d]; k < topo->in_off[d + 1]; k++) {
+        size_t l = s->in_order[k];
+        if (s->link_dirty[l]) {
+            s->link_dirty[l] = 0;
+            if (s->carrying[l] < 0)
+                s->cand[ncand++] = l;
+        }
+    }
+    if (!s->need_count[d])
+        return;
+    for (size_t a = 0, b; a < ncand; a = b) {
+        for (b = a + 1; b < ncand && s->cost[s->cand[b]] == s->cost[s->cand[a]]; b++)
+            ;
+        order_run(s, d, a, b);
+    }
+    for (size_t i = 0; i < ncand && s->need_count[d]; i++) {
+        size_t l = s->cand[i];
+        int src = topo->links[l].src;
+        size_t offer = count_offer(s, src, d);
+        if (!offer)
+            continue; /* stays idle until its source gets something new */
+        size_t c = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
+        size_t c2 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
+        if (s->copies[c2] < s->copies[c])
+            c = c2;
+        s->copies[c]++;
+        tacos_bit_clear(s->need + (size_t)d * s->words, c);
+        s->need_count[d]--;
+        s->carrying[l] = (int32_t)c;
+        double end = t + s->cost[l];
+        out->xfers[out->nxfers++] = (tacos_xfer_t){t, end, (int32_t)c, src, d, 0};
+        events_push(&s->ev, l, end);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Cost classes: distinct link costs, and a ring buffer per class as large as
+ * its number of links (a link has at most one transfer pending). */
+static int events_init(events_t *e, const double *cost, size_t nlinks)
+{
+    size_t m = nlinks ? nlinks : 1;
+    e->cost = malloc(m * sizeof *e->cost);
+    e->cls = malloc(m * sizeof *e->cls);
+    e->start = calloc(m + 1, sizeof *e->start);
+    e->head = malloc(m * sizeof *e->head);
+    e->len = calloc(m, sizeof *e->len);
+    e->slot_link = malloc(m * sizeof *e->slot_link);
+    e->slot_end = malloc(m * sizeof *e->slot_end);
+    e->heap = malloc(m * sizeof *e->heap);
+    if (!e->cost || !e->cls || !e->start || !e->head || !e->len || !e->slot_link ||
+        !e->slot_end || !e->heap)
+        return TACOS_ERR_NOMEM;
+    memcpy(e->cost, cost, nlinks * sizeof *cost);
+    qsort(e->cost, nlinks, sizeof *e->cost, cmp_double);
+    size_t k = 0;
+    for (size_t i = 0; i < nlinks; i++)
+        if (!k || e->cost[i] != e->cost[k - 1])
+            e->cost[k++] = e->cost[i];
+    e->nclasses = k;
+    for (size_t l = 0; l < nlinks; l++) {
+        size_t lo = 0, hi = k - 1;
+        while (lo < hi) { /* binary search of the link's cost */
+            size_t mid = (lo + hi) / 2;
+            if (e->cost[mid] < cost[l])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        e->cls[l] = lo;
+        e->start[lo + 1]++;
+    }
+    for (size_t q = 0; q < k; q++) {
+        e->start[q + 1] += e->start[q];
+        e->head[q] = e->start[q];
+    }
+    return TACOS_OK;
+}
+
+static void events_free(events_t *e)
+{
+    free(e->cost);
+    free(e->cls);
+    free(e->start);
+    free(e->head);
+    free(e->len);
+    free(e->slot_link);
+    free(e->slot_end);
+    free(e->heap);
+}
+
+static void ten_free(ten_t *s)
+{
+    free(s->have);
+    free(s->need);
+    free(s->need_count);
+    free(s->copies);
+    free(s->cost);
+    free(s->in_order);
+    free(s->carrying);
+    free(s->link_dirty);
+    free(s->dst_dirty);
+    free(s->dirty_dsts);
+    free(s->cand);
+    free(s->offer);
+    events_free(&s->ev);
+}
+
+/* Insertion sort by (cost, link index): in-degrees are small, and this keeps
+ * the order independent of the C library's qsort. */
+static void sort_in_links(size_t *v, size_t n, const double *cost)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t x = v[i], j = i;
+        for (; j > 0 && (cost[v[j - 1]] > cost[x] || (cost[v[j - 1]] == cost[x] && v[j - 1] > x));
+             j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Lands every transfer ending at the next event time; returns that time. */
+static double land_next(ten_t *s, size_t *remaining)
+{
+    const tacos_topo_t *topo = s->topo;
+    double t = events_first(&s->ev), horizon = t + TACOS_TIME_EPS(t);
+    while (s->ev.pending && events_first(&s->ev) <= horizon) {
+        if (events_first(&s->ev) > t)
+            t = events_first(&s->ev);
+        size_t l = events_pop(&s->ev);
+        int dst = topo->links[l].dst;
+        size_t c = (size_t)s->carrying[l];
+        s->carrying[l] = -1;
+        tacos_bit_set(s->have + (size_t)dst * s->words, c);
+        (*remaining)--;
+        mark_link(s, l);
+        for (size_t k = topo->out_off[dst]; k < topo->out_off[dst + 1]; k++) {
+            size_t o = topo->out_links[k];
+            int x = topo->links[o].dst;
+            if (s->carrying[o] < 0 && tacos_bit_get(s->need + (size_t)x * s->words, c))
+                mark_link(s, o);
+        }
+    }
+    return t;
+}
+
+int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
+                     const uint64_t *pre, const uint64_t *post, uint64_t seed, tacos_sched_t *out,
+                     double *time_us)
+{
+    ten_t s = {0};
+    size_t n = (size_t)topo->npus, m = topo->nlinks ? topo->nlinks : 1;
+    s.topo = topo;
+    s.words = TACOS_WORDS(nchunks);
+    s.have = malloc(n * s.words * sizeof *s.have);
+    s.need = malloc(n * s.words * sizeof *s.need);
+    s.need_count = calloc(n, sizeof *s.need_count);
+    s.copies = calloc((size_t)nchunks, sizeof *s.copies);
+    s.cost = malloc(m * sizeof *s.cost);
+    s.in_order = malloc(m * sizeof *s.in_order);
+    s.carrying = malloc(m * sizeof *s.carrying);
+    s.link_dirty = calloc(m, 1);
+    s.dst_dirty = calloc(n, 1);
+    s.dirty_dsts = malloc(n * sizeof *s.dirty_dsts);
+    s.cand = malloc(m * sizeof *s.cand);
+    s.offer = malloc(m * sizeof *s.offer);
+    int rc = TACOS_OK;
+    if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
+        !s.carrying || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand || !s.offer)
+        goto nomem;
+    for (size_t l = 0; l < topo->nlinks; l++) {
+        s.cost[l] = tacos_link_cost_us(&topo->links[l], chunk_bytes);
+        s.carrying[l] = -1;
+    }
+    if (events_init(&s.ev, s.cost, topo->nlinks))
+        goto nomem;
+    tacos_rng_seed(&s.rng, seed);
+    memcpy(s.have, pre, n * s.words * sizeof *s.have);
+    size_t remaining = 0;
+    for (size_t v = 0; v < n; v++) {
+        for (size_t w = 0; w < s.words; w++) {
+            uint64_t x = post[v * s.words + w] & ~pre[v * s.words + w];
+            s.need[v * s.words + w] = x;
+            s.need_count[v] += (size_t)tacos_popcount64(x);
+            for (uint64_t h = pre[v * s.words + w]; h; h &= h - 1)
+                s.copies[w * 64 + (size_t)tacos_ctz64(h)]++;
+        }
+        remaining += s.need_count[v];
+    }
+    if ((rc = tacos_sched_reserve(out, out->nxfers + remaining)))
+        goto out;
+    memcpy(s.in_order, topo->in_links, topo->nlinks * sizeof *s.in_order);
+    for (size_t v = 0; v < n; v++)
+        sort_in_links(s.in_order + topo->in_off[v], topo->in_off[v + 1] - topo->in_off[v], s.cost);
+    for (size_t l = 0; l < topo->nlinks; l++)
+        mark_link(&s, l);
+
+    double t = 0;
+    while (remaining) {
+        for (size_t i = 0; i < s.ndirty; i++) {
+            s.dst_dirty[s.dirty_dsts[i]] = 0;
+            match_destination(&s, s.dirty_dsts[i], t, out);
+        }
+        s.ndirty = 0;
+        if (!s.ev.pending) {
+            size_t v = 0;
+            while (!s.need_count[v])
+                v++;
+            rc = tacos_error(TACOS_ERR_TOPO,
+                             "topology %s: NPU %zu can never receive some chunks it needs: no "
+                             "path from the NPUs holding them",
+                             topo->name, v);
+            goto out;
+        }
+        t = land_next(&s, &remaining);
+    }
+    *time_us = t;
+    goto out;
+nomem:
+    rc = tacos_error(TACOS_ERR_NOMEM, "out of memory synthesizing on %s (%zu NPUs, %d chunks)",
+                     topo->name, n, nchunks);
+out:
+    ten_free(&s);
+    return rc;
+}

@@ -1,0 +1,288 @@
+/* Topology model: NPUs and directed links with latency and bandwidth,
+ * stored as a link array plus CSR adjacency (memory grows with links). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int tacos_topo_create(int npus, const char *name, tacos_topo_t **out)
+{
+    if (npus < 1)
+        return tacos_error(TACOS_ERR_ARG, "topology needs at least 1 NPU, got %d", npus);
+    tacos_topo_t *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name ? name : "custom"))) {
+        free(t);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory creating a topology");
+    }
+    t->npus = npus;
+    *out = t;
+    return TACOS_OK;
+}
+
+static void drop_adjacency(tacos_topo_t *t)
+{
+    free(t->in_off);
+    free(t->in_links);
+    free(t->out_off);
+    free(t->out_links);
+    t->in_off = t->in_links = t->out_off = t->out_links = NULL;
+}
+
+void tacos_topo_free(tacos_topo_t *t)
+{
+    if (!t)
+        return;
+    drop_adjacency(t);
+    free(t->links);
+    free(t->name);
+    free(t);
+}
+
+int tacos_topo_add_link(tacos_topo_t *t, int src, int dst, double lat_us, double bw_gbps)
+{
+    if (src < 0 || src >= t->npus || dst < 0 || dst >= t->npus || src == dst)
+        return tacos_error(TACOS_ERR_ARG, "link %d->%d: endpoints must be distinct NPUs in 0..%d",
+                           src, dst, t->npus - 1);
+    if (!(lat_us >= 0) || !isfinite(lat_us))
+        return tacos_error(TACOS_ERR_ARG, "link %d->%d: latency must be >= 0 us, got %g", src, dst,
+                           lat_us);
+    if (!(bw_gbps > 0) || !isfinite(bw_gbps))
+        return tacos_error(TACOS_ERR_ARG, "link %d->%d: bandwidth must be > 0 GB/s, got %g", src,
+                           dst, bw_gbps);
+    if (t->nlinks == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        tacos_link_t *l = realloc(t->links, cap * sizeof *l);
+        if (!l)
+            return tacos_error(TACOS_ERR_NOMEM, "out of memory adding link %d->%d", src, dst);
+        t->links = l;
+        t->cap = cap;
+    }
+    t->links[t->nlinks++] = (tacos_link_t){src, dst, lat_us, bw_gbps};
+    drop_adjacency(t);
+    return TACOS_OK;
+}
+
+int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n, double lat_us, double bw_gbps,
+                          int degree)
+{
+    if (degree < 1)
+        return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
+    if (degree > n - 1)
+        degree = n - 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 1; j <= degree; j++) {
+            int rc = tacos_topo_add_link(t, npus[i], npus[(i + j) % n], lat_us, bw_gbps / degree);
+            if (rc)
+                return rc;
+        }
+    return TACOS_OK;
+}
+
+typedef struct {
+    uint64_t key;
+    size_t link;
+} keyed_t;
+
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = ((const keyed_t *)a)->key, y = ((const keyed_t *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Fills adj with link indices ordered by (major endpoint, minor endpoint). */
+static void sort_links(const tacos_topo_t *t, keyed_t *tmp, size_t *adj, int by_dst)
+{
+    for (size_t i = 0; i < t->nlinks; i++) {
+        uint64_t s = (uint64_t)t->links[i].src, d = (uint64_t)t->links[i].dst;
+        tmp[i] = (keyed_t){by_dst ? d << 32 | s : s << 32 | d, i};
+    }
+    qsort(tmp, t->nlinks, sizeof *tmp, by_key);
+    for (size_t i = 0; i < t->nlinks; i++)
+        adj[i] = tmp[i].link;
+}
+
+int tacos_topo_finalize(tacos_topo_t *t)
+{
+    drop_adjacency(t);
+    size_t n = (size_t)t->npus, m = t->nlinks;
+    t->in_off = calloc(n + 1, sizeof *t->in_off);
+    t->out_off = calloc(n + 1, sizeof *t->out_off);
+    t->in_links = malloc((m ? m : 1) * sizeof *t->in_links);
+    t->out_links = malloc((m ? m : 1) * sizeof *t->out_links);
+    if (!t->in_off || !t->out_off || !t->in_links || !t->out_links) {
+        drop_adjacency(t);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory building adjacency of %zu links", m);
+    }
+    keyed_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    if (!tmp) {
+        drop_adjacency(t);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory building adjacency of %zu links", m);
+    }
+    for (size_t i = 0; i < m; i++) {
+        t->in_off[t->links[i].dst + 1]++;
+        t->out_off[t->links[i].src + 1]++;
+    }
+    for (size_t v = 0; v < n; v++) {
+        t->in_off[v + 1] += t->in_off[v];
+        t->out_off[v + 1] += t->out_off[v];
+    }
+    sort_links(t, tmp, t->out_links, 0);
+    sort_links(t, tmp, t->in_links, 1);
+    free(tmp);
+    for (size_t i = 1; i < m; i++) {
+        const tacos_link_t *a = &t->links[t->out_links[i - 1]], *b = &t->links[t->out_links[i]];
+        if (a->src == b->src && a->dst == b->dst) {
+            int s = a->src, d = a->dst;
+            drop_adjacency(t);
+            return tacos_error(TACOS_ERR_ARG,
+                               "two links %d->%d: describe a wider link with one larger bandwidth",
+                               s, d);
+        }
+    }
+    return TACOS_OK;
+}
+
+long tacos_topo_find_link(const tacos_topo_t *t, int src, int dst)
+{
+    if (src < 0 || src >= t->npus || !t->out_off)
+        return -1;
+    size_t lo = t->out_off[src], hi = t->out_off[src + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int d = t->links[t->out_links[mid]].dst;
+        if (d == dst)
+            return (long)t->out_links[mid];
+        if (d < dst)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
+{
+    tacos_topo_t *c;
+    int rc = tacos_topo_create(t->npus, t->name, &c);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < t->nlinks && !rc; i++)
+        rc = tacos_topo_add_link(c, t->links[i].src, t->links[i].dst, t->links[i].lat_us,
+                                 t->links[i].bw_gbps);
+    if (!rc)
+        rc = tacos_topo_finalize(c);
+    if (rc) {
+        tacos_topo_free(c);
+        return rc;
+    }
+    *out = c;
+    return TACOS_OK;
+}
+
+int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out)
+{
+    tacos_topo_t *c;
+    int rc = tacos_topo_copy(t, &c);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < c->nlinks; i++) {
+        int s = c->links[i].src;
+        c->links[i].src = c->links[i].dst;
+        c->links[i].dst = s;
+    }
+    rc = tacos_topo_finalize(c);
+    if (rc) {
+        tacos_topo_free(c);
+        return rc;
+    }
+    *out = c;
+    return TACOS_OK;
+}
+
+int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed)
+{
+    int *newid = malloc((size_t)t->npus * sizeof *newid);
+    if (!newid)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory removing NPUs");
+    for (int i = 0; i < t->npus; i++)
+        newid[i] = 0;
+    for (int i = 0; i < nfailed; i++) {
+        if (failed[i] < 0 || failed[i] >= t->npus || newid[failed[i]]) {
+            int bad = failed[i];
+            free(newid);
+            return tacos_error(TACOS_ERR_ARG, "failed NPU %d: not an NPU of 0..%d or listed twice",
+                               bad, t->npus - 1);
+        }
+        newid[failed[i]] = -1;
+    }
+    if (nfailed >= t->npus) {
+        free(newid);
+        return tacos_error(TACOS_ERR_ARG, "cannot remove all %d NPUs", t->npus);
+    }
+    int next = 0;
+    for (int i = 0; i < t->npus; i++)
+        newid[i] = newid[i] < 0 ? -1 : next++;
+    size_t kept = 0;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        tacos_link_t l = t->links[i];
+        if (newid[l.src] < 0 || newid[l.dst] < 0)
+            continue;
+        l.src = newid[l.src];
+        l.dst = newid[l.dst];
+        t->links[kept++] = l;
+    }
+    free(newid);
+    t->nlinks = kept;
+    t->npus = next;
+    return tacos_topo_finalize(t);
+}
+
+/* Count of NPUs reachable from `from` following out-links (or in-links). */
+static int reach_count(const tacos_topo_t *t, int from, int reverse, int *queue, char *seen)
+{
+    memset(seen, 0, (size_t)t->npus);
+    int head = 0, tail = 0;
+    queue[tail++] = from;
+    seen[from] = 1;
+    const size_t *off = reverse ? t->in_off : t->out_off;
+    const size_t *adj = reverse ? t->in_links : t->out_links;
+    while (head < tail) {
+        int v = queue[head++];
+        for (size_t k = off[v]; k < off[v + 1]; k++) {
+            const tacos_link_t *l = &t->links[adj[k]];
+            int w = reverse ? l->src : l->dst;
+            if (!seen[w]) {
+                seen[w] = 1;
+                queue[tail++] = w;
+            }
+        }
+    }
+    return tail;
+}
+
+int tacos_topo_check_connected(const tacos_topo_t *t)
+{
+    if (!t->in_off)
+        return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", t->name);
+    int *queue = malloc((size_t)t->npus * sizeof *queue);
+    char *seen = malloc((size_t)t->npus);
+    int rc = TACOS_OK;
+    if (!queue || !seen) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory checking connectivity");
+        goto out;
+    }
+    for (int reverse = 0; reverse < 2 && !rc; reverse++)
+        if (reach_count(t, 0, reverse, queue, seen) != t->npus) {
+            int v = 0;
+            while (seen[v])
+                v++;
+            rc = tacos_error(TACOS_ERR_TOPO,
+                             "topology %s is not connected: NPU %d cannot %s NPU 0 over its links",
+                             t->name, v, reverse ? "send to" : "receive from");
+        }
+out:
+    free(queue);
+    free(seen);
+    return rc;
+}

@@ -1,0 +1,252 @@
+/*
+ * Schedule validator.  Each (NPU, chunk) carries the set of ranks whose
+ * contribution it holds: All-Gather/Broadcast data starts complete at its
+ * holders, reductions start with each rank holding only itself.  Sweeping
+ * each chunk's transfers in time order, a send needs a non-empty set at its
+ * start, a copy replaces the receiver's set, a reduction requires disjoint
+ * sets (no contribution twice) and unites them; at the end every NPU that
+ * must hold the chunk holds the complete set.  Links are checked for
+ * existence, duration and overlap.  The earliest violation is reported.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+    double t_us;
+    size_t xfer;
+    char msg[400];
+} violation_t;
+
+static void found(violation_t *v, double t, size_t xfer, const char *fmt, ...) TACOS_PRINTF(4, 5);
+
+static void found(violation_t *v, double t, size_t xfer, const char *fmt, ...)
+{
+    if (v->msg[0] && (v->t_us < t || (v->t_us == t && v->xfer <= xfer)))
+        return; /* an earlier one is already known */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+    va_end(ap);
+    v->t_us = t;
+    v->xfer = xfer;
+}
+
+/* Per-transfer checks and link exclusivity (transfers are in start order). */
+static int check_links(const tacos_sched_t *s, violation_t *v)
+{
+    const tacos_topo_t *t = s->topo;
+    double *busy_until = calloc(t->nlinks ? t->nlinks : 1, sizeof *busy_until);
+    size_t *last = calloc(t->nlinks ? t->nlinks : 1, sizeof *last);
+    if (!busy_until || !last) {
+        free(busy_until);
+        free(last);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory validating");
+    }
+    double chunk = tacos_sched_chunk_bytes(s);
+    for (size_t i = 0; i < s->nxfers; i++) {
+        const tacos_xfer_t *x = &s->xfers[i];
+        if (x->chunk < 0 || x->chunk >= s->nchunks || x->src < 0 || x->src >= s->npus ||
+            x->dst < 0 || x->dst >= s->npus) {
+            found(v, x->start_us, i, "transfer %zu: chunk %d %d->%d out of range (%d chunks, %d NPUs)",
+                  i, x->chunk, x->src, x->dst, s->nchunks, s->npus);
+            continue;
+        }
+        if (!isfinite(x->start_us) || !isfinite(x->end_us) || x->start_us < 0) {
+            found(v, 0, i, "transfer %zu: times [%g, %g] us are not finite and >= 0", i, x->start_us,
+                  x->end_us);
+            continue;
+        }
+        if (i && x->start_us < s->xfers[i - 1].start_us) {
+            found(v, x->start_us, i, "transfer %zu: not in start-time order", i);
+            continue;
+        }
+        long l = tacos_topo_find_link(t, x->src, x->dst);
+        if (l < 0) {
+            found(v, x->start_us, i, "transfer %zu: chunk %d at t=%.6g us: no link %d->%d", i,
+                  x->chunk, x->start_us, x->src, x->dst);
+            continue;
+        }
+        double cost = tacos_link_cost_us(&t->links[l], chunk);
+        if (x->end_us - x->start_us < cost - TACOS_TIME_EPS(cost) - TACOS_TIME_EPS(x->end_us))
+            found(v, x->start_us, i,
+                  "transfer %zu: chunk %d on link %d->%d takes %.6g us, less than the link time "
+                  "%.6g us",
+                  i, x->chunk, x->src, x->dst, x->end_us - x->start_us, cost);
+        if (x->start_us < busy_until[l] - TACOS_TIME_EPS(busy_until[l]))
+            found(v, x->start_us, i,
+                  "transfer %zu: link %d->%d carries chunk %d from t=%.6g us while transfer %zu "
+                  "(chunk %d) occupies it until %.6g us",
+                  i, x->src, x->dst, x->chunk, x->start_us, last[l], s->xfers[last[l]].chunk,
+                  busy_until[l]);
+        if (x->end_us > busy_until[l]) {
+            busy_until[l] = x->end_us;
+            last[l] = i;
+        }
+    }
+    free(busy_until);
+    free(last);
+    return TACOS_OK;
+}
+
+typedef struct {
+    double t_us;
+    size_t xfer;
+    int arrival;
+} event_t;
+
+static int event_cmp(const void *a, const void *b)
+{
+    const event_t *x = a, *y = b;
+    if (x->t_us != y->t_us)
+        return x->t_us < y->t_us ? -1 : 1;
+    if (x->arrival != y->arrival)
+        return x->arrival ? -1 : 1;
+    return (x->xfer > y->xfer) - (x->xfer < y->xfer);
+}
+
+static int initially_complete(const tacos_sched_t *s, int rank, int chunk)
+{
+    if (s->coll == TACOS_ALLGATHER)
+        return chunk / s->chunks_per_npu == rank;
+    return s->coll == TACOS_BROADCAST && rank == s->root;
+}
+
+static int must_hold(const tacos_sched_t *s, int rank, int chunk)
+{
+    switch (s->coll) {
+    case TACOS_REDUCE_SCATTER:
+        return chunk / s->chunks_per_npu == rank;
+    case TACOS_REDUCE:
+        return rank == s->root;
+    default:
+        return 1;
+    }
+}
+
+/* Sweeps one chunk's transfers (indices xs[0..n)) in time order. */
+static void check_chunk(const tacos_sched_t *s, int c, const size_t *xs, size_t n, event_t *ev,
+                        uint64_t *set, uint64_t *carried, size_t words, violation_t *v)
+{
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST;
+    memset(set, 0, (size_t)s->npus * words * sizeof *set);
+    for (int r = 0; r < s->npus; r++) {
+        uint64_t *row = set + (size_t)r * words;
+        if (reduction)
+            tacos_bit_set(row, (size_t)r);
+        else if (initially_complete(s, r, c))
+            for (int q = 0; q < s->npus; q++)
+                tacos_bit_set(row, (size_t)q);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tacos_xfer_t *x = &s->xfers[xs[i]];
+        /* an arrival within the tolerance of a departure comes first */
+        ev[2 * i] = (event_t){x->start_us, i, 0};
+        ev[2 * i + 1] = (event_t){x->end_us - TACOS_TIME_EPS(x->end_us), i, 1};
+    }
+    qsort(ev, 2 * n, sizeof *ev, event_cmp);
+    for (size_t e = 0; e < 2 * n; e++) {
+        size_t i = ev[e].xfer, xi = xs[i];
+        const tacos_xfer_t *x = &s->xfers[xi];
+        uint64_t *src = set + (size_t)x->src * words, *dst = set + (size_t)x->dst * words;
+        uint64_t *car = carried + i * words;
+        if (!ev[e].arrival) {
+            int empty = 1;
+            for (size_t w = 0; w < words; w++) {
+                car[w] = src[w];
+                empty &= !src[w];
+            }
+            if (empty) {
+                found(v, x->start_us, xi,
+                      "transfer %zu: NPU %d sends chunk %d to %d at t=%.6g us but does not hold it",
+                      xi, x->src, c, x->dst, x->start_us);
+                return;
+            }
+            continue;
+        }
+        for (size_t w = 0; w < words; w++) {
+            if (x->reduce && (dst[w] & car[w])) {
+                found(v, x->end_us, xi,
+                      "transfer %zu: chunk %d reduced into NPU %d at t=%.6g us counts the "
+                      "contribution of rank %d twice",
+                      xi, c, x->dst, x->end_us, (int)(w * 64 + (size_t)tacos_ctz64(dst[w] & car[w])));
+                return;
+            }
+            dst[w] = x->reduce ? dst[w] | car[w] : car[w];
+        }
+    }
+    for (int r = 0; r < s->npus; r++) {
+        if (!must_hold(s, r, c))
+            continue;
+        const uint64_t *row = set + (size_t)r * words;
+        for (int q = 0; q < s->npus; q++)
+            if (!tacos_bit_get(row, (size_t)q)) {
+                if (reduction)
+                    found(v, s->time_us, s->nxfers,
+                          "postcondition: NPU %d ends with chunk %d lacking the contribution of "
+                          "rank %d",
+                          r, c, q);
+                else
+                    found(v, s->time_us, s->nxfers, "postcondition: NPU %d never receives chunk %d",
+                          r, c);
+                return;
+            }
+    }
+}
+
+int tacos_sched_validate(const tacos_sched_t *s)
+{
+    violation_t v = {0};
+    if (!s->topo || s->topo->npus != s->npus || s->npus < 1 || s->chunks_per_npu < 1 ||
+        s->nchunks != s->npus * s->chunks_per_npu || s->root < 0 || s->root >= s->npus)
+        return tacos_error(TACOS_ERR_INVALID,
+                           "schedule header: %d NPUs, %d chunks per NPU, root %d do not fit its "
+                           "topology",
+                           s->npus, s->chunks_per_npu, s->root);
+    int rc = check_links(s, &v);
+    if (rc)
+        return rc;
+    if (v.msg[0]) /* chunk sweeps assume well-formed transfers */
+        return tacos_error(TACOS_ERR_INVALID, "%s", v.msg);
+    size_t words = TACOS_WORDS(s->npus), nc = (size_t)s->nchunks, maxn = 0;
+    size_t *off = calloc(nc + 1, sizeof *off), *idx = malloc((s->nxfers + 1) * sizeof *idx);
+    uint64_t *set = malloc((size_t)s->npus * words * sizeof *set);
+    event_t *ev = NULL;
+    uint64_t *carried = NULL;
+    if (!off || !idx || !set)
+        goto nomem;
+    for (size_t i = 0; i < s->nxfers; i++)
+        off[s->xfers[i].chunk + 1]++;
+    for (size_t c = 0; c < nc; c++) {
+        if (off[c + 1] > maxn)
+            maxn = off[c + 1];
+        off[c + 1] += off[c];
+    }
+    for (size_t i = 0; i < s->nxfers; i++)
+        idx[off[s->xfers[i].chunk]++] = i;
+    for (size_t c = nc; c > 0; c--)
+        off[c] = off[c - 1];
+    off[0] = 0;
+    ev = malloc((2 * maxn + 1) * sizeof *ev);
+    carried = malloc((maxn + 1) * words * sizeof *carried);
+    if (!ev || !carried)
+        goto nomem;
+    for (size_t c = 0; c < nc; c++)
+        check_chunk(s, (int)c, idx + off[c], off[c + 1] - off[c], ev, set, carried, words, &v);
+    rc = v.msg[0] ? tacos_error(TACOS_ERR_INVALID, "%s", v.msg) : TACOS_OK;
+    goto out;
+nomem:
+    rc = tacos_error(TACOS_ERR_NOMEM, "out of memory validating a schedule of %zu transfers",
+                     s->nxfers);
+out:
+    free(off);
+    free(idx);
+    free(set);
+    free(ev);
+    free(carried);
+    return rc;
+}
