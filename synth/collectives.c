@@ -144,6 +144,10 @@ static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
         return tacos_error(TACOS_ERR_ARG, "trials must be >= 1, got %d", o->trials);
     if (o->root < 0 || o->root >= topo->npus)
         return tacos_error(TACOS_ERR_ARG, "root %d is not an NPU of 0..%d", o->root, topo->npus - 1);
+    /* every NPU exchanges with every other one; rooted collectives only need
+     * paths from (or to) the root, which the greedy itself reports */
+    if (o->coll != TACOS_BROADCAST && o->coll != TACOS_REDUCE)
+        return tacos_topo_check_connected(topo);
     return TACOS_OK;
 }
 

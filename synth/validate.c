@@ -37,7 +37,9 @@ static void found(violation_t *v, double t, size_t xfer, const char *fmt, ...)
 }
 
 /* Per-transfer checks and link exclusivity (transfers are in start order). */
-static int check_links(const tacos_sched_t *s, violation_t *v)
+/* Sets *malformed when a transfer is out of range or out of order: the chunk
+ * sweeps cannot run then. */
+static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
 {
     const tacos_topo_t *t = s->topo;
     double *busy_until = calloc(t->nlinks ? t->nlinks : 1, sizeof *busy_until);
@@ -54,15 +56,18 @@ static int check_links(const tacos_sched_t *s, violation_t *v)
             x->dst < 0 || x->dst >= s->npus) {
             found(v, x->start_us, i, "transfer %zu: chunk %d %d->%d out of range (%d chunks, %d NPUs)",
                   i, x->chunk, x->src, x->dst, s->nchunks, s->npus);
+            *malformed = 1;
             continue;
         }
         if (!isfinite(x->start_us) || !isfinite(x->end_us) || x->start_us < 0) {
             found(v, 0, i, "transfer %zu: times [%g, %g] us are not finite and >= 0", i, x->start_us,
                   x->end_us);
+            *malformed = 1;
             continue;
         }
         if (i && x->start_us < s->xfers[i - 1].start_us) {
             found(v, x->start_us, i, "transfer %zu: not in start-time order", i);
+            *malformed = 1;
             continue;
         }
         long l = tacos_topo_find_link(t, x->src, x->dst);
@@ -207,10 +212,10 @@ int tacos_sched_validate(const tacos_sched_t *s)
                            "schedule header: %d NPUs, %d chunks per NPU, root %d do not fit its "
                            "topology",
                            s->npus, s->chunks_per_npu, s->root);
-    int rc = check_links(s, &v);
+    int malformed = 0, rc = check_links(s, &v, &malformed);
     if (rc)
         return rc;
-    if (v.msg[0]) /* chunk sweeps assume well-formed transfers */
+    if (malformed)
         return tacos_error(TACOS_ERR_INVALID, "%s", v.msg);
     size_t words = TACOS_WORDS(s->npus), nc = (size_t)s->nchunks, maxn = 0;
     size_t *off = calloc(nc + 1, sizeof *off), *idx = malloc((s->nxfers + 1) * sizeof *idx);

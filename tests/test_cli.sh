@@ -1,0 +1,68 @@
+#!/bin/sh
+# tacos-synth from the command line: summaries, files, determinism, and clear
+# errors with the documented exit codes for bad flags and bad files.
+S=${TACOS_SYNTH:-../synth/tacos-synth}
+T=${TACOS_TMP:-./tmp}/cli
+FIX=$(dirname "$0")/fixtures
+mkdir -p "$T"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# expect CODE 'stderr substring' args...
+expect() {
+    code=$1 needle=$2
+    shift 2
+    "$S" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ "$rc" = "$code" ] || fail "tacos-synth $*: exit $rc, want $code ($(cat "$T/err"))"
+    grep -qF -- "$needle" "$T/err" "$T/out" || fail "tacos-synth $*: no '$needle' in output: $(cat "$T/err")"
+}
+
+expect 0 "usage: tacos-synth" --help
+expect 0 "efficiency 100.0%" --topology mesh2d:4x4 --bw 50 --lat 0.5 --collective allgather --size 16MiB
+expect 0 '"collective_us":' --topology mesh2d:8x8 --collective allreduce --size 64MiB --chunks-per-npu 4 --seed 1 --trials 2 --summary-json
+for key in npus chunks synth_seconds collective_us lower_bound_us transfers; do
+    grep -q "\"$key\":" "$T/out" || fail "summary-json lacks $key"
+done
+[ "$(wc -l <"$T/out")" = 1 ] || fail "summary-json is not one line"
+expect 0 "lower bound" -t rfs:2x4x2 --bw 200,100,50 --lat 0.5 -c reduce-scatter --chunk-size 64KiB -k 2
+expect 0 "program of rank 2" -t ring:4 -c allreduce --program 2
+expect 0 "14 NPUs" -t "$FIX/mesh4x4_failed.json" -c broadcast --root 3
+expect 0 "14 NPUs" -t mesh2d:4x4 --failed-npus 5,6 -c allreduce
+expect 1 "not connected" -t mesh2d:4x4 --failed-npus 0,5,10,15 -c allreduce  # the diagonal cuts it
+
+# schedule files: write, read back and validate, same seed => same bytes
+expect 0 "transfers" -t torus2d:4x4 -c allreduce -k 2 --seed 9 -o "$T/a.json" --write-topology "$T/topo.json"
+expect 0 "transfers" -t torus2d:4x4 -c allreduce -k 2 --seed 9 -o "$T/b.json"
+cmp -s "$T/a.json" "$T/b.json" || fail "same seed gave different schedule files"
+expect 0 "valid schedule" --validate "$T/a.json"
+expect 0 "16 NPUs" -t "$T/topo.json" -c allgather
+sed 's/\[0,/[99,/' "$T/a.json" >"$T/bad.json"
+expect 1 "invalid schedule" --validate "$T/bad.json"
+head -c 300 "$T/a.json" >"$T/trunc.json"
+expect 1 "malformed JSON" --validate "$T/trunc.json"
+expect 1 "cannot open" --validate "$T/missing.json"
+
+# bad flags and values
+expect 2 "unknown option '--bogus'" --bogus
+expect 2 "missing --topology" --size 1MiB
+expect 2 "option '--size' needs a value" -t ring:4 --size
+expect 2 "--size '0'" -t ring:4 --size 0
+expect 2 "--size '-5MiB'" -t ring:4 --size -5MiB
+expect 2 "--size '12XB'" -t ring:4 --size 12XB
+expect 2 "--chunks-per-npu '0'" -t ring:4 -k 0
+expect 2 "--trials 'x'" -t ring:4 --trials x
+expect 2 "unknown collective 'alltoall'" -t ring:4 -c alltoall
+expect 2 "--bw '50,,1'" -t ring:4 --bw 50,,1
+expect 2 "give --size or --chunk-size" -t ring:4 --size 1MiB --chunk-size 1KiB
+expect 2 "unexpected argument 'extra'" -t ring:4 extra
+expect 1 "unknown topology 'blob:3'" -t blob:3
+expect 1 "give 1 or 3 bandwidth values" -t rfs:2x2x2 --bw 1,2
+expect 1 "root 9 is not an NPU" -t ring:4 -c broadcast --root 9
+expect 1 "not connected" -t line:5 --failed-npus 2 -c allgather
+expect 1 "cannot open" -t "$T/nope.json"
+printf '{"npus": 2, "links": [' >"$T/broken.json"
+expect 1 "broken.json: malformed JSON" -t "$T/broken.json"
+
+[ "$fails" = 0 ] && echo "test_cli: all passed" || echo "test_cli: $fails failure(s)"
+[ "$fails" = 0 ]

@@ -1,0 +1,130 @@
+/* JSON I/O: topology and schedule round trips, fixtures, and clear errors
+ * for malformed input. */
+#include <stdlib.h>
+
+#include "check.h"
+
+static char path_buf[512];
+static const char *tmp_path(const char *name)
+{
+    const char *dir = getenv("TACOS_TMP");
+    snprintf(path_buf, sizeof path_buf, "%s/%s", dir ? dir : ".", name);
+    return path_buf;
+}
+
+static int same_topo(const tacos_topo_t *a, const tacos_topo_t *b)
+{
+    if (a->npus != b->npus || a->nlinks != b->nlinks)
+        return 0;
+    for (size_t i = 0; i < a->nlinks; i++) {
+        const tacos_link_t *x = &a->links[i];
+        long j = tacos_topo_find_link(b, x->src, x->dst);
+        if (j < 0 || b->links[j].lat_us != x->lat_us || b->links[j].bw_gbps != x->bw_gbps)
+            return 0;
+    }
+    return 1;
+}
+
+static void expect_bad_topo(const char *text, int code, const char *needle)
+{
+    tacos_topo_t *t = NULL;
+    CHECK_ERR(tacos_topo_from_json(text, "bad.json", &t), code, needle);
+    CHECK(strncmp(tacos_last_error(), "bad.json", 8) == 0, "message names the file: %s",
+          tacos_last_error());
+    CHECK(t == NULL, "no topology on error");
+}
+
+int main(void)
+{
+    if (getenv("TACOS_TMP"))
+        (void)!system("mkdir -p \"$TACOS_TMP\"");
+    /* topology round trip, heterogeneous links included */
+    double bw[3] = {200, 100, 50}, lat[3] = {0.5, 0.75, 1.25};
+    tacos_topo_t *t = NULL, *u = NULL;
+    CHECK_OK(tacos_topo_generate("rfs:2x4x3", bw, 3, lat, 3, 2, &t));
+    CHECK_OK(tacos_topo_write_file(t, tmp_path("rfs.json")));
+    CHECK_OK(tacos_topo_read_file(tmp_path("rfs.json"), &u));
+    CHECK(u && same_topo(t, u) && strcmp(u->name, "rfs:2x4x3") == 0, "topology round trip");
+    tacos_topo_free(u);
+
+    /* schedule round trip: identical transfers, validated on read */
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 2, 1000, 3, 2};
+    tacos_sched_t *s = NULL, *r = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    CHECK_OK(tacos_sched_write_file(s, tmp_path("ar.json")));
+    CHECK_OK(tacos_sched_read_file(tmp_path("ar.json"), &r));
+    CHECK(r && r->nxfers == s->nxfers && r->coll == s->coll && r->size_bytes == 1000 &&
+              r->chunks_per_npu == 2 &&
+              memcmp(r->xfers, s->xfers, s->nxfers * sizeof *s->xfers) == 0 &&
+              same_topo(r->topo, t),
+          "schedule round trip");
+    tacos_sched_free(r);
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+
+    /* fixtures: generator with failed NPUs; links + switches with defaults */
+    CHECK_OK(tacos_topo_read_file(FIXTURES "/mesh4x4_failed.json", &t));
+    CHECK(t && t->npus == 14 && t->nlinks == 32, "failed mesh: %d NPUs", t ? t->npus : -1);
+    tacos_topo_free(t);
+    CHECK_OK(tacos_topo_read_file(FIXTURES "/two_hosts.json", &t));
+    if (t) {
+        long l = tacos_topo_find_link(t, 0, 4);
+        CHECK(t->nlinks == 16 + 4 && l >= 0 && t->links[l].bw_gbps == 25 &&
+                  t->links[l].lat_us == 3.0,
+              "two hosts: %zu links", t->nlinks);
+        l = tacos_topo_find_link(t, 1, 0);
+        CHECK(l >= 0 && t->links[l].bw_gbps == 150 && t->links[l].lat_us == 0.7,
+              "defaults apply to links");
+    }
+    tacos_topo_free(t);
+
+    /* malformed topologies */
+    expect_bad_topo("{\"npus\": 4, \"links\": [", TACOS_ERR_PARSE, "malformed JSON");
+    expect_bad_topo("[1,2]", TACOS_ERR_PARSE, "must be a JSON object");
+    expect_bad_topo("{\"npus\": 4}", TACOS_ERR_PARSE, "needs 'generator'");
+    expect_bad_topo("{\"npus\": \"four\", \"links\": []}", TACOS_ERR_PARSE, "'npus' must be a number");
+    expect_bad_topo("{\"npus\": 0, \"links\": []}", TACOS_ERR_ARG, "at least 1 NPU");
+    expect_bad_topo("{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1}]}", TACOS_ERR_PARSE,
+                    "links[0]: missing field 'lat_us'");
+    expect_bad_topo("{\"npus\": 2, \"lat_us\": 1, \"bw_gbps\": 1, \"links\": [{\"src\": 0, "
+                    "\"dst\": 2}]}",
+                    TACOS_ERR_ARG, "links[0]: link 0->2");
+    expect_bad_topo("{\"npus\": 2, \"lat_us\": 1, \"links\": [{\"src\": 0, \"dst\": 1, "
+                    "\"bw_gbps\": -5}]}",
+                    TACOS_ERR_ARG, "bandwidth must be > 0");
+    expect_bad_topo("{\"npus\": 2, \"lat_us\": 1, \"bw_gbps\": 1, \"links\": [{\"src\": 0.5, "
+                    "\"dst\": 1}]}",
+                    TACOS_ERR_PARSE, "'src' must be an integer");
+    expect_bad_topo("{\"generator\": \"mesh9d:2\"}", TACOS_ERR_PARSE, "field 'generator'");
+    expect_bad_topo("{\"generator\": \"ring:4\", \"failed_npus\": [7]}", TACOS_ERR_ARG,
+                    "failed NPU 7");
+    expect_bad_topo("{\"npus\": 3, \"lat_us\": 1, \"bw_gbps\": 1, \"switches\": [{\"npus\": "
+                    "[0, 1, 5]}]}",
+                    TACOS_ERR_ARG, "switches[0]");
+    expect_bad_topo("{\"format\": \"other\", \"generator\": \"ring:4\"}", TACOS_ERR_PARSE,
+                    "'format'");
+    CHECK_ERR(tacos_topo_read_file("/nonexistent/topo.json", &t), TACOS_ERR_IO,
+              "/nonexistent/topo.json: cannot open");
+
+    /* malformed and invalid schedules */
+    CHECK_ERR(tacos_sched_from_json("{", "s.json", &s), TACOS_ERR_PARSE, "s.json: malformed");
+    CHECK_ERR(tacos_sched_from_json("{\"format\":\"tacos-schedule\",\"collective\":\"alltoall\"}",
+                                    "s.json", &s),
+              TACOS_ERR_ARG, "unknown collective 'alltoall'");
+    const char *head = "{\"format\":\"tacos-schedule\",\"collective\":\"allgather\",\"npus\":2,"
+                       "\"chunks_per_npu\":1,\"size_bytes\":2000,"
+                       "\"topology\":{\"generator\":\"ring:2\"},\"transfers\":";
+    char text[1024];
+    snprintf(text, sizeof text, "%s[[0,0,1,0,10.5,0],[1,1,0,0,10.5,0]]}", head);
+    CHECK_OK(tacos_sched_from_json(text, "s.json", &s));
+    tacos_sched_free(s);
+    snprintf(text, sizeof text, "%s[[0,0,1,0,10.5,0]]}", head);
+    CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_INVALID,
+              "NPU 0 never receives chunk 1");
+    snprintf(text, sizeof text, "%s[[0,0,1,0,10.5]]}", head);
+    CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_PARSE, "transfers[0] must be");
+    snprintf(text, sizeof text, "%s[[0,0,1,0,0.51,0],[1,1,0,0,0.51,0]]}", head);
+    CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_INVALID,
+              "less than the link time");
+    return check_report("test_json");
+}

@@ -1,0 +1,280 @@
+/* Synthesis: known optima, bounds reached, every collective validated and
+ * executed through the per-rank programs, determinism. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int k, uint64_t size,
+                            int trials, uint64_t seed)
+{
+    tacos_synth_opts_t o = {coll, 0, k, size, seed, trials};
+    tacos_sched_t *s = NULL;
+    int rc = tacos_synthesize(t, &o, &s);
+    CHECK(rc == TACOS_OK, "synthesize %s on %s: %s", tacos_coll_name(coll), t->name,
+          tacos_last_error());
+    return s;
+}
+
+static double link_time(uint64_t chunk_bytes) { return 0.5 + chunk_bytes / 50e3; }
+
+/* All-Gather with 1 chunk/NPU of 1 MiB finishes in `steps` link times. */
+static void expect_steps(const char *spec, int steps, int trials)
+{
+    tacos_topo_t *t = gen(spec);
+    tacos_sched_t *s = synth(t, TACOS_ALLGATHER, 1, (uint64_t)t->npus << 20, trials, 1);
+    double want = steps * link_time(1 << 20);
+    CHECK(s && fabs(s->time_us - want) < 1e-6 * want, "%s: %.4f us = %.3f link times, want %d",
+          spec, s ? s->time_us : -1, s ? s->time_us / link_time(1 << 20) : -1, steps);
+    if (s)
+        CHECK_OK(tacos_sched_validate(s));
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+}
+
+/* All-Gather reaches the lower bound. */
+static void expect_bound(const char *spec, int trials)
+{
+    tacos_topo_t *t = gen(spec);
+    uint64_t size = (uint64_t)t->npus << 20;
+    tacos_sched_t *s = synth(t, TACOS_ALLGATHER, 1, size, trials, 1);
+    double lb = 0;
+    CHECK_OK(tacos_lower_bound(t, TACOS_ALLGATHER, 0, 1, size, &lb));
+    CHECK(s && s->time_us <= lb * (1 + 1e-9), "%s: %.4f us, bound %.4f us", spec,
+          s ? s->time_us : -1, lb);
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+}
+
+/*
+ * Runs every rank's program the way an executor would: an op runs once its
+ * dependencies ran; a receive needs the message with its (src, dst, seq).
+ * Chunk values are exact integers: rank r contributes (r+1)*1000003 + c to
+ * chunk c. Checks the final buffers against the collective's definition and
+ * that nothing deadlocks.
+ */
+static void execute(const tacos_sched_t *s)
+{
+    int n = s->npus, C = s->nchunks;
+    tacos_prog_t **p = calloc((size_t)n, sizeof *p);
+    size_t *pc = calloc((size_t)n, sizeof *pc);
+    char **done = calloc((size_t)n, sizeof *done);
+    uint64_t *val = calloc((size_t)n * C, sizeof *val);
+    /* channel (src,dst) message seq -> value; seq < number of transfers */
+    size_t nx = s->nxfers ? s->nxfers : 1;
+    uint64_t *msg = calloc((size_t)n * n * nx, sizeof *msg);
+    char *posted = calloc((size_t)n * n * nx, 1);
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST;
+    for (int r = 0; r < n; r++) {
+        CHECK_OK(tacos_sched_program(s, r, &p[r]));
+        done[r] = calloc(p[r]->nops + 1, 1);
+        for (int c = 0; c < C; c++) {
+            uint64_t mine = (uint64_t)(r + 1) * 1000003u + (uint64_t)c;
+            int holds = reduction || (s->coll == TACOS_ALLGATHER && c / s->chunks_per_npu == r) ||
+                        (s->coll == TACOS_BROADCAST && r == s->root);
+            val[(size_t)r * C + c] = holds ? mine : 0;
+        }
+    }
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < p[r]->nops; i++) {
+                const tacos_op_t *op = &p[r]->ops[i];
+                int ready = !done[r][i];
+                for (size_t d = 0; d < op->ndeps && ready; d++)
+                    ready = done[r][p[r]->dep[op->deps + d]];
+                if (!ready)
+                    continue;
+                size_t src = op->kind == TACOS_OP_SEND ? (size_t)r : (size_t)op->peer;
+                size_t dst = op->kind == TACOS_OP_SEND ? (size_t)op->peer : (size_t)r;
+                size_t slot = (src * n + dst) * nx + (size_t)op->seq;
+                uint64_t *v = &val[(size_t)r * C + op->chunk];
+                if (op->kind == TACOS_OP_SEND) {
+                    msg[slot] = *v;
+                    posted[slot] = 1;
+                } else if (posted[slot]) {
+                    *v = op->reduce ? *v + msg[slot] : msg[slot];
+                } else {
+                    continue;
+                }
+                done[r][i] = 1;
+                pc[r]++;
+                progress = 1;
+            }
+    }
+    for (int r = 0; r < n; r++)
+        CHECK(pc[r] == p[r]->nops, "%s on %s: rank %d ran %zu of %zu ops (deadlock)",
+              tacos_coll_name(s->coll), s->topo->name, r, pc[r], p[r]->nops);
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < C; c++) {
+            uint64_t want = 0;
+            int owner = c / s->chunks_per_npu;
+            if (s->coll == TACOS_ALLGATHER)
+                want = (uint64_t)(owner + 1) * 1000003u + (uint64_t)c;
+            else if (s->coll == TACOS_BROADCAST)
+                want = (uint64_t)(s->root + 1) * 1000003u + (uint64_t)c;
+            else
+                for (int q = 0; q < n; q++)
+                    want += (uint64_t)(q + 1) * 1000003u + (uint64_t)c;
+            int checked = s->coll == TACOS_ALLGATHER || s->coll == TACOS_BROADCAST ||
+                          s->coll == TACOS_ALLREDUCE ||
+                          (s->coll == TACOS_REDUCE_SCATTER && owner == r) ||
+                          (s->coll == TACOS_REDUCE && r == s->root);
+            if (checked && val[(size_t)r * C + c] != want) {
+                CHECK(0, "%s on %s k=%d: rank %d chunk %d = %llu, want %llu",
+                      tacos_coll_name(s->coll), s->topo->name, s->chunks_per_npu, r, c,
+                      (unsigned long long)val[(size_t)r * C + c], (unsigned long long)want);
+                r = n; /* one report per schedule */
+                break;
+            }
+        }
+    for (int r = 0; r < n; r++) {
+        tacos_prog_free(p[r]);
+        free(done[r]);
+    }
+    free(p);
+    free(pc);
+    free(done);
+    free(val);
+    free(msg);
+    free(posted);
+}
+
+static void all_collectives(const tacos_topo_t *t, int k)
+{
+    for (int c = 0; c <= TACOS_ALLREDUCE; c++) {
+        tacos_synth_opts_t o = {(tacos_coll_t)c, t->npus - 1, k, 1000003, 7, 2};
+        tacos_sched_t *s = NULL;
+        int rc = tacos_synthesize(t, &o, &s);
+        CHECK(rc == TACOS_OK, "%s on %s k=%d: %s", tacos_coll_name((tacos_coll_t)c), t->name, k,
+              tacos_last_error());
+        if (!s)
+            continue;
+        rc = tacos_sched_validate(s);
+        CHECK(rc == TACOS_OK, "%s on %s k=%d invalid: %s", tacos_coll_name((tacos_coll_t)c),
+              t->name, k, tacos_last_error());
+        double lb;
+        CHECK_OK(tacos_lower_bound(t, (tacos_coll_t)c, o.root, k, o.size_bytes, &lb));
+        CHECK((lb > 0 || t->npus == 1) && s->time_us >= lb * (1 - 1e-9), "%s on %s: time %.3f below bound %.3f",
+              tacos_coll_name((tacos_coll_t)c), t->name, s->time_us, lb);
+        execute(s);
+        tacos_sched_free(s);
+    }
+}
+
+int main(void)
+{
+    /* known optima */
+    expect_steps("fc:8", 1, 1);
+    for (int n = 2; n <= 9; n++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "uniring:%d", n);
+        expect_steps(spec, n - 1, 1);
+        snprintf(spec, sizeof spec, "ring:%d", n);
+        expect_steps(spec, n / 2, 1); /* ceil((n-1)/2) */
+    }
+    expect_steps("switch:6", 5, 1); /* degree 1: a uni-ring */
+    /* meshes and tori reach the bound ceil((N-1)/in-degree) link times */
+    expect_bound("mesh2d:4x4", 1);
+    expect_bound("mesh2d:8x8", 1);
+    expect_bound("mesh2d:5x7", 1);
+    expect_bound("mesh3d:3x3x3", 1);
+    expect_bound("mesh3d:4x4x4", 1);
+    expect_bound("torus2d:4x4", 4);
+    expect_bound("torus2d:8x8", 4);
+    expect_bound("torus3d:3x3x3", 4);
+    expect_bound("torus3d:4x4x4", 4);
+    expect_steps("mesh2d:4x4", 8, 1); /* corner: 15 chunks over 2 links */
+
+    /* every collective, validated and executed, on regular, heterogeneous,
+     * asymmetric and irregular topologies */
+    const char *specs[] = {"ring:5", "uniring:4", "fc:3", "mesh2d:3x3", "torus2d:3x4",
+                           "rfs:2x2x2", "dragonfly:3x2", "dgx1", "switch:7", "hypercube:8"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        for (int k = 1; k <= 3; k += 2) {
+            tacos_topo_t *t = gen(specs[i]);
+            all_collectives(t, k);
+            tacos_topo_free(t);
+        }
+    double bw[3] = {200, 100, 50}, lat[3] = {0.5, 1, 2};
+    tacos_topo_t *t = NULL;
+    CHECK_OK(tacos_topo_generate("rfs:2x4x2", bw, 3, lat, 3, 2, &t));
+    all_collectives(t, 2);
+    tacos_topo_free(t);
+    t = gen("mesh2d:4x4");
+    int failed[2] = {5, 6};
+    CHECK_OK(tacos_topo_remove_npus(t, failed, 2));
+    all_collectives(t, 1);
+    tacos_topo_free(t);
+    t = gen("fc:1");
+    all_collectives(t, 2);
+    tacos_topo_free(t);
+    /* a hand-made asymmetric topology: uni-ring plus one chord */
+    CHECK_OK(tacos_topo_create(5, "chorded", &t));
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(tacos_topo_add_link(t, i, (i + 1) % 5, 0.2 * i, 10 + i));
+    CHECK_OK(tacos_topo_add_link(t, 0, 3, 1, 100));
+    CHECK_OK(tacos_topo_finalize(t));
+    all_collectives(t, 2);
+    tacos_topo_free(t);
+
+    /* All-Reduce = Reduce-Scatter then All-Gather: on a uniform bidirectional
+     * ring with k=1 that is 2 * ceil((N-1)/2) link times */
+    t = gen("ring:6");
+    tacos_sched_t *s = synth(t, TACOS_ALLREDUCE, 1, 6 << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - 6 * link_time(1 << 20)) < 1e-6, "allreduce ring:6 %.3f",
+          s ? s->time_us : -1);
+    CHECK(s && s->nxfers == 2 * 6 * 5, "allreduce ring:6 transfers %zu", s ? s->nxfers : 0);
+    tacos_sched_free(s);
+
+    /* same seed, same schedule; another seed may differ but stays valid */
+    tacos_sched_t *a = synth(t, TACOS_ALLGATHER, 4, 1 << 20, 3, 42);
+    tacos_sched_t *b = synth(t, TACOS_ALLGATHER, 4, 1 << 20, 3, 42);
+    CHECK(a && b && a->nxfers == b->nxfers &&
+              memcmp(a->xfers, b->xfers, a->nxfers * sizeof *a->xfers) == 0,
+          "same seed gave different schedules");
+    tacos_sched_free(a);
+    tacos_sched_free(b);
+    tacos_topo_free(t);
+
+    /* a topology where some NPU cannot be reached fails clearly */
+    CHECK_OK(tacos_topo_create(3, "oneway", &t));
+    CHECK_OK(tacos_topo_add_link(t, 0, 1, 1, 1));
+    CHECK_OK(tacos_topo_add_link(t, 1, 2, 1, 1));
+    CHECK_OK(tacos_topo_finalize(t));
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1024, 1, 1};
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_TOPO, "NPU 1 cannot send to NPU 0");
+    o.coll = TACOS_REDUCE; /* nothing reaches NPU 0: the greedy says so */
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_TOPO, "can never receive");
+    o.coll = TACOS_BROADCAST; /* from NPU 0 everyone is reachable */
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    tacos_sched_free(s);
+    o.size_bytes = 0;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "at least 1 byte");
+    o.size_bytes = 1;
+    o.chunks_per_npu = 0;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "chunks per NPU");
+    o.chunks_per_npu = 1;
+    o.root = 3;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "root 3");
+    o.root = 0;
+    o.trials = 0;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "trials");
+    tacos_topo_free(t);
+
+    /* lower bound on heterogeneous in-links: NPU 0 receives over links of
+     * cost 1 and 3, so its 6 chunks arrive at best at 1,2,3,3,4,5 */
+    CHECK_OK(tacos_topo_create(3, "hetero", &t));
+    CHECK_OK(tacos_topo_add_link(t, 1, 0, 1, 1e9));
+    CHECK_OK(tacos_topo_add_link(t, 2, 0, 3, 1e9));
+    CHECK_OK(tacos_topo_add_link(t, 0, 1, 1, 1e9));
+    CHECK_OK(tacos_topo_add_link(t, 0, 2, 1, 1e9));
+    CHECK_OK(tacos_topo_add_link(t, 1, 2, 1, 1e9)); /* NPU 2: 6 chunks by t = 3 */
+    CHECK_OK(tacos_topo_finalize(t));
+    double lb;
+    CHECK_OK(tacos_lower_bound(t, TACOS_BROADCAST, 1, 2, 6, &lb)); /* NPU 0 needs 6 chunks */
+    CHECK(fabs(lb - 5) < 1e-6, "hetero broadcast bound %.6f, want 5 (1,2,3,3,4,5)", lb);
+    tacos_topo_free(t);
+    return check_report("test_synth");
+}
