@@ -157,24 +157,22 @@ static int from_cjson(const cJSON *root, const char *where, tacos_sched_t **out)
 
 int tacos_sched_from_json(const char *text, const char *where, tacos_sched_t **out)
 {
-    cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        return tacos_error(TACOS_ERR_PARSE, "%s: malformed JSON near offset %ld", where,
-                           at ? (long)(at - text) : 0L);
-    }
-    int rc = from_cjson(root, where, out);
+    cJSON *root;
+    int rc = tacos_json_parse(text, where, &root);
+    if (rc)
+        return rc;
+    rc = from_cjson(root, where, out);
     cJSON_Delete(root);
     return rc;
 }
 
 int tacos_sched_read_file(const char *path, tacos_sched_t **out)
 {
-    char *text;
-    int rc = tacos_read_text(path, &text);
+    cJSON *root;
+    int rc = tacos_json_read_file(path, &root);
     if (rc)
         return rc;
-    rc = tacos_sched_from_json(text, path, out);
-    free(text);
+    rc = from_cjson(root, path, out);
+    cJSON_Delete(root);
     return rc;
 }

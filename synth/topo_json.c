@@ -234,7 +234,7 @@ int tacos_topo_from_cjson(const cJSON *root, const char *where, tacos_topo_t **o
     return TACOS_OK;
 }
 
-int tacos_topo_from_json(const char *text, const char *where, tacos_topo_t **out)
+int tacos_json_parse(const char *text, const char *where, cJSON **out)
 {
     cJSON *root = cJSON_Parse(text);
     if (!root) {
@@ -242,7 +242,28 @@ int tacos_topo_from_json(const char *text, const char *where, tacos_topo_t **out
         return tacos_error(TACOS_ERR_PARSE, "%s: malformed JSON near offset %ld", where,
                            at ? (long)(at - text) : 0L);
     }
-    int rc = tacos_topo_from_cjson(root, where, out);
+    *out = root;
+    return TACOS_OK;
+}
+
+int tacos_json_read_file(const char *path, cJSON **out)
+{
+    char *text;
+    int rc = tacos_read_text(path, &text);
+    if (rc)
+        return rc;
+    rc = tacos_json_parse(text, path, out);
+    free(text);
+    return rc;
+}
+
+int tacos_topo_from_json(const char *text, const char *where, tacos_topo_t **out)
+{
+    cJSON *root;
+    int rc = tacos_json_parse(text, where, &root);
+    if (rc)
+        return rc;
+    rc = tacos_topo_from_cjson(root, where, out);
     cJSON_Delete(root);
     return rc;
 }
@@ -285,12 +306,12 @@ int tacos_read_text(const char *path, char **out)
 
 int tacos_topo_read_file(const char *path, tacos_topo_t **out)
 {
-    char *text;
-    int rc = tacos_read_text(path, &text);
+    cJSON *root;
+    int rc = tacos_json_read_file(path, &root);
     if (rc)
         return rc;
-    rc = tacos_topo_from_json(text, path, out);
-    free(text);
+    rc = tacos_topo_from_cjson(root, path, out);
+    cJSON_Delete(root);
     return rc;
 }
 
