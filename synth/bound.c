@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -195,5 +196,47 @@ int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root, int
     }
     if (!rc)
         *out_us = fwd + rev;
+    return rc;
+}
+
+int tacos_ideal_bound(const tacos_topo_t *t, tacos_coll_t coll, uint64_t size_bytes,
+                      double *out_us)
+{
+    if (!t->in_off)
+        return tacos_error(TACOS_ERR_ARG, "ideal bound: topology %s is not finalized", t->name);
+    size_t n = (size_t)t->npus, m = t->nlinks ? t->nlinks : 1;
+    if (n == 1) {
+        *out_us = 0;
+        return TACOS_OK;
+    }
+    int egress = coll == TACOS_REDUCE_SCATTER || coll == TACOS_REDUCE;
+    double minbw = INFINITY;
+    for (size_t v = 0; v < n; v++) {
+        double bw = 0;
+        const size_t *off = egress ? t->out_off : t->in_off, *adj = egress ? t->out_links : t->in_links;
+        for (size_t k = off[v]; k < off[v + 1]; k++)
+            bw += t->links[adj[k]].bw_gbps;
+        if (bw < minbw)
+            minbw = bw;
+    }
+    double share = coll == TACOS_ALLREDUCE ? 2.0 * (double)(n - 1) / (double)n
+                   : coll == TACOS_BROADCAST || coll == TACOS_REDUCE ? 1.0
+                                                                      : (double)(n - 1) / (double)n;
+    double *lat = malloc(m * sizeof *lat), *dist = malloc(n * sizeof *dist);
+    char *source = malloc(n);
+    minheap_t h = {malloc((m + n) * sizeof(item_t)), 0};
+    int rc = TACOS_OK;
+    if (!lat || !dist || !source || !h.v) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the ideal bound on %s", t->name);
+    } else {
+        for (size_t l = 0; l < t->nlinks; l++)
+            lat[l] = t->links[l].lat_us;
+        memset(source, 1, n);
+        *out_us = (double)size_bytes * share / (minbw * 1e3) + latency_diameter(t, lat, source, dist, &h);
+    }
+    free(lat);
+    free(dist);
+    free(source);
+    free(h.v);
     return rc;
 }

@@ -258,6 +258,10 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
         rc = wire_dragonfly(t, sh.size[0], sh.size[1], lat, bw);
     else
         rc = wire_product(t, &sh, lat, bw, degree);
+    if (!rc && sh.kind[0] != 'X' && sh.kind[0] != 'D') {
+        t->ndims = sh.ndims;
+        memcpy(t->dims, sh.size, sizeof sh.size[0] * (size_t)sh.ndims);
+    }
     if (!rc)
         rc = tacos_topo_finalize(t);
     if (rc) {

@@ -56,6 +56,10 @@ typedef struct {
     size_t *in_off, *in_links;
     size_t *out_off, *out_links;
     size_t cap;
+    /* Shape of a generated product topology (NPU = x0 + d0*(x1 + d1*...)),
+     * used for dimension-order routing; ndims = 0 when unknown. */
+    int ndims;
+    int dims[16];
 } tacos_topo_t;
 
 /* Time for `bytes` over a link: lat_us + bytes / (bw_gbps * 1e3) in us. */
@@ -222,6 +226,56 @@ typedef struct {
 
 int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out);
 void tacos_prog_free(tacos_prog_t *p);
+
+/* ---- simulation, baselines, ideal bound -------------------------------- */
+
+/* What a simulation measured: finish time, per-link busy time and bytes, and
+ * every link-busy interval (for utilization over time). */
+typedef struct {
+    double time_us;
+    size_t nlinks;
+    double *link_busy_us, *link_bytes;
+    size_t nbusy;
+    double *busy_start_us, *busy_end_us;
+} tacos_sim_t;
+
+/* Runs schedule s over the physical network `net` (same NPU count).
+ * Transfers between non-neighbours are routed over a shortest path
+ * (dimension order on generated shapes) and stored and forwarded per hop at
+ * latency + bytes/bandwidth each; a link serves one message at a time; a
+ * transfer leaves once the transfers that brought its chunk to its source
+ * have landed.  Waiting messages are served first come first served
+ * (schedule_order = 0, ties by schedule order) or by schedule order
+ * (schedule_order = 1, how an executor replays a synthesized schedule). */
+int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
+                   tacos_sim_t **out);
+void tacos_sim_free(tacos_sim_t *r);
+/* Fraction of links busy in each of nbins equal slices of [0, time_us]. */
+int tacos_sim_utilization(const tacos_sim_t *r, int nbins, double *out);
+
+/* A textbook algorithm as a schedule on its logical peers (the schedule's
+ * topology is the fully connected logical graph; times are logical steps):
+ * "ring" (bidirectional: two rings with half the data each; allreduce,
+ * allgather, reduce-scatter), "direct" (same), "rhd" (recursive halving and
+ * doubling; allreduce with the fold to a power of two for other counts,
+ * allgather and reduce-scatter on power-of-two counts), "dbt" (double binary
+ * tree, pipelined; allreduce). Simulate it on a network for its time. */
+int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_bytes,
+                   tacos_sched_t **out);
+
+/* Ideal time (us): size x 2(N-1)/N / (min over NPUs of ingress bandwidth) +
+ * latency diameter for All-Reduce; (N-1)/N for All-Gather and Reduce-Scatter,
+ * 1 for Broadcast and Reduce (egress for the reductions to one place). */
+int tacos_ideal_bound(const tacos_topo_t *t, tacos_coll_t coll, uint64_t size_bytes,
+                      double *out_us);
+
+/* SVG pictures: a source x destination link-load heat map of one simulation
+ * (colour = busy time, black = no link), and utilization over time for
+ * several simulations (one line each). */
+int tacos_svg_heatmap(const tacos_sim_t *r, const tacos_topo_t *net, const char *title,
+                      const char *path);
+int tacos_svg_utilization(const tacos_sim_t *const *runs, const char *const *names, int nruns,
+                          const char *title, const char *path);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,16 @@ static const char usage[] =
     "                            efficiency, transfers, ...\n"
     "      --no-validate         skip validating the synthesized schedule\n"
     "      --validate FILE       read a schedule JSON, validate it, print its summary\n"
+    "      --simulate FILE       read a schedule JSON, validate it and simulate it on its\n"
+    "                            topology (with --compare, baselines beside it)\n"
+    "\n"
+    "Simulation and comparison:\n"
+    "      --compare LIST        simulate baselines on the same topology and size and\n"
+    "                            print them beside TACOS and the ideal bound: ring,\n"
+    "                            direct, rhd, dbt (comma list)\n"
+    "      --heatmap FILE.svg    link-load heat map of the TACOS schedule; with\n"
+    "                            --compare also FILE-<baseline>.svg\n"
+    "      --utilization FILE.svg  link utilization over time, one line per algorithm\n"
     "  -h, --help                this text\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
@@ -164,37 +174,168 @@ static void print_program(const tacos_sched_t *s, const tacos_prog_t *p)
     (void)s;
 }
 
-static void print_summary(const tacos_sched_t *s, double synth_s, double bound_us, int json,
-                          uint64_t seed, int trials)
+#define MAX_BASELINES 8
+
+/* Everything a run reports. */
+typedef struct {
+    const tacos_sched_t *s;
+    double synth_s; /* < 0: the schedule was read from a file */
+    double bound_us;
+    uint64_t seed;
+    int trials;
+    tacos_sim_t *sim; /* the schedule simulated on its topology, if asked */
+    double ideal_us;
+    int nbase;
+    const char *base_name[MAX_BASELINES];
+    tacos_sim_t *base_sim[MAX_BASELINES]; /* NULL: not applicable, see base_err */
+    char base_err[MAX_BASELINES][200];
+} report_t;
+
+static void print_json(const report_t *r)
 {
+    const tacos_sched_t *s = r->s;
     const tacos_topo_t *t = s->topo;
-    double eff = s->time_us > 0 ? bound_us / s->time_us : 1.0;
+    printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
+           "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
+           "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
+           "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"transfers\":%zu",
+           t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu, s->nchunks,
+           (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
+           s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, s->nxfers);
+    if (r->sim) {
+        printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
+               r->ideal_us);
+        for (int i = 0, first = 1; i < r->nbase; i++)
+            if (r->base_sim[i]) {
+                printf("%s\"%s\":%.6f", first ? "" : ",", r->base_name[i], r->base_sim[i]->time_us);
+                first = 0;
+            }
+        printf("}");
+    }
+    printf("}\n");
+}
+
+static void print_summary(const report_t *r, int json)
+{
     if (json) {
-        printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
-               "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
-               "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
-               "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"transfers\":%zu}\n",
-               t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu,
-               s->nchunks, (unsigned long long)s->size_bytes, (unsigned long long)seed, trials,
-               synth_s, s->time_us, bound_us, eff, s->nxfers);
+        print_json(r);
         return;
     }
+    const tacos_sched_t *s = r->s;
+    const tacos_topo_t *t = s->topo;
     printf("topology      %s (%d NPUs, %zu links)\n", t->name, s->npus, t->nlinks);
     printf("collective    %s, %llu bytes, %d chunks/NPU (%d chunks of %.0f bytes)\n",
            tacos_coll_name(s->coll), (unsigned long long)s->size_bytes, s->chunks_per_npu,
            s->nchunks, tacos_sched_chunk_bytes(s));
-    if (synth_s >= 0)
-        printf("synthesis     %.3f s (seed %llu, %d trial%s)\n", synth_s, (unsigned long long)seed,
-               trials, trials == 1 ? "" : "s");
+    if (r->synth_s >= 0)
+        printf("synthesis     %.3f s (seed %llu, %d trial%s)\n", r->synth_s,
+               (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s");
     printf("time          %.3f us\n", s->time_us);
-    printf("lower bound   %.3f us (efficiency %.1f%%)\n", bound_us, 100 * eff);
+    printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
+           100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));
     printf("transfers     %zu\n", s->nxfers);
+    if (!r->sim)
+        return;
+    double tacos = r->sim->time_us;
+    printf("simulated     %.3f us\n", tacos);
+    printf("ideal         %.3f us (efficiency %.1f%%)\n", r->ideal_us,
+           100 * (tacos > 0 ? r->ideal_us / tacos : 1.0));
+    printf("\n%-10s %14s %10s %10s\n", "algorithm", "simulated_us", "vs_ideal", "tacos_x");
+    printf("%-10s %14.3f %9.1f%% %9.2fx\n", "tacos", tacos, 100 * (tacos > 0 ? r->ideal_us / tacos : 1),
+           1.0);
+    for (int i = 0; i < r->nbase; i++) {
+        if (!r->base_sim[i]) {
+            printf("%-10s %14s  (%s)\n", r->base_name[i], "n/a", r->base_err[i]);
+            continue;
+        }
+        double b = r->base_sim[i]->time_us;
+        printf("%-10s %14.3f %9.1f%% %9.2fx\n", r->base_name[i], b, 100 * (b > 0 ? r->ideal_us / b : 1),
+               tacos > 0 ? b / tacos : 1.0);
+    }
+    printf("%-10s %14.3f\n", "ideal", r->ideal_us);
+}
+
+/* 1073741824 -> "1 GiB", 1000000000 -> "1 GB", else bytes. */
+static void format_size(char *out, size_t n, uint64_t b)
+{
+    static const char *units[] = {"GiB", "MiB", "KiB", "GB", "MB", "KB"};
+    static const uint64_t mult[] = {1ull << 30, 1ull << 20, 1ull << 10, 1000000000ull, 1000000ull,
+                                    1000ull};
+    for (int i = 0; i < 6; i++)
+        if (b >= mult[i] && b % mult[i] == 0) {
+            snprintf(out, n, "%llu %s", (unsigned long long)(b / mult[i]), units[i]);
+            return;
+        }
+    snprintf(out, n, "%llu bytes", (unsigned long long)b);
+}
+
+/* "heat.svg" + "ring" -> "heat-ring.svg" */
+static void derived_path(char *out, size_t n, const char *path, const char *algo)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    snprintf(out, n, "%.*s-%s%s", (int)(dot - path), path, algo, dot);
+}
+
+/* Simulates the schedule, the baselines and writes the pictures. */
+static int compare(report_t *r, char *list, const char *heatmap, const char *utilization)
+{
+    const tacos_sched_t *s = r->s;
+    int rc = tacos_simulate(s, s->topo, 1, &r->sim);
+    if (!rc)
+        rc = tacos_ideal_bound(s->topo, s->coll, s->size_bytes, &r->ideal_us);
+    for (char *tok = list ? strtok(list, ",") : NULL; tok && !rc && r->nbase < MAX_BASELINES;
+         tok = strtok(NULL, ",")) {
+        int i = r->nbase++;
+        tacos_sched_t *b;
+        r->base_name[i] = tok;
+        int brc = tacos_baseline(tok, s->coll, s->npus, s->size_bytes, &b);
+        if (brc == TACOS_OK) {
+            rc = tacos_simulate(b, s->topo, 0, &r->base_sim[i]);
+            tacos_sched_free(b);
+        } else if (strncmp(tacos_last_error(), "unknown baseline", 16) == 0) {
+            rc = brc;
+        } else {
+            snprintf(r->base_err[i], sizeof r->base_err[i], "%s", tacos_last_error());
+        }
+    }
+    char title[512], path[1024], size[64];
+    format_size(size, sizeof size, s->size_bytes);
+    const tacos_sim_t *runs[MAX_BASELINES + 1] = {r->sim};
+    const char *names[MAX_BASELINES + 1] = {"tacos"};
+    int nruns = 1;
+    for (int i = 0; i < r->nbase; i++)
+        if (r->base_sim[i]) {
+            runs[nruns] = r->base_sim[i];
+            names[nruns++] = r->base_name[i];
+        }
+    for (int i = 0; i < nruns && heatmap && !rc; i++) {
+        snprintf(title, sizeof title, "%s, %s on %s: %s (%.6g us)", tacos_coll_name(s->coll), size,
+                 s->topo->name, names[i], runs[i]->time_us);
+        if (i)
+            derived_path(path, sizeof path, heatmap, names[i]);
+        rc = tacos_svg_heatmap(runs[i], s->topo, title, i ? path : heatmap);
+    }
+    if (utilization && !rc) {
+        snprintf(title, sizeof title, "link utilization: %s, %s on %s", tacos_coll_name(s->coll),
+                 size, s->topo->name);
+        rc = tacos_svg_utilization(runs, names, nruns, title, utilization);
+    }
+    return rc;
+}
+
+static void report_free(report_t *r)
+{
+    tacos_sim_free(r->sim);
+    for (int i = 0; i < r->nbase; i++)
+        tacos_sim_free(r->base_sim[i]);
 }
 
 int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
-           O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE };
+           O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -206,13 +347,17 @@ int main(int argc, char **argv)
         {"trials", required_argument, 0, O_TRIALS}, {"output", required_argument, 0, 'o'},
         {"program", required_argument, 0, O_PROGRAM}, {"summary-json", no_argument, 0, O_JSON},
         {"no-validate", no_argument, 0, O_NOVAL},  {"validate", required_argument, 0, O_VALIDATE},
+        {"compare", required_argument, 0, O_COMPARE}, {"simulate", required_argument, 0, O_SIMULATE},
+        {"heatmap", required_argument, 0, O_HEATMAP}, {"utilization", required_argument, 0, O_UTIL},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     const char *topo_arg = NULL, *out_path = NULL, *wtopo = NULL, *validate_path = NULL;
+    const char *heatmap = NULL, *utilization = NULL;
+    char *compare_list = NULL;
     double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
     long degree = 1, root = 0, k = 1, trials = 1, program = -1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
-    int have_size = 0;
+    int have_size = 0, simulate = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
     int c;
     opterr = 0;
@@ -283,6 +428,18 @@ int main(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_NOVAL: validate = 0; break;
         case O_VALIDATE: validate_path = optarg; break;
+        case O_SIMULATE: validate_path = optarg; simulate = 1; break;
+        case O_COMPARE: {
+            int n = 1;
+            for (const char *p = optarg; *p; p++)
+                n += *p == ',';
+            if (n > MAX_BASELINES)
+                return die_usage("--compare '%s': at most 8 baselines", optarg);
+            compare_list = optarg;
+            break;
+        }
+        case O_HEATMAP: heatmap = optarg; break;
+        case O_UTIL: utilization = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case ':': return die_usage("option '%s' needs a value", argv[optind - 1]);
         default: return die_usage("unknown option '%s'", argv[optind - 1]);
@@ -293,49 +450,50 @@ int main(int argc, char **argv)
 
     tacos_topo_t *topo = NULL;
     tacos_sched_t *s = NULL;
-    double bound = 0, synth_s = -1;
+    report_t r = {0};
+    r.synth_s = -1;
     int rc = 0;
-    if (validate_path) {
+    if (validate_path) { /* --validate or --simulate: a schedule from disk */
         if ((rc = tacos_sched_read_file(validate_path, &s)))
-            goto fail;
-        if ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
-                                    &bound)))
             goto fail;
         if (!json)
             printf("%s: valid schedule\n", validate_path);
-        print_summary(s, -1, bound, json, 0, 0);
-        tacos_sched_free(s);
-        return 0;
+    } else {
+        if (!topo_arg)
+            return die_usage("%s", "missing --topology (see --help for the shapes)");
+        if (have_size && chunk_size)
+            return die_usage("%s", "give --size or --chunk-size, not both");
+        rc = is_file(topo_arg)
+                 ? tacos_topo_read_file(topo_arg, &topo)
+                 : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
+        if (rc || (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed))) ||
+            (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
+            goto fail;
+        if (chunk_size)
+            size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
+        tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
+        double t0 = now_s();
+        if ((rc = tacos_synthesize(topo, &o, &s)))
+            goto fail;
+        r.synth_s = now_s() - t0;
+        r.seed = seed;
+        r.trials = (int)trials;
+        if (validate && (rc = tacos_sched_validate(s))) {
+            fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
+                    tacos_last_error());
+            goto fail_quiet;
+        }
+        if (out_path && (rc = tacos_sched_write_file(s, out_path)))
+            goto fail;
     }
-    if (!topo_arg)
-        return die_usage("%s", "missing --topology (see --help for the shapes)");
-    if (have_size && chunk_size)
-        return die_usage("%s", "give --size or --chunk-size, not both");
-    rc = is_file(topo_arg) ? tacos_topo_read_file(topo_arg, &topo)
-                           : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
-    if (rc)
+    r.s = s;
+    if ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
+                                &r.bound_us)))
         goto fail;
-    if (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed)))
+    if ((simulate || compare_list || heatmap || utilization) &&
+        (rc = compare(&r, compare_list, heatmap, utilization)))
         goto fail;
-    if (wtopo && (rc = tacos_topo_write_file(topo, wtopo)))
-        goto fail;
-    if (chunk_size)
-        size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
-    tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
-    double t0 = now_s();
-    if ((rc = tacos_synthesize(topo, &o, &s)))
-        goto fail;
-    synth_s = now_s() - t0;
-    if (validate && (rc = tacos_sched_validate(s))) {
-        fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
-                tacos_last_error());
-        goto fail_quiet;
-    }
-    if ((rc = tacos_lower_bound(topo, coll, (int)root, (int)k, size, &bound)))
-        goto fail;
-    if (out_path && (rc = tacos_sched_write_file(s, out_path)))
-        goto fail;
-    print_summary(s, synth_s, bound, json, seed, (int)trials);
+    print_summary(&r, json);
     if (program >= 0) {
         tacos_prog_t *p;
         if ((rc = tacos_sched_program(s, (int)program, &p)))
@@ -343,12 +501,14 @@ int main(int argc, char **argv)
         print_program(s, p);
         tacos_prog_free(p);
     }
+    report_free(&r);
     tacos_sched_free(s);
     tacos_topo_free(topo);
     return 0;
 fail:
     fprintf(stderr, "tacos-synth: %s\n", tacos_last_error());
 fail_quiet:
+    report_free(&r);
     tacos_sched_free(s);
     tacos_topo_free(topo);
     return 1;

@@ -167,6 +167,8 @@ int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
     int rc = tacos_topo_create(t->npus, t->name, &c);
     if (rc)
         return rc;
+    c->ndims = t->ndims;
+    memcpy(c->dims, t->dims, sizeof t->dims);
     for (size_t i = 0; i < t->nlinks && !rc; i++)
         rc = tacos_topo_add_link(c, t->links[i].src, t->links[i].dst, t->links[i].lat_us,
                                  t->links[i].bw_gbps);
@@ -235,6 +237,7 @@ int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed)
     free(newid);
     t->nlinks = kept;
     t->npus = next;
+    t->ndims = 0; /* no longer a regular shape */
     return tacos_topo_finalize(t);
 }
 
