@@ -55,8 +55,9 @@ static int raw_cmp(const void *a, const void *b)
 /* ---- the algorithms ------------------------------------------------------ */
 
 /* Ring: chunk 2b+dir is block b on ring dir (0: to r+1, 1: to r-1). */
-static int ring(builder_t *b, tacos_coll_t coll, int n)
+static int ring(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
+    *k = 2;
     int rs = coll != TACOS_ALLGATHER, ag = coll != TACOS_REDUCE_SCATTER, step0 = 0;
     for (int dir = 0; dir < 2; dir++) {
         int sgn = dir ? -1 : 1;
@@ -72,11 +73,12 @@ static int ring(builder_t *b, tacos_coll_t coll, int n)
                 add(b, step0 + s, 2 * blk + dir, r, ((r + sgn) % n + n) % n, 0);
             }
     }
-    return 2;
+    return TACOS_OK;
 }
 
-static int direct(builder_t *b, tacos_coll_t coll, int n)
+static int direct(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
+    *k = 1;
     int rs = coll != TACOS_ALLGATHER, ag = coll != TACOS_REDUCE_SCATTER;
     for (int r = 0; r < n; r++)
         for (int j = 0; j < n; j++)
@@ -86,7 +88,7 @@ static int direct(builder_t *b, tacos_coll_t coll, int n)
                 if (ag)
                     add(b, rs, r, r, j, 0);
             }
-    return 1;
+    return TACOS_OK;
 }
 
 /* Sends blocks [lo, hi) of p blocks over n chunks (block of chunk c = c*p/n). */
@@ -100,8 +102,9 @@ static void send_blocks(builder_t *b, int step, int src, int dst, int lo, int hi
     }
 }
 
-static int rhd(builder_t *b, tacos_coll_t coll, int n)
+static int rhd(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
+    *k = 1;
     int p = 1, step = 0;
     while (2 * p <= n)
         p *= 2;
@@ -128,7 +131,7 @@ static int rhd(builder_t *b, tacos_coll_t coll, int n)
     if (extra)
         for (int r = p; r < n; r++)
             send_blocks(b, step, r - p, r, 0, p, p, n, 0);
-    return 1;
+    return TACOS_OK;
 }
 
 /* In-order binary tree over positions [lo, hi): parent and height. */
@@ -143,8 +146,9 @@ static int build_tree(int lo, int hi, int parent, int *par, int *height)
     return height[mid];
 }
 
-static int dbt(builder_t *b, tacos_coll_t coll, int n)
+static int dbt(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
+    *k = 2;
     if (coll != TACOS_ALLREDUCE)
         return tacos_error(TACOS_ERR_ARG, "dbt implements allreduce only, not %s",
                            tacos_coll_name(coll));
@@ -176,7 +180,7 @@ static int dbt(builder_t *b, tacos_coll_t coll, int n)
     free(par);
     free(height);
     free(depth);
-    return 2;
+    return TACOS_OK;
 }
 
 int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_bytes,
@@ -184,7 +188,7 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
 {
     static const struct {
         const char *name;
-        int (*build)(builder_t *, tacos_coll_t, int);
+        int (*build)(builder_t *, tacos_coll_t, int, int *);
     } algos[] = {{"ring", ring}, {"direct", direct}, {"rhd", rhd}, {"dbt", dbt}};
     int idx = -1;
     for (int i = 0; i < 4; i++)
@@ -199,10 +203,12 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
     if (npus < 1 || size_bytes < 1)
         return tacos_error(TACOS_ERR_ARG, "baseline %s: needs >= 1 NPU and >= 1 byte", name);
     builder_t b = {0};
-    int k = npus > 1 ? algos[idx].build(&b, coll, npus) : 1;
-    if (k < 1 || b.failed) {
+    int k = 1, rc = npus > 1 ? algos[idx].build(&b, coll, npus, &k) : TACOS_OK;
+    if (!rc && b.failed)
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", name);
+    if (rc) {
         free(b.v);
-        return b.failed ? tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", name) : k;
+        return rc;
     }
     /* logical topology: every pair, negligible cost */
     tacos_topo_t *logical;
@@ -210,7 +216,7 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
     double bw = 1e12, lat = 0;
     char spec[32];
     snprintf(spec, sizeof spec, "fc:%d", npus);
-    int rc = tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, &logical);
+    rc = tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, &logical);
     if (!rc) {
         free(logical->name);
         logical->name = strdup(name);
@@ -237,6 +243,7 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
             }
         }
         tacos_sched_sort(s);
+        s->steps = 1;
     }
     free(b.v);
     if (rc) {

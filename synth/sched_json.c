@@ -2,7 +2,7 @@
  * Schedule JSON files:
  *   {"format": "tacos-schedule", "version": 1, "collective": "allreduce",
  *    "npus": 4, "chunks_per_npu": 1, "root": 0, "size_bytes": 1048576,
- *    "time_us": 12.5, "topology": {...},
+ *    "time_us": 12.5, "steps": true (step-based baselines only), "topology": {...},
  *    "transfers": [[chunk, src, dst, start_us, end_us, reduce], ...]}
  * The header and topology go through cJSON; the transfer rows are printed one
  * per line (a schedule can hold millions).  Reading parses with cJSON and
@@ -27,7 +27,8 @@ int tacos_sched_write_file(const tacos_sched_t *s, const char *path)
              cJSON_AddNumberToObject(head, "chunks_per_npu", s->chunks_per_npu) &&
              cJSON_AddNumberToObject(head, "root", s->root) &&
              cJSON_AddNumberToObject(head, "size_bytes", (double)s->size_bytes) &&
-             cJSON_AddNumberToObject(head, "time_us", s->time_us);
+             cJSON_AddNumberToObject(head, "time_us", s->time_us) &&
+             (!s->steps || cJSON_AddTrueToObject(head, "steps"));
     if (ok) {
         cJSON_AddItemToObject(head, "topology", topo);
         topo = NULL;
@@ -142,6 +143,7 @@ static int from_cjson(const cJSON *root, const char *where, tacos_sched_t **out)
         return rc;
     }
     s->topo = t;
+    s->steps = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "steps"));
     if (!(rc = read_transfers(cJSON_GetObjectItemCaseSensitive(root, "transfers"), where, s))) {
         tacos_sched_sort(s);
         if ((rc = tacos_sched_validate(s)))

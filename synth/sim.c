@@ -138,29 +138,64 @@ static int route(router_t *r, int src, int dst, size_t *hops, size_t *nhops)
 /* ---- messages ----------------------------------------------------------- */
 
 typedef struct {
+    int src, dst;
     size_t hop0, nhops, hop; /* hops in the shared array */
     size_t dep0, ndeps;      /* dependents in the shared array */
-    size_t pending;          /* transfers still to land before it may leave */
+    size_t pending;          /* messages still to land before it may leave */
     double bytes, key;
 } msg_t;
 
-/* qsort has no context argument in C11: sort keys carry what they need. */
 typedef struct {
-    int32_t dst, chunk;
-    double end_us;
+    double k1, k2;
+    int32_t a, b;
     size_t xfer;
-} arrival_t;
+} sortkey_t;
 
-static int arrival_cmp(const void *a, const void *b)
+static int sortkey_cmp(const void *p, const void *q)
 {
-    const arrival_t *x = a, *y = b;
-    if (x->dst != y->dst)
-        return x->dst < y->dst ? -1 : 1;
-    if (x->chunk != y->chunk)
-        return x->chunk < y->chunk ? -1 : 1;
-    if (x->end_us != y->end_us)
-        return x->end_us < y->end_us ? -1 : 1;
+    const sortkey_t *x = p, *y = q;
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    if (x->k1 != y->k1)
+        return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2)
+        return x->k2 < y->k2 ? -1 : 1;
     return (x->xfer > y->xfer) - (x->xfer < y->xfer);
+}
+
+typedef struct {
+    size_t from, to;
+} edge_t;
+
+static int edge_cmp(const void *p, const void *q)
+{
+    const edge_t *x = p, *y = q;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+typedef struct {
+    edge_t *v;
+    size_t n, cap;
+} edges_t;
+
+static int edge_add(edges_t *e, size_t from, size_t to)
+{
+    if (from == to)
+        return TACOS_OK;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 1024;
+        edge_t *v = realloc(e->v, cap * sizeof *v);
+        if (!v)
+            return TACOS_ERR_NOMEM;
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = (edge_t){from, to};
+    return TACOS_OK;
 }
 
 void tacos_sim_free(tacos_sim_t *r)
@@ -174,73 +209,96 @@ void tacos_sim_free(tacos_sim_t *r)
     free(r);
 }
 
-/* Dependencies: transfer x waits for every transfer that delivered its chunk
- * to its source by x's start (the arrivals sorted by (dst, chunk, end)).
- * Stored reversed, as the dependents of each transfer. */
-static int build_deps(const tacos_sched_t *s, msg_t *m, size_t **dependents)
+/* Messages: one per transfer, or for step-based schedules one per (step,
+ * src, dst) carrying all its chunks.  Sets msg_of[transfer]. */
+static size_t group_messages(const tacos_sched_t *s, sortkey_t *k, size_t *msg_of, msg_t *m)
+{
+    size_t n = s->nxfers, nm = 0;
+    double chunk = tacos_sched_chunk_bytes(s);
+    for (size_t i = 0; i < n; i++) { /* by (step, src, dst, start) */
+        const tacos_xfer_t *x = &s->xfers[i];
+        k[i] = (sortkey_t){x->dst, x->start_us, (int32_t)floor(x->start_us), x->src, i};
+    }
+    if (s->steps)
+        qsort(k, n, sizeof *k, sortkey_cmp);
+    for (size_t i = 0; i < n; i++) {
+        int same = i && s->steps && k[i].a == k[i - 1].a && k[i].b == k[i - 1].b &&
+                   k[i].k1 == k[i - 1].k1;
+        const tacos_xfer_t *x = &s->xfers[k[i].xfer];
+        if (!same)
+            m[nm++] = (msg_t){x->src, x->dst, 0, 0, 0, 0, 0, 0, 0, x->start_us};
+        msg_of[k[i].xfer] = nm - 1;
+        m[nm - 1].bytes += chunk;
+    }
+    return nm;
+}
+
+/* Dependencies between messages: a transfer waits for every transfer that
+ * delivered its chunk to its source by its start; with schedule order, also
+ * for the previous transfer between the same pair.  Stored as dependents. */
+static int build_deps(const tacos_sched_t *s, int schedule_order, sortkey_t *k,
+                      const size_t *msg_of, msg_t *m, size_t nm, size_t **dependents)
 {
     size_t n = s->nxfers;
-    arrival_t *arr = malloc((n ? n : 1) * sizeof *arr);
-    size_t *count = calloc(n + 1, sizeof *count), *pos = NULL;
+    edges_t e = {0};
     int rc = TACOS_OK;
-    if (!arr || !count)
-        goto nomem;
-    for (size_t i = 0; i < n; i++)
-        arr[i] = (arrival_t){s->xfers[i].dst, s->xfers[i].chunk, s->xfers[i].end_us, i};
-    qsort(arr, n, sizeof *arr, arrival_cmp);
-    /* first pass counts, second fills */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < n; i++) {
-            const tacos_xfer_t *x = &s->xfers[i];
-            arrival_t key = {x->src, x->chunk, -INFINITY, 0};
-            size_t lo = 0, hi = n;
-            while (lo < hi) { /* first arrival of (src, chunk) */
-                size_t mid = (lo + hi) / 2;
-                if (arrival_cmp(&arr[mid], &key) < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            for (; lo < n && arr[lo].dst == x->src && arr[lo].chunk == x->chunk &&
-                   arr[lo].end_us <= x->start_us + TACOS_TIME_EPS(x->start_us);
-                 lo++) {
-                if (pass == 0) {
-                    count[arr[lo].xfer + 1]++;
-                    m[i].pending++;
-                } else {
-                    (*dependents)[pos[arr[lo].xfer]++] = i;
-                }
-            }
+    for (size_t i = 0; i < n; i++) /* arrivals by (dst, chunk, end) */
+        k[i] = (sortkey_t){s->xfers[i].end_us, 0, s->xfers[i].dst, s->xfers[i].chunk, i};
+    qsort(k, n, sizeof *k, sortkey_cmp);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const tacos_xfer_t *x = &s->xfers[i];
+        sortkey_t key = {-INFINITY, 0, x->src, x->chunk, 0};
+        size_t lo = 0, hi = n;
+        while (lo < hi) { /* first arrival of (src, chunk) */
+            size_t mid = (lo + hi) / 2;
+            if (sortkey_cmp(&k[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        if (pass == 0) {
-            for (size_t i = 0; i < n; i++) {
-                count[i + 1] += count[i];
-                m[i].dep0 = count[i];
-                m[i].ndeps = count[i + 1] - count[i];
-            }
-            *dependents = malloc((count[n] ? count[n] : 1) * sizeof **dependents);
-            pos = malloc((n ? n : 1) * sizeof *pos);
-            if (!*dependents || !pos)
-                goto nomem;
-            for (size_t i = 0; i < n; i++)
-                pos[i] = count[i];
-        }
+        for (; lo < n && k[lo].a == x->src && k[lo].b == x->chunk &&
+               k[lo].k1 <= x->start_us + TACOS_TIME_EPS(x->start_us) && !rc;
+             lo++)
+            rc = edge_add(&e, msg_of[k[lo].xfer], msg_of[i]);
     }
-    goto out;
-nomem:
-    rc = tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers", n);
-out:
-    free(arr);
-    free(count);
-    free(pos);
-    return rc;
+    if (schedule_order && !rc) {
+        for (size_t i = 0; i < n; i++) /* transfers by (src, dst, start) */
+            k[i] = (sortkey_t){s->xfers[i].start_us, 0, s->xfers[i].src, s->xfers[i].dst, i};
+        qsort(k, n, sizeof *k, sortkey_cmp);
+        for (size_t i = 1; i < n && !rc; i++)
+            if (k[i].a == k[i - 1].a && k[i].b == k[i - 1].b)
+                rc = edge_add(&e, msg_of[k[i - 1].xfer], msg_of[k[i].xfer]);
+    }
+    if (rc) {
+        free(e.v);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers", n);
+    }
+    qsort(e.v, e.n, sizeof *e.v, edge_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < e.n; i++)
+        if (!u || edge_cmp(&e.v[i], &e.v[u - 1]) != 0)
+            e.v[u++] = e.v[i];
+    *dependents = malloc((u ? u : 1) * sizeof **dependents);
+    if (!*dependents) {
+        free(e.v);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers", n);
+    }
+    for (size_t i = 0, j = 0; i < nm; i++) {
+        m[i].dep0 = j;
+        for (; j < u && e.v[j].from == i; j++) {
+            (*dependents)[j] = e.v[j].to;
+            m[e.v[j].to].pending++;
+        }
+        m[i].ndeps = j - m[i].dep0;
+    }
+    free(e.v);
+    return TACOS_OK;
 }
 
 typedef struct {
-    const tacos_sched_t *s;
     const tacos_topo_t *net;
-    int order;
     msg_t *m;
+    size_t nm;
     size_t *hops, *dependents;
     hheap_t *waiting; /* per link */
     char *busy;
@@ -251,16 +309,20 @@ typedef struct {
     char *is_touched;
 } simstate_t;
 
-static int enqueue(simstate_t *st, size_t msg, double t)
+static void touch(simstate_t *st, size_t l)
 {
-    msg_t *m = &st->m[msg];
-    size_t l = st->hops[m->hop0 + m->hop];
-    hitem_t it = st->order ? (hitem_t){m->key, 0, msg} : (hitem_t){t, m->key, msg};
     if (!st->is_touched[l]) {
         st->is_touched[l] = 1;
         st->touched[st->ntouched++] = l;
     }
-    return hpush(&st->waiting[l], it) ? TACOS_ERR_NOMEM : TACOS_OK;
+}
+
+static int enqueue(simstate_t *st, size_t msg, double t)
+{
+    msg_t *m = &st->m[msg];
+    size_t l = st->hops[m->hop0 + m->hop];
+    touch(st, l);
+    return hpush(&st->waiting[l], (hitem_t){t, m->key, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
 }
 
 static int start_link(simstate_t *st, size_t l, double t)
@@ -268,8 +330,7 @@ static int start_link(simstate_t *st, size_t l, double t)
     if (st->busy[l] || !st->waiting[l].n)
         return TACOS_OK;
     size_t msg = hpop(&st->waiting[l]).id;
-    const tacos_link_t *lk = &st->net->links[l];
-    double end = t + tacos_link_cost_us(lk, st->m[msg].bytes);
+    double end = t + tacos_link_cost_us(&st->net->links[l], st->m[msg].bytes);
     tacos_sim_t *r = st->r;
     st->busy[l] = 1;
     r->link_busy_us[l] += end - t;
@@ -281,9 +342,8 @@ static int start_link(simstate_t *st, size_t l, double t)
 
 static int run(simstate_t *st)
 {
-    size_t n = st->s->nxfers;
     int rc = TACOS_OK;
-    for (size_t i = 0; i < n && !rc; i++)
+    for (size_t i = 0; i < st->nm && !rc; i++)
         if (!st->m[i].pending)
             rc = enqueue(st, i, 0);
     double t = 0;
@@ -294,8 +354,8 @@ static int run(simstate_t *st)
         }
         st->ntouched = 0;
         if (rc || !st->events.n)
-            return rc;
-        /* land everything that ends now, then start links */
+            return rc ? tacos_error(TACOS_ERR_NOMEM, "out of memory simulating") : TACOS_OK;
+        /* land everything that ends now, then start the links it touched */
         t = st->events.v[0].k1;
         double horizon = t + TACOS_TIME_EPS(t);
         while (st->events.n && st->events.v[0].k1 <= horizon && !rc) {
@@ -303,10 +363,7 @@ static int run(simstate_t *st)
             size_t l = (size_t)ev.k2;
             msg_t *m = &st->m[ev.id];
             st->busy[l] = 0;
-            if (!st->is_touched[l]) {
-                st->is_touched[l] = 1;
-                st->touched[st->ntouched++] = l;
-            }
+            touch(st, l);
             if (++m->hop < m->nhops) {
                 rc = enqueue(st, ev.id, t);
                 continue;
@@ -322,6 +379,49 @@ static int run(simstate_t *st)
     }
 }
 
+/* Routes every message: one hop over a link, a shortest path otherwise. */
+static int route_all(simstate_t *st)
+{
+    const tacos_topo_t *net = st->net;
+    router_t router = {net, calloc((size_t)net->npus, sizeof(int *)),
+                       malloc((size_t)net->npus * sizeof(int))};
+    size_t *path = malloc((size_t)net->npus * sizeof *path), total = 0;
+    int rc = router.dist && router.queue && path ? TACOS_OK : TACOS_ERR_NOMEM;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        total = 0;
+        for (size_t i = 0; i < st->nm && !rc; i++) {
+            msg_t *m = &st->m[i];
+            long l = tacos_topo_find_link(net, m->src, m->dst);
+            size_t nh = 1;
+            path[0] = (size_t)l;
+            if (l < 0 && (rc = route(&router, m->src, m->dst, path, &nh)))
+                break;
+            if (pass) {
+                memcpy(st->hops + total, path, nh * sizeof *path);
+                m->hop0 = total;
+                m->nhops = nh;
+            }
+            total += nh;
+        }
+        if (!pass && !rc && !(st->hops = malloc((total ? total : 1) * sizeof *st->hops)))
+            rc = TACOS_ERR_NOMEM;
+    }
+    for (int v = 0; router.dist && v < net->npus; v++)
+        free(router.dist[v]);
+    free(router.dist);
+    free(router.queue);
+    free(path);
+    if (rc == TACOS_ERR_NOMEM)
+        return tacos_error(rc, "out of memory routing on %s", net->name);
+    if (!rc) { /* one busy interval per hop */
+        st->r->busy_start_us = malloc((total ? total : 1) * sizeof(double));
+        st->r->busy_end_us = malloc((total ? total : 1) * sizeof(double));
+        if (!st->r->busy_start_us || !st->r->busy_end_us)
+            rc = tacos_error(TACOS_ERR_NOMEM, "out of memory simulating on %s", net->name);
+    }
+    return rc;
+}
+
 int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
                    tacos_sim_t **out)
 {
@@ -330,69 +430,41 @@ int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule
                            "simulate: network %s has %d NPUs, the schedule %d (or is not "
                            "finalized)",
                            net->name, net->npus, s->npus);
-    size_t n = s->nxfers, m = net->nlinks ? net->nlinks : 1, nhops_total = 0;
-    simstate_t st = {s, net, schedule_order, NULL, NULL, NULL, NULL, NULL, {0}, NULL, NULL, 0, NULL};
-    router_t router = {net, calloc((size_t)net->npus, sizeof(int *)),
-                       malloc((size_t)net->npus * sizeof(int))};
-    size_t *path = malloc((size_t)net->npus * sizeof *path);
-    tacos_sim_t *r = calloc(1, sizeof *r);
+    size_t n = s->nxfers, m = net->nlinks ? net->nlinks : 1;
+    simstate_t st = {0};
+    st.net = net;
+    st.r = calloc(1, sizeof *st.r);
+    sortkey_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    size_t *msg_of = malloc((n ? n : 1) * sizeof *msg_of);
     st.m = calloc(n ? n : 1, sizeof *st.m);
     st.waiting = calloc(m, sizeof *st.waiting);
     st.busy = calloc(m, 1);
     st.touched = malloc(m * sizeof *st.touched);
     st.is_touched = calloc(m, 1);
     int rc = TACOS_OK;
-    if (!router.dist || !router.queue || !path || !r || !st.m || !st.waiting || !st.busy ||
-        !st.touched || !st.is_touched)
-        goto nomem;
-    /* routes: one hop on a link, a shortest path otherwise */
-    double chunk = tacos_sched_chunk_bytes(s);
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        nhops_total = 0;
-        for (size_t i = 0; i < n && !rc; i++) {
-            const tacos_xfer_t *x = &s->xfers[i];
-            long l = tacos_topo_find_link(net, x->src, x->dst);
-            size_t nh = 1;
-            if (l >= 0)
-                path[0] = (size_t)l;
-            else if ((rc = route(&router, x->src, x->dst, path, &nh)))
-                break;
-            if (pass) {
-                memcpy(st.hops + nhops_total, path, nh * sizeof *path);
-                st.m[i] = (msg_t){nhops_total, nh, 0, 0, 0, 0, chunk, x->start_us};
-            }
-            nhops_total += nh;
-        }
-        if (!pass && !rc && !(st.hops = malloc((nhops_total ? nhops_total : 1) * sizeof *st.hops)))
-            goto nomem;
+    if (!st.r || !keys || !msg_of || !st.m || !st.waiting || !st.busy || !st.touched ||
+        !st.is_touched ||
+        !(st.r->link_busy_us = calloc(m, sizeof(double))) ||
+        !(st.r->link_bytes = calloc(m, sizeof(double)))) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers on %s", n,
+                         net->name);
+        goto out;
     }
-    if (rc)
+    st.r->nlinks = net->nlinks;
+    st.nm = group_messages(s, keys, msg_of, st.m);
+    if ((rc = route_all(&st)) ||
+        (rc = build_deps(s, schedule_order, keys, msg_of, st.m, st.nm, &st.dependents)) ||
+        (rc = run(&st)))
         goto out;
-    r->nlinks = net->nlinks;
-    r->link_busy_us = calloc(m, sizeof *r->link_busy_us);
-    r->link_bytes = calloc(m, sizeof *r->link_bytes);
-    r->busy_start_us = malloc((nhops_total ? nhops_total : 1) * sizeof *r->busy_start_us);
-    r->busy_end_us = malloc((nhops_total ? nhops_total : 1) * sizeof *r->busy_end_us);
-    st.r = r;
-    if (!r->link_busy_us || !r->link_bytes || !r->busy_start_us || !r->busy_end_us)
-        goto nomem;
-    if ((rc = build_deps(s, st.m, &st.dependents)) || (rc = run(&st)))
-        goto out;
-    *out = r;
-    r = NULL;
-    goto out;
-nomem:
-    rc = tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers on %s", n, net->name);
+    *out = st.r;
+    st.r = NULL;
 out:
-    for (int v = 0; router.dist && v < net->npus; v++)
-        free(router.dist[v]);
-    free(router.dist);
-    free(router.queue);
-    free(path);
-    tacos_sim_free(r);
+    tacos_sim_free(st.r);
     for (size_t l = 0; st.waiting && l < m; l++)
         free(st.waiting[l].v);
     free(st.waiting);
+    free(keys);
+    free(msg_of);
     free(st.m);
     free(st.hops);
     free(st.dependents);

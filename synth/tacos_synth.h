@@ -154,6 +154,9 @@ typedef struct {
     size_t nxfers;
     tacos_xfer_t *xfers;
     tacos_topo_t *topo; /* owned */
+    /* 1 for step-based algorithms (baselines): times are logical steps, and
+     * the chunks one pair exchanges in one step travel as one message. */
+    int steps;
 } tacos_sched_t;
 
 typedef struct {
@@ -244,9 +247,10 @@ typedef struct {
  * (dimension order on generated shapes) and stored and forwarded per hop at
  * latency + bytes/bandwidth each; a link serves one message at a time; a
  * transfer leaves once the transfers that brought its chunk to its source
- * have landed.  Waiting messages are served first come first served
- * (schedule_order = 0, ties by schedule order) or by schedule order
- * (schedule_order = 1, how an executor replays a synthesized schedule). */
+ * have landed.  Waiting messages are served first come first served, ties
+ * in schedule order; with schedule_order = 1 the messages of each pair also
+ * leave in schedule order, as an executor replays a synthesized schedule
+ * (then no transfer lands later than the schedule says). */
 int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
                    tacos_sim_t **out);
 void tacos_sim_free(tacos_sim_t *r);

@@ -1,0 +1,260 @@
+/* Simulator against hand-computed cases, simulated = synthesized time,
+ * baselines (validated, textbook step counts), ideal bound, SVG structure. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+#define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
+
+/* A schedule of hand-written transfers over `topo` (k = 1). */
+static tacos_sched_t *handmade(tacos_topo_t *topo, const tacos_xfer_t *x, size_t n)
+{
+    tacos_sched_t *s = calloc(1, sizeof *s);
+    *s = (tacos_sched_t){TACOS_ALLGATHER, topo->npus, 1, topo->npus, 0,
+                         (uint64_t)topo->npus * 1000, 0, n, malloc(n * sizeof *x), topo, 0};
+    memcpy(s->xfers, x, n * sizeof *x);
+    return s;
+}
+
+static tacos_topo_t *line_topo(int n, const double *lat, const double *bw)
+{
+    tacos_topo_t *t;
+    CHECK_OK(tacos_topo_create(n, "line", &t));
+    for (int i = 0; i + 1 < n; i++) {
+        CHECK_OK(tacos_topo_add_link(t, i, i + 1, lat[i], bw[i]));
+        CHECK_OK(tacos_topo_add_link(t, i + 1, i, lat[i], bw[i]));
+    }
+    CHECK_OK(tacos_topo_finalize(t));
+    return t;
+}
+
+static tacos_sim_t *sim(const tacos_sched_t *s, const tacos_topo_t *net, int order)
+{
+    tacos_sim_t *r = NULL;
+    CHECK_OK(tacos_simulate(s, net, order, &r));
+    return r;
+}
+
+static void hand_cases(void)
+{
+    /* 1000-byte chunks; link i: latency lat[i], 1 GB/s = 1000 B/us */
+    double lat[3] = {1, 2, 3}, bw[3] = {1, 1, 0.5};
+    tacos_topo_t *t = line_topo(4, lat, bw); /* costs 2, 3, 5 us */
+
+    /* two messages contend for link 0->1: served one after the other */
+    tacos_xfer_t two[2] = {{0, 1, 0, 0, 1, 0}, {0, 1, 1, 0, 1, 0}};
+    tacos_sched_t *s = handmade(t, two, 2);
+    tacos_sim_t *r = sim(s, t, 0);
+    long l = tacos_topo_find_link(t, 0, 1);
+    CHECK(r && NEAR(r->time_us, 4) && NEAR(r->link_busy_us[l], 4) && NEAR(r->link_bytes[l], 2000),
+          "contention: %.6f us", r ? r->time_us : -1);
+    tacos_sim_free(r);
+    s->topo = NULL;
+    tacos_sched_free(s);
+
+    /* a 3-hop route, stored and forwarded: 2 + 3 + 5 */
+    tacos_xfer_t far[1] = {{0, 1, 0, 0, 3, 0}};
+    s = handmade(t, far, 1);
+    tacos_topo_t *logical = gen("fc:4");
+    s->topo = logical;
+    r = sim(s, t, 0);
+    CHECK(r && NEAR(r->time_us, 10), "3-hop route: %.6f us, want 10", r ? r->time_us : -1);
+    CHECK(r && r->nbusy == 3 && NEAR(r->link_busy_us[tacos_topo_find_link(t, 2, 3)], 5),
+          "3-hop route busy intervals");
+    tacos_sim_free(r);
+    tacos_sched_free(s);
+
+    /* a dependency chain: chunk 0 relayed 0->1->2->3 leaves each NPU once
+     * it landed there; an unrelated chunk shares link 1->2 and goes first
+     * under first come first served */
+    tacos_xfer_t chain[4] = {{0, 1, 0, 0, 1, 0}, {0, 1, 1, 1, 2, 0}, {2, 3, 0, 1, 2, 0},
+                             {3, 4, 0, 2, 3, 0}};
+    s = handmade(t, chain, 4);
+    r = sim(s, t, 0);
+    /* 0->1 [0,2]; chunk 1 on 1->2 [0,3]; chunk 0 on 1->2 waits: [3,6]; 2->3 [6,11] */
+    CHECK(r && NEAR(r->time_us, 11), "dependency chain: %.6f us, want 11", r ? r->time_us : -1);
+    tacos_sim_free(r);
+    s->topo = NULL;
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+}
+
+static void sim_matches_synthesis(void)
+{
+    const char *specs[] = {"mesh2d:4x4", "torus2d:4x4", "dgx1", "dragonfly:3x2", "rfs:2x4x2",
+                           "hypercube:8", "uniring:5"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        for (int c = 0; c <= TACOS_ALLREDUCE; c++) {
+            tacos_topo_t *t = gen(specs[i]);
+            tacos_synth_opts_t o = {(tacos_coll_t)c, 1, 2, 1 << 20, 3, 1};
+            tacos_sched_t *s = NULL;
+            CHECK_OK(tacos_synthesize(t, &o, &s));
+            tacos_sim_t *r = s ? sim(s, t, 1) : NULL;
+            int gather = c == TACOS_ALLGATHER || c == TACOS_BROADCAST;
+            /* copies run exactly as synthesized; reductions may only start
+             * earlier when their inputs are ready earlier */
+            CHECK(r && (gather ? NEAR(r->time_us, s->time_us)
+                               : r->time_us <= s->time_us * (1 + 1e-9)),
+                  "%s on %s: simulated %.6f, synthesized %.6f", tacos_coll_name((tacos_coll_t)c),
+                  specs[i], r ? r->time_us : -1, s ? s->time_us : -1);
+            tacos_sim_free(r);
+            tacos_sched_free(s);
+            tacos_topo_free(t);
+        }
+}
+
+static double baseline_time(const char *name, tacos_coll_t coll, const char *spec, double lat,
+                            uint64_t size)
+{
+    double bw = 50;
+    tacos_topo_t *t = NULL;
+    tacos_sched_t *b = NULL;
+    CHECK_OK(tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, &t));
+    CHECK_OK(tacos_baseline(name, coll, t->npus, size, &b));
+    double time = -1;
+    if (b) {
+        int rc = tacos_sched_validate(b);
+        CHECK(rc == TACOS_OK, "%s %s (%d NPUs) invalid: %s", name, tacos_coll_name(coll), t->npus,
+              tacos_last_error());
+        tacos_sim_t *r = sim(b, t, 0);
+        time = r ? r->time_us : -1;
+        tacos_sim_free(r);
+        tacos_sched_free(b);
+    }
+    tacos_topo_free(t);
+    return time;
+}
+
+static void baselines(void)
+{
+    const char *names[] = {"ring", "direct", "rhd", "dbt"};
+    tacos_coll_t colls[] = {TACOS_ALLREDUCE, TACOS_ALLGATHER, TACOS_REDUCE_SCATTER};
+    for (int n = 1; n <= 9; n++) /* every baseline validates wherever defined */
+        for (int a = 0; a < 4; a++)
+            for (int c = 0; c < 3; c++) {
+                int pow2 = (n & (n - 1)) == 0;
+                if ((a == 3 && c) || (a == 2 && c && !pow2))
+                    continue;
+                char spec[16];
+                snprintf(spec, sizeof spec, "fc:%d", n);
+                baseline_time(names[a], colls[c], spec, 0.5, 6006);
+            }
+    /* textbook step counts on home topologies */
+    for (int n = 3; n <= 8; n++) {
+        char spec[16];
+        snprintf(spec, sizeof spec, "ring:%d", n);
+        double step = 0.5 + (1 << 20) / (2.0 * n) / 50e3; /* half the data per ring */
+        double t = baseline_time("ring", TACOS_ALLREDUCE, spec, 0.5, 1 << 20);
+        CHECK(NEAR(t, 2 * (n - 1) * step), "ring allreduce on %s: %.4f us = %.3f steps, want %d",
+              spec, t, t / step, 2 * (n - 1));
+        snprintf(spec, sizeof spec, "fc:%d", n);
+        step = 0.5 + (1 << 20) / (double)n / 50e3;
+        t = baseline_time("direct", TACOS_ALLREDUCE, spec, 0.5, 1 << 20);
+        CHECK(NEAR(t, 2 * step), "direct allreduce on %s: %.3f steps, want 2", spec, t / step);
+    }
+    /* RHD on a hypercube, no latency: (N-1) chunk times each way */
+    double t = baseline_time("rhd", TACOS_ALLREDUCE, "hypercube:8", 0, 8000);
+    CHECK(NEAR(t, 2 * 7 * 1000 / 50e3), "rhd allreduce hypercube:8: %.6f us", t);
+    /* errors */
+    tacos_sched_t *b;
+    CHECK_ERR(tacos_baseline("rhd", TACOS_ALLGATHER, 6, 100, &b), TACOS_ERR_ARG, "power-of-two");
+    CHECK_ERR(tacos_baseline("dbt", TACOS_ALLGATHER, 4, 100, &b), TACOS_ERR_ARG, "allreduce only");
+    CHECK_ERR(tacos_baseline("tree", TACOS_ALLREDUCE, 4, 100, &b), TACOS_ERR_ARG,
+              "unknown baseline 'tree'");
+    CHECK_ERR(tacos_baseline("ring", TACOS_BROADCAST, 4, 100, &b), TACOS_ERR_ARG, "broadcast");
+}
+
+static void ideal(void)
+{
+    tacos_topo_t *t = gen("fc:4");
+    double v;
+    CHECK_OK(tacos_ideal_bound(t, TACOS_ALLREDUCE, 150000, &v));
+    /* 150000 * 2*3/4 bytes over 3 x 50 GB/s, plus one hop of 0.5 us */
+    CHECK(NEAR(v, 150000 * 1.5 / 150e3 + 0.5), "ideal fc:4 allreduce %.6f", v);
+    CHECK_OK(tacos_ideal_bound(t, TACOS_ALLGATHER, 150000, &v));
+    CHECK(NEAR(v, 150000 * 0.75 / 150e3 + 0.5), "ideal fc:4 allgather %.6f", v);
+    tacos_topo_free(t);
+    t = gen("mesh2d:3x3");
+    CHECK_OK(tacos_ideal_bound(t, TACOS_ALLREDUCE, 9e5, &v));
+    CHECK(NEAR(v, 9e5 * 2 * 8 / 9 / 100e3 + 4 * 0.5), "ideal 3x3 mesh: corner ingress %.6f", v);
+    tacos_topo_free(t);
+}
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void pictures(void)
+{
+    const char *dir = getenv("TACOS_TMP");
+    char heat[512], util[512];
+    snprintf(heat, sizeof heat, "%s/heat.svg", dir ? dir : ".");
+    snprintf(util, sizeof util, "%s/util.svg", dir ? dir : ".");
+    tacos_topo_t *t = gen("mesh2d:3x3");
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 9000, 1, 1};
+    tacos_sched_t *s = NULL, *b = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    CHECK_OK(tacos_baseline("ring", TACOS_ALLREDUCE, 9, 9000, &b));
+    tacos_sim_t *r1 = sim(s, t, 1), *r2 = sim(b, t, 0);
+    CHECK_OK(tacos_svg_heatmap(r1, t, "allreduce <9000 B> & mesh", heat));
+    const tacos_sim_t *runs[2] = {r1, r2};
+    const char *names[2] = {"tacos", "ring"};
+    CHECK_OK(tacos_svg_utilization(runs, names, 2, "utilization", util));
+    char *text = slurp(heat);
+    CHECK(text && strncmp(text, "<?xml", 5) == 0 && count(text, "<svg ") == 1 &&
+              count(text, "</svg>") == 1 && count(text, "<title>") == (int)t->nlinks &&
+              strstr(text, "allreduce &lt;9000 B&gt; &amp; mesh") &&
+              strstr(text, "destination NPU") && strstr(text, "source NPU") &&
+              strstr(text, "no link"),
+          "heat map structure");
+    text = slurp(util);
+    CHECK(text && count(text, "<polyline") == 2 && strstr(text, "time (us)") &&
+              strstr(text, "links busy") && strstr(text, ">ring (") && count(text, "</svg>") == 1,
+          "utilization plot structure");
+    double u[10];
+    CHECK_OK(tacos_sim_utilization(r1, 10, u));
+    double mean = 0;
+    for (int i = 0; i < 10; i++) {
+        CHECK(u[i] >= 0 && u[i] <= 1 + 1e-9, "utilization bin %d = %f", i, u[i]);
+        mean += u[i] / 10;
+    }
+    double busy = 0;
+    for (size_t l = 0; l < t->nlinks; l++)
+        busy += r1->link_busy_us[l];
+    CHECK(NEAR(mean, busy / (r1->time_us * t->nlinks)), "utilization mean %.6f", mean);
+    CHECK_ERR(tacos_svg_heatmap(r1, t, "x", "/nonexistent/dir/h.svg"), TACOS_ERR_IO, "cannot open");
+    tacos_sim_free(r1);
+    tacos_sim_free(r2);
+    tacos_sched_free(s);
+    tacos_sched_free(b);
+    tacos_topo_free(t);
+}
+
+int main(void)
+{
+    if (getenv("TACOS_TMP"))
+        (void)!system("mkdir -p \"$TACOS_TMP\"");
+    hand_cases();
+    sim_matches_synthesis();
+    baselines();
+    ideal();
+    pictures();
+    return check_report("test_sim");
+}
