@@ -145,6 +145,18 @@ static size_t nth_offer(const ten_t *s, int src, int dst, size_t r)
     }
 }
 
+/* How many other in-neighbours of d could also send chunk c. */
+static size_t other_holders(const ten_t *s, int d, int src, size_t c)
+{
+    const tacos_topo_t *topo = s->topo;
+    size_t n = 0;
+    for (size_t k = topo->in_off[d]; k < topo->in_off[d + 1]; k++) {
+        int u = topo->links[topo->in_links[k]].src;
+        n += u != src && tacos_bit_get(s->have + (size_t)u * s->words, c);
+    }
+    return n;
+}
+
 /* Orders the candidate links [a, b) of equal cost: random, then fewest
  * chunks to offer first (insertion sort keeps the random order of ties). */
 static void order_run(ten_t *s, int d, size_t a, size_t b)
@@ -195,7 +207,8 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
             continue; /* stays idle until its source gets something new */
         size_t c = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
         size_t c2 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
-        if (s->copies[c2] < s->copies[c])
+        size_t a1 = other_holders(s, d, src, c), a2 = other_holders(s, d, src, c2);
+        if (a2 < a1 || (a2 == a1 && s->copies[c2] < s->copies[c]))
             c = c2;
         s->copies[c]++;
         tacos_bit_clear(s->need + (size_t)d * s->words, c);
