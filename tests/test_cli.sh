@@ -43,6 +43,22 @@ head -c 300 "$T/a.json" >"$T/trunc.json"
 expect 1 "malformed JSON" --validate "$T/trunc.json"
 expect 1 "cannot open" --validate "$T/missing.json"
 
+# simulation, baselines and pictures
+expect 0 "ring " -t mesh2d:4x4 -c allreduce --size 16MiB -k 2 --compare ring,direct,rhd,dbt --heatmap "$T/heat.svg" --utilization "$T/util.svg"
+grep -q "^ideal " "$T/out" || fail "--compare prints no ideal row"
+for f in heat heat-ring heat-direct heat-rhd heat-dbt util; do
+    grep -q "</svg>" "$T/$f.svg" || fail "$f.svg missing or not an SVG"
+done
+expect 0 "(rhd allgather needs a power-of-two" -t ring:6 -c allgather --compare ring,rhd
+expect 0 '"baselines":{"ring":' -t torus2d:4x4 -c allreduce --compare ring,direct --summary-json
+for key in simulated_us ideal_us direct; do
+    grep -q "\"$key\":" "$T/out" || fail "summary-json with --compare lacks $key"
+done
+expect 0 "simulated" --simulate "$T/a.json" --compare ring
+expect 1 "unknown baseline 'tree'" -t ring:4 -c allreduce --compare ring,tree
+expect 1 "cannot open" -t ring:4 --heatmap /nonexistent/dir/h.svg
+expect 2 "at most 8 baselines" -t ring:4 --compare a,b,c,d,e,f,g,h,i
+
 # bad flags and values
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "missing --topology" --size 1MiB
