@@ -16,46 +16,6 @@
 
 #include "internal.h"
 
-typedef struct {
-    double key;
-    size_t id;
-} item_t;
-
-typedef struct {
-    item_t *v;
-    size_t n;
-} minheap_t;
-
-static void push(minheap_t *h, double key, size_t id)
-{
-    size_t i = h->n++;
-    while (i && h->v[(i - 1) / 2].key > key) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = (item_t){key, id};
-}
-
-static item_t pop(minheap_t *h)
-{
-    item_t top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->v[c + 1].key < h->v[c].key)
-            c++;
-        if (h->v[c].key >= last.key)
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
-    return top;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -63,7 +23,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 typedef struct {
-    minheap_t heap;
+    tacos_heap_t heap;
     double *cost;  /* per in-link of one NPU, then distinct costs */
     size_t *mult;  /* links sharing each distinct cost */
     size_t *steps; /* multiples taken so far per distinct cost */
@@ -88,21 +48,23 @@ static double ingress_time(scratch_t *w, size_t k, size_t m)
     w->heap.n = 0;
     for (size_t g = 0; g < groups; g++) {
         w->steps[g] = 1;
-        push(&w->heap, w->cost[g], g);
+        if (tacos_heap_push(&w->heap, (tacos_heap_item_t){w->cost[g], 0, g}))
+            return -1;
     }
     for (size_t got = 0;;) {
-        item_t it = pop(&w->heap);
+        tacos_heap_item_t it = tacos_heap_pop(&w->heap);
         got += w->mult[it.id];
         if (got >= m)
-            return it.key;
-        push(&w->heap, (double)++w->steps[it.id] * w->cost[it.id], it.id);
+            return it.k1;
+        if (tacos_heap_push(&w->heap, (tacos_heap_item_t){(double)++w->steps[it.id] * w->cost[it.id], 0, it.id}))
+            return -1;
     }
 }
 
 /* Longest shortest path (link time per hop) from any NPU holding a chunk to
  * an NPU needing it, by Dijkstra from each holder. */
 static double latency_diameter(const tacos_topo_t *t, const double *lcost, const char *source,
-                               double *dist, minheap_t *h)
+                               double *dist, tacos_heap_t *h)
 {
     double worst = 0;
     for (int s = 0; s < t->npus; s++) {
@@ -112,17 +74,19 @@ static double latency_diameter(const tacos_topo_t *t, const double *lcost, const
             dist[v] = INFINITY;
         dist[s] = 0;
         h->n = 0;
-        push(h, 0, (size_t)s);
+        if (tacos_heap_push(h, (tacos_heap_item_t){0, 0, (size_t)s}))
+            return -1;
         while (h->n) {
-            item_t it = pop(h);
-            if (it.key > dist[it.id])
+            tacos_heap_item_t it = tacos_heap_pop(h);
+            if (it.k1 > dist[it.id])
                 continue;
             for (size_t k = t->out_off[it.id]; k < t->out_off[it.id + 1]; k++) {
                 size_t l = t->out_links[k];
                 int w = t->links[l].dst;
-                if (it.key + lcost[l] < dist[w]) {
-                    dist[w] = it.key + lcost[l];
-                    push(h, dist[w], (size_t)w);
+                if (it.k1 + lcost[l] < dist[w]) {
+                    dist[w] = it.k1 + lcost[l];
+                    if (tacos_heap_push(h, (tacos_heap_item_t){dist[w], 0, (size_t)w}))
+                        return -1;
                 }
             }
         }
@@ -138,15 +102,13 @@ static int gather_bound(const tacos_topo_t *t, tacos_coll_t gather, int root, in
                         double chunk_bytes, double *out)
 {
     size_t n = (size_t)t->npus, m = t->nlinks ? t->nlinks : 1;
-    scratch_t w = {{malloc((m + n) * sizeof(item_t)), 0}, malloc(m * sizeof(double)),
+    scratch_t w = {{0}, malloc(m * sizeof(double)),
                    malloc(m * sizeof(size_t)), malloc(m * sizeof(size_t))};
     double *lcost = malloc(m * sizeof *lcost), *dist = malloc(n * sizeof *dist);
     char *source = malloc(n);
     int rc = TACOS_OK;
-    if (!w.heap.v || !w.cost || !w.mult || !w.steps || !lcost || !dist || !source) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the lower bound on %s", t->name);
-        goto out;
-    }
+    if (!w.cost || !w.mult || !w.steps || !lcost || !dist || !source)
+        goto nomem;
     for (size_t l = 0; l < t->nlinks; l++)
         lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
     double bound = 0;
@@ -158,12 +120,19 @@ static int gather_bound(const tacos_topo_t *t, tacos_coll_t gather, int root, in
         for (size_t i = t->in_off[d]; i < t->in_off[d + 1]; i++)
             w.cost[deg++] = lcost[t->in_links[i]];
         double ti = ingress_time(&w, deg, need);
+        if (ti < 0)
+            goto nomem;
         if (ti > bound)
             bound = ti;
         source[d] = gather == TACOS_ALLGATHER || (int)d == root;
     }
     double lat = latency_diameter(t, lcost, source, dist, &w.heap);
+    if (lat < 0)
+        goto nomem;
     *out = lat > bound ? lat : bound;
+    goto out;
+nomem:
+    rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the lower bound on %s", t->name);
 out:
     free(w.heap.v);
     free(w.cost);
@@ -224,15 +193,20 @@ int tacos_ideal_bound(const tacos_topo_t *t, tacos_coll_t coll, uint64_t size_by
                                                                       : (double)(n - 1) / (double)n;
     double *lat = malloc(m * sizeof *lat), *dist = malloc(n * sizeof *dist);
     char *source = malloc(n);
-    minheap_t h = {malloc((m + n) * sizeof(item_t)), 0};
+    tacos_heap_t h = {0};
     int rc = TACOS_OK;
-    if (!lat || !dist || !source || !h.v) {
+    if (!lat || !dist || !source) {
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the ideal bound on %s", t->name);
     } else {
         for (size_t l = 0; l < t->nlinks; l++)
             lat[l] = t->links[l].lat_us;
         memset(source, 1, n);
-        *out_us = (double)size_bytes * share / (minbw * 1e3) + latency_diameter(t, lat, source, dist, &h);
+        double diameter = latency_diameter(t, lat, source, dist, &h);
+        if (diameter < 0)
+            rc = tacos_error(TACOS_ERR_NOMEM, "out of memory computing the ideal bound on %s",
+                             t->name);
+        else
+            *out_us = (double)size_bytes * share / (minbw * 1e3) + diameter;
     }
     free(lat);
     free(dist);

@@ -56,6 +56,21 @@ static inline int tacos_popcount64(uint64_t x)
 }
 static inline int tacos_ctz64(uint64_t x) { return __builtin_ctzll(x); }
 
+/* Binary min-heap of (k1, k2, id), lexicographic; grows as needed (zero-
+ * initialize, free v). */
+typedef struct {
+    double k1, k2;
+    size_t id;
+} tacos_heap_item_t;
+
+typedef struct {
+    tacos_heap_item_t *v;
+    size_t n, cap;
+} tacos_heap_t;
+
+int tacos_heap_push(tacos_heap_t *h, tacos_heap_item_t it);
+tacos_heap_item_t tacos_heap_pop(tacos_heap_t *h);
+
 /* Deep copy of a finalized topology. */
 int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out);
 

@@ -16,62 +16,6 @@
 
 #include "internal.h"
 
-typedef struct {
-    double k1, k2;
-    size_t id;
-} hitem_t;
-
-typedef struct {
-    hitem_t *v;
-    size_t n, cap;
-} hheap_t;
-
-static int hless(const hitem_t *a, const hitem_t *b)
-{
-    if (a->k1 != b->k1)
-        return a->k1 < b->k1;
-    if (a->k2 != b->k2)
-        return a->k2 < b->k2;
-    return a->id < b->id;
-}
-
-static int hpush(hheap_t *h, hitem_t it)
-{
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 8;
-        hitem_t *v = realloc(h->v, cap * sizeof *v);
-        if (!v)
-            return TACOS_ERR_NOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    for (; i && hless(&it, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
-        h->v[i] = h->v[(i - 1) / 2];
-    h->v[i] = it;
-    return TACOS_OK;
-}
-
-static hitem_t hpop(hheap_t *h)
-{
-    hitem_t top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && hless(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!hless(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
-    return top;
-}
-
 /* ---- routing ------------------------------------------------------------ */
 
 typedef struct {
@@ -300,9 +244,9 @@ typedef struct {
     msg_t *m;
     size_t nm;
     size_t *hops, *dependents;
-    hheap_t *waiting; /* per link */
+    tacos_heap_t *waiting; /* per link */
     char *busy;
-    hheap_t events;   /* (end time, link, message) */
+    tacos_heap_t events;   /* (end time, link, message) */
     tacos_sim_t *r;
     size_t *touched;
     size_t ntouched;
@@ -322,14 +266,14 @@ static int enqueue(simstate_t *st, size_t msg, double t)
     msg_t *m = &st->m[msg];
     size_t l = st->hops[m->hop0 + m->hop];
     touch(st, l);
-    return hpush(&st->waiting[l], (hitem_t){t, m->key, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
+    return tacos_heap_push(&st->waiting[l], (tacos_heap_item_t){t, m->key, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
 }
 
 static int start_link(simstate_t *st, size_t l, double t)
 {
     if (st->busy[l] || !st->waiting[l].n)
         return TACOS_OK;
-    size_t msg = hpop(&st->waiting[l]).id;
+    size_t msg = tacos_heap_pop(&st->waiting[l]).id;
     double end = t + tacos_link_cost_us(&st->net->links[l], st->m[msg].bytes);
     tacos_sim_t *r = st->r;
     st->busy[l] = 1;
@@ -337,7 +281,7 @@ static int start_link(simstate_t *st, size_t l, double t)
     r->link_bytes[l] += st->m[msg].bytes;
     r->busy_start_us[r->nbusy] = t;
     r->busy_end_us[r->nbusy++] = end;
-    return hpush(&st->events, (hitem_t){end, (double)l, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
+    return tacos_heap_push(&st->events, (tacos_heap_item_t){end, (double)l, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
 }
 
 static int run(simstate_t *st)
@@ -359,7 +303,7 @@ static int run(simstate_t *st)
         t = st->events.v[0].k1;
         double horizon = t + TACOS_TIME_EPS(t);
         while (st->events.n && st->events.v[0].k1 <= horizon && !rc) {
-            hitem_t ev = hpop(&st->events);
+            tacos_heap_item_t ev = tacos_heap_pop(&st->events);
             size_t l = (size_t)ev.k2;
             msg_t *m = &st->m[ev.id];
             st->busy[l] = 0;

@@ -32,6 +32,26 @@ static void ramp(double x, int *r, int *g, int *b)
     *b = (int)lround(stops[i][2] + f * (stops[i + 1][2] - stops[i][2]));
 }
 
+/* Opens path and writes the SVG header, white background and title. */
+static FILE *start(const char *path, double w, double h, const char *title)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        tacos_error(TACOS_ERR_IO, "%s: cannot open for writing", path);
+        return NULL;
+    }
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%.0f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">",
+            w, h, w / 2);
+    put_text(f, title);
+    fputs("</text>\n", f);
+    return f;
+}
+
 static int finish(FILE *f, const char *path)
 {
     fputs("</svg>\n", f);
@@ -46,18 +66,10 @@ int tacos_svg_heatmap(const tacos_sim_t *r, const tacos_topo_t *net, const char 
     int n = net->npus;
     double cell = fmax(1.0, fmin(24.0, 640.0 / n)), grid = cell * n;
     double left = 70, top = 60, w = left + grid + 130, h = top + grid + 60;
-    FILE *f = fopen(path, "w");
+    FILE *f = start(path, w, h, title);
     if (!f)
-        return tacos_error(TACOS_ERR_IO, "%s: cannot open for writing", path);
-    fprintf(f,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%.0f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">",
-            w, h, w / 2);
-    put_text(f, title);
-    fprintf(f, "</text>\n<g id=\"cells\">\n<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+        return TACOS_ERR_IO;
+    fprintf(f, "<g id=\"cells\">\n<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
                "height=\"%.2f\" fill=\"black\"/>\n",
             left, top, grid, grid);
     for (size_t l = 0; l < net->nlinks; l++) {
@@ -115,18 +127,10 @@ int tacos_svg_utilization(const tacos_sim_t *const *runs, const char *const *nam
     if (tmax <= 0)
         tmax = 1;
     double left = 70, top = 50, pw = 600, ph = 260, w = left + pw + 230, h = top + ph + 60;
-    FILE *f = fopen(path, "w");
+    FILE *f = start(path, w, h, title);
     if (!f)
-        return tacos_error(TACOS_ERR_IO, "%s: cannot open for writing", path);
-    fprintf(f,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%.0f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">",
-            w, h, w / 2);
-    put_text(f, title);
-    fprintf(f, "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+        return TACOS_ERR_IO;
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                "stroke=\"black\"/>\n",
             left, top, pw, ph);
     for (int i = 0; i <= 4; i++) {
