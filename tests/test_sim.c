@@ -136,13 +136,13 @@ static void baselines(void)
                 int pow2 = (n & (n - 1)) == 0;
                 if ((a == 3 && c) || (a == 2 && c && !pow2))
                     continue;
-                char spec[16];
+                char spec[32];
                 snprintf(spec, sizeof spec, "fc:%d", n);
                 baseline_time(names[a], colls[c], spec, 0.5, 6006);
             }
     /* textbook step counts on home topologies */
     for (int n = 3; n <= 8; n++) {
-        char spec[16];
+        char spec[32];
         snprintf(spec, sizeof spec, "ring:%d", n);
         double step = 0.5 + (1 << 20) / (2.0 * n) / 50e3; /* half the data per ring */
         double t = baseline_time("ring", TACOS_ALLREDUCE, spec, 0.5, 1 << 20);
