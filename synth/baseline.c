@@ -228,7 +228,8 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
         rc = tacos_sched_reserve(s, b.n);
     if (!rc) {
         /* chunks one pair carries in one step share the step back to back */
-        qsort(b.v, b.n, sizeof *b.v, raw_cmp);
+        if (b.n)
+            qsort(b.v, b.n, sizeof *b.v, raw_cmp);
         for (size_t i = 0, j; i < b.n; i = j) {
             for (j = i + 1; j < b.n && b.v[j].step == b.v[i].step && b.v[j].src == b.v[i].src &&
                             b.v[j].dst == b.v[i].dst;

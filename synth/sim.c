@@ -217,7 +217,8 @@ static int build_deps(const tacos_sched_t *s, int schedule_order, sortkey_t *k,
         free(e.v);
         return tacos_error(TACOS_ERR_NOMEM, "out of memory simulating %zu transfers", n);
     }
-    qsort(e.v, e.n, sizeof *e.v, edge_cmp);
+    if (e.n)
+        qsort(e.v, e.n, sizeof *e.v, edge_cmp);
     size_t u = 0;
     for (size_t i = 0; i < e.n; i++)
         if (!u || edge_cmp(&e.v[i], &e.v[u - 1]) != 0)
