@@ -1,0 +1,119 @@
+/* Component: MCA parameters, open/close, and the communicator query. */
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+#include "ompi/mca/coll/base/base.h"
+
+#include "coll_tacos.h"
+
+static int tacos_register(void);
+static int tacos_open(void);
+static int tacos_close(void);
+static int tacos_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+mca_coll_tacos_component_t mca_coll_tacos_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "tacos",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_open_component = tacos_open,
+            .mca_close_component = tacos_close,
+            .mca_register_component_params = tacos_register,
+        },
+        .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+        .collm_init_query = tacos_init_query,
+        .collm_comm_query = mca_coll_tacos_comm_query,
+    },
+    .priority = 35,
+    .enable = true,
+    .verbose = 0,
+    .output = -1,
+    .unwind_degree = 1,
+    .chunks = 0,
+    .min_bytes = 0,
+    .seed = 1,
+    .trials = 1,
+};
+
+static void reg_int(const char *name, const char *help, int *storage)
+{
+    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
+                                          help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
+                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void reg_string(const char *name, const char *help, char **storage)
+{
+    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
+                                          help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
+                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static int tacos_register(void)
+{
+    mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
+    reg_int("priority",
+            "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
+            "0 or less never selects it",
+            &c->priority);
+    (void)mca_base_component_var_register(
+        &c->super.collm_version, "enable",
+        "Use coll/tacos at all (default true); false declines every communicator", MCA_BASE_VAR_TYPE_BOOL,
+        NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &c->enable);
+    reg_int("verbose",
+            "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
+            "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
+            "and why)",
+            &c->verbose);
+    reg_string("topo_file",
+               "Topology JSON file (the format tacos-synth reads) describing the links between "
+               "the communicator's ranks, rank i = NPU i; its NPU count must equal the "
+               "communicator size (else: error message and fallback). Empty: the default model "
+               "(a switch per host, a switch per local rank index across hosts)",
+               &c->topo_file);
+    reg_int("unwind_degree",
+            "Switch unwinding degree d used to turn switches into point-to-point links (each "
+            "member to the next d; 1 suits large messages, N-1 small ones; default 1)",
+            &c->unwind_degree);
+    reg_int("chunks",
+            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic (about one "
+            "chunk per 64 KiB of each rank's share, 1..8)",
+            &c->chunks);
+    reg_int("min_bytes",
+            "Messages smaller than this many bytes (the whole buffer of the collective) go to the "
+            "previous component (default 0: none)",
+            &c->min_bytes);
+    reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
+            &c->seed);
+    reg_int("trials", "Independent synthesis seeds tried per schedule, fastest kept (default 1)",
+            &c->trials);
+    reg_string("dump_dir",
+               "Directory where each rank 0 writes the topology and every schedule it "
+               "synthesizes as JSON (tacos-synth --validate/--simulate reads them); empty: off",
+               &c->dump_dir);
+    return OMPI_SUCCESS;
+}
+
+static int tacos_open(void)
+{
+    mca_coll_tacos_component.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_coll_tacos_component.output, mca_coll_tacos_component.verbose);
+    return OMPI_SUCCESS;
+}
+
+static int tacos_close(void)
+{
+    if (mca_coll_tacos_component.output >= 0)
+        opal_output_close(mca_coll_tacos_component.output);
+    mca_coll_tacos_component.output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int tacos_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}

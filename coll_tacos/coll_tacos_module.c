@@ -1,0 +1,630 @@
+/*
+ * Module: per-communicator state, lazy topology and schedule synthesis with a
+ * cross-rank agreement check, the PML transport for the executor, and the
+ * collectives.  Every case it cannot serve goes to the previous component.
+ */
+#include "ompi_config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/op/op.h"
+#include "ompi/request/request.h"
+
+#include "coll_tacos.h"
+#include "exec.h"
+
+#define C (&mca_coll_tacos_component)
+#define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
+
+/* ---- module object -------------------------------------------------------- */
+
+static void module_construct(mca_coll_tacos_module_t *m)
+{
+    memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
+}
+
+static void module_destruct(mca_coll_tacos_module_t *m)
+{
+    mca_coll_base_module_t *prev[] = {m->prev_allreduce_module, m->prev_allgather_module,
+                                      m->prev_bcast_module, m->prev_reduce_module,
+                                      m->prev_reduce_scatter_module,
+                                      m->prev_reduce_scatter_block_module};
+    for (size_t i = 0; i < sizeof prev / sizeof prev[0]; i++)
+        if (prev[i])
+            OBJ_RELEASE(prev[i]);
+    for (int i = 0; i < m->ncache; i++)
+        tacos_prog_free(m->cache[i].prog);
+    tacos_topo_free(m->topo);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
+                   module_destruct);
+
+#define SAVE(m, comm, name)                                                                  \
+    do {                                                                                     \
+        if (!(comm)->c_coll->coll_##name || !(comm)->c_coll->coll_##name##_module) {         \
+            TRACE(1, "no previous component provides " #name "; declining");                 \
+            return OMPI_ERROR;                                                               \
+        }                                                                                    \
+        (m)->prev_##name = (comm)->c_coll->coll_##name;                                      \
+        (m)->prev_##name##_module = (comm)->c_coll->coll_##name##_module;                    \
+        OBJ_RETAIN((m)->prev_##name##_module);                                               \
+    } while (0)
+
+static int module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    SAVE(m, comm, allreduce);
+    SAVE(m, comm, allgather);
+    SAVE(m, comm, bcast);
+    SAVE(m, comm, reduce);
+    SAVE(m, comm, reduce_scatter);
+    SAVE(m, comm, reduce_scatter_block);
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    /* cheap and the same on every rank */
+    if (!C->enable || C->priority <= 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2)
+        return NULL;
+    mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
+    if (!m)
+        return NULL;
+    *priority = C->priority;
+    m->super.coll_module_enable = module_enable;
+    m->super.coll_allreduce = mca_coll_tacos_allreduce;
+    m->super.coll_allgather = mca_coll_tacos_allgather;
+    m->super.coll_bcast = mca_coll_tacos_bcast;
+    m->super.coll_reduce = mca_coll_tacos_reduce;
+    m->super.coll_reduce_scatter = mca_coll_tacos_reduce_scatter;
+    m->super.coll_reduce_scatter_block = mca_coll_tacos_reduce_scatter_block;
+    return &m->super;
+}
+
+/* ---- topology ------------------------------------------------------------- */
+
+/* Default model: ranks grouped by host; a switch per host joins its ranks
+ * (shared memory), and a switch per local index joins the ranks with that
+ * index across hosts (each gets a share of the host's NIC). */
+#define DEFAULT_SHM_LAT_US 0.5
+#define DEFAULT_SHM_BW_GBPS 10.0
+#define DEFAULT_NET_LAT_US 2.0
+#define DEFAULT_NIC_BW_GBPS 12.5
+
+static uint64_t host_hash(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                            tacos_topo_t **out)
+{
+    int n = ompi_comm_size(comm), rc;
+    uint64_t mine = host_hash(), *hosts = malloc((size_t)n * sizeof *hosts);
+    int *local = malloc((size_t)n * sizeof *local), *members = malloc((size_t)n * sizeof *members);
+    tacos_topo_t *t = NULL;
+    if (!hosts || !local || !members) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = m->prev_allgather(&mine, 1, &ompi_mpi_uint64_t.dt, hosts, 1, &ompi_mpi_uint64_t.dt, comm,
+                           m->prev_allgather_module);
+    if (rc != OMPI_SUCCESS)
+        goto out;
+    int maxlocal = 0, nhosts = 0;
+    for (int i = 0; i < n; i++) { /* local index of each rank on its host */
+        local[i] = 0;
+        for (int j = 0; j < i; j++)
+            local[i] += hosts[j] == hosts[i];
+        nhosts += local[i] == 0;
+        if (local[i] + 1 > maxlocal)
+            maxlocal = local[i] + 1;
+    }
+    if (tacos_topo_create(n, nhosts == 1 ? "default:1host" : "default:hosts", &t)) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = TACOS_OK;
+    for (int i = 0; i < n && !rc; i++) { /* one shared-memory switch per host */
+        if (local[i])
+            continue;
+        int k = 0;
+        for (int j = 0; j < n; j++)
+            if (hosts[j] == hosts[i])
+                members[k++] = j;
+        if (k > 1)
+            rc = tacos_topo_add_switch(t, members, k, DEFAULT_SHM_LAT_US, DEFAULT_SHM_BW_GBPS,
+                                       C->unwind_degree);
+    }
+    for (int l = 0; l < maxlocal && !rc; l++) { /* one network switch per local index */
+        int k = 0, per_host = 1;
+        for (int j = 0; j < n; j++)
+            if (local[j] == l)
+                members[k++] = j;
+        for (int j = 0; j < n; j++)
+            if (hosts[j] == hosts[members[0]] && local[j] + 1 > per_host)
+                per_host = local[j] + 1;
+        if (k > 1)
+            rc = tacos_topo_add_switch(t, members, k, DEFAULT_NET_LAT_US,
+                                       DEFAULT_NIC_BW_GBPS / per_host, C->unwind_degree);
+    }
+    if (!rc)
+        rc = tacos_topo_finalize(t);
+    if (rc) {
+        TRACE(1, "default topology: %s", tacos_last_error());
+        rc = OMPI_ERROR;
+        goto out;
+    }
+    TRACE(5, "default topology: %d ranks on %d host(s), %zu links", n, nhosts, t->nlinks);
+    *out = t;
+    t = NULL;
+out:
+    tacos_topo_free(t);
+    free(hosts);
+    free(local);
+    free(members);
+    return rc;
+}
+
+/* All ranks agree on `ok` and on the 64-bit hash (max over ranks of each of
+ * h and ~h equals the local value only when every rank has the same h). */
+static int agree(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int ok, uint64_t h,
+                 int *agreed)
+{
+    uint64_t v[3] = {ok ? 0 : 1, h, ~h}, r[3];
+    int rc = m->prev_allreduce(v, r, 3, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
+                               m->prev_allreduce_module);
+    *agreed = rc == OMPI_SUCCESS && r[0] == 0 && r[1] == h && r[2] == ~h;
+    return rc;
+}
+
+static uint64_t topo_hash(const tacos_topo_t *t)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)t->npus;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
+        memcpy(&v[2], &l->lat_us, 8);
+        memcpy(&v[3], &l->bw_gbps, 8);
+        for (int j = 0; j < 4; j++)
+            h = (h ^ v[j]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Builds the topology once per communicator; -1 state means fall back. */
+static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (m->topo_state)
+        return OMPI_SUCCESS;
+    int n = ompi_comm_size(comm), ok = 1, agreed, rc;
+    tacos_topo_t *t = NULL;
+    if (C->topo_file && C->topo_file[0]) {
+        if (tacos_topo_read_file(C->topo_file, &t)) {
+            opal_output(0, "coll:tacos: coll_tacos_topo_file: %s; falling back to the previous "
+                           "component",
+                        tacos_last_error());
+            ok = 0;
+        } else if (t->npus != n) {
+            opal_output(0, "coll:tacos: coll_tacos_topo_file %s describes %d NPUs but the "
+                           "communicator has %d ranks; falling back to the previous component",
+                        C->topo_file, t->npus, n);
+            ok = 0;
+        }
+    } else if ((rc = default_topology(m, comm, &t)) != OMPI_SUCCESS) {
+        ok = 0;
+    }
+    if (ok && tacos_topo_check_connected(t)) {
+        opal_output(0, "coll:tacos: %s; falling back to the previous component", tacos_last_error());
+        ok = 0;
+    }
+    rc = agree(m, comm, ok, ok ? topo_hash(t) : 0, &agreed);
+    if (rc != OMPI_SUCCESS || !agreed) {
+        if (ok)
+            TRACE(1, "ranks disagree on the topology; falling back");
+        tacos_topo_free(t);
+        m->topo_state = -1;
+        return rc;
+    }
+    m->topo = t;
+    m->topo_state = 1;
+    if (C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tacos-comm%u-topology.json", C->dump_dir,
+                 ompi_comm_get_cid(comm));
+        if (tacos_topo_write_file(t, path))
+            opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ---- schedules ------------------------------------------------------------ */
+
+static uint64_t sched_hash(const tacos_sched_t *s)
+{
+    uint64_t h = 1469598103934665603ull ^ s->nxfers;
+    for (size_t i = 0; i < s->nxfers; i++) {
+        const tacos_xfer_t *x = &s->xfers[i];
+        uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
+                     (uint64_t)x->reduce << 63;
+        h = (h ^ v) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int auto_chunks(size_t bytes, int n)
+{
+    if (C->chunks > 0)
+        return C->chunks;
+    size_t share = bytes / (size_t)n, k = share / (64 * 1024);
+    return k < 1 ? 1 : k > 8 ? 8 : (int)k;
+}
+
+/* This rank's program for (coll, root, bytes), synthesized on first use; NULL
+ * (with *reason) when the call must fall back. */
+static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                                   tacos_coll_t coll, int root, size_t bytes, int *k,
+                                   const char **reason)
+{
+    int rc = ensure_topology(m, comm);
+    if (rc != OMPI_SUCCESS || m->topo_state < 0) {
+        *reason = "no usable topology";
+        return NULL;
+    }
+    int size_class = 0;
+    while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
+        size_class++;
+    *k = auto_chunks(bytes, ompi_comm_size(comm));
+    for (int i = 0; i < m->ncache; i++) {
+        mca_coll_tacos_entry_t *e = &m->cache[i];
+        if (e->coll == coll && e->root == root && e->k == *k && e->size_class == size_class) {
+            *reason = "synthesis failed or ranks disagreed earlier";
+            return e->prog;
+        }
+    }
+    if (m->ncache == TACOS_CACHE_MAX) {
+        *reason = "schedule cache full";
+        return NULL;
+    }
+    tacos_synth_opts_t o = {coll, root, *k, (uint64_t)1 << size_class, (uint64_t)C->seed,
+                            C->trials > 0 ? C->trials : 1};
+    tacos_sched_t *s = NULL;
+    tacos_prog_t *p = NULL;
+    int ok = tacos_synthesize(m->topo, &o, &s) == TACOS_OK &&
+             tacos_sched_program(s, ompi_comm_rank(comm), &p) == TACOS_OK;
+    if (!ok)
+        opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
+                    m->topo->name, tacos_last_error());
+    int agreed = 0;
+    rc = agree(m, comm, ok, ok ? sched_hash(s) : 0, &agreed);
+    if (ok && !agreed)
+        TRACE(1, "ranks synthesized different %s schedules; falling back", tacos_coll_name(coll));
+    if (agreed && C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tacos-comm%u-%s-root%d-k%d-%zuB.json", C->dump_dir,
+                 ompi_comm_get_cid(comm), tacos_coll_name(coll), root, *k, (size_t)o.size_bytes);
+        if (tacos_sched_write_file(s, path))
+            opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
+    }
+    if (agreed)
+        TRACE(5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
+              tacos_coll_name(coll), root, *k, (size_t)o.size_bytes, s->nxfers, s->time_us);
+    tacos_sched_free(s);
+    if (rc != OMPI_SUCCESS || !agreed) {
+        tacos_prog_free(p);
+        p = NULL;
+    }
+    m->cache[m->ncache++] = (mca_coll_tacos_entry_t){coll, root, *k, size_class, p};
+    *reason = "synthesis failed or ranks disagreed";
+    return p;
+}
+
+/* ---- transport over the PML ------------------------------------------------ */
+
+typedef struct {
+    struct ompi_communicator_t *comm;
+    int tag;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+} pml_ctx_t;
+
+static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    pml_ctx_t *c = ctx;
+    return MCA_PML_CALL(isend(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
+                              MCA_PML_BASE_SEND_STANDARD, c->comm, (ompi_request_t **)req));
+}
+
+static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    pml_ctx_t *c = ctx;
+    return MCA_PML_CALL(irecv(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag, c->comm,
+                              (ompi_request_t **)req));
+}
+
+static int pml_wait_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    (void)ctx;
+    int outcount = 0, idx[64], rc;
+    if (n > 64) { /* wait for the first of many */
+        int i;
+        rc = ompi_request_wait_any(n, (ompi_request_t **)reqs, &i, MPI_STATUS_IGNORE);
+        if (rc == OMPI_SUCCESS && i >= 0)
+            done[i] = 1;
+        return rc;
+    }
+    rc = ompi_request_wait_some(n, (ompi_request_t **)reqs, &outcount, idx, MPI_STATUSES_IGNORE);
+    for (int i = 0; rc == OMPI_SUCCESS && i < outcount; i++)
+        done[idx[i]] = 1;
+    return rc;
+}
+
+static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
+{
+    pml_ctx_t *c = ctx;
+    ompi_op_reduce(c->op, (void *)src, dst, (int)count, c->dtype);
+    return OMPI_SUCCESS;
+}
+
+/* ---- common path ------------------------------------------------------------ */
+
+/* Raw bytes can carry the data: predefined types (pair types with their
+ * padding included) and contiguous layouts starting at offset 0. */
+static const char *check_type(struct ompi_datatype_t *dtype, size_t count, size_t *extent)
+{
+    ptrdiff_t lb, ext, true_lb, true_ext;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_ext);
+    if (lb != 0 || true_lb < 0 || true_lb + true_ext > ext)
+        return "datatype with a non-zero lower bound";
+    if (!ompi_datatype_is_predefined(dtype) &&
+        !ompi_datatype_is_contiguous_memory_layout(dtype, count > 1 ? 2 : 1))
+        return "non-contiguous derived datatype";
+    if (count * (size_t)ext > INT_MAX)
+        return "buffer larger than INT_MAX bytes";
+    *extent = (size_t)ext;
+    return NULL;
+}
+
+/* Runs the collective's program on buf (total elements split into blocks).
+ * When no program can serve the call, sets *reason, leaves buf untouched and
+ * returns FALL_BACK; otherwise an OMPI status. */
+#define FALL_BACK 1
+static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
+               int root, void *buf, const size_t *block_off, size_t extent,
+               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag, const char **reason)
+{
+    int n = ompi_comm_size(comm), k;
+    size_t bytes = block_off[n] * extent;
+    const tacos_prog_t *p = program(m, comm, coll, root, bytes, &k, reason);
+    if (!p)
+        return FALL_BACK;
+    pml_ctx_t ctx = {comm, tag, dtype, op};
+    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce};
+    TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
+          k, p->nops);
+    int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp);
+    if (rc == TACOS_ERR_NOMEM)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    return rc == TACOS_ERR_INVALID ? OMPI_ERROR : rc;
+}
+
+static size_t *even_blocks(int n, size_t count)
+{
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    for (int r = 0; off && r <= n; r++)
+        off[r] = count * (size_t)r / (size_t)n;
+    return off;
+}
+
+#define FALLBACK(m, name, why, ...)                                                          \
+    do {                                                                                     \
+        TRACE(10, #name ": fallback: %s", why);                                              \
+        return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
+    } while (0)
+
+static const char *reduction_ok(struct ompi_op_t *op, size_t bytes)
+{
+    if (!ompi_op_is_commute(op))
+        return "non-commutative op";
+    if (bytes < (size_t)C->min_bytes)
+        return "below coll_tacos_min_bytes";
+    return NULL;
+}
+
+/* ---- collectives ------------------------------------------------------------- */
+
+int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    size_t ext = 0;
+    const char *why = check_type(dtype, (size_t)count, &ext);
+    if (!why)
+        why = reduction_ok(op, (size_t)count * ext);
+    if (why)
+        FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
+    if (sbuf != MPI_IN_PLACE && count)
+        memcpy(rbuf, sbuf, (size_t)count * ext);
+    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = run(m, comm, TACOS_ALLREDUCE, 0, rbuf, off, ext, dtype, op,
+                 MCA_COLL_BASE_TAG_ALLREDUCE, &why);
+    free(off);
+    if (rc == FALL_BACK) /* rbuf already holds sbuf: the previous component works in place */
+        FALLBACK(m, allreduce, why, MPI_IN_PLACE, rbuf, count, dtype, op, comm);
+    return rc;
+}
+
+int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    size_t ext = 0;
+    const char *why = check_type(rdtype, (size_t)rcount * (size_t)n, &ext);
+    if (!why && sbuf != MPI_IN_PLACE && (sdtype != rdtype || scount != rcount))
+        why = "send and receive types or counts differ";
+    if (!why && (size_t)rcount * n * ext < (size_t)C->min_bytes)
+        why = "below coll_tacos_min_bytes";
+    if (why)
+        FALLBACK(m, allgather, why, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r <= n; r++)
+        off[r] = (size_t)r * (size_t)rcount;
+    if (sbuf != MPI_IN_PLACE && rcount)
+        memcpy((char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext);
+    int rc = run(m, comm, TACOS_ALLGATHER, 0, rbuf, off, ext, rdtype, NULL,
+                 MCA_COLL_BASE_TAG_ALLGATHER, &why);
+    free(off);
+    if (rc == FALL_BACK)
+        FALLBACK(m, allgather, why, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, rcount, rdtype, comm);
+    return rc;
+}
+
+int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    size_t ext = 0;
+    const char *why = check_type(dtype, (size_t)count, &ext);
+    if (!why && (size_t)count * ext < (size_t)C->min_bytes)
+        why = "below coll_tacos_min_bytes";
+    if (why)
+        FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
+    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = run(m, comm, TACOS_BROADCAST, root, buf, off, ext, dtype, NULL,
+                 MCA_COLL_BASE_TAG_BCAST, &why);
+    free(off);
+    if (rc == FALL_BACK)
+        FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
+    return rc;
+}
+
+int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int me = ompi_comm_rank(comm);
+    size_t ext = 0;
+    const char *why = check_type(dtype, (size_t)count, &ext);
+    if (!why)
+        why = reduction_ok(op, (size_t)count * ext);
+    if (why)
+        FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
+    /* the root reduces in rbuf; the others in scratch holding their input */
+    char *work = me == root ? rbuf : malloc((size_t)count * ext + 1);
+    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
+    if (!work || !off) {
+        if (work != rbuf)
+            free(work);
+        free(off);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (sbuf != MPI_IN_PLACE && count)
+        memcpy(work, sbuf, (size_t)count * ext);
+    int rc = run(m, comm, TACOS_REDUCE, root, work, off, ext, dtype, op,
+                 MCA_COLL_BASE_TAG_REDUCE, &why);
+    free(off);
+    if (work != rbuf)
+        free(work);
+    if (rc == FALL_BACK) /* the inputs are untouched (the root's copy is in rbuf) */
+        FALLBACK(m, reduce, why, me == root ? MPI_IN_PLACE : sbuf, rbuf, count, dtype, op, root,
+                 comm);
+    return rc;
+}
+
+/* Reduce-Scatter over blocks off[r]..off[r+1]: work holds the whole input. */
+static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, void *rbuf,
+                                 const size_t *off, size_t ext, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, int tag,
+                                 const char **why)
+{
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    size_t total = off[n] * ext;
+    char *work = malloc(total + 1);
+    if (!work)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    memcpy(work, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total);
+    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, why);
+    if (rc == OMPI_SUCCESS)
+        memcpy(rbuf, work + off[me] * ext, (off[me + 1] - off[me]) * ext);
+    free(work);
+    return rc;
+}
+
+int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int n = ompi_comm_size(comm);
+    size_t ext = 0;
+    const char *why = check_type(dtype, (size_t)rcount * (size_t)n, &ext);
+    if (!why)
+        why = reduction_ok(op, (size_t)rcount * n * ext);
+    if (why)
+        FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r <= n; r++)
+        off[r] = (size_t)r * (size_t)rcount;
+    int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
+                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &why);
+    free(off);
+    if (rc == FALL_BACK)
+        FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
+    return rc;
+}
+
+int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int n = ompi_comm_size(comm);
+    size_t ext = 0, total = 0;
+    for (int r = 0; r < n; r++)
+        total += (size_t)rcounts[r];
+    const char *why = check_type(dtype, total, &ext);
+    if (!why)
+        why = reduction_ok(op, total * ext);
+    if (why)
+        FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    off[0] = 0;
+    for (int r = 0; r < n; r++)
+        off[r + 1] = off[r] + (size_t)rcounts[r];
+    int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
+                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER, &why);
+    free(off);
+    if (rc == FALL_BACK)
+        FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * MPI-neutral executor: runs one rank's program (tacos_prog_t) on a buffer,
+ * through a small transport table the caller provides.
+ */
+#ifndef TACOS_EXEC_H
+#define TACOS_EXEC_H
+
+#include <stddef.h>
+
+#include "tacos_synth.h"
+
+typedef struct {
+    void *ctx;
+    /* Post a nonblocking send / receive of `bytes` to / from `peer`; the
+     * request handle goes to *req.  Messages between two ranks must match in
+     * the order they were posted (MPI's non-overtaking rule). */
+    int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
+    int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
+    /* Wait until at least one of reqs[0..n) completes; set done[i] = 1 for
+     * the completed ones (and forget them). */
+    int (*wait_some)(void *ctx, void **reqs, size_t n, char *done);
+    /* dst[i] = dst[i] op src[i] for `count` elements. */
+    int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
+} tacos_transport_t;
+
+/*
+ * The buffer holds `count` elements of `elem_bytes` each, cut into the
+ * schedule's chunks: block r (r < npus) is elements [block_off[r],
+ * block_off[r+1]) and chunk c = r*k + j is its j-th of k near-equal parts.
+ * Runs every op of `prog` with data dependencies and per-peer message order
+ * respected; returns the first transport error.
+ */
+int tacos_exec_run(const tacos_prog_t *prog, int npus, int chunks_per_npu,
+                   const size_t *block_off, void *buf, size_t elem_bytes,
+                   const tacos_transport_t *tp);
+
+/* Element range of chunk c: [*first, *first + *len). */
+void tacos_exec_chunk(const size_t *block_off, int chunks_per_npu, int c, size_t *first,
+                      size_t *len);
+
+#endif
