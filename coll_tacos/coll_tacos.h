@@ -35,7 +35,7 @@ typedef struct {
     tacos_prog_t *prog; /* NULL: this key falls back (reason logged once) */
 } mca_coll_tacos_entry_t;
 
-#define TACOS_CACHE_MAX 64
+#define TACOS_CACHE_MAX 128
 
 typedef struct {
     mca_coll_base_module_t super;
@@ -55,7 +55,7 @@ typedef struct {
     tacos_topo_t *topo; /* built at the first collective */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
-    int ncache;
+    int ncache, next_evict; /* full: replace the oldest entry */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

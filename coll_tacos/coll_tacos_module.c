@@ -296,10 +296,6 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
             return e->prog;
         }
     }
-    if (m->ncache == TACOS_CACHE_MAX) {
-        *reason = "schedule cache full";
-        return NULL;
-    }
     tacos_synth_opts_t o = {coll, root, *k, (uint64_t)1 << size_class, (uint64_t)C->seed,
                             C->trials > 0 ? C->trials : 1};
     tacos_sched_t *s = NULL;
@@ -328,7 +324,15 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         tacos_prog_free(p);
         p = NULL;
     }
-    m->cache[m->ncache++] = (mca_coll_tacos_entry_t){coll, root, *k, size_class, p};
+    mca_coll_tacos_entry_t *slot = &m->cache[m->ncache];
+    if (m->ncache < TACOS_CACHE_MAX) {
+        m->ncache++;
+    } else { /* every rank evicts the same entry: the cache stays identical */
+        slot = &m->cache[m->next_evict];
+        m->next_evict = (m->next_evict + 1) % TACOS_CACHE_MAX;
+        tacos_prog_free(slot->prog);
+    }
+    *slot = (mca_coll_tacos_entry_t){coll, root, *k, size_class, p};
     *reason = "synthesis failed or ranks disagreed";
     return p;
 }

@@ -1,0 +1,406 @@
+/*
+ * Correctness of MPI collectives under whatever coll component runs them
+ * (the test script forces coll/tacos): every result element is compared
+ * with a reference computed locally from the known inputs of every rank.
+ * Sweeps counts, predefined types and ops, MINLOC/MAXLOC pairs, MPI_IN_PLACE,
+ * user ops (commutative runs, non-commutative falls back), a contiguous and a
+ * vector derived type, on MPI_COMM_WORLD, a split and a dup.
+ * Exit status: number of failures (0 = all good).
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, me_world;
+
+#define FAIL(...)                                                                            \
+    do {                                                                                     \
+        if (failures++ < 20) {                                                               \
+            fprintf(stderr, "rank %d: ", me_world);                                          \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+        }                                                                                    \
+    } while (0)
+
+enum { SINT, UINT, FLT };
+
+typedef struct {
+    MPI_Datatype t;
+    const char *name;
+    int kind;
+    size_t size;
+} type_t;
+
+static const type_t types[] = {
+    {MPI_SIGNED_CHAR, "signed char", SINT, 1},   {MPI_UNSIGNED_CHAR, "unsigned char", UINT, 1},
+    {MPI_SHORT, "short", SINT, 2},               {MPI_UNSIGNED_SHORT, "unsigned short", UINT, 2},
+    {MPI_INT, "int", SINT, 4},                   {MPI_UNSIGNED, "unsigned", UINT, 4},
+    {MPI_LONG, "long", SINT, 8},                 {MPI_UNSIGNED_LONG, "unsigned long", UINT, 8},
+    {MPI_LONG_LONG, "long long", SINT, 8},       {MPI_UNSIGNED_LONG_LONG, "ull", UINT, 8},
+    {MPI_INT8_T, "int8", SINT, 1},               {MPI_UINT8_T, "uint8", UINT, 1},
+    {MPI_INT16_T, "int16", SINT, 2},             {MPI_UINT16_T, "uint16", UINT, 2},
+    {MPI_INT32_T, "int32", SINT, 4},             {MPI_UINT32_T, "uint32", UINT, 4},
+    {MPI_INT64_T, "int64", SINT, 8},             {MPI_UINT64_T, "uint64", UINT, 8},
+    {MPI_FLOAT, "float", FLT, 4},                {MPI_DOUBLE, "double", FLT, 8},
+    {MPI_BYTE, "byte", UINT, 1},
+};
+#define NTYPES (int)(sizeof types / sizeof types[0])
+
+typedef struct {
+    MPI_Op op;
+    const char *name;
+} op_t;
+
+static const op_t ops[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MAX, "max"},
+                           {MPI_MIN, "min"},   {MPI_LAND, "land"}, {MPI_LOR, "lor"},
+                           {MPI_LXOR, "lxor"}, {MPI_BAND, "band"}, {MPI_BOR, "bor"},
+                           {MPI_BXOR, "bxor"}};
+#define NOPS (int)(sizeof ops / sizeof ops[0])
+
+static int op_allowed(int o, const type_t *t)
+{
+    const char *n = ops[o].name;
+    if (t->t == MPI_BYTE)
+        return n[0] == 'b'; /* bitwise only */
+    if (t->kind == FLT)
+        return n[0] != 'b' && n[0] != 'l' ? 1 : 0;
+    return 1;
+}
+
+/* Input of `rank` at element i for op o: small, so every result is exact
+ * and no 8-bit sum or product overflows (Open MPI 4.1.4's op/avx saturates
+ * 8-bit sums instead of wrapping). */
+static long long input(int o, int rank, size_t i)
+{
+    const char *n = ops[o].name;
+    if (!strcmp(n, "prod"))
+        return (i % 3 == 0 && rank % 3 == 1) ? 2 : 1;
+    if (n[0] == 'l')
+        return (rank + i) % 3 == 0 ? 0 : 1;
+    return (long long)((rank * 7 + i * 3) % 5) + 1 + (n[0] == 'b' ? (long long)(rank % 4) * 8 : 0);
+}
+
+static long long fold(int o, long long a, long long b)
+{
+    switch (o) {
+    case 0: return a + b;
+    case 1: return a * b;
+    case 2: return a > b ? a : b;
+    case 3: return a < b ? a : b;
+    case 4: return (a && b) ? 1 : 0;
+    case 5: return (a || b) ? 1 : 0;
+    case 6: return (!a != !b) ? 1 : 0;
+    case 7: return a & b;
+    case 8: return a | b;
+    default: return a ^ b;
+    }
+}
+
+static void put(const type_t *t, void *buf, size_t i, long long v)
+{
+    char *p = (char *)buf + i * t->size;
+    if (t->kind == FLT) {
+        if (t->size == 4) {
+            float f = (float)v;
+            memcpy(p, &f, 4);
+        } else {
+            double d = (double)v;
+            memcpy(p, &d, 8);
+        }
+        return;
+    }
+    uint64_t u = (uint64_t)v; /* little-endian truncation */
+    memcpy(p, &u, t->size);
+}
+
+static long long get(const type_t *t, const void *buf, size_t i)
+{
+    const char *p = (const char *)buf + i * t->size;
+    if (t->kind == FLT) {
+        if (t->size == 4) {
+            float f;
+            memcpy(&f, p, 4);
+            return (long long)f;
+        }
+        double d;
+        memcpy(&d, p, 8);
+        return (long long)d;
+    }
+    uint64_t u = 0;
+    memcpy(&u, p, t->size);
+    if (t->kind == SINT && t->size < 8 && (u >> (8 * t->size - 1)) & 1)
+        u |= ~(uint64_t)0 << (8 * t->size);
+    return (long long)u;
+}
+
+/* The reduced value of element i over ranks [0, n). */
+static long long expect(int o, int n, size_t i, const type_t *t)
+{
+    long long v = input(o, 0, i);
+    for (int r = 1; r < n; r++)
+        v = fold(o, v, input(o, r, i));
+    long long back; /* wrap to the type the way the machine does */
+    char tmp[8];
+    put(t, tmp, 0, v);
+    back = get(t, tmp, 0);
+    return back;
+}
+
+static const size_t counts[] = {0, 1, 2, 3, 7, 13, 31, 100, 1021};
+#define NCOUNTS (int)(sizeof counts / sizeof counts[0])
+
+enum { ALLREDUCE, REDUCE, RS_BLOCK, RS, NCOLL_RED };
+
+/* One reduction collective, checked on every element this rank receives. */
+static void check_reduction(MPI_Comm comm, int coll, const type_t *t, int o, size_t count,
+                            int in_place)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    size_t total = coll == RS_BLOCK || coll == RS ? count * (size_t)n : count;
+    int *rcounts = malloc((size_t)n * sizeof *rcounts);
+    size_t my_first = 0, my_len = total;
+    if (coll == RS_BLOCK) {
+        my_first = count * (size_t)me;
+        my_len = count;
+    } else if (coll == RS) { /* uneven: rank r gets (r+1)*count/n elements... summing to total */
+        size_t at = 0;
+        for (int r = 0; r < n; r++) {
+            size_t a = total * (size_t)r * (r + 1) / ((size_t)n * (n + 1));
+            size_t b = total * (size_t)(r + 1) * (r + 2) / ((size_t)n * (n + 1));
+            rcounts[r] = (int)(b - a);
+            if (r == me) {
+                my_first = at;
+                my_len = b - a;
+            }
+            at += b - a;
+        }
+    }
+    char *s = malloc(total * t->size + 1), *d = malloc(total * t->size + 1);
+    for (size_t i = 0; i < total; i++)
+        put(t, s, i, input(o, me, i));
+    memset(d, 0x5a, total * t->size + 1);
+    int root = n - 1;
+    void *sb = s;
+    if (in_place && (coll != REDUCE || me == root)) {
+        memcpy(d, s, total * t->size);
+        sb = MPI_IN_PLACE;
+    }
+    switch (coll) {
+    case ALLREDUCE: MPI_Allreduce(sb, d, (int)count, t->t, ops[o].op, comm); break;
+    case REDUCE: MPI_Reduce(sb, d, (int)count, t->t, ops[o].op, root, comm); break;
+    case RS_BLOCK: MPI_Reduce_scatter_block(sb, d, (int)count, t->t, ops[o].op, comm); break;
+    default: MPI_Reduce_scatter(sb, d, rcounts, t->t, ops[o].op, comm); break;
+    }
+    static const char *cname[] = {"allreduce", "reduce", "reduce_scatter_block", "reduce_scatter"};
+    if (coll != REDUCE || me == root)
+        for (size_t i = 0; i < my_len; i++) {
+            long long want = expect(o, n, my_first + i, t), got = get(t, d, i);
+            if (got != want) {
+                FAIL("%s %s %s count %zu%s n=%d: element %zu = %lld, want %lld", cname[coll],
+                     t->name, ops[o].name, count, in_place ? " in place" : "", n, my_first + i, got,
+                     want);
+                break;
+            }
+        }
+    free(s);
+    free(d);
+    free(rcounts);
+}
+
+static void check_allgather_bcast(MPI_Comm comm, size_t count, int in_place)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    int *s = malloc((count + 1) * sizeof *s), *d = malloc((count * n + 1) * sizeof *d);
+    for (size_t i = 0; i < count; i++)
+        s[i] = me * 1000003 + (int)i;
+    for (size_t i = 0; i < count * n; i++)
+        d[i] = -1;
+    if (in_place)
+        memcpy(d + count * me, s, count * sizeof *s);
+    MPI_Allgather(in_place ? MPI_IN_PLACE : s, (int)count, MPI_INT, d, (int)count, MPI_INT, comm);
+    for (size_t i = 0; i < count * n; i++)
+        if (d[i] != (int)(i / count) * 1000003 + (int)(i % count)) {
+            FAIL("allgather count %zu%s n=%d: element %zu = %d", count, in_place ? " in place" : "",
+                 n, i, d[i]);
+            break;
+        }
+    for (int root = 0; root < n; root += n > 2 ? n - 1 : 1) {
+        for (size_t i = 0; i < count; i++)
+            s[i] = me == root ? (int)(i * 7 + 1) : -7;
+        MPI_Bcast(s, (int)count, MPI_INT, root, comm);
+        for (size_t i = 0; i < count; i++)
+            if (s[i] != (int)(i * 7 + 1)) {
+                FAIL("bcast count %zu root %d n=%d: element %zu = %d", count, root, n, i, s[i]);
+                break;
+            }
+    }
+    free(s);
+    free(d);
+}
+
+static void check_pairs(MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    struct { double v; int i; } dv[37], dr[37];
+    struct { int v; int i; } iv[37], ir[37];
+    for (int k = 0; k < 37; k++) {
+        dv[k].v = iv[k].v = (me * 5 + k) % 7;
+        dv[k].i = iv[k].i = me;
+    }
+    MPI_Allreduce(dv, dr, 37, MPI_DOUBLE_INT, MPI_MINLOC, comm);
+    MPI_Allreduce(iv, ir, 37, MPI_2INT, MPI_MAXLOC, comm);
+    for (int k = 0; k < 37; k++) {
+        int minv = 99, mini = -1, maxv = -1, maxi = -1;
+        for (int r = 0; r < n; r++) {
+            int v = (r * 5 + k) % 7;
+            if (v < minv) { minv = v; mini = r; }
+            if (v > maxv) { maxv = v; maxi = r; }
+        }
+        if (dr[k].v != minv || dr[k].i != mini)
+            FAIL("minloc double_int k=%d: (%g,%d) want (%d,%d)", k, dr[k].v, dr[k].i, minv, mini);
+        if (ir[k].v != maxv || ir[k].i != maxi)
+            FAIL("maxloc 2int k=%d: (%d,%d) want (%d,%d)", k, ir[k].v, ir[k].i, maxv, maxi);
+    }
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void user_first(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt; /* a op b = a: associative, not commutative; result = rank 0's */
+    memcpy(inout, in, (size_t)*len * sizeof(int));
+}
+
+/* Sums for the derived types: 3 ints per element; ints 0 and 2 of 3. */
+static void sum_three(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < 3 * *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void sum_vec(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        ((int *)inout)[3 * i] += ((int *)in)[3 * i];
+        ((int *)inout)[3 * i + 2] += ((int *)in)[3 * i + 2];
+    }
+}
+
+static void check_user_and_derived(MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    enum { N = 301 };
+    int s[3 * N], d[3 * N];
+    MPI_Op sum, first;
+    MPI_Op_create(user_sum, 1, &sum);
+    MPI_Op_create(user_first, 0, &first);
+    for (int i = 0; i < 3 * N; i++)
+        s[i] = me + i;
+    MPI_Allreduce(s, d, N, MPI_INT, sum, comm);
+    for (int i = 0; i < N; i++)
+        if (d[i] != n * i + n * (n - 1) / 2) {
+            FAIL("commutative user op: element %d = %d", i, d[i]);
+            break;
+        }
+    MPI_Allreduce(s, d, N, MPI_INT, first, comm);
+    for (int i = 0; i < N; i++)
+        if (d[i] != i) {
+            FAIL("non-commutative user op: element %d = %d, want rank 0's %d", i, d[i], i);
+            break;
+        }
+    MPI_Datatype three, vec;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    MPI_Op op_three, op_vec;
+    MPI_Op_create(sum_three, 1, &op_three);
+    MPI_Op_create(sum_vec, 1, &op_vec);
+    MPI_Allreduce(s, d, N, three, op_three, comm);
+    for (int i = 0; i < 3 * N; i++)
+        if (d[i] != n * i + n * (n - 1) / 2) {
+            FAIL("contiguous derived type: element %d = %d", i, d[i]);
+            break;
+        }
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec); /* ints 0 and 2 of every 3; 1 is a gap */
+    MPI_Type_commit(&vec);
+    for (int i = 0; i < 3 * N; i++)
+        d[i] = -5;
+    MPI_Datatype vec3;
+    MPI_Type_create_resized(vec, 0, 3 * sizeof(int), &vec3);
+    MPI_Type_commit(&vec3);
+    MPI_Allreduce(s, d, N, vec3, op_vec, comm);
+    for (int i = 0; i < 3 * N; i++) {
+        int want = i % 3 == 1 ? -5 : n * i + n * (n - 1) / 2;
+        if (d[i] != want) {
+            FAIL("vector type: int %d = %d, want %d", i, d[i], want);
+            break;
+        }
+    }
+    MPI_Type_free(&three);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&vec3);
+    MPI_Op_free(&sum);
+    MPI_Op_free(&first);
+    MPI_Op_free(&op_three);
+    MPI_Op_free(&op_vec);
+}
+
+static void check_comm(MPI_Comm comm, int full)
+{
+    for (int coll = 0; coll < NCOLL_RED; coll++)
+        for (int ti = 0; ti < NTYPES; ti++)
+            for (int o = 0; o < NOPS; o++) {
+                if (!op_allowed(o, &types[ti]) || (!full && (ti % 4 || o % 3)))
+                    continue;
+                for (int c = 0; c < NCOUNTS; c++)
+                    check_reduction(comm, coll, &types[ti], o, counts[c], c % 2);
+            }
+    for (int c = 0; c < NCOUNTS; c++)
+        check_allgather_bcast(comm, counts[c], c % 2);
+    /* large: 1M elements */
+    check_reduction(comm, ALLREDUCE, &types[4], 0, 1000003, 0);
+    check_reduction(comm, RS_BLOCK, &types[19], 2, 1000003 / 8, 1);
+    check_reduction(comm, REDUCE, &types[6], 0, 1000003, 0);
+    check_allgather_bcast(comm, 1000003 / 8, 0);
+    check_pairs(comm);
+    check_user_and_derived(comm);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
+    int full = argc < 2 || strcmp(argv[1], "--quick") != 0;
+    check_comm(MPI_COMM_WORLD, full);
+    MPI_Comm split, dup;
+    MPI_Comm_split(MPI_COMM_WORLD, me_world % 2, -me_world, &split);
+    check_comm(split, 0);
+    for (int i = 0; i < 3; i++) { /* dup/free cycles */
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        check_comm(dup, 0);
+        MPI_Comm_free(&dup);
+    }
+    MPI_Comm_free(&split);
+    int total;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me_world == 0)
+        printf("mpi_coll_check: %d failure(s)\n", total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
