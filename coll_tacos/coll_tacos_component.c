@@ -30,9 +30,9 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .enable = true,
     .verbose = 0,
     .output = -1,
-    .unwind_degree = 1,
+    .unwind_degree = 0,
     .chunks = 0,
-    .min_bytes = 0,
+    .min_bytes = 65536,
     .seed = 1,
     .trials = 1,
 };
@@ -74,16 +74,19 @@ static int tacos_register(void)
                "(a switch per host, a switch per local rank index across hosts)",
                &c->topo_file);
     reg_int("unwind_degree",
-            "Switch unwinding degree d used to turn switches into point-to-point links (each "
-            "member to the next d; 1 suits large messages, N-1 small ones; default 1)",
+            "Switch unwinding degree d used to turn the default model's switches into "
+            "point-to-point links (each member to the next d members, each link 1/d of the "
+            "bandwidth). 0 (default) = automatic: d = members-1 for a host's shared memory, "
+            "where every pair is equally close, and 1 for the network switches",
             &c->unwind_degree);
     reg_int("chunks",
-            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic (about one "
-            "chunk per 64 KiB of each rank's share, 1..8)",
+            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic (one chunk per "
+            "MiB of each rank's share, 1..8)",
             &c->chunks);
     reg_int("min_bytes",
-            "Messages smaller than this many bytes (the whole buffer of the collective) go to the "
-            "previous component (default 0: none)",
+            "Collectives whose whole buffer is smaller than this many bytes go to the previous "
+            "component (default 65536: below it the per-call cost of a schedule exceeds what a "
+            "better route saves on one host; see README Performance)",
             &c->min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);

@@ -148,7 +148,7 @@ static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator
                 members[k++] = j;
         if (k > 1)
             rc = tacos_topo_add_switch(t, members, k, DEFAULT_SHM_LAT_US, DEFAULT_SHM_BW_GBPS,
-                                       C->unwind_degree);
+                                       C->unwind_degree > 0 ? C->unwind_degree : k - 1);
     }
     for (int l = 0; l < maxlocal && !rc; l++) { /* one network switch per local index */
         int k = 0, per_host = 1;
@@ -160,7 +160,8 @@ static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator
                 per_host = local[j] + 1;
         if (k > 1)
             rc = tacos_topo_add_switch(t, members, k, DEFAULT_NET_LAT_US,
-                                       DEFAULT_NIC_BW_GBPS / per_host, C->unwind_degree);
+                                       DEFAULT_NIC_BW_GBPS / per_host,
+                                       C->unwind_degree > 0 ? C->unwind_degree : 1);
     }
     if (!rc)
         rc = tacos_topo_finalize(t);
@@ -270,7 +271,7 @@ static int auto_chunks(size_t bytes, int n)
 {
     if (C->chunks > 0)
         return C->chunks;
-    size_t share = bytes / (size_t)n, k = share / (64 * 1024);
+    size_t share = bytes / (size_t)n, k = share / (1024 * 1024);
     return k < 1 ? 1 : k > 8 ? 8 : (int)k;
 }
 

@@ -382,10 +382,53 @@ static void check_comm(MPI_Comm comm, int full)
     check_user_and_derived(comm);
 }
 
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * 4;
+}
+
+/* Thousands of calls and communicator dup/free cycles: memory must not grow
+ * (after a warm-up that fills caches and the PML's free lists). */
+static void check_leaks(void)
+{
+    enum { COUNT = 40000 };
+    static int s[COUNT], d[COUNT];
+    long before = 0;
+    for (int round = 0; round < 3000; round++) {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, dup);
+        MPI_Bcast(s, COUNT, MPI_INT, round % 2, dup);
+        MPI_Comm_free(&dup);
+        MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (round == 500)
+            before = rss_kib();
+    }
+    long grown = rss_kib() - before;
+    if (grown > 2048)
+        FAIL("memory grew by %ld KiB over 2500 dup/allreduce/bcast/free cycles", grown);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
+    if (argc > 1 && strcmp(argv[1], "--leaks") == 0) {
+        check_leaks();
+        int total;
+        MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (me_world == 0)
+            printf("mpi_coll_check: %d failure(s)\n", total);
+        MPI_Finalize();
+        return total ? 1 : 0;
+    }
     int full = argc < 2 || strcmp(argv[1], "--quick") != 0;
     check_comm(MPI_COMM_WORLD, full);
     MPI_Comm split, dup;

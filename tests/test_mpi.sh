@@ -47,6 +47,13 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 
+# no leaks across thousands of calls and dup/free cycles
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
+[ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
+    fail "leak check did not run through coll/tacos"
+
 # bad topology files: a clear message, the previous component, right results
 printf '{"npus": 4, "links": [' >"$T/broken.json"
 for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
