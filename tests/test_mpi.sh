@@ -1,6 +1,7 @@
 #!/bin/sh
 # coll/tacos under real mpirun: mpi_coll_check at 1..8 ranks with the
-# component forced; the verbose trace proves the component ran the
+# component forced and min_bytes 0 (so even 1-element calls run schedules);
+# the verbose trace proves the component ran the
 # collectives (a silent fallback cannot pass); topology files make
 # non-trivial schedules run over shared memory; bad topology files give a
 # clear message and still correct results.
@@ -23,6 +24,7 @@ run() {
     [ "$1" = "--" ] && shift
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        --mca coll_tacos_min_bytes 0 \
         $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -49,7 +51,7 @@ run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 
 # no leaks across thousands of calls and dup/free cycles
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
-    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
