@@ -80,8 +80,9 @@ static int tacos_register(void)
             "where every pair is equally close, and 1 for the network switches",
             &c->unwind_degree);
     reg_int("chunks",
-            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic (one chunk per "
-            "MiB of each rank's share, 1..8)",
+            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
+            "and 8, the one whose synthesized schedule the topology model times fastest for the "
+            "call's size class",
             &c->chunks);
     reg_int("min_bytes",
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "

@@ -267,14 +267,6 @@ static uint64_t sched_hash(const tacos_sched_t *s)
     return h;
 }
 
-static int auto_chunks(size_t bytes, int n)
-{
-    if (C->chunks > 0)
-        return C->chunks;
-    size_t share = bytes / (size_t)n, k = share / (1024 * 1024);
-    return k < 1 ? 1 : k > 8 ? 8 : (int)k;
-}
-
 /* This rank's program for (coll, root, bytes), synthesized on first use; NULL
  * (with *reason) when the call must fall back. */
 static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
@@ -289,20 +281,34 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
     int size_class = 0;
     while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
         size_class++;
-    *k = auto_chunks(bytes, ompi_comm_size(comm));
     for (int i = 0; i < m->ncache; i++) {
         mca_coll_tacos_entry_t *e = &m->cache[i];
-        if (e->coll == coll && e->root == root && e->k == *k && e->size_class == size_class) {
+        if (e->coll == coll && e->root == root && e->size_class == size_class) {
+            *k = e->k;
             *reason = "synthesis failed or ranks disagreed earlier";
             return e->prog;
         }
     }
-    tacos_synth_opts_t o = {coll, root, *k, (uint64_t)1 << size_class, (uint64_t)C->seed,
-                            C->trials > 0 ? C->trials : 1};
+    /* chunks per rank: the parameter, or the k whose schedule the model says
+     * is fastest for this size (every rank computes the same) */
     tacos_sched_t *s = NULL;
     tacos_prog_t *p = NULL;
-    int ok = tacos_synthesize(m->topo, &o, &s) == TACOS_OK &&
-             tacos_sched_program(s, ompi_comm_rank(comm), &p) == TACOS_OK;
+    int ok = 1;
+    for (int kk = C->chunks > 0 ? C->chunks : 1; ok && kk <= (C->chunks > 0 ? C->chunks : 8);
+         kk *= 2) {
+        tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)C->seed,
+                                C->trials > 0 ? C->trials : 1};
+        tacos_sched_t *cand = NULL;
+        ok = tacos_synthesize(m->topo, &o, &cand) == TACOS_OK;
+        if (ok && (!s || cand->time_us < s->time_us)) {
+            tacos_sched_free(s);
+            s = cand;
+            *k = kk;
+        } else {
+            tacos_sched_free(cand);
+        }
+    }
+    ok = ok && tacos_sched_program(s, ompi_comm_rank(comm), &p) == TACOS_OK;
     if (!ok)
         opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
                     m->topo->name, tacos_last_error());
@@ -313,13 +319,13 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
     if (agreed && C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
         char path[4096];
         snprintf(path, sizeof path, "%s/tacos-comm%u-%s-root%d-k%d-%zuB.json", C->dump_dir,
-                 ompi_comm_get_cid(comm), tacos_coll_name(coll), root, *k, (size_t)o.size_bytes);
+                 ompi_comm_get_cid(comm), tacos_coll_name(coll), root, *k, (size_t)s->size_bytes);
         if (tacos_sched_write_file(s, path))
             opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
     }
     if (agreed)
         TRACE(5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
-              tacos_coll_name(coll), root, *k, (size_t)o.size_bytes, s->nxfers, s->time_us);
+              tacos_coll_name(coll), root, *k, (size_t)s->size_bytes, s->nxfers, s->time_us);
     tacos_sched_free(s);
     if (rc != OMPI_SUCCESS || !agreed) {
         tacos_prog_free(p);
