@@ -417,7 +417,8 @@ static const char *check_type(struct ompi_datatype_t *dtype, size_t count, size_
 #define FALL_BACK 1
 static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
                int root, void *buf, const size_t *block_off, size_t extent,
-               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag, const char **reason)
+               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
+               const tacos_exec_opts_t *opts, const char **reason)
 {
     int n = ompi_comm_size(comm), k;
     size_t bytes = block_off[n] * extent;
@@ -428,7 +429,7 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
           k, p->nops);
-    int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp);
+    int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);
     if (rc == TACOS_ERR_NOMEM)
         return OMPI_ERR_OUT_OF_RESOURCE;
     return rc == TACOS_ERR_INVALID ? OMPI_ERROR : rc;
@@ -476,11 +477,24 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
     int rc = run(m, comm, TACOS_ALLREDUCE, 0, rbuf, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_ALLREDUCE, &why);
+                 MCA_COLL_BASE_TAG_ALLREDUCE, NULL, &why);
     free(off);
     if (rc == FALL_BACK) /* rbuf already holds sbuf: the previous component works in place */
         FALLBACK(m, allreduce, why, MPI_IN_PLACE, rbuf, count, dtype, op, comm);
     return rc;
+}
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_args_t;
+
+static void copy_block(void *arg)
+{
+    copy_args_t *c = arg;
+    if (c->bytes)
+        memcpy(c->dst, c->src, c->bytes);
 }
 
 int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -502,10 +516,14 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
         return OMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; r <= n; r++)
         off[r] = (size_t)r * (size_t)rcount;
-    if (sbuf != MPI_IN_PLACE && rcount)
-        memcpy((char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext);
+    /* own block: sent straight from sbuf, copied into rbuf while the first
+     * messages travel */
+    copy_args_t copy = {(char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext};
+    tacos_exec_opts_t opts = {sbuf, me, copy_block, &copy};
     int rc = run(m, comm, TACOS_ALLGATHER, 0, rbuf, off, ext, rdtype, NULL,
-                 MCA_COLL_BASE_TAG_ALLGATHER, &why);
+                 MCA_COLL_BASE_TAG_ALLGATHER, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
+    if (rc == FALL_BACK && sbuf != MPI_IN_PLACE)
+        copy_block(&copy);
     free(off);
     if (rc == FALL_BACK)
         FALLBACK(m, allgather, why, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, rcount, rdtype, comm);
@@ -526,7 +544,7 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
     int rc = run(m, comm, TACOS_BROADCAST, root, buf, off, ext, dtype, NULL,
-                 MCA_COLL_BASE_TAG_BCAST, &why);
+                 MCA_COLL_BASE_TAG_BCAST, NULL, &why);
     free(off);
     if (rc == FALL_BACK)
         FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
@@ -557,7 +575,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (sbuf != MPI_IN_PLACE && count)
         memcpy(work, sbuf, (size_t)count * ext);
     int rc = run(m, comm, TACOS_REDUCE, root, work, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_REDUCE, &why);
+                 MCA_COLL_BASE_TAG_REDUCE, NULL, &why);
     free(off);
     if (work != rbuf)
         free(work);
@@ -579,7 +597,7 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, v
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
     memcpy(work, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total);
-    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, why);
+    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, NULL, why);
     if (rc == OMPI_SUCCESS)
         memcpy(rbuf, work + off[me] * ext, (off[me + 1] - off[me]) * ext);
     free(work);

@@ -26,6 +26,9 @@ enum { OP_WAITING, OP_POSTED, OP_RECEIVED, OP_DONE };
 typedef struct {
     const tacos_prog_t *p;
     const tacos_transport_t *tp;
+    const tacos_exec_opts_t *opts;
+    const size_t *block_off;
+    int k;
     char *buf;
     size_t elem;
     char *state;
@@ -82,6 +85,9 @@ static int post_ready(exec_t *e, int *progress)
             continue;
         }
         void *at = op->reduce && !send ? e->scratch[i] : e->buf + e->first[i] * e->elem;
+        if (send && e->opts && e->opts->own_src && op->chunk / e->k == e->opts->own_block)
+            at = (char *)e->opts->own_src +
+                 (e->first[i] - e->block_off[e->opts->own_block]) * e->elem;
         int rc = send ? e->tp->isend(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
                                      &e->reqs[e->nreqs])
                       : e->tp->irecv(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
@@ -95,10 +101,11 @@ static int post_ready(exec_t *e, int *progress)
 }
 
 int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_off, void *buf,
-                   size_t elem_bytes, const tacos_transport_t *tp)
+                   size_t elem_bytes, const tacos_transport_t *tp, const tacos_exec_opts_t *opts)
 {
     size_t n = p->nops ? p->nops : 1, scratch_bytes = 0;
-    exec_t e = {p, tp, buf, elem_bytes, calloc(n, 1), malloc(n * sizeof(size_t)),
+    int overlapped = !opts || !opts->overlap;
+    exec_t e = {p, tp, opts, block_off, k, buf, elem_bytes, calloc(n, 1), malloc(n * sizeof(size_t)),
                 malloc(n * sizeof(size_t)), calloc(n, sizeof(char *)),
                 calloc((size_t)npus, sizeof(int)), calloc((size_t)npus, sizeof(int)),
                 malloc(n * sizeof(void *)), malloc(n * sizeof(size_t)), calloc(n, 1), 0, 0};
@@ -129,6 +136,10 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
             goto out;
         if (progress)
             continue;
+        if (!overlapped) { /* local work while the first messages travel */
+            opts->overlap(opts->overlap_arg);
+            overlapped = 1;
+        }
         if (!e.nreqs) { /* nothing in flight and nothing can go: a schedule bug */
             rc = TACOS_ERR_INVALID;
             goto out;
@@ -151,6 +162,8 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         e.nreqs = kept;
     }
 out:
+    if (!overlapped && !rc)
+        opts->overlap(opts->overlap_arg);
     free(scratch);
     free(e.state);
     free(e.first);

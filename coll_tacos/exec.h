@@ -23,6 +23,16 @@ typedef struct {
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
 } tacos_transport_t;
 
+/* Optional: sends of block `own_block` read from `own_src` (the caller's
+ * input) instead of the buffer, and `overlap` runs once right after the first
+ * messages are posted, e.g. to copy that input into the buffer meanwhile. */
+typedef struct {
+    const void *own_src;
+    int own_block;
+    void (*overlap)(void *arg);
+    void *overlap_arg;
+} tacos_exec_opts_t;
+
 /*
  * The buffer holds `count` elements of `elem_bytes` each, cut into the
  * schedule's chunks: block r (r < npus) is elements [block_off[r],
@@ -32,7 +42,7 @@ typedef struct {
  */
 int tacos_exec_run(const tacos_prog_t *prog, int npus, int chunks_per_npu,
                    const size_t *block_off, void *buf, size_t elem_bytes,
-                   const tacos_transport_t *tp);
+                   const tacos_transport_t *tp, const tacos_exec_opts_t *opts);
 
 /* Element range of chunk c: [*first, *first + *len). */
 void tacos_exec_chunk(const size_t *block_off, int chunks_per_npu, int c, size_t *first,
