@@ -56,6 +56,8 @@ typedef struct {
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
     int ncache, next_evict; /* full: replace the oldest entry */
+    char *scratch; /* work buffer reused across calls */
+    size_t scratch_bytes;
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

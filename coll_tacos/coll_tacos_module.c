@@ -43,6 +43,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
     for (int i = 0; i < m->ncache; i++)
         tacos_prog_free(m->cache[i].prog);
     tacos_topo_free(m->topo);
+    free(m->scratch);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
@@ -471,16 +472,16 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
         why = reduction_ok(op, (size_t)count * ext);
     if (why)
         FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
-    if (sbuf != MPI_IN_PLACE && count)
-        memcpy(rbuf, sbuf, (size_t)count * ext);
     size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
+    /* sbuf is read in place; rbuf gets each chunk when it is first written */
+    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
     int rc = run(m, comm, TACOS_ALLREDUCE, 0, rbuf, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_ALLREDUCE, NULL, &why);
+                 MCA_COLL_BASE_TAG_ALLREDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     free(off);
-    if (rc == FALL_BACK) /* rbuf already holds sbuf: the previous component works in place */
-        FALLBACK(m, allreduce, why, MPI_IN_PLACE, rbuf, count, dtype, op, comm);
+    if (rc == FALL_BACK) /* rbuf untouched */
+        FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
     return rc;
 }
 
@@ -519,7 +520,7 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     /* own block: sent straight from sbuf, copied into rbuf while the first
      * messages travel */
     copy_args_t copy = {(char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext};
-    tacos_exec_opts_t opts = {sbuf, me, copy_block, &copy};
+    tacos_exec_opts_t opts = {NULL, sbuf, me, copy_block, &copy};
     int rc = run(m, comm, TACOS_ALLGATHER, 0, rbuf, off, ext, rdtype, NULL,
                  MCA_COLL_BASE_TAG_ALLGATHER, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     if (rc == FALL_BACK && sbuf != MPI_IN_PLACE)
@@ -551,6 +552,17 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     return rc;
 }
 
+/* A work buffer of at least `bytes`, kept across calls (no page faults). */
+static char *scratch(mca_coll_tacos_module_t *m, size_t bytes)
+{
+    if (bytes > m->scratch_bytes) {
+        free(m->scratch);
+        m->scratch = malloc(bytes);
+        m->scratch_bytes = m->scratch ? bytes : 0;
+    }
+    return m->scratch;
+}
+
 int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
@@ -563,25 +575,19 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
         why = reduction_ok(op, (size_t)count * ext);
     if (why)
         FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
-    /* the root reduces in rbuf; the others in scratch holding their input */
-    char *work = me == root ? rbuf : malloc((size_t)count * ext + 1);
+    /* the root reduces in rbuf, the others in scratch; sbuf is read in place */
+    char *work = me == root ? rbuf : scratch(m, (size_t)count * ext + 1);
     size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
     if (!work || !off) {
-        if (work != rbuf)
-            free(work);
         free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (sbuf != MPI_IN_PLACE && count)
-        memcpy(work, sbuf, (size_t)count * ext);
+    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
     int rc = run(m, comm, TACOS_REDUCE, root, work, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_REDUCE, NULL, &why);
+                 MCA_COLL_BASE_TAG_REDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     free(off);
-    if (work != rbuf)
-        free(work);
-    if (rc == FALL_BACK) /* the inputs are untouched (the root's copy is in rbuf) */
-        FALLBACK(m, reduce, why, me == root ? MPI_IN_PLACE : sbuf, rbuf, count, dtype, op, root,
-                 comm);
+    if (rc == FALL_BACK) /* nothing was touched */
+        FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
     return rc;
 }
 
@@ -592,15 +598,20 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, v
                                  const char **why)
 {
     int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    size_t total = off[n] * ext;
-    char *work = malloc(total + 1);
+    size_t total = off[n] * ext, mine = (off[me + 1] - off[me]) * ext;
+    if (sbuf == MPI_IN_PLACE) { /* rbuf holds the input: work in it */
+        int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, rbuf, off, ext, dtype, op, tag, NULL, why);
+        if (rc == OMPI_SUCCESS && mine)
+            memmove(rbuf, (char *)rbuf + off[me] * ext, mine);
+        return rc;
+    }
+    char *work = scratch(m, total + 1);
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    memcpy(work, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total);
-    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, NULL, why);
-    if (rc == OMPI_SUCCESS)
-        memcpy(rbuf, work + off[me] * ext, (off[me + 1] - off[me]) * ext);
-    free(work);
+    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
+    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, &opts, why);
+    if (rc == OMPI_SUCCESS && mine)
+        memcpy(rbuf, work + off[me] * ext, mine);
     return rc;
 }
 

@@ -40,7 +40,20 @@ typedef struct {
     size_t *req_op;
     char *req_done;
     size_t nreqs, ndone;
+    char *in_buf; /* per chunk, with opts->input: the buffer holds it */
 } exec_t;
+
+/* Where a send of op i reads its data. */
+static const void *send_source(const exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    const tacos_exec_opts_t *o = e->opts;
+    if (o && o->own_src && op->chunk / e->k == o->own_block)
+        return (const char *)o->own_src + (e->first[i] - e->block_off[o->own_block]) * e->elem;
+    if (o && o->input && !e->in_buf[op->chunk])
+        return (const char *)o->input + e->first[i] * e->elem;
+    return e->buf + e->first[i] * e->elem;
+}
 
 static int deps_done(const exec_t *e, size_t i)
 {
@@ -65,6 +78,11 @@ static int post_ready(exec_t *e, int *progress)
         int send = op->kind == TACOS_OP_SEND;
         int *next = send ? &e->next_send_seq[op->peer] : &e->next_recv_seq[op->peer];
         if (e->state[i] == OP_RECEIVED && deps_done(e, i)) { /* combine a reduction */
+            if (e->in_buf && !e->in_buf[op->chunk]) { /* first write: bring the input */
+                memcpy(e->buf + e->first[i] * e->elem,
+                       (const char *)e->opts->input + e->first[i] * e->elem, e->len[i] * e->elem);
+                e->in_buf[op->chunk] = 1;
+            }
             int rc = e->tp->reduce(e->tp->ctx, e->scratch[i], e->buf + e->first[i] * e->elem,
                                    e->len[i]);
             if (rc)
@@ -85,9 +103,10 @@ static int post_ready(exec_t *e, int *progress)
             continue;
         }
         void *at = op->reduce && !send ? e->scratch[i] : e->buf + e->first[i] * e->elem;
-        if (send && e->opts && e->opts->own_src && op->chunk / e->k == e->opts->own_block)
-            at = (char *)e->opts->own_src +
-                 (e->first[i] - e->block_off[e->opts->own_block]) * e->elem;
+        if (send)
+            at = (void *)send_source(e, i);
+        else if (!op->reduce && e->in_buf)
+            e->in_buf[op->chunk] = 1; /* the copy overwrites the whole chunk */
         int rc = send ? e->tp->isend(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
                                      &e->reqs[e->nreqs])
                       : e->tp->irecv(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
@@ -108,11 +127,12 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
     exec_t e = {p, tp, opts, block_off, k, buf, elem_bytes, calloc(n, 1), malloc(n * sizeof(size_t)),
                 malloc(n * sizeof(size_t)), calloc(n, sizeof(char *)),
                 calloc((size_t)npus, sizeof(int)), calloc((size_t)npus, sizeof(int)),
-                malloc(n * sizeof(void *)), malloc(n * sizeof(size_t)), calloc(n, 1), 0, 0};
+                malloc(n * sizeof(void *)), malloc(n * sizeof(size_t)), calloc(n, 1), 0, 0,
+                opts && opts->input ? calloc((size_t)npus * (size_t)k, 1) : NULL};
     char *scratch = NULL;
     int rc = 0;
     if (!e.state || !e.first || !e.len || !e.scratch || !e.next_send_seq || !e.next_recv_seq ||
-        !e.reqs || !e.req_op || !e.req_done) {
+        !e.reqs || !e.req_op || !e.req_done || (opts && opts->input && !e.in_buf)) {
         rc = TACOS_ERR_NOMEM;
         goto out;
     }
@@ -161,6 +181,13 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         }
         e.nreqs = kept;
     }
+    for (int c = 0; e.in_buf && c < npus * k; c++) /* chunks nothing wrote */
+        if (!e.in_buf[c]) {
+            size_t first, len;
+            tacos_exec_chunk(block_off, k, c, &first, &len);
+            memcpy((char *)buf + first * elem_bytes,
+                   (const char *)opts->input + first * elem_bytes, len * elem_bytes);
+        }
 out:
     if (!overlapped && !rc)
         opts->overlap(opts->overlap_arg);
@@ -174,5 +201,6 @@ out:
     free(e.reqs);
     free(e.req_op);
     free(e.req_done);
+    free(e.in_buf);
     return rc;
 }

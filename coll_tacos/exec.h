@@ -23,10 +23,16 @@ typedef struct {
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
 } tacos_transport_t;
 
-/* Optional: sends of block `own_block` read from `own_src` (the caller's
- * input) instead of the buffer, and `overlap` runs once right after the first
- * messages are posted, e.g. to copy that input into the buffer meanwhile. */
+/* Optional inputs that save copies:
+ * - input: the rank's data in the buffer's layout, while the buffer itself
+ *   starts uninitialized.  A chunk is read from input until the buffer holds
+ *   it; it is copied into the buffer only when a reduction first lands in it,
+ *   and chunks nothing wrote are copied at the end.
+ * - own_src: sends of block own_block read from here (All-Gather's own
+ *   block), and overlap runs once right after the first messages are posted,
+ *   e.g. to copy that block into place meanwhile. */
 typedef struct {
+    const void *input;
     const void *own_src;
     int own_block;
     void (*overlap)(void *arg);
