@@ -392,6 +392,13 @@ static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
     return OMPI_SUCCESS;
 }
 
+static int op_reduce3(void *ctx, const void *a, const void *b, void *dst, size_t count)
+{
+    pml_ctx_t *c = ctx;
+    ompi_3buff_op_reduce(c->op, (void *)a, (void *)b, dst, (int)count, c->dtype);
+    return OMPI_SUCCESS;
+}
+
 /* ---- common path ------------------------------------------------------------ */
 
 /* Raw bytes can carry the data: predefined types (pair types with their
@@ -427,7 +434,10 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     if (!p)
         return FALL_BACK;
     pml_ctx_t ctx = {comm, tag, dtype, op};
-    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce};
+    /* one-pass a op b: predefined operations on predefined types */
+    int three = op && ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype);
+    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce,
+                            three ? op_reduce3 : NULL};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
           k, p->nops);
     int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);

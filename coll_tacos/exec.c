@@ -78,13 +78,20 @@ static int post_ready(exec_t *e, int *progress)
         int send = op->kind == TACOS_OP_SEND;
         int *next = send ? &e->next_send_seq[op->peer] : &e->next_recv_seq[op->peer];
         if (e->state[i] == OP_RECEIVED && deps_done(e, i)) { /* combine a reduction */
-            if (e->in_buf && !e->in_buf[op->chunk]) { /* first write: bring the input */
-                memcpy(e->buf + e->first[i] * e->elem,
-                       (const char *)e->opts->input + e->first[i] * e->elem, e->len[i] * e->elem);
+            char *dst = e->buf + e->first[i] * e->elem;
+            int rc;
+            if (e->in_buf && !e->in_buf[op->chunk]) { /* first write: combine with the input */
+                const char *in = (const char *)e->opts->input + e->first[i] * e->elem;
                 e->in_buf[op->chunk] = 1;
+                if (e->tp->reduce3) {
+                    rc = e->tp->reduce3(e->tp->ctx, in, e->scratch[i], dst, e->len[i]);
+                } else {
+                    memcpy(dst, in, e->len[i] * e->elem);
+                    rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
+                }
+            } else {
+                rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
             }
-            int rc = e->tp->reduce(e->tp->ctx, e->scratch[i], e->buf + e->first[i] * e->elem,
-                                   e->len[i]);
             if (rc)
                 return rc;
             finish(e, i);

@@ -21,6 +21,8 @@ typedef struct {
     int (*wait_some)(void *ctx, void **reqs, size_t n, char *done);
     /* dst[i] = dst[i] op src[i] for `count` elements. */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
+    /* Optional (may be NULL): dst[i] = a[i] op b[i], one pass. */
+    int (*reduce3)(void *ctx, const void *a, const void *b, void *dst, size_t count);
 } tacos_transport_t;
 
 /* Optional inputs that save copies:
