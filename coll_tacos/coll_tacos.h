@@ -58,6 +58,8 @@ typedef struct {
     int ncache, next_evict; /* full: replace the oldest entry */
     char *scratch; /* work buffer reused across calls */
     size_t scratch_bytes;
+    char *recv_scratch; /* the executor's space for arriving reductions */
+    size_t recv_scratch_bytes;
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

@@ -44,6 +44,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
         tacos_prog_free(m->cache[i].prog);
     tacos_topo_free(m->topo);
     free(m->scratch);
+    free(m->recv_scratch);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
@@ -352,7 +353,25 @@ typedef struct {
     int tag;
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
+    mca_coll_tacos_module_t *module;
 } pml_ctx_t;
+
+/* A buffer of at least `bytes` kept in *buf across calls. */
+static char *grow(char **buf, size_t *have, size_t bytes)
+{
+    if (bytes > *have) {
+        free(*buf);
+        *buf = malloc(bytes);
+        *have = *buf ? bytes : 0;
+    }
+    return *buf;
+}
+
+static void *recv_space(void *ctx, size_t bytes)
+{
+    mca_coll_tacos_module_t *m = ((pml_ctx_t *)ctx)->module;
+    return grow(&m->recv_scratch, &m->recv_scratch_bytes, bytes);
+}
 
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
@@ -433,11 +452,11 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     const tacos_prog_t *p = program(m, comm, coll, root, bytes, &k, reason);
     if (!p)
         return FALL_BACK;
-    pml_ctx_t ctx = {comm, tag, dtype, op};
+    pml_ctx_t ctx = {comm, tag, dtype, op, m};
     /* one-pass a op b: predefined operations on predefined types */
     int three = op && ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype);
     tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce,
-                            three ? op_reduce3 : NULL};
+                            three ? op_reduce3 : NULL, recv_space};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
           k, p->nops);
     int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);
@@ -565,12 +584,7 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
 /* A work buffer of at least `bytes`, kept across calls (no page faults). */
 static char *scratch(mca_coll_tacos_module_t *m, size_t bytes)
 {
-    if (bytes > m->scratch_bytes) {
-        free(m->scratch);
-        m->scratch = malloc(bytes);
-        m->scratch_bytes = m->scratch ? bytes : 0;
-    }
-    return m->scratch;
+    return grow(&m->scratch, &m->scratch_bytes, bytes);
 }
 
 int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

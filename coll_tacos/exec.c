@@ -148,7 +148,7 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce)
             scratch_bytes += e.len[i] * elem_bytes;
     }
-    if (scratch_bytes && !(scratch = malloc(scratch_bytes))) {
+    if (scratch_bytes && !(scratch = tp->scratch(tp->ctx, scratch_bytes))) {
         rc = TACOS_ERR_NOMEM;
         goto out;
     }
@@ -198,7 +198,6 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
 out:
     if (!overlapped && !rc)
         opts->overlap(opts->overlap_arg);
-    free(scratch);
     free(e.state);
     free(e.first);
     free(e.len);

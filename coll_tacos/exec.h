@@ -23,6 +23,9 @@ typedef struct {
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
     /* Optional (may be NULL): dst[i] = a[i] op b[i], one pass. */
     int (*reduce3)(void *ctx, const void *a, const void *b, void *dst, size_t count);
+    /* Space for arriving reductions, at least `bytes`, owned by the caller and
+     * reused across calls (fresh memory costs page faults every call). */
+    void *(*scratch)(void *ctx, size_t bytes);
 } tacos_transport_t;
 
 /* Optional inputs that save copies:
