@@ -41,6 +41,7 @@ typedef struct {
     char *req_done;
     size_t nreqs, ndone;
     char *in_buf; /* per chunk, with opts->input: the buffer holds it */
+    long *direct; /* per chunk, with opts->input: the reduce receive landing in the buffer */
 } exec_t;
 
 /* Where a send of op i reads its data. */
@@ -79,10 +80,15 @@ static int post_ready(exec_t *e, int *progress)
         int *next = send ? &e->next_send_seq[op->peer] : &e->next_recv_seq[op->peer];
         if (e->state[i] == OP_RECEIVED && deps_done(e, i)) { /* combine a reduction */
             char *dst = e->buf + e->first[i] * e->elem;
+            const char *in = e->in_buf ? (const char *)e->opts->input + e->first[i] * e->elem : NULL;
             int rc;
-            if (e->in_buf && !e->in_buf[op->chunk]) { /* first write: combine with the input */
-                const char *in = (const char *)e->opts->input + e->first[i] * e->elem;
+            if (e->in_buf && e->direct[op->chunk] == (long)i) { /* it landed in the buffer */
+                rc = e->tp->reduce(e->tp->ctx, in, dst, e->len[i]);
                 e->in_buf[op->chunk] = 1;
+            } else if (e->in_buf && !e->in_buf[op->chunk]) {
+                if (e->direct[op->chunk] >= 0)
+                    continue; /* the first arrival, straight in the buffer, is still due */
+                e->in_buf[op->chunk] = 1; /* first write: combine with the input */
                 if (e->tp->reduce3) {
                     rc = e->tp->reduce3(e->tp->ctx, in, e->scratch[i], dst, e->len[i]);
                 } else {
@@ -109,7 +115,8 @@ static int post_ready(exec_t *e, int *progress)
             finish(e, i);
             continue;
         }
-        void *at = op->reduce && !send ? e->scratch[i] : e->buf + e->first[i] * e->elem;
+        int direct = e->in_buf && e->direct[op->chunk] == (long)i;
+        void *at = op->reduce && !send && !direct ? e->scratch[i] : e->buf + e->first[i] * e->elem;
         if (send)
             at = (void *)send_source(e, i);
         else if (!op->reduce && e->in_buf)
@@ -135,17 +142,27 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
                 malloc(n * sizeof(size_t)), calloc(n, sizeof(char *)),
                 calloc((size_t)npus, sizeof(int)), calloc((size_t)npus, sizeof(int)),
                 malloc(n * sizeof(void *)), malloc(n * sizeof(size_t)), calloc(n, 1), 0, 0,
-                opts && opts->input ? calloc((size_t)npus * (size_t)k, 1) : NULL};
+                opts && opts->input ? calloc((size_t)npus * (size_t)k, 1) : NULL,
+                opts && opts->input ? malloc((size_t)npus * (size_t)k * sizeof(long)) : NULL};
     char *scratch = NULL;
     int rc = 0;
     if (!e.state || !e.first || !e.len || !e.scratch || !e.next_send_seq || !e.next_recv_seq ||
-        !e.reqs || !e.req_op || !e.req_done || (opts && opts->input && !e.in_buf)) {
+        !e.reqs || !e.req_op || !e.req_done || (opts && opts->input && (!e.in_buf || !e.direct))) {
         rc = TACOS_ERR_NOMEM;
         goto out;
     }
+    /* with an input, a chunk's first receive, when it is a reduction, lands
+     * straight in the (still unwritten) buffer and combines with the input */
+    for (int c = 0; e.direct && c < npus * k; c++)
+        e.direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
     for (size_t i = 0; i < p->nops; i++) {
-        tacos_exec_chunk(block_off, k, p->ops[i].chunk, &e.first[i], &e.len[i]);
-        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce)
+        const tacos_op_t *op = &p->ops[i];
+        tacos_exec_chunk(block_off, k, op->chunk, &e.first[i], &e.len[i]);
+        if (op->kind != TACOS_OP_RECV)
+            continue;
+        if (e.direct && e.direct[op->chunk] == -2)
+            e.direct[op->chunk] = op->reduce ? (long)i : -1;
+        if (op->reduce && !(e.direct && e.direct[op->chunk] == (long)i))
             scratch_bytes += e.len[i] * elem_bytes;
     }
     if (scratch_bytes && !(scratch = tp->scratch(tp->ctx, scratch_bytes))) {
@@ -153,7 +170,8 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         goto out;
     }
     for (size_t i = 0, at = 0; i < p->nops; i++)
-        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce) {
+        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
+            !(e.direct && e.direct[p->ops[i].chunk] == (long)i)) {
             e.scratch[i] = scratch + at;
             at += e.len[i] * elem_bytes;
         }
@@ -208,5 +226,6 @@ out:
     free(e.req_op);
     free(e.req_done);
     free(e.in_buf);
+    free(e.direct);
     return rc;
 }
