@@ -21,6 +21,7 @@ typedef struct {
     int unwind_degree;
     int chunks; /* per rank; 0 = automatic */
     int min_bytes;
+    int rooted_min_bytes; /* Bcast and Reduce */
     int seed;
     int trials;
     char *dump_dir;

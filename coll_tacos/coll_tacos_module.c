@@ -485,12 +485,12 @@ static size_t *even_blocks(int n, size_t count)
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-static const char *reduction_ok(struct ompi_op_t *op, size_t bytes)
+static const char *reduction_ok(struct ompi_op_t *op, size_t bytes, int rooted)
 {
     if (!ompi_op_is_commute(op))
         return "non-commutative op";
-    if (bytes < (size_t)C->min_bytes)
-        return "below coll_tacos_min_bytes";
+    if (bytes < (size_t)(rooted ? C->rooted_min_bytes : C->min_bytes))
+        return rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
     return NULL;
 }
 
@@ -504,7 +504,7 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     size_t ext = 0;
     const char *why = check_type(dtype, (size_t)count, &ext);
     if (!why)
-        why = reduction_ok(op, (size_t)count * ext);
+        why = reduction_ok(op, (size_t)count * ext, 0);
     if (why)
         FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
     size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
@@ -572,8 +572,8 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     size_t ext = 0;
     const char *why = check_type(dtype, (size_t)count, &ext);
-    if (!why && (size_t)count * ext < (size_t)C->min_bytes)
-        why = "below coll_tacos_min_bytes";
+    if (!why && (size_t)count * ext < (size_t)C->rooted_min_bytes)
+        why = "below coll_tacos_rooted_min_bytes";
     if (why)
         FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
     size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
@@ -602,7 +602,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     size_t ext = 0;
     const char *why = check_type(dtype, (size_t)count, &ext);
     if (!why)
-        why = reduction_ok(op, (size_t)count * ext);
+        why = reduction_ok(op, (size_t)count * ext, 1);
     if (why)
         FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
     /* the root reduces in rbuf, the others in scratch; sbuf is read in place */
@@ -655,7 +655,7 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
     size_t ext = 0;
     const char *why = check_type(dtype, (size_t)rcount * (size_t)n, &ext);
     if (!why)
-        why = reduction_ok(op, (size_t)rcount * n * ext);
+        why = reduction_ok(op, (size_t)rcount * n * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);
@@ -682,7 +682,7 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
         total += (size_t)rcounts[r];
     const char *why = check_type(dtype, total, &ext);
     if (!why)
-        why = reduction_ok(op, total * ext);
+        why = reduction_ok(op, total * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # coll/tacos under real mpirun: mpi_coll_check at 1..8 ranks with the
-# component forced and min_bytes 0 (so even 1-element calls run schedules);
+# component forced and min_bytes/rooted_min_bytes 0 (so even 1-element
+# calls run schedules);
 # the verbose trace proves the component ran the
 # collectives (a silent fallback cannot pass); topology files make
 # non-trivial schedules run over shared memory; bad topology files give a
@@ -24,7 +25,7 @@ run() {
     [ "$1" = "--" ] && shift
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
         $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -49,9 +50,21 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 
+# default thresholds: small calls go to the previous component, and say why
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    "$CHECK" --quick >"$T/out" 2>&1 || fail "default thresholds run"
+grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "default thresholds: wrong results"
+for why in "allreduce: fallback: below coll_tacos_min_bytes" \
+           "bcast: fallback: below coll_tacos_rooted_min_bytes" \
+           "allreduce: fallback: non-commutative op" "allreduce: fallback: non-contiguous derived datatype" \
+           "allreduce 4000012 bytes on 2 ranks: schedule"; do
+    grep -qF "$why" "$T/out" || fail "default thresholds: no '$why' in the trace"
+done
+
 # no leaks across thousands of calls and dup/free cycles
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
-    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
