@@ -471,6 +471,18 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     return rc == TACOS_ERR_INVALID ? OMPI_ERROR : rc;
 }
 
+/* Blocks of counts[r] elements (or `each` when counts is NULL), in order. */
+static size_t *sized_blocks(int n, const int *counts, size_t each)
+{
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    if (!off)
+        return NULL;
+    off[0] = 0;
+    for (int r = 0; r < n; r++)
+        off[r + 1] = off[r] + (counts ? (size_t)counts[r] : each);
+    return off;
+}
+
 static size_t *even_blocks(int n, size_t count)
 {
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);
@@ -547,11 +559,9 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
         why = "below coll_tacos_min_bytes";
     if (why)
         FALLBACK(m, allgather, why, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    size_t *off = sized_blocks(n, NULL, (size_t)rcount);
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    for (int r = 0; r <= n; r++)
-        off[r] = (size_t)r * (size_t)rcount;
     /* own block: sent straight from sbuf, copied into rbuf while the first
      * messages travel */
     copy_args_t copy = {(char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext};
@@ -658,11 +668,9 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
         why = reduction_ok(op, (size_t)rcount * n * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    size_t *off = sized_blocks(n, NULL, (size_t)rcount);
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    for (int r = 0; r <= n; r++)
-        off[r] = (size_t)r * (size_t)rcount;
     int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
                                    MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &why);
     free(off);
@@ -685,12 +693,9 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
         why = reduction_ok(op, total * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    size_t *off = sized_blocks(n, rcounts, 0);
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    off[0] = 0;
-    for (int r = 0; r < n; r++)
-        off[r + 1] = off[r] + (size_t)rcounts[r];
     int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
                                    MCA_COLL_BASE_TAG_REDUCE_SCATTER, &why);
     free(off);
