@@ -214,6 +214,17 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
                    (const char *)opts->input + first * elem_bytes, len * elem_bytes);
         }
 out:
+    /* on an error, let what is in flight finish before the buffers go away */
+    while (rc && e.nreqs && e.req_done) {
+        memset(e.req_done, 0, e.nreqs);
+        if (tp->wait_some(tp->ctx, e.reqs, e.nreqs, e.req_done))
+            break;
+        size_t kept = 0;
+        for (size_t r = 0; r < e.nreqs; r++)
+            if (!e.req_done[r])
+                e.reqs[kept++] = e.reqs[r];
+        e.nreqs = kept;
+    }
     if (!overlapped && !rc)
         opts->overlap(opts->overlap_arg);
     free(e.state);

@@ -244,6 +244,76 @@ static void check_allgather_bcast(MPI_Comm comm, size_t count, int in_place)
     free(d);
 }
 
+/* MINLOC/MAXLOC on one pair type: value (r*5+k)%7 of rank r, index r. */
+#define CHECK_PAIR(comm, n, me, vtype, mpitype, op, name, ismin)                             \
+    do {                                                                                     \
+        struct { vtype v; int i; } in_[37], out_[37];                                        \
+        for (int k = 0; k < 37; k++) {                                                       \
+            in_[k].v = (vtype)(((me) * 5 + k) % 7);                                          \
+            in_[k].i = (me);                                                                 \
+        }                                                                                    \
+        MPI_Allreduce(in_, out_, 37, mpitype, op, comm);                                     \
+        for (int k = 0; k < 37; k++) {                                                       \
+            int best = ismin ? 99 : -1, at = -1;                                             \
+            for (int r = 0; r < (n); r++) {                                                  \
+                int v = (r * 5 + k) % 7;                                                     \
+                if (ismin ? v < best : v > best) {                                           \
+                    best = v;                                                                \
+                    at = r;                                                                  \
+                }                                                                            \
+            }                                                                                \
+            if ((int)out_[k].v != best || out_[k].i != at) {                                 \
+                FAIL("%s k=%d: (%d,%d) want (%d,%d)", name, k, (int)out_[k].v, out_[k].i,    \
+                     best, at);                                                              \
+                break;                                                                       \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static void check_more_pairs(MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    CHECK_PAIR(comm, n, me, float, MPI_FLOAT_INT, MPI_MAXLOC, "maxloc float_int", 0);
+    CHECK_PAIR(comm, n, me, long, MPI_LONG_INT, MPI_MINLOC, "minloc long_int", 1);
+    CHECK_PAIR(comm, n, me, short, MPI_SHORT_INT, MPI_MAXLOC, "maxloc short_int", 0);
+    CHECK_PAIR(comm, n, me, long double, MPI_LONG_DOUBLE_INT, MPI_MINLOC, "minloc long_double_int",
+               1);
+}
+
+/* long double and complex sums, and C bool logic: exact small values. */
+static void check_more_types(MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    enum { K = 53 };
+    long double ld[K], ldr[K];
+    float cf[2 * K], cfr[2 * K];
+    _Bool b[K], br[K];
+    for (int k = 0; k < K; k++) {
+        ld[k] = me + k;
+        cf[2 * k] = (float)(me + k);
+        cf[2 * k + 1] = (float)(2 * me);
+        b[k] = (me + k) % 3 != 0;
+    }
+    MPI_Allreduce(ld, ldr, K, MPI_LONG_DOUBLE, MPI_SUM, comm);
+    MPI_Allreduce(cf, cfr, K, MPI_C_FLOAT_COMPLEX, MPI_SUM, comm);
+    MPI_Allreduce(b, br, K, MPI_C_BOOL, MPI_LAND, comm);
+    for (int k = 0; k < K; k++) {
+        int all = 1;
+        for (int r = 0; r < n; r++)
+            all &= (r + k) % 3 != 0;
+        if (ldr[k] != (long double)(n * k + n * (n - 1) / 2) ||
+            cfr[2 * k] != (float)(n * k + n * (n - 1) / 2) || cfr[2 * k + 1] != (float)(n * (n - 1)) ||
+            br[k] != all) {
+            FAIL("long double / float complex / C bool element %d", k);
+            break;
+        }
+    }
+}
+
 static void check_pairs(MPI_Comm comm)
 {
     int n, me;
@@ -379,6 +449,8 @@ static void check_comm(MPI_Comm comm, int full)
     check_reduction(comm, REDUCE, &types[6], 0, 1000003, 0);
     check_allgather_bcast(comm, 1000003 / 8, 0);
     check_pairs(comm);
+    check_more_pairs(comm);
+    check_more_types(comm);
     check_user_and_derived(comm);
 }
 
