@@ -53,10 +53,8 @@ typedef struct {
     mca_coll_base_module_t *prev_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
-    /* built at the first collective; [1] for rooted collectives (Bcast,
-     * Reduce), which unwind the default model's shared memory differently */
-    tacos_topo_t *topo[2];
-    int topo_state[2]; /* 0 not yet, 1 ready, -1 unusable (fall back) */
+    tacos_topo_t *topo; /* built at the first collective */
+    int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
     int ncache, next_evict; /* full: replace the oldest entry */
     char *scratch; /* work buffer reused across calls */

@@ -77,9 +77,8 @@ static int tacos_register(void)
     reg_int("unwind_degree",
             "Switch unwinding degree d used to turn the default model's switches into "
             "point-to-point links (each member to the next d members, each link 1/d of the "
-            "bandwidth). 0 (default) = automatic: for a host's shared memory d = members-1 "
-            "(every pair equally close) for Allreduce, Allgather and Reduce-scatter and d = 1 "
-            "(a pipelined chain, measured faster) for Bcast and Reduce; 1 for network switches",
+            "bandwidth). 0 (default) = automatic: d = members-1 for a host's shared memory, "
+            "where every pair is equally close, and 1 for the network switches",
             &c->unwind_degree);
     reg_int("chunks",
             "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "

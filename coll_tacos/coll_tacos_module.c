@@ -42,8 +42,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
             OBJ_RELEASE(prev[i]);
     for (int i = 0; i < m->ncache; i++)
         tacos_prog_free(m->cache[i].prog);
-    tacos_topo_free(m->topo[0]);
-    tacos_topo_free(m->topo[1]);
+    tacos_topo_free(m->topo);
     free(m->scratch);
     free(m->recv_scratch);
 }
@@ -114,7 +113,7 @@ static uint64_t host_hash(void)
 }
 
 static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                            int rooted, tacos_topo_t **out)
+                            tacos_topo_t **out)
 {
     int n = ompi_comm_size(comm), rc;
     uint64_t mine = host_hash(), *hosts = malloc((size_t)n * sizeof *hosts);
@@ -151,9 +150,7 @@ static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator
                 members[k++] = j;
         if (k > 1)
             rc = tacos_topo_add_switch(t, members, k, DEFAULT_SHM_LAT_US, DEFAULT_SHM_BW_GBPS,
-                                       C->unwind_degree > 0 ? C->unwind_degree
-                                       : rooted             ? 1
-                                                            : k - 1);
+                                       C->unwind_degree > 0 ? C->unwind_degree : k - 1);
     }
     for (int l = 0; l < maxlocal && !rc; l++) { /* one network switch per local index */
         int k = 0, per_host = 1;
@@ -212,12 +209,10 @@ static uint64_t topo_hash(const tacos_topo_t *t)
     return h;
 }
 
-/* Builds the topology once per communicator (and kind); -1 state means fall
- * back. */
-static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                           int rooted)
+/* Builds the topology once per communicator; -1 state means fall back. */
+static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
 {
-    if (m->topo_state[rooted])
+    if (m->topo_state)
         return OMPI_SUCCESS;
     int n = ompi_comm_size(comm), ok = 1, agreed, rc;
     tacos_topo_t *t = NULL;
@@ -233,7 +228,7 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
                         C->topo_file, t->npus, n);
             ok = 0;
         }
-    } else if ((rc = default_topology(m, comm, rooted, &t)) != OMPI_SUCCESS) {
+    } else if ((rc = default_topology(m, comm, &t)) != OMPI_SUCCESS) {
         ok = 0;
     }
     if (ok && tacos_topo_check_connected(t)) {
@@ -245,15 +240,15 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         if (ok)
             TRACE(1, "ranks disagree on the topology; falling back");
         tacos_topo_free(t);
-        m->topo_state[rooted] = -1;
+        m->topo_state = -1;
         return rc;
     }
-    m->topo[rooted] = t;
-    m->topo_state[rooted] = 1;
+    m->topo = t;
+    m->topo_state = 1;
     if (C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/tacos-comm%u-topology%s.json", C->dump_dir,
-                 ompi_comm_get_cid(comm), rooted ? "-rooted" : "");
+        snprintf(path, sizeof path, "%s/tacos-comm%u-topology.json", C->dump_dir,
+                 ompi_comm_get_cid(comm));
         if (tacos_topo_write_file(t, path))
             opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
     }
@@ -280,9 +275,8 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
                                    tacos_coll_t coll, int root, size_t bytes, int *k,
                                    const char **reason)
 {
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
-    int rc = ensure_topology(m, comm, rooted);
-    if (rc != OMPI_SUCCESS || m->topo_state[rooted] < 0) {
+    int rc = ensure_topology(m, comm);
+    if (rc != OMPI_SUCCESS || m->topo_state < 0) {
         *reason = "no usable topology";
         return NULL;
     }
@@ -307,7 +301,7 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)C->seed,
                                 C->trials > 0 ? C->trials : 1};
         tacos_sched_t *cand = NULL;
-        ok = tacos_synthesize(m->topo[rooted], &o, &cand) == TACOS_OK;
+        ok = tacos_synthesize(m->topo, &o, &cand) == TACOS_OK;
         if (ok && (!s || cand->time_us < s->time_us)) {
             tacos_sched_free(s);
             s = cand;
@@ -319,7 +313,7 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
     ok = ok && tacos_sched_program(s, ompi_comm_rank(comm), &p) == TACOS_OK;
     if (!ok)
         opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
-                    m->topo[rooted]->name, tacos_last_error());
+                    m->topo->name, tacos_last_error());
     int agreed = 0;
     rc = agree(m, comm, ok, ok ? sched_hash(s) : 0, &agreed);
     if (ok && !agreed)
