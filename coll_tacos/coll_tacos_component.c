@@ -33,7 +33,7 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .unwind_degree = 0,
     .chunks = 0,
     .min_bytes = 65536,
-    .rooted_min_bytes = 1048576,
+    .rooted_min_bytes = 4194304,
     .seed = 1,
     .trials = 1,
 };
@@ -91,8 +91,8 @@ static int tacos_register(void)
             "better route saves on one host; see README Performance)",
             &c->min_bytes);
     reg_int("rooted_min_bytes",
-            "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 1048576: measured on one host, "
-            "their schedules win over tuned's trees only from about 512 KiB to 1 MiB)",
+            "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
+            "their schedules match tuned's trees only from about 4 MiB)",
             &c->rooted_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);
