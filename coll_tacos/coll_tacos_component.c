@@ -22,7 +22,7 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
             .mca_close_component = tacos_close,
             .mca_register_component_params = tacos_register,
         },
-        .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+        .collm_data = {.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT},
         .collm_init_query = tacos_init_query,
         .collm_comm_query = mca_coll_tacos_comm_query,
     },
