@@ -57,6 +57,10 @@ typedef struct {
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
     int ncache, next_evict; /* full: replace the oldest entry */
+    /* set while setting up (topology, agreement): the previous component may
+     * build its collectives from others (basic: allgather = gather + bcast)
+     * and call back into ours, which must then fall back */
+    int in_setup;
     char *scratch; /* work buffer reused across calls */
     size_t scratch_bytes;
     char *recv_scratch; /* the executor's space for arriving reductions */

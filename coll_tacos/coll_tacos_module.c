@@ -275,7 +275,13 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
                                    tacos_coll_t coll, int root, size_t bytes, int *k,
                                    const char **reason)
 {
+    if (m->in_setup) {
+        *reason = "called by the previous component during coll/tacos setup";
+        return NULL;
+    }
+    m->in_setup = 1;
     int rc = ensure_topology(m, comm);
+    m->in_setup = 0;
     if (rc != OMPI_SUCCESS || m->topo_state < 0) {
         *reason = "no usable topology";
         return NULL;
@@ -315,7 +321,9 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
                     m->topo->name, tacos_last_error());
     int agreed = 0;
+    m->in_setup = 1;
     rc = agree(m, comm, ok, ok ? sched_hash(s) : 0, &agreed);
+    m->in_setup = 0;
     if (ok && !agreed)
         TRACE(1, "ranks synthesized different %s schedules; falling back", tacos_coll_name(coll));
     if (agreed && C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {

@@ -50,6 +50,16 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 
+# the smallest selection Open MPI 4.1 accepts: basic builds its allgather and
+# allreduce from bcast and reduce, so setting up calls back into coll/tacos
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,basic,libnbc --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    "$CHECK" --quick >"$T/out" 2>&1 || { fail "coll tacos,basic,libnbc: exit $?"; tail -5 "$T/out" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "coll tacos,basic,libnbc: wrong results"
+grep -q "allreduce [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+    fail "coll tacos,basic,libnbc: coll/tacos never ran"
+
 # default thresholds: small calls go to the previous component, and say why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
