@@ -26,16 +26,12 @@ typedef struct {
 
 static void add(builder_t *b, int step, int chunk, int src, int dst, int reduce)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 256;
-        raw_t *v = realloc(b->v, cap * sizeof *v);
-        if (!v) {
-            b->failed = 1;
-            return;
-        }
-        b->v = v;
-        b->cap = cap;
+    raw_t *v = tacos_grow(b->v, &b->cap, b->n, sizeof *v, 256);
+    if (!v) {
+        b->failed = 1;
+        return;
     }
+    b->v = v;
     b->v[b->n] = (raw_t){step, chunk, src, dst, reduce, b->n};
     b->n++;
 }

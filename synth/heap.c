@@ -1,4 +1,5 @@
-/* Binary min-heap of (k1, k2, id) with lexicographic order, growing as needed. */
+/* Growable arrays, and a binary min-heap of (k1, k2, id) in lexicographic
+ * order built on one. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -12,16 +13,23 @@ static int less(const tacos_heap_item_t *a, const tacos_heap_item_t *b)
     return a->id < b->id;
 }
 
+void *tacos_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? 2 * *cap : first;
+    void *p = realloc(v, c * elem);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 int tacos_heap_push(tacos_heap_t *h, tacos_heap_item_t it)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 8;
-        tacos_heap_item_t *v = realloc(h->v, cap * sizeof *v);
-        if (!v)
-            return TACOS_ERR_NOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
+    tacos_heap_item_t *v = tacos_grow(h->v, &h->cap, h->n, sizeof *v, 8);
+    if (!v)
+        return TACOS_ERR_NOMEM;
+    h->v = v;
     size_t i = h->n++;
     for (; i && less(&it, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
         h->v[i] = h->v[(i - 1) / 2];

@@ -56,6 +56,11 @@ static inline int tacos_popcount64(uint64_t x)
 }
 static inline int tacos_ctz64(uint64_t x) { return __builtin_ctzll(x); }
 
+/* Room for one more element in a growable array v of *cap slots, n used
+ * (doubling, from `first` slots): returns the array, moved or not, or NULL
+ * when out of memory (v is then left as it was). */
+void *tacos_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Binary min-heap of (k1, k2, id), lexicographic; grows as needed (zero-
  * initialize, free v). */
 typedef struct {

@@ -130,14 +130,10 @@ static int edge_add(edges_t *e, size_t from, size_t to)
 {
     if (from == to)
         return TACOS_OK;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 1024;
-        edge_t *v = realloc(e->v, cap * sizeof *v);
-        if (!v)
-            return TACOS_ERR_NOMEM;
-        e->v = v;
-        e->cap = cap;
-    }
+    edge_t *v = tacos_grow(e->v, &e->cap, e->n, sizeof *v, 1024);
+    if (!v)
+        return TACOS_ERR_NOMEM;
+    e->v = v;
     e->v[e->n++] = (edge_t){from, to};
     return TACOS_OK;
 }

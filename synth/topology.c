@@ -50,14 +50,10 @@ int tacos_topo_add_link(tacos_topo_t *t, int src, int dst, double lat_us, double
     if (!(bw_gbps > 0) || !isfinite(bw_gbps))
         return tacos_error(TACOS_ERR_ARG, "link %d->%d: bandwidth must be > 0 GB/s, got %g", src,
                            dst, bw_gbps);
-    if (t->nlinks == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        tacos_link_t *l = realloc(t->links, cap * sizeof *l);
-        if (!l)
-            return tacos_error(TACOS_ERR_NOMEM, "out of memory adding link %d->%d", src, dst);
-        t->links = l;
-        t->cap = cap;
-    }
+    tacos_link_t *links = tacos_grow(t->links, &t->cap, t->nlinks, sizeof *links, 64);
+    if (!links)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory adding link %d->%d", src, dst);
+    t->links = links;
     t->links[t->nlinks++] = (tacos_link_t){src, dst, lat_us, bw_gbps};
     drop_adjacency(t);
     return TACOS_OK;
