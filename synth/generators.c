@@ -110,15 +110,6 @@ static int parse_shape(const char *spec, shape_t *sh)
     return TACOS_OK;
 }
 
-int tacos_topo_spec_dims(const char *spec, int *ndims)
-{
-    shape_t sh;
-    int rc = parse_shape(spec, &sh);
-    if (!rc)
-        *ndims = sh.ndims;
-    return rc;
-}
-
 /* Wires one dimension of kind `kind` over the members m[0..n). */
 static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, double bw, int degree)
 {

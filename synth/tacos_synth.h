@@ -104,8 +104,6 @@ int tacos_topo_check_connected(const tacos_topo_t *t);
 int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
                         const double *lat_us, int nlat, int degree,
                         tacos_topo_t **out);
-/* Number of dimensions a spec has (for per-dimension bw/lat lists). */
-int tacos_topo_spec_dims(const char *spec, int *ndims);
 
 /* JSON topology files (see README "Topology files"). `where` names the
  * source in error messages (a path, or "<string>"). */
