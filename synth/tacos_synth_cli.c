@@ -159,7 +159,7 @@ static int is_file(const char *arg)
     return stat(arg, &st) == 0 || (n > 5 && strcmp(arg + n - 5, ".json") == 0);
 }
 
-static void print_program(const tacos_sched_t *s, const tacos_prog_t *p)
+static void print_program(const tacos_prog_t *p)
 {
     printf("program of rank %d (%zu ops)\n", p->rank, p->nops);
     for (size_t i = 0; i < p->nops; i++) {
@@ -171,7 +171,6 @@ static void print_program(const tacos_sched_t *s, const tacos_prog_t *p)
             printf(" %zu", p->dep[op->deps + d]);
         printf("\n");
     }
-    (void)s;
 }
 
 #define MAX_BASELINES 8
@@ -498,7 +497,7 @@ int main(int argc, char **argv)
         tacos_prog_t *p;
         if ((rc = tacos_sched_program(s, (int)program, &p)))
             goto fail;
-        print_program(s, p);
+        print_program(p);
         tacos_prog_free(p);
     }
     report_free(&r);
