@@ -25,6 +25,11 @@ typedef struct {
     int seed;
     int trials;
     char *dump_dir;
+    bool probe;            /* hwloc/UCX probe; false: the default model */
+    char *probe_hwloc_xml; /* a saved machine instead of this one */
+    bool probe_gpu;        /* model each rank's GPU (NVLink) */
+    char *ucx_lib;         /* libuct to dlopen; empty: no UCX */
+    bool calibrate;        /* ping-pongs replace the probed α/β */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -70,6 +75,11 @@ typedef struct {
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);
 
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* The communicator's topology from every rank's probe record (or the
+ * default model), built with the previous component's collectives. */
+int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                                   tacos_topo_t **out);
 
 int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,

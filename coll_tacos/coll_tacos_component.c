@@ -36,6 +36,9 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .rooted_min_bytes = 4194304,
     .seed = 1,
     .trials = 1,
+    .probe = true,
+    .probe_gpu = false,
+    .calibrate = false,
 };
 
 static void reg_int(const char *name, const char *help, int *storage)
@@ -52,6 +55,13 @@ static void reg_string(const char *name, const char *help, char **storage)
                                           OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
+static void reg_bool(const char *name, const char *help, bool *storage)
+{
+    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
+                                          help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
+                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 static int tacos_register(void)
 {
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
@@ -59,10 +69,8 @@ static int tacos_register(void)
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it",
             &c->priority);
-    (void)mca_base_component_var_register(
-        &c->super.collm_version, "enable",
-        "Use coll/tacos at all (default true); false declines every communicator", MCA_BASE_VAR_TYPE_BOOL,
-        NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &c->enable);
+    reg_bool("enable", "Use coll/tacos at all (default true); false declines every communicator",
+             &c->enable);
     reg_int("verbose",
             "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
             "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
@@ -71,8 +79,8 @@ static int tacos_register(void)
     reg_string("topo_file",
                "Topology JSON file (the format tacos-synth reads) describing the links between "
                "the communicator's ranks, rank i = NPU i; its NPU count must equal the "
-               "communicator size (else: error message and fallback). Empty: the default model "
-               "(a switch per host, a switch per local rank index across hosts)",
+               "communicator size (else: error message and fallback). Empty (default): the "
+               "topology probed with hwloc and UCX (see probe)",
                &c->topo_file);
     reg_int("unwind_degree",
             "Switch unwinding degree d used to turn the default model's switches into "
@@ -98,9 +106,35 @@ static int tacos_register(void)
             &c->seed);
     reg_int("trials", "Independent synthesis seeds tried per schedule, fastest kept (default 1)",
             &c->trials);
+    reg_bool("probe",
+             "Learn the links between ranks with hwloc (packages, NUMA, GPUs, NVLink, NICs) "
+             "and UCX (transport latency and bandwidth) at the first collective (default "
+             "true); false: the default model (a shared-memory switch per host, a network "
+             "switch per local rank index, fixed figures; README Topology probing)",
+             &c->probe);
+    reg_string("probe_hwloc_xml",
+               "Read this process's machine from this hwloc XML export (lstopo --of xml) "
+               "instead of discovering it; empty (default): discover this machine",
+               &c->probe_hwloc_xml);
+    reg_bool("probe_gpu",
+             "Model each rank's GPU (local rank's device, honouring CUDA_VISIBLE_DEVICES) and "
+             "its NVLink/NVSwitch links (default false: this build moves host buffers, which "
+             "travel through shared memory whatever GPUs the host has)",
+             &c->probe_gpu);
+    c->ucx_lib = "libuct.so.0";
+    reg_string("ucx_lib",
+               "The UCT library loaded (dlopen) to read transport latency and bandwidth "
+               "(default libuct.so.0); empty: do not ask UCX, keep the default figures",
+               &c->ucx_lib);
+    reg_bool("calibrate",
+             "At the first collective, time ping-pongs of 8 B and 1 MiB between two ranks of "
+             "one host and between two hosts; the measured latency and bandwidth replace the "
+             "probed ones (default false)",
+             &c->calibrate);
     reg_string("dump_dir",
                "Directory where each rank 0 writes the topology and every schedule it "
-               "synthesizes as JSON (tacos-synth --validate/--simulate reads them); empty: off",
+               "synthesizes as JSON (tacos-synth --validate/--simulate reads them), and every "
+               "rank's probe record (tacos-commN-probe.json); empty: off",
                &c->dump_dir);
     return OMPI_SUCCESS;
 }

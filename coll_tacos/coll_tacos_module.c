@@ -94,95 +94,6 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
 
 /* ---- topology ------------------------------------------------------------- */
 
-/* Default model: ranks grouped by host; a switch per host joins its ranks
- * (shared memory), and a switch per local index joins the ranks with that
- * index across hosts (each gets a share of the host's NIC). */
-#define DEFAULT_SHM_LAT_US 0.5
-#define DEFAULT_SHM_BW_GBPS 10.0
-#define DEFAULT_NET_LAT_US 2.0
-#define DEFAULT_NIC_BW_GBPS 12.5
-
-static uint64_t host_hash(void)
-{
-    char name[256] = "";
-    gethostname(name, sizeof name - 1);
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
-}
-
-static int default_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                            tacos_topo_t **out)
-{
-    int n = ompi_comm_size(comm), rc;
-    uint64_t mine = host_hash(), *hosts = malloc((size_t)n * sizeof *hosts);
-    int *local = malloc((size_t)n * sizeof *local), *members = malloc((size_t)n * sizeof *members);
-    tacos_topo_t *t = NULL;
-    if (!hosts || !local || !members) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    rc = m->prev_allgather(&mine, 1, &ompi_mpi_uint64_t.dt, hosts, 1, &ompi_mpi_uint64_t.dt, comm,
-                           m->prev_allgather_module);
-    if (rc != OMPI_SUCCESS)
-        goto out;
-    int maxlocal = 0, nhosts = 0;
-    for (int i = 0; i < n; i++) { /* local index of each rank on its host */
-        local[i] = 0;
-        for (int j = 0; j < i; j++)
-            local[i] += hosts[j] == hosts[i];
-        nhosts += local[i] == 0;
-        if (local[i] + 1 > maxlocal)
-            maxlocal = local[i] + 1;
-    }
-    if (tacos_topo_create(n, nhosts == 1 ? "default:1host" : "default:hosts", &t)) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    rc = TACOS_OK;
-    for (int i = 0; i < n && !rc; i++) { /* one shared-memory switch per host */
-        if (local[i])
-            continue;
-        int k = 0;
-        for (int j = 0; j < n; j++)
-            if (hosts[j] == hosts[i])
-                members[k++] = j;
-        if (k > 1)
-            rc = tacos_topo_add_switch(t, members, k, DEFAULT_SHM_LAT_US, DEFAULT_SHM_BW_GBPS,
-                                       C->unwind_degree > 0 ? C->unwind_degree : k - 1);
-    }
-    for (int l = 0; l < maxlocal && !rc; l++) { /* one network switch per local index */
-        int k = 0, per_host = 1;
-        for (int j = 0; j < n; j++)
-            if (local[j] == l)
-                members[k++] = j;
-        for (int j = 0; j < n; j++)
-            if (hosts[j] == hosts[members[0]] && local[j] + 1 > per_host)
-                per_host = local[j] + 1;
-        if (k > 1)
-            rc = tacos_topo_add_switch(t, members, k, DEFAULT_NET_LAT_US,
-                                       DEFAULT_NIC_BW_GBPS / per_host,
-                                       C->unwind_degree > 0 ? C->unwind_degree : 1);
-    }
-    if (!rc)
-        rc = tacos_topo_finalize(t);
-    if (rc) {
-        TRACE(1, "default topology: %s", tacos_last_error());
-        rc = OMPI_ERROR;
-        goto out;
-    }
-    TRACE(5, "default topology: %d ranks on %d host(s), %zu links", n, nhosts, t->nlinks);
-    *out = t;
-    t = NULL;
-out:
-    tacos_topo_free(t);
-    free(hosts);
-    free(local);
-    free(members);
-    return rc;
-}
-
 /* All ranks agree on `ok` and on the 64-bit hash (max over ranks of each of
  * h and ~h equals the local value only when every rank has the same h). */
 static int agree(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int ok, uint64_t h,
@@ -228,7 +139,7 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
                         C->topo_file, t->npus, n);
             ok = 0;
         }
-    } else if ((rc = default_topology(m, comm, &t)) != OMPI_SUCCESS) {
+    } else if ((rc = mca_coll_tacos_probed_topology(m, comm, &t)) != OMPI_SUCCESS) {
         ok = 0;
     }
     if (ok && tacos_topo_check_connected(t)) {

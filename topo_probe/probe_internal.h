@@ -1,0 +1,31 @@
+/* Shared inside libtacos-probe; not installed. */
+#ifndef TACOS_PROBE_INTERNAL_H
+#define TACOS_PROBE_INTERNAL_H
+
+#include "tacos_probe.h"
+
+/* The default model's figures (README "Topology probing"): used where no
+ * source measured anything. */
+#define TACOS_DEFAULT_SHM_LAT_US 0.5
+#define TACOS_DEFAULT_SHM_BW_GBPS 10.0
+#define TACOS_DEFAULT_NET_LAT_US 2.0
+#define TACOS_DEFAULT_NET_BW_GBPS 12.5
+#define TACOS_DEFAULT_NVLINK_LAT_US 1.0
+/* Shared memory between processes bound to different packages crosses the
+ * inter-socket link: this much more latency and this share of bandwidth. */
+#define TACOS_XPKG_EXTRA_LAT_US 0.2
+#define TACOS_XPKG_BW_SHARE 0.5
+
+uint64_t tacos_probe_host_hash(const char *name);
+
+/* NVLink of the record's GPU through libnvidia-ml.so.1 (dlopen): fills
+ * nvlink_gbps/nvswitch_gbps from the active links.  busids[j] is host GPU
+ * j's PCI bus id ("dddd:bb:dd.f").  Returns TACOS_OK, or an error when NVML
+ * is absent or does not know the GPU (the record is then unchanged). */
+int tacos_probe_nvml(tacos_probe_record_t *r, char (*busids)[16], int ngpus);
+
+/* Latency and bandwidth of the shared-memory and network transports UCT
+ * offers (dlopen of `lib`); classes it has nothing for keep their figures. */
+int tacos_probe_ucx(tacos_probe_record_t *r, const char *lib);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * libtacos-probe: what one rank sees of the machine (hwloc: host, package,
+ * NUMA node, cores, GPU, NVLink, NICs; NVML when present; UCX: transport
+ * latency and bandwidth), as one fixed-size record, and the merge of every
+ * rank's record into a synth topology.  No MPI in here: the caller exchanges
+ * the records (one allgather of sizeof(tacos_probe_record_t) bytes each).
+ *
+ * Conventions as in tacos_synth.h: TACOS_OK or TACOS_ERR_*, the message in
+ * tacos_last_error().
+ */
+#ifndef TACOS_PROBE_H
+#define TACOS_PROBE_H
+
+#include <stdint.h>
+
+#include "tacos_synth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TACOS_PROBE_VERSION 1
+#define TACOS_PROBE_MAX_GPUS 32 /* per host */
+#define TACOS_PROBE_MAX_NICS 4
+#define TACOS_PROBE_NAME 64
+
+/* Where a figure came from. */
+typedef enum {
+    TACOS_SRC_DEFAULT,
+    TACOS_SRC_HWLOC,
+    TACOS_SRC_NVML,
+    TACOS_SRC_UCX,
+    TACOS_SRC_CALIBRATION
+} tacos_probe_src_t;
+const char *tacos_probe_src_name(int src);
+
+/* Link classes a rank can reach. */
+enum {
+    TACOS_CLASS_SHM,    /* another process on this host, host memory */
+    TACOS_CLASS_NET,    /* a process on another host */
+    TACOS_CLASS_NVLINK, /* another GPU over NVLink, per link or into the NVSwitch fabric */
+    TACOS_NCLASSES
+};
+const char *tacos_probe_class_name(int cls);
+
+typedef struct {
+    double lat_us, bw_gbps;
+    int32_t src;                     /* tacos_probe_src_t */
+    char transport[TACOS_PROBE_NAME]; /* e.g. "posix/memory", "tcp/eth0", "" */
+} tacos_probe_link_class_t;
+
+typedef struct {
+    /* header: the same layout in every version */
+    uint32_t version; /* TACOS_PROBE_VERSION */
+    uint32_t bytes;   /* sizeof(tacos_probe_record_t) */
+    uint64_t host_id; /* hash of the host name */
+    char host[TACOS_PROBE_NAME];
+    int32_t machine_src; /* hwloc, or default when hwloc failed */
+    /* binding: -1 when the process is not bound inside one object */
+    int32_t package, numa, ncores;
+    int32_t host_packages;
+    /* GPU: index among the host's GPUs in PCI bus order, -1 none */
+    int32_t gpu, host_gpus;
+    char gpu_busid[16];
+    int32_t nvlink_src; /* where nvlink_gbps/nvswitch_gbps came from */
+    float nvlink_gbps[TACOS_PROBE_MAX_GPUS]; /* to host GPU j, point to point */
+    float nvswitch_gbps; /* into an NVSwitch fabric, 0 = none */
+    /* NICs near the binding, nearest (OpenFabrics first) first */
+    int32_t nnics;
+    char nics[TACOS_PROBE_MAX_NICS][16];
+    tacos_probe_link_class_t cls[TACOS_NCLASSES];
+} tacos_probe_record_t;
+
+typedef struct {
+    const char *hwloc_xml; /* NULL: this machine; else an exported hwloc XML */
+    const char *cpuset;    /* NULL: this process's binding; else a PU list "0-5,12" */
+    int slice, nslices;    /* nslices > 0 (and no cpuset): bound to the slice-th of
+                            * nslices equal parts of the PUs (a simulated binding) */
+    int local_rank;        /* which visible GPU this process uses (mod count) */
+    const char *cuda_visible_devices; /* NULL: $CUDA_VISIBLE_DEVICES */
+    const char *ucx_lib;   /* NULL: "libuct.so.0"; "": do not use UCX */
+    int use_nvml;          /* read NVLink through libnvidia-ml.so.1 if present */
+    const char *hostname;  /* NULL: gethostname() */
+} tacos_probe_opts_t;
+
+/* Defaults: this machine, its binding, local rank 0, UCX and NVML on. */
+void tacos_probe_opts_init(tacos_probe_opts_t *o);
+
+/* A record with the documented default figures and no hardware facts. */
+void tacos_probe_record_default(tacos_probe_record_t *r, const char *hostname);
+
+/* Probes this process.  *r is always filled (defaults where a source
+ * failed); the return is TACOS_OK, or the error of the first source that
+ * failed (hwloc: the record then carries defaults only; UCX: the link
+ * classes keep their defaults). */
+int tacos_probe_local(const tacos_probe_opts_t *o, tacos_probe_record_t *r);
+
+/* Probes this host as nranks ranks: rank i has local rank i and is bound to
+ * the i-th of nranks equal slices of the PUs (as mpirun --bind-to would);
+ * UCX is asked once.  Returns as tacos_probe_local. */
+int tacos_probe_host(const tacos_probe_opts_t *o, int nranks, tacos_probe_record_t *recs);
+
+/* Checks that every record has this version and size. */
+int tacos_probe_check(const tacos_probe_record_t *recs, int n);
+
+/* Merges n ranks' records into a finalized topology of n NPUs (rank order).
+ * unwind_degree 0 = automatic (shared memory and NVSwitch: members-1,
+ * network: 1).  With defaults_only, only the host of each record is used
+ * (the default model). */
+int tacos_probe_merge(const tacos_probe_record_t *recs, int n, int unwind_degree,
+                      int defaults_only, tacos_topo_t **out);
+
+/* JSON of one record (malloc'd text). */
+int tacos_probe_record_to_json(const tacos_probe_record_t *r, char **out);
+
+/* One-paragraph summary: hosts, ranks per host, link classes with α/β and
+ * their source. */
+void tacos_probe_summary(const tacos_probe_record_t *recs, int n, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
