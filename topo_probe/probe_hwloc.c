@@ -195,8 +195,8 @@ static int probe_hwloc(const tacos_probe_opts_t *o, tacos_probe_record_t *r)
         goto out;
     }
     if (o->hwloc_xml && hwloc_topology_set_xml(topo, o->hwloc_xml)) {
-        rc = tacos_error(TACOS_ERR_PARSE, "hwloc XML %s: hwloc cannot use it (%s)", o->hwloc_xml,
-                         strerror(errno));
+        rc = tacos_error(TACOS_ERR_PARSE, "hwloc XML %s: not an hwloc XML export, or corrupt (%s)",
+                         o->hwloc_xml, strerror(errno));
         goto out;
     }
     if (hwloc_topology_load(topo)) {
