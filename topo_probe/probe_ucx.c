@@ -141,7 +141,7 @@ int tacos_probe_ucx(tacos_probe_record_t *r, const char *path)
     int rc = load(lib, &u);
     if (rc)
         goto out;
-    if (u.async_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) != UCS_OK ||
+    if (u.async_create(UCS_ASYNC_MODE_POLL, &async) != UCS_OK ||
         u.worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK ||
         u.query_components(&comps, &ncomps) != UCS_OK) {
         rc = tacos_error(TACOS_ERR_IO, "UCX: cannot create a UCT worker; using default figures");
