@@ -51,7 +51,8 @@ static void test_dgx2(void)
               "rank %d: NVSwitch %g GB/s", i, r[i].nvswitch_gbps);
         for (int j = 0; j < 16; j++)
             CHECK(r[i].nvlink_gbps[j] == 0, "GPU %d has a direct link to %d", i, j);
-        CHECK(r[i].package == (i < 8 ? 0 : 1), "rank %d bound in package %d", i, r[i].package);
+        CHECK(r[i].package == (i < 8 ? 0 : 1) && r[i].gpu_package == (i < 8 ? 0 : 1),
+              "rank %d bound in package %d, GPU in %d", i, r[i].package, r[i].gpu_package);
     }
     CHECK(!strcmp(r[0].gpu_busid, "0000:34:00.0"), "GPU 0 is %s", r[0].gpu_busid);
     CHECK(strcmp(r[0].gpu_busid, r[1].gpu_busid) < 0, "bus order");
@@ -97,7 +98,8 @@ static void test_power8(void)
         for (int j = 0; j < 4; j++)
             CHECK(near(r[i].nvlink_gbps[j], j == peer[i] ? 40 : 0), "GPU %d->%d: %g", i, j,
                   r[i].nvlink_gbps[j]);
-        CHECK(r[i].package == i / 2, "rank %d in package %d", i, r[i].package);
+        CHECK(r[i].package == i / 2 && r[i].gpu_package == i / 2, "rank %d in package %d, GPU in %d",
+              i, r[i].package, r[i].gpu_package);
     }
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_probe_merge(r, 4, 0, 0, &t));

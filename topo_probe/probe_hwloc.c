@@ -245,6 +245,8 @@ static int probe_hwloc(const tacos_probe_opts_t *o, tacos_probe_record_t *r)
     r->gpu = pick_gpu(&g, o);
     if (r->gpu >= 0) {
         snprintf(r->gpu_busid, sizeof r->gpu_busid, "%s", g.busid[r->gpu]);
+        hwloc_obj_t at = hwloc_get_non_io_ancestor_obj(topo, g.pci[r->gpu]);
+        r->gpu_package = at && at->cpuset ? bound_within(topo, HWLOC_OBJ_PACKAGE, at->cpuset) : -1;
         if (!o->hwloc_xml && o->use_nvml && tacos_probe_nvml(r, g.busid, g.n) == TACOS_OK)
             r->nvlink_src = TACOS_SRC_NVML;
         else if (nvlink_from_hwloc(topo, &g, r))

@@ -37,7 +37,7 @@ void tacos_probe_record_default(tacos_probe_record_t *r, const char *hostname)
     else
         gethostname(r->host, sizeof r->host - 1);
     r->host_id = tacos_probe_host_hash(r->host);
-    r->package = r->numa = r->ncores = r->gpu = -1;
+    r->package = r->numa = r->ncores = r->gpu = r->gpu_package = -1;
     r->cls[TACOS_CLASS_SHM] = (tacos_probe_link_class_t){TACOS_DEFAULT_SHM_LAT_US,
                                                          TACOS_DEFAULT_SHM_BW_GBPS,
                                                          TACOS_SRC_DEFAULT, ""};
@@ -77,6 +77,7 @@ int tacos_probe_record_to_json(const tacos_probe_record_t *r, char **out)
     cJSON_AddNumberToObject(gpu, "index", r->gpu);
     cJSON_AddNumberToObject(gpu, "host_gpus", r->host_gpus);
     cJSON_AddStringToObject(gpu, "pci_busid", r->gpu_busid);
+    cJSON_AddNumberToObject(gpu, "package", r->gpu_package);
     if (!(row = cJSON_AddArrayToObject(gpu, "nvlink_gbps")))
         goto nomem;
     for (int j = 0; j < r->host_gpus && j < TACOS_PROBE_MAX_GPUS; j++)

@@ -61,6 +61,7 @@ typedef struct {
     int32_t host_packages;
     /* GPU: index among the host's GPUs in PCI bus order, -1 none */
     int32_t gpu, host_gpus;
+    int32_t gpu_package; /* the package the GPU hangs off, -1 unknown */
     char gpu_busid[16];
     int32_t nvlink_src; /* where nvlink_gbps/nvswitch_gbps came from */
     float nvlink_gbps[TACOS_PROBE_MAX_GPUS]; /* to host GPU j, point to point */
