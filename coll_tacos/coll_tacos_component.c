@@ -69,8 +69,13 @@ static int tacos_register(void)
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it",
             &c->priority);
-    reg_bool("enable", "Use coll/tacos at all (default true); false declines every communicator",
-             &c->enable);
+    (void)mca_base_component_var_register(
+        &c->super.collm_version, "enable",
+        "Use coll/tacos at all (default true); false declines every communicator. Writable at "
+        "run time through MPI_T (MPI_T_cvar_write): communicators created afterwards see the "
+        "new value, e.g. to compare with the other components in one job",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_ALL, &c->enable);
     reg_int("verbose",
             "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
             "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "

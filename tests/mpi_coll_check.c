@@ -488,12 +488,52 @@ static void check_leaks(void)
         FAIL("memory grew by %ld KiB over 2500 dup/allreduce/bcast/free cycles", grown);
 }
 
+/* coll_tacos_enable written through MPI_T decides for communicators created
+ * afterwards: 5 Allreduces on a dup made with it off (another component
+ * serves them) and 5 on a dup made with it on; the trace must show 5. */
+static void check_mpit_enable(void)
+{
+    enum { COUNT = 1 << 18 };
+    static int s[COUNT], d[COUNT];
+    int idx, count, provided, n;
+    MPI_T_cvar_handle h;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_cvar_get_index("coll_tacos_enable", &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS) {
+        FAIL("coll_tacos_enable is not an MPI_T control variable");
+        return;
+    }
+    for (int on = 0; on <= 1; on++) {
+        MPI_Comm c;
+        if (MPI_T_cvar_write(h, &on) != MPI_SUCCESS)
+            FAIL("MPI_T_cvar_write(coll_tacos_enable, %d) failed", on);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        for (int i = 0; i < 5; i++) {
+            for (int j = 0; j < COUNT; j++)
+                s[j] = j % 1000 + me_world + i;
+            MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, c);
+            for (int j = 0; j < COUNT; j++)
+                if (d[j] != n * (j % 1000 + i) + n * (n - 1) / 2) {
+                    FAIL("MPI_T check: element %d is %d", j, d[j]);
+                    break;
+                }
+        }
+        MPI_Comm_free(&c);
+    }
+    MPI_T_cvar_handle_free(&h);
+    MPI_T_finalize();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
-    if (argc > 1 && strcmp(argv[1], "--leaks") == 0) {
-        check_leaks();
+    if (argc > 1 && (!strcmp(argv[1], "--leaks") || !strcmp(argv[1], "--mpit"))) {
+        if (!strcmp(argv[1], "--leaks"))
+            check_leaks();
+        else
+            check_mpit_enable();
         int total;
         MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (me_world == 0)

@@ -79,6 +79,15 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
 
+# coll_tacos_enable through MPI_T: only the communicator made with it on
+# runs tacos schedules (5 calls per rank)
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    "$CHECK" --mpit >"$T/out" 2>&1 || { fail "MPI_T enable: exit $?"; tail -5 "$T/out" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "MPI_T enable: wrong results"
+[ "$(grep -c 'allreduce 1048576 bytes on 2 ranks: schedule' "$T/out")" = 10 ] ||
+    fail "MPI_T enable: $(grep -c 'allreduce 1048576 bytes on 2 ranks: schedule' "$T/out") tacos calls, want 10"
+
 # bad topology files: a clear message, the previous component, right results
 printf '{"npus": 4, "links": [' >"$T/broken.json"
 for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
