@@ -58,7 +58,7 @@ static double mean_over_ranks(double t, int n)
 static MPI_Comm dup_with_tacos(int on)
 {
     int idx, count;
-    MPI_T_cvar_handle h;
+    MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
     MPI_Comm c;
     if (MPI_T_cvar_get_index("coll_tacos_enable", &idx) != MPI_SUCCESS ||
         MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS ||
@@ -66,6 +66,7 @@ static MPI_Comm dup_with_tacos(int on)
         fprintf(stderr, "osu_coll: cannot set coll_tacos_enable through MPI_T (is coll/tacos "
                         "loaded?)\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
+        return MPI_COMM_NULL;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     on = 1;
