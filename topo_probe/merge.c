@@ -191,7 +191,8 @@ int tacos_probe_merge(const tacos_probe_record_t *given, int n, int unwind_degre
         rc = inter_host(&c, recs, n, host, local, l, members, port);
     if (rc)
         goto out;
-    qsort(c.v, c.n, sizeof *c.v, by_pair_then_cost);
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, by_pair_then_cost);
     char name[64];
     snprintf(name, sizeof name, "%s:%dhost%s", defaults_only ? "default" : "probed", nhosts,
              nhosts == 1 ? "" : "s");
