@@ -6,6 +6,7 @@
  */
 #include "ompi_config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +25,15 @@
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
 
-/* This process's record, probed at the first topology it builds. */
-static const tacos_probe_record_t *local_record(void)
+/* This process's record, probed once, at the first topology any thread
+ * builds. */
+static tacos_probe_record_t the_record;
+
+static void probe_once(void)
 {
-    static tacos_probe_record_t rec;
-    static int probed;
-    if (probed)
-        return &rec;
-    probed = 1;
     if (!C->probe) {
-        tacos_probe_record_default(&rec, NULL);
-        return &rec;
+        tacos_probe_record_default(&the_record, NULL);
+        return;
     }
     tacos_probe_opts_t o;
     tacos_probe_opts_init(&o);
@@ -42,11 +41,17 @@ static const tacos_probe_record_t *local_record(void)
     o.ucx_lib = C->ucx_lib ? C->ucx_lib : "";
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     o.local_rank = C->probe_gpu ? (lr ? atoi(lr) : 0) : -1;
-    if (tacos_probe_local(&o, &rec))
+    if (tacos_probe_local(&o, &the_record))
         opal_output(0, "coll:tacos: probe: %s; the default model's figures stand in for what "
                        "it could not learn",
                     tacos_last_error());
-    return &rec;
+}
+
+static const tacos_probe_record_t *local_record(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, probe_once);
+    return &the_record;
 }
 
 static double now_us(void)
