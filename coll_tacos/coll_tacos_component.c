@@ -88,10 +88,11 @@ static int tacos_register(void)
                "topology probed with hwloc and UCX (see probe)",
                &c->topo_file);
     reg_int("unwind_degree",
-            "Switch unwinding degree d used to turn the default model's switches into "
-            "point-to-point links (each member to the next d members, each link 1/d of the "
-            "bandwidth). 0 (default) = automatic: d = members-1 for a host's shared memory, "
-            "where every pair is equally close, and 1 for the network switches",
+            "Switch unwinding degree d used to turn the topology's switches (a host's shared "
+            "memory, an NVSwitch fabric, the network) into point-to-point links (each member "
+            "to the next d members, each link 1/d of the bandwidth). 0 (default) = automatic: "
+            "d = members-1 for shared memory and NVSwitch, where every pair is equally close, "
+            "and 1 for the network switches",
             &c->unwind_degree);
     reg_int("chunks",
             "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
