@@ -162,17 +162,18 @@ int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_commu
         return OMPI_ERR_OUT_OF_RESOURCE;
     rc = m->prev_allgather(local_record(), (int)sizeof *recs, &ompi_mpi_byte.dt, recs,
                            (int)sizeof *recs, &ompi_mpi_byte.dt, comm, m->prev_allgather_module);
-    int usable = rc == OMPI_SUCCESS && tacos_probe_check(recs, n) == TACOS_OK;
-    if (rc == OMPI_SUCCESS && !usable)
+    if (rc != OMPI_SUCCESS) {
+        free(recs);
+        return rc;
+    }
+    int usable = tacos_probe_check(recs, n) == TACOS_OK, crc;
+    if (!usable)
         opal_output(0, "coll:tacos: %s; using the default model", tacos_last_error());
-    if (usable && C->calibrate && (rc = calibrate(m, comm, recs)) != OMPI_SUCCESS)
-        opal_output(0, "coll:tacos: calibration failed (%d); using the probed figures", rc);
-    if (rc == OMPI_SUCCESS || usable) {
-        rc = tacos_probe_merge(recs, n, C->unwind_degree, !usable || !C->probe, out);
-        if (rc) {
-            opal_output(0, "coll:tacos: merging the probe records: %s", tacos_last_error());
-            rc = OMPI_ERROR;
-        }
+    if (usable && C->calibrate && (crc = calibrate(m, comm, recs)) != OMPI_SUCCESS)
+        opal_output(0, "coll:tacos: calibration failed (%d); using the probed figures", crc);
+    if (tacos_probe_merge(recs, n, C->unwind_degree, !usable || !C->probe, out)) {
+        opal_output(0, "coll:tacos: merging the probe records: %s", tacos_last_error());
+        rc = OMPI_ERROR;
     }
     if (rc == OMPI_SUCCESS && ompi_comm_rank(comm) == 0) {
         char summary[512];
