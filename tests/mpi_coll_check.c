@@ -525,23 +525,10 @@ static void check_mpit_enable(void)
     MPI_T_finalize();
 }
 
-int main(int argc, char **argv)
+/* Every collective, type, op and count on world, a split and dup/free
+ * cycles (full: the whole sweep on world). */
+static void check_all(int full)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
-    if (argc > 1 && (!strcmp(argv[1], "--leaks") || !strcmp(argv[1], "--mpit"))) {
-        if (!strcmp(argv[1], "--leaks"))
-            check_leaks();
-        else
-            check_mpit_enable();
-        int total;
-        MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (me_world == 0)
-            printf("mpi_coll_check: %d failure(s)\n", total);
-        MPI_Finalize();
-        return total ? 1 : 0;
-    }
-    int full = argc < 2 || strcmp(argv[1], "--quick") != 0;
     check_comm(MPI_COMM_WORLD, full);
     MPI_Comm split, dup;
     MPI_Comm_split(MPI_COMM_WORLD, me_world % 2, -me_world, &split);
@@ -552,6 +539,19 @@ int main(int argc, char **argv)
         MPI_Comm_free(&dup);
     }
     MPI_Comm_free(&split);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "--leaks"))
+        check_leaks();
+    else if (!strcmp(mode, "--mpit"))
+        check_mpit_enable();
+    else
+        check_all(strcmp(mode, "--quick") != 0);
     int total;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me_world == 0)

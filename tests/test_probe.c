@@ -33,7 +33,6 @@ static tacos_probe_opts_t xml_opts(const char *path)
     o.hwloc_xml = path;
     o.ucx_lib = "";
     o.hostname = "node0";
-    o.cuda_visible_devices = NULL;
     return o;
 }
 
