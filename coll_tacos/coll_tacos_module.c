@@ -330,13 +330,6 @@ static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
     return OMPI_SUCCESS;
 }
 
-static int op_reduce3(void *ctx, const void *a, const void *b, void *dst, size_t count)
-{
-    pml_ctx_t *c = ctx;
-    ompi_3buff_op_reduce(c->op, (void *)a, (void *)b, dst, (int)count, c->dtype);
-    return OMPI_SUCCESS;
-}
-
 /* ---- common path ------------------------------------------------------------ */
 
 /* Raw bytes can carry the data: predefined types (pair types with their
@@ -372,10 +365,7 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     if (!p)
         return FALL_BACK;
     pml_ctx_t ctx = {comm, tag, dtype, op, m};
-    /* one-pass a op b: predefined operations on predefined types */
-    int three = op && ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype);
-    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce,
-                            three ? op_reduce3 : NULL, recv_space};
+    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce, recv_space};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
           k, p->nops);
     int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);
@@ -436,7 +426,7 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
     /* sbuf is read in place; rbuf gets each chunk when it is first written */
-    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
+    tacos_exec_opts_t opts = {.input = sbuf};
     int rc = run(m, comm, TACOS_ALLREDUCE, 0, rbuf, off, ext, dtype, op,
                  MCA_COLL_BASE_TAG_ALLREDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     free(off);
@@ -478,7 +468,8 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     /* own block: sent straight from sbuf, copied into rbuf while the first
      * messages travel */
     copy_args_t copy = {(char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext};
-    tacos_exec_opts_t opts = {NULL, sbuf, me, copy_block, &copy};
+    tacos_exec_opts_t opts = {.own_src = sbuf, .own_block = me, .overlap = copy_block,
+                              .overlap_arg = &copy};
     int rc = run(m, comm, TACOS_ALLGATHER, 0, rbuf, off, ext, rdtype, NULL,
                  MCA_COLL_BASE_TAG_ALLGATHER, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     if (rc == FALL_BACK && sbuf != MPI_IN_PLACE)
@@ -535,7 +526,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
         free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
+    tacos_exec_opts_t opts = {.input = sbuf, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
     int rc = run(m, comm, TACOS_REDUCE, root, work, off, ext, dtype, op,
                  MCA_COLL_BASE_TAG_REDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
     free(off);
@@ -561,7 +552,7 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, v
     char *work = scratch(m, total + 1);
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    tacos_exec_opts_t opts = {sbuf, NULL, 0, NULL, NULL};
+    tacos_exec_opts_t opts = {.input = sbuf, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
     int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, &opts, why);
     if (rc == OMPI_SUCCESS && mine)
         memcpy(rbuf, work + off[me] * ext, mine);

@@ -1,11 +1,16 @@
 /*
- * Executor.  Receives are posted as early as their order allows: each peer's
- * messages go out and are received in their per-link sequence order, so
- * MPI's in-order matching pairs them right.  A copy receive lands directly in
- * the buffer once the ops it depends on (earlier sends of that chunk) are
- * done; a reduce receive lands in scratch space and is combined once its
+ * Executor.  Each peer's messages are posted in their per-link sequence
+ * order (one queue per peer and direction), so MPI's in-order matching pairs
+ * them right.  A copy receive lands directly in the buffer once the ops it
+ * depends on (earlier sends of that chunk) are done; a reduce receive is
+ * posted at once, lands in scratch space and is combined once its
  * dependencies are done.  A send goes out once the receives it depends on
  * are done.  No barrier per step.
+ *
+ * Work is driven by events, linear in ops and dependencies per call: every
+ * op counts its unfinished dependencies; finishing an op releases the ops
+ * that wait for it (posting the head of a queue, or combining an arrived
+ * reduction).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +36,121 @@ typedef struct {
     int k;
     char *buf;
     size_t elem;
+    /* per op */
     char *state;
     size_t *first, *len;
-    char **scratch;      /* reduce receives */
-    int *next_send_seq;  /* per peer */
-    int *next_recv_seq;
+    char **scratch;  /* reduce receives that do not land in the buffer */
+    size_t *pending; /* unfinished ops it waits for */
+    size_t *user_off, *users; /* ops waiting for op i: users[user_off[i] .. user_off[i+1]) */
+    /* queue q = 2 * peer + (send): its ops in message order */
+    size_t *queue_off, *queue, *queue_head;
+    /* in flight */
     void **reqs;
     size_t *req_op;
     char *req_done;
-    size_t nreqs, ndone;
+    size_t nreqs;
+    size_t *finished; /* ops done whose waiters are not yet released */
+    size_t nfinished, ndone;
     char *in_buf; /* per chunk, with opts->input: the buffer holds it */
     long *direct; /* per chunk, with opts->input: the reduce receive landing in the buffer */
 } exec_t;
+
+/* Points e's arrays into base (or, with base NULL, only measures them);
+ * returns the bytes they take. */
+static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
+{
+    size_t at = 0, nq = 2 * (size_t)npus, nusers = 0;
+    for (size_t i = 0; i < nops; i++)
+        nusers += e->p->ops[i].ndeps + 1; /* + the direct receive of its chunk */
+#define PLACE(field, count)                                                                  \
+    do {                                                                                     \
+        e->field = base ? (void *)(base + at) : NULL;                                        \
+        at += ((count) * sizeof *e->field + 15) / 16 * 16;                                   \
+    } while (0)
+    PLACE(state, nops);
+    PLACE(first, nops);
+    PLACE(len, nops);
+    PLACE(scratch, nops);
+    PLACE(pending, nops);
+    PLACE(user_off, nops + 1);
+    PLACE(users, nusers);
+    PLACE(queue_off, nq + 1);
+    PLACE(queue, nops);
+    PLACE(queue_head, nq);
+    PLACE(reqs, nops);
+    PLACE(req_op, nops);
+    PLACE(req_done, nops);
+    PLACE(finished, nops);
+    if (e->opts && e->opts->input) {
+        PLACE(in_buf, (size_t)nchunks);
+        PLACE(direct, (size_t)nchunks);
+    }
+#undef PLACE
+    return at;
+}
+
+/* With an input, a reduce receive of a chunk other than its first combines
+ * after the first one, which lands straight in the buffer. */
+static long after_direct(const exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    if (!e->direct || op->kind != TACOS_OP_RECV || !op->reduce)
+        return -1;
+    long d = e->direct[op->chunk];
+    return d >= 0 && d != (long)i ? d : -1;
+}
+
+/* Dependency counts and the reverse edges (who waits for whom). */
+static void link_users(exec_t *e)
+{
+    const tacos_prog_t *p = e->p;
+    size_t n = p->nops;
+    memset(e->user_off, 0, (n + 1) * sizeof *e->user_off);
+    for (size_t i = 0; i < n; i++) {
+        long d = after_direct(e, i);
+        e->pending[i] = p->ops[i].ndeps + (d >= 0);
+        for (size_t j = 0; j < p->ops[i].ndeps; j++)
+            e->user_off[p->dep[p->ops[i].deps + j]]++;
+        if (d >= 0)
+            e->user_off[d]++;
+    }
+    for (size_t i = 1; i <= n; i++) /* running sums: user_off[i] = end of i's range */
+        e->user_off[i] += e->user_off[i - 1];
+    for (size_t i = n; i-- > 0;) { /* filling from the ends leaves the starts */
+        long d = after_direct(e, i);
+        for (size_t j = 0; j < p->ops[i].ndeps; j++)
+            e->users[--e->user_off[p->dep[p->ops[i].deps + j]]] = i;
+        if (d >= 0)
+            e->users[--e->user_off[d]] = i;
+    }
+}
+
+static size_t queue_of(const tacos_op_t *op)
+{
+    return 2 * (size_t)op->peer + (op->kind == TACOS_OP_SEND);
+}
+
+/* Queues in message order: seq numbers each direction's messages 0, 1, ... */
+static void build_queues(exec_t *e, int npus)
+{
+    const tacos_prog_t *p = e->p;
+    size_t nq = 2 * (size_t)npus;
+    memset(e->queue_off, 0, (nq + 1) * sizeof *e->queue_off);
+    memset(e->queue_head, 0, nq * sizeof *e->queue_head);
+    for (size_t i = 0; i < p->nops; i++)
+        e->queue_off[queue_of(&p->ops[i]) + 1]++;
+    for (size_t q = 1; q <= nq; q++)
+        e->queue_off[q] += e->queue_off[q - 1];
+    for (size_t i = 0; i < p->nops; i++)
+        e->queue[e->queue_off[queue_of(&p->ops[i])] + (size_t)p->ops[i].seq] = i;
+}
+
+static void finish(exec_t *e, size_t i)
+{
+    e->state[i] = OP_DONE;
+    e->ndone++;
+    e->finished[e->nfinished++] = i;
+}
 
 /* Where a send of op i reads its data. */
 static const void *send_source(const exec_t *e, size_t i)
@@ -56,158 +164,172 @@ static const void *send_source(const exec_t *e, size_t i)
     return e->buf + e->first[i] * e->elem;
 }
 
-static int deps_done(const exec_t *e, size_t i)
+/* Posts op i's message (or finishes it at once when its chunk is empty). */
+static int post(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    for (size_t d = 0; d < op->ndeps; d++)
-        if (e->state[e->p->dep[op->deps + d]] != OP_DONE)
-            return 0;
-    return 1;
-}
-
-static void finish(exec_t *e, size_t i)
-{
-    e->state[i] = OP_DONE;
-    e->ndone++;
-}
-
-/* Posts what may go now; returns a transport error or 0. */
-static int post_ready(exec_t *e, int *progress)
-{
-    for (size_t i = 0; i < e->p->nops; i++) {
-        const tacos_op_t *op = &e->p->ops[i];
-        int send = op->kind == TACOS_OP_SEND;
-        int *next = send ? &e->next_send_seq[op->peer] : &e->next_recv_seq[op->peer];
-        if (e->state[i] == OP_RECEIVED && deps_done(e, i)) { /* combine a reduction */
-            char *dst = e->buf + e->first[i] * e->elem;
-            const char *in = e->in_buf ? (const char *)e->opts->input + e->first[i] * e->elem : NULL;
-            int rc;
-            if (e->in_buf && e->direct[op->chunk] == (long)i) { /* it landed in the buffer */
-                rc = e->tp->reduce(e->tp->ctx, in, dst, e->len[i]);
-                e->in_buf[op->chunk] = 1;
-            } else if (e->in_buf && !e->in_buf[op->chunk]) {
-                if (e->direct[op->chunk] >= 0)
-                    continue; /* the first arrival, straight in the buffer, is still due */
-                e->in_buf[op->chunk] = 1; /* first write: combine with the input */
-                if (e->tp->reduce3) {
-                    rc = e->tp->reduce3(e->tp->ctx, in, e->scratch[i], dst, e->len[i]);
-                } else {
-                    memcpy(dst, in, e->len[i] * e->elem);
-                    rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
-                }
-            } else {
-                rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
-            }
-            if (rc)
-                return rc;
-            finish(e, i);
-            *progress = 1;
-            continue;
-        }
-        if (e->state[i] != OP_WAITING || op->seq != *next)
-            continue;
-        int needs_deps = send || !op->reduce; /* a reduce receive can land early */
-        if (needs_deps && !deps_done(e, i))
-            continue;
-        (*next)++;
-        *progress = 1;
-        if (!e->len[i]) { /* empty chunk: nothing travels, on either side */
-            finish(e, i);
-            continue;
-        }
-        int direct = e->in_buf && e->direct[op->chunk] == (long)i;
-        void *at = op->reduce && !send && !direct ? e->scratch[i] : e->buf + e->first[i] * e->elem;
-        if (send)
-            at = (void *)send_source(e, i);
-        else if (!op->reduce && e->in_buf)
+    if (!e->len[i]) { /* nothing travels, on either side */
+        finish(e, i);
+        return 0;
+    }
+    size_t bytes = e->len[i] * e->elem;
+    void **req = &e->reqs[e->nreqs];
+    int rc;
+    if (op->kind == TACOS_OP_SEND) {
+        rc = e->tp->isend(e->tp->ctx, send_source(e, i), bytes, op->peer, req);
+    } else {
+        int direct = e->direct && e->direct[op->chunk] == (long)i;
+        void *at = op->reduce && !direct ? e->scratch[i] : e->buf + e->first[i] * e->elem;
+        if (!op->reduce && e->in_buf)
             e->in_buf[op->chunk] = 1; /* the copy overwrites the whole chunk */
-        int rc = send ? e->tp->isend(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
-                                     &e->reqs[e->nreqs])
-                      : e->tp->irecv(e->tp->ctx, at, e->len[i] * e->elem, op->peer,
-                                     &e->reqs[e->nreqs]);
+        rc = e->tp->irecv(e->tp->ctx, at, bytes, op->peer, req);
+    }
+    if (rc)
+        return rc;
+    e->req_op[e->nreqs++] = i;
+    e->state[i] = OP_POSTED;
+    return 0;
+}
+
+/* Posts queue q's ops from its head while they may go: a reduce receive at
+ * once (it lands aside), anything else once its dependencies are done. */
+static int advance(exec_t *e, size_t q)
+{
+    while (e->queue_off[q] + e->queue_head[q] < e->queue_off[q + 1]) {
+        size_t i = e->queue[e->queue_off[q] + e->queue_head[q]];
+        const tacos_op_t *op = &e->p->ops[i];
+        if (e->pending[i] && !(op->kind == TACOS_OP_RECV && op->reduce))
+            return 0;
+        e->queue_head[q]++;
+        int rc = post(e, i);
         if (rc)
             return rc;
-        e->req_op[e->nreqs++] = i;
-        e->state[i] = OP_POSTED;
     }
+    return 0;
+}
+
+/* Combines an arrived reduction into the buffer. */
+static int combine(exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    char *dst = e->buf + e->first[i] * e->elem;
+    int rc;
+    if (e->direct && e->direct[op->chunk] == (long)i) { /* landed in the buffer */
+        rc = e->tp->reduce(e->tp->ctx, (const char *)e->opts->input + e->first[i] * e->elem, dst,
+                           e->len[i]);
+        e->in_buf[op->chunk] = 1;
+    } else {
+        rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
+    }
+    if (!rc)
+        finish(e, i);
+    return rc;
+}
+
+/* Releases the waiters of every finished op, transitively. */
+static int release(exec_t *e)
+{
+    while (e->nfinished) {
+        size_t i = e->finished[--e->nfinished];
+        for (size_t u = e->user_off[i]; u < e->user_off[i + 1]; u++) {
+            size_t w = e->users[u];
+            if (--e->pending[w])
+                continue;
+            int rc = e->state[w] == OP_RECEIVED ? combine(e, w)
+                     : e->state[w] == OP_WAITING ? advance(e, queue_of(&e->p->ops[w]))
+                                                 : 0;
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Waits for at least one message and handles what completed. */
+static int complete_some(exec_t *e)
+{
+    memset(e->req_done, 0, e->nreqs);
+    int rc = e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
+    if (rc)
+        return rc;
+    size_t kept = 0;
+    for (size_t r = 0; r < e->nreqs; r++) {
+        size_t i = e->req_op[r];
+        const tacos_op_t *op = &e->p->ops[i];
+        if (!e->req_done[r]) {
+            e->reqs[kept] = e->reqs[r];
+            e->req_op[kept++] = i;
+        } else if (op->kind == TACOS_OP_RECV && op->reduce) {
+            e->state[i] = OP_RECEIVED;
+            if (!e->pending[i] && (rc = combine(e, i)))
+                return rc;
+        } else {
+            finish(e, i);
+        }
+    }
+    e->nreqs = kept;
+    return release(e);
+}
+
+/* Sets up chunk ranges, the direct receives and scratch space. */
+static int prepare(exec_t *e, int nchunks)
+{
+    const tacos_prog_t *p = e->p;
+    size_t scratch_bytes = 0;
+    for (int c = 0; e->direct && c < nchunks; c++)
+        e->direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
+    for (size_t i = 0; i < p->nops; i++) {
+        const tacos_op_t *op = &p->ops[i];
+        tacos_exec_chunk(e->block_off, e->k, op->chunk, &e->first[i], &e->len[i]);
+        if (op->kind != TACOS_OP_RECV)
+            continue;
+        if (e->direct && e->direct[op->chunk] == -2)
+            e->direct[op->chunk] = op->reduce ? (long)i : -1;
+        if (op->reduce && !(e->direct && e->direct[op->chunk] == (long)i))
+            scratch_bytes += e->len[i] * e->elem;
+    }
+    char *space = NULL;
+    if (scratch_bytes && !(space = e->tp->scratch(e->tp->ctx, scratch_bytes)))
+        return TACOS_ERR_NOMEM;
+    for (size_t i = 0, at = 0; i < p->nops; i++)
+        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
+            !(e->direct && e->direct[p->ops[i].chunk] == (long)i)) {
+            e->scratch[i] = space + at;
+            at += e->len[i] * e->elem;
+        }
     return 0;
 }
 
 int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_off, void *buf,
                    size_t elem_bytes, const tacos_transport_t *tp, const tacos_exec_opts_t *opts)
 {
-    size_t n = p->nops ? p->nops : 1, scratch_bytes = 0;
-    int overlapped = !opts || !opts->overlap;
-    exec_t e = {p, tp, opts, block_off, k, buf, elem_bytes, calloc(n, 1), malloc(n * sizeof(size_t)),
-                malloc(n * sizeof(size_t)), calloc(n, sizeof(char *)),
-                calloc((size_t)npus, sizeof(int)), calloc((size_t)npus, sizeof(int)),
-                malloc(n * sizeof(void *)), malloc(n * sizeof(size_t)), calloc(n, 1), 0, 0,
-                opts && opts->input ? calloc((size_t)npus * (size_t)k, 1) : NULL,
-                opts && opts->input ? malloc((size_t)npus * (size_t)k * sizeof(long)) : NULL};
-    char *scratch = NULL;
-    int rc = 0;
-    if (!e.state || !e.first || !e.len || !e.scratch || !e.next_send_seq || !e.next_recv_seq ||
-        !e.reqs || !e.req_op || !e.req_done || (opts && opts->input && (!e.in_buf || !e.direct))) {
-        rc = TACOS_ERR_NOMEM;
+    int nchunks = npus * k, rc = 0;
+    exec_t e = {.p = p, .tp = tp, .opts = opts, .block_off = block_off, .k = k, .buf = buf,
+                .elem = elem_bytes};
+    char *arrays = calloc(1, lay_out(&e, NULL, p->nops, npus, nchunks) + 1);
+    if (!arrays)
+        return TACOS_ERR_NOMEM;
+    lay_out(&e, arrays, p->nops, npus, nchunks);
+    if ((rc = prepare(&e, nchunks)))
         goto out;
-    }
-    /* with an input, a chunk's first receive, when it is a reduction, lands
-     * straight in the (still unwritten) buffer and combines with the input */
-    for (int c = 0; e.direct && c < npus * k; c++)
-        e.direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
-    for (size_t i = 0; i < p->nops; i++) {
-        const tacos_op_t *op = &p->ops[i];
-        tacos_exec_chunk(block_off, k, op->chunk, &e.first[i], &e.len[i]);
-        if (op->kind != TACOS_OP_RECV)
-            continue;
-        if (e.direct && e.direct[op->chunk] == -2)
-            e.direct[op->chunk] = op->reduce ? (long)i : -1;
-        if (op->reduce && !(e.direct && e.direct[op->chunk] == (long)i))
-            scratch_bytes += e.len[i] * elem_bytes;
-    }
-    if (scratch_bytes && !(scratch = tp->scratch(tp->ctx, scratch_bytes))) {
-        rc = TACOS_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t i = 0, at = 0; i < p->nops; i++)
-        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
-            !(e.direct && e.direct[p->ops[i].chunk] == (long)i)) {
-            e.scratch[i] = scratch + at;
-            at += e.len[i] * elem_bytes;
-        }
-    while (e.ndone < p->nops) {
-        int progress = 0;
-        if ((rc = post_ready(&e, &progress)))
-            goto out;
-        if (progress)
-            continue;
-        if (!overlapped) { /* local work while the first messages travel */
-            opts->overlap(opts->overlap_arg);
-            overlapped = 1;
-        }
+    link_users(&e);
+    build_queues(&e, npus);
+    for (size_t q = 0; q < 2 * (size_t)npus && !rc; q++)
+        rc = advance(&e, q);
+    if (!rc)
+        rc = release(&e);
+    if (!rc && opts && opts->overlap) /* local work while the first messages travel */
+        opts->overlap(opts->overlap_arg);
+    while (!rc && e.ndone < p->nops) {
         if (!e.nreqs) { /* nothing in flight and nothing can go: a schedule bug */
             rc = TACOS_ERR_INVALID;
-            goto out;
+            break;
         }
-        memset(e.req_done, 0, e.nreqs);
-        if ((rc = tp->wait_some(tp->ctx, e.reqs, e.nreqs, e.req_done)))
-            goto out;
-        size_t kept = 0;
-        for (size_t r = 0; r < e.nreqs; r++) {
-            size_t i = e.req_op[r];
-            if (!e.req_done[r]) {
-                e.reqs[kept] = e.reqs[r];
-                e.req_op[kept++] = i;
-            } else if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce) {
-                e.state[i] = OP_RECEIVED;
-            } else {
-                finish(&e, i);
-            }
-        }
-        e.nreqs = kept;
+        rc = complete_some(&e);
     }
-    for (int c = 0; e.in_buf && c < npus * k; c++) /* chunks nothing wrote */
-        if (!e.in_buf[c]) {
+    for (int c = 0; !rc && e.in_buf && c < nchunks; c++) /* kept chunks nothing wrote */
+        if (!e.in_buf[c] && opts->keep != TACOS_KEEP_NONE &&
+            (opts->keep == TACOS_KEEP_ALL || c / k == opts->keep_block)) {
             size_t first, len;
             tacos_exec_chunk(block_off, k, c, &first, &len);
             memcpy((char *)buf + first * elem_bytes,
@@ -215,7 +337,7 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         }
 out:
     /* on an error, let what is in flight finish before the buffers go away */
-    while (rc && e.nreqs && e.req_done) {
+    while (rc && e.nreqs) {
         memset(e.req_done, 0, e.nreqs);
         if (tp->wait_some(tp->ctx, e.reqs, e.nreqs, e.req_done))
             break;
@@ -225,18 +347,6 @@ out:
                 e.reqs[kept++] = e.reqs[r];
         e.nreqs = kept;
     }
-    if (!overlapped && !rc)
-        opts->overlap(opts->overlap_arg);
-    free(e.state);
-    free(e.first);
-    free(e.len);
-    free(e.scratch);
-    free(e.next_send_seq);
-    free(e.next_recv_seq);
-    free(e.reqs);
-    free(e.req_op);
-    free(e.req_done);
-    free(e.in_buf);
-    free(e.direct);
+    free(arrays);
     return rc;
 }

@@ -21,8 +21,6 @@ typedef struct {
     int (*wait_some)(void *ctx, void **reqs, size_t n, char *done);
     /* dst[i] = dst[i] op src[i] for `count` elements. */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
-    /* Optional (may be NULL): dst[i] = a[i] op b[i], one pass. */
-    int (*reduce3)(void *ctx, const void *a, const void *b, void *dst, size_t count);
     /* Space for arriving reductions, at least `bytes`, owned by the caller and
      * reused across calls (fresh memory costs page faults every call). */
     void *(*scratch)(void *ctx, size_t bytes);
@@ -33,11 +31,17 @@ typedef struct {
  *   starts uninitialized.  A chunk is read from input until the buffer holds
  *   it; it is copied into the buffer only when a reduction first lands in it,
  *   and chunks nothing wrote are copied at the end.
+ * - keep (with input): the part of the buffer the caller reads afterwards;
+ *   chunks nothing wrote are copied from the input only there.
  * - own_src: sends of block own_block read from here (All-Gather's own
  *   block), and overlap runs once right after the first messages are posted,
  *   e.g. to copy that block into place meanwhile. */
+typedef enum { TACOS_KEEP_ALL, TACOS_KEEP_BLOCK, TACOS_KEEP_NONE } tacos_keep_t;
+
 typedef struct {
     const void *input;
+    tacos_keep_t keep;
+    int keep_block; /* with TACOS_KEEP_BLOCK */
     const void *own_src;
     int own_block;
     void (*overlap)(void *arg);
