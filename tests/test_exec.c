@@ -1,0 +1,377 @@
+/*
+ * The executor alone: every rank of a synthesized schedule runs
+ * tacos_exec_run in its own thread over an in-process transport.  Messages
+ * between two ranks match in posting order as in MPI, and a send's data is
+ * read only when its receive matches (as a rendezvous protocol does), so an
+ * executor that reuses a buffer too early, posts out of order or mismatches
+ * sizes gives wrong results here.  Results are checked element by element
+ * against sums computed directly; transport errors are injected to check
+ * that they come back from every rank without a hang.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "exec.h"
+
+enum { ERR_SEND = 55, ERR_WAIT = 56 };
+
+typedef struct msg {
+    struct msg *next;
+    void *buf;
+    size_t bytes;
+    int done;
+} msg_t;
+
+typedef struct {
+    int n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    msg_t **send_head, **send_tail, **recv_head, **recv_tail; /* per pair src * n + dst */
+    msg_t **all;                                             /* every message, freed at the end */
+    size_t nall, cap;
+    int fail_at, nsent, failed, mismatches;
+} world_t;
+
+typedef struct {
+    world_t *w;
+    int rank;
+    char *scratch;
+    size_t scratch_bytes;
+} rank_t;
+
+static void append(msg_t **head, msg_t **tail, msg_t *m)
+{
+    if (*tail)
+        (*tail)->next = m;
+    else
+        *head = m;
+    *tail = m;
+}
+
+static msg_t *pop(msg_t **head, msg_t **tail)
+{
+    msg_t *m = *head;
+    *head = m->next;
+    if (!*head)
+        *tail = NULL;
+    return m;
+}
+
+/* Pairs the oldest send and receive of src -> dst while both exist. */
+static void match(world_t *w, size_t pair)
+{
+    while (w->send_head[pair] && w->recv_head[pair]) {
+        msg_t *s = pop(&w->send_head[pair], &w->send_tail[pair]);
+        msg_t *r = pop(&w->recv_head[pair], &w->recv_tail[pair]);
+        if (s->bytes != r->bytes)
+            w->mismatches++;
+        memcpy(r->buf, s->buf, s->bytes < r->bytes ? s->bytes : r->bytes);
+        s->done = r->done = 1;
+    }
+    pthread_cond_broadcast(&w->cv);
+}
+
+static int post(rank_t *me, void *buf, size_t bytes, int src, int dst, int send, void **req)
+{
+    world_t *w = me->w;
+    pthread_mutex_lock(&w->mu);
+    if (send && w->fail_at >= 0 && w->nsent++ == w->fail_at) {
+        w->failed = 1;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        return ERR_SEND;
+    }
+    msg_t *m = calloc(1, sizeof *m);
+    if (w->nall == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 64;
+        w->all = realloc(w->all, w->cap * sizeof *w->all);
+    }
+    w->all[w->nall++] = m;
+    m->buf = buf;
+    m->bytes = bytes;
+    size_t pair = (size_t)src * (size_t)w->n + (size_t)dst;
+    if (send)
+        append(&w->send_head[pair], &w->send_tail[pair], m);
+    else
+        append(&w->recv_head[pair], &w->recv_tail[pair], m);
+    match(w, pair);
+    pthread_mutex_unlock(&w->mu);
+    *req = m;
+    return 0;
+}
+
+static int t_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    rank_t *me = ctx;
+    return post(me, (void *)buf, bytes, me->rank, peer, 1, req);
+}
+
+static int t_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    rank_t *me = ctx;
+    return post(me, buf, bytes, peer, me->rank, 0, req);
+}
+
+static int t_wait_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    world_t *w = ((rank_t *)ctx)->w;
+    int rc = 0, any = 0;
+    pthread_mutex_lock(&w->mu);
+    while (!any && !rc) {
+        for (size_t i = 0; i < n; i++)
+            if (((msg_t *)reqs[i])->done)
+                done[i] = 1, any = 1;
+        if (!any && w->failed)
+            rc = ERR_WAIT;
+        else if (!any)
+            pthread_cond_wait(&w->cv, &w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static int t_reduce(void *ctx, const void *src, void *dst, size_t count)
+{
+    (void)ctx;
+    for (size_t i = 0; i < count; i++)
+        ((int64_t *)dst)[i] += ((const int64_t *)src)[i];
+    return 0;
+}
+
+static void *t_scratch(void *ctx, size_t bytes)
+{
+    rank_t *me = ctx;
+    if (bytes > me->scratch_bytes) {
+        free(me->scratch);
+        me->scratch = malloc(bytes);
+        me->scratch_bytes = bytes;
+    }
+    return me->scratch;
+}
+
+/* ---- one collective call on every rank ------------------------------------ */
+
+typedef struct {
+    const tacos_sched_t *s;
+    tacos_prog_t *prog;
+    rank_t rt;
+    const size_t *off;
+    int in_place;
+    int64_t *in, *buf, *own; /* own: All-Gather's own block, sent from here */
+    int rc;
+} job_t;
+
+static int64_t value(int r, size_t i)
+{
+    return (int64_t)(r + 1) * 1000003 + (int64_t)i * 7 - 5000;
+}
+
+static void copy_own(void *arg)
+{
+    job_t *j = arg;
+    int me = j->rt.rank;
+    memcpy(j->buf + j->off[me], j->own, (j->off[me + 1] - j->off[me]) * sizeof(int64_t));
+}
+
+static void *run_rank(void *arg)
+{
+    job_t *j = arg;
+    const tacos_sched_t *s = j->s;
+    int me = j->rt.rank;
+    tacos_transport_t tp = {&j->rt, t_isend, t_irecv, t_wait_some, t_reduce, t_scratch};
+    tacos_exec_opts_t o = {0};
+    const tacos_exec_opts_t *opts = NULL;
+    if (s->coll == TACOS_ALLGATHER && !j->in_place) {
+        o = (tacos_exec_opts_t){.own_src = j->own, .own_block = me, .overlap = copy_own,
+                                .overlap_arg = j};
+        opts = &o;
+    } else if (s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST && !j->in_place) {
+        o.input = j->in;
+        o.keep = s->coll == TACOS_REDUCE_SCATTER       ? TACOS_KEEP_BLOCK
+                 : s->coll == TACOS_REDUCE && me != s->root ? TACOS_KEEP_NONE
+                                                           : TACOS_KEEP_ALL;
+        o.keep_block = me;
+        opts = &o;
+    }
+    j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf, sizeof(int64_t),
+                           &tp, opts);
+    return NULL;
+}
+
+/* Blocks: even split of `count` (All-Reduce, Reduce, Broadcast), `count`
+ * each (All-Gather) or uneven sizes (Reduce-Scatter). */
+static size_t *blocks(tacos_coll_t coll, int n, size_t count)
+{
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    off[0] = 0;
+    for (int r = 0; r < n; r++)
+        off[r + 1] = coll == TACOS_ALLGATHER        ? off[r] + count
+                     : coll == TACOS_REDUCE_SCATTER ? off[r] + count * (size_t)(r + 1) / (size_t)n
+                                                    : count * (size_t)(r + 1) / (size_t)n;
+    return off;
+}
+
+/* Runs the schedule on every rank and checks what each rank must hold.
+ * fail_at >= 0: the fail_at-th send fails; every rank must return an error. */
+static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, int fail_at,
+                          const char *what)
+{
+    int n = s->npus;
+    size_t *off = blocks(s->coll, n, count), total = off[n];
+    world_t w = {.n = n, .fail_at = fail_at};
+    size_t pairs = (size_t)n * (size_t)n;
+    w.send_head = calloc(pairs, sizeof(msg_t *));
+    w.send_tail = calloc(pairs, sizeof(msg_t *));
+    w.recv_head = calloc(pairs, sizeof(msg_t *));
+    w.recv_tail = calloc(pairs, sizeof(msg_t *));
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    job_t *jobs = calloc((size_t)n, sizeof *jobs);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    int64_t *sum = calloc(total + 1, sizeof *sum);
+    for (int r = 0; r < n; r++) {
+        job_t *j = &jobs[r];
+        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0}, .off = off, .in_place = in_place};
+        CHECK_OK(tacos_sched_program(s, r, &j->prog));
+        j->in = malloc((total + 1) * sizeof(int64_t));
+        j->buf = malloc((total + 1) * sizeof(int64_t));
+        j->own = malloc((off[r + 1] - off[r] + 1) * sizeof(int64_t));
+        for (size_t i = 0; i < total; i++) {
+            j->in[i] = value(r, i);
+            j->buf[i] = -1; /* garbage where the result goes */
+        }
+        for (size_t i = off[r]; i < off[r + 1]; i++)
+            j->own[i - off[r]] = value(r, i);
+        if (in_place && s->coll == TACOS_ALLGATHER)
+            memcpy(j->buf + off[r], j->own, (off[r + 1] - off[r]) * sizeof(int64_t));
+        else if (in_place || (s->coll == TACOS_BROADCAST && r == s->root))
+            memcpy(j->buf, j->in, total * sizeof(int64_t));
+        for (size_t i = 0; i < total; i++)
+            sum[i] += value(r, i);
+    }
+    for (int r = 0; r < n; r++)
+        pthread_create(&th[r], NULL, run_rank, &jobs[r]);
+    for (int r = 0; r < n; r++)
+        pthread_join(th[r], NULL);
+    CHECK(!w.mismatches, "%s: %d messages with different send and receive sizes", what,
+          w.mismatches);
+    int failed = 0;
+    for (int r = 0; r < n; r++) {
+        job_t *j = &jobs[r];
+        if (fail_at >= 0) { /* the failing rank says so; the others finish or see it */
+            failed += j->rc == ERR_SEND;
+            CHECK(j->rc == ERR_SEND || j->rc == ERR_WAIT || !j->rc,
+                  "%s: rank %d returned %d after an injected failure", what, r, j->rc);
+            continue;
+        }
+        CHECK(j->rc == 0, "%s: rank %d returned %d", what, r, j->rc);
+        size_t lo = 0, hi = total, bad = 0, at = 0;
+        int64_t want_at = 0, got_at = 0;
+        if (s->coll == TACOS_REDUCE_SCATTER)
+            lo = off[r], hi = off[r + 1];
+        if (s->coll == TACOS_REDUCE && r != s->root)
+            hi = 0;
+        for (size_t i = lo; i < hi; i++) {
+            int64_t want = s->coll == TACOS_BROADCAST ? value(s->root, i)
+                           : s->coll == TACOS_ALLGATHER
+                               ? value((int)(i / (count ? count : 1)), i)
+                               : sum[i];
+            if (j->buf[i] != want && !bad++)
+                at = i, want_at = want, got_at = j->buf[i];
+        }
+        CHECK(!bad, "%s: rank %d: %zu wrong elements, first [%zu] = %lld, want %lld", what, r,
+              bad, at, (long long)got_at, (long long)want_at);
+        if (!in_place && s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST)
+            for (size_t i = 0; i < total; i++)
+                if (j->in[i] != value(r, i)) {
+                    CHECK(0, "%s: rank %d: the input changed at [%zu]", what, r, i);
+                    break;
+                }
+    }
+    CHECK(fail_at < 0 || failed == 1, "%s: %d ranks saw the injected send failure", what, failed);
+    for (int r = 0; r < n; r++) {
+        tacos_prog_free(jobs[r].prog);
+        free(jobs[r].in);
+        free(jobs[r].buf);
+        free(jobs[r].own);
+        free(jobs[r].rt.scratch);
+    }
+    for (size_t i = 0; i < w.nall; i++)
+        free(w.all[i]);
+    free(w.all);
+    free(w.send_head);
+    free(w.send_tail);
+    free(w.recv_head);
+    free(w.recv_tail);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    free(jobs);
+    free(th);
+    free(sum);
+    free(off);
+}
+
+static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
+{
+    tacos_synth_opts_t o = {coll, root, k, 1 << 20, 1, 1};
+    tacos_sched_t *s = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    return s;
+}
+
+int main(void)
+{
+    const char *shapes[] = {"ring:2", "uniring:3", "mesh2d:2x2", "ring:5", "switch:4",
+                            "rfs:2x2x2", "fc:7"};
+    const size_t counts[] = {0, 1, 2, 7, 13, 1000};
+    const tacos_coll_t colls[] = {TACOS_ALLREDUCE, TACOS_REDUCE_SCATTER, TACOS_ALLGATHER,
+                                  TACOS_BROADCAST, TACOS_REDUCE};
+    int runs = 0;
+    for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
+        tacos_topo_t *topo = NULL;
+        double bw = 25, lat = 0.5;
+        CHECK_OK(tacos_topo_generate(shapes[t], &bw, 1, &lat, 1, 1, &topo));
+        if (!topo)
+            continue;
+        for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+            for (int k = 1; k <= 3; k++) {
+                int rooted = colls[c] == TACOS_BROADCAST || colls[c] == TACOS_REDUCE;
+                int root = rooted ? (k + (int)t) % topo->npus : 0;
+                tacos_sched_t *s = synth(topo, colls[c], root, k);
+                for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)
+                    for (int in_place = 0; in_place <= !(rooted && colls[c] == TACOS_BROADCAST);
+                         in_place++) {
+                        char what[160];
+                        snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s", shapes[t],
+                                 tacos_coll_name(colls[c]), root, k, counts[i],
+                                 in_place ? " in place" : "");
+                        run_and_check(s, counts[i], in_place, -1, what);
+                        runs++;
+                    }
+                /* a failed send, first or midway: an error, no hang */
+                for (int f = 0; s && f <= (int)s->nxfers / 2; f += (int)s->nxfers / 2 + 1) {
+                    char what[160];
+                    snprintf(what, sizeof what, "%s %s k=%d, send %d fails", shapes[t],
+                             tacos_coll_name(colls[c]), k, f);
+                    run_and_check(s, 1000, 0, f, what);
+                }
+                tacos_sched_free(s);
+            }
+        tacos_topo_free(topo);
+    }
+    CHECK(runs > 1000, "only %d runs", runs);
+
+    /* a program that can never make progress is refused, not waited on */
+    tacos_op_t op = {TACOS_OP_SEND, 0, 0, 1, 0, 0, 1, 0};
+    size_t self = 0, off[3] = {0, 4, 8};
+    tacos_prog_t stuck = {0, 1, &op, &self};
+    int64_t buf[8] = {0};
+    world_t w = {.n = 2};
+    rank_t me = {&w, 0, NULL, 0};
+    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_reduce, t_scratch};
+    CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
+          "a send waiting for itself was not refused");
+    return check_report("test_exec");
+}
