@@ -369,9 +369,14 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
           k, p->nops);
     int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);
-    if (rc == TACOS_ERR_NOMEM)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    return rc == TACOS_ERR_INVALID ? OMPI_ERROR : rc;
+    if (rc == TACOS_ERR_NOMEM || rc == TACOS_ERR_INVALID) { /* PML errors return as they are */
+        opal_output(0, "coll:tacos: %s of %zu bytes on rank %d of %d: %s", tacos_coll_name(coll),
+                    bytes, ompi_comm_rank(comm), n,
+                    rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
+                                          : "the schedule cannot progress (a coll/tacos bug)");
+        return rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
+    }
+    return rc;
 }
 
 /* Blocks of counts[r] elements (or `each` when counts is NULL), in order. */
