@@ -540,27 +540,32 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     return rc;
 }
 
-/* Reduce-Scatter over blocks off[r]..off[r+1]: work holds the whole input. */
+/* Reduce-Scatter over blocks of counts[r] elements (or `each`, see
+ * sized_blocks); the work buffer holds the whole input. */
 static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, void *rbuf,
-                                 const size_t *off, size_t ext, struct ompi_datatype_t *dtype,
-                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, int tag,
-                                 const char **why)
+                                 const int *counts, size_t each, size_t ext,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, int tag, const char **why)
 {
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc;
+    size_t *off = sized_blocks(n, counts, each);
+    if (!off)
+        return OMPI_ERR_OUT_OF_RESOURCE;
     size_t total = off[n] * ext, mine = (off[me + 1] - off[me]) * ext;
     if (sbuf == MPI_IN_PLACE) { /* rbuf holds the input: work in it */
-        int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, rbuf, off, ext, dtype, op, tag, NULL, why);
+        rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, rbuf, off, ext, dtype, op, tag, NULL, why);
         if (rc == OMPI_SUCCESS && mine)
             memmove(rbuf, (char *)rbuf + off[me] * ext, mine);
-        return rc;
+    } else {
+        char *work = scratch(m, total + 1);
+        tacos_exec_opts_t opts = {.input = sbuf, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
+        rc = work ? run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, &opts,
+                        why)
+                  : OMPI_ERR_OUT_OF_RESOURCE;
+        if (rc == OMPI_SUCCESS && mine)
+            memcpy(rbuf, work + off[me] * ext, mine);
     }
-    char *work = scratch(m, total + 1);
-    if (!work)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    tacos_exec_opts_t opts = {.input = sbuf, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
-    int rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, &opts, why);
-    if (rc == OMPI_SUCCESS && mine)
-        memcpy(rbuf, work + off[me] * ext, mine);
+    free(off);
     return rc;
 }
 
@@ -577,12 +582,8 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
         why = reduction_ok(op, (size_t)rcount * n * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
-    size_t *off = sized_blocks(n, NULL, (size_t)rcount);
-    if (!off)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
+    int rc = reduce_scatter_blocks(m, sbuf, rbuf, NULL, (size_t)rcount, ext, dtype, op, comm,
                                    MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &why);
-    free(off);
     if (rc == FALL_BACK)
         FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
     return rc;
@@ -602,12 +603,8 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
         why = reduction_ok(op, total * ext, 0);
     if (why)
         FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
-    size_t *off = sized_blocks(n, rcounts, 0);
-    if (!off)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    int rc = reduce_scatter_blocks(m, sbuf, rbuf, off, ext, dtype, op, comm,
+    int rc = reduce_scatter_blocks(m, sbuf, rbuf, rcounts, 0, ext, dtype, op, comm,
                                    MCA_COLL_BASE_TAG_REDUCE_SCATTER, &why);
-    free(off);
     if (rc == FALL_BACK)
         FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
     return rc;
