@@ -327,9 +327,13 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
         }
         rc = complete_some(&e);
     }
-    for (int c = 0; !rc && e.in_buf && c < nchunks; c++) /* kept chunks nothing wrote */
-        if (!e.in_buf[c] && opts->keep != TACOS_KEEP_NONE &&
-            (opts->keep == TACOS_KEEP_ALL || c / k == opts->keep_block)) {
+    int kept_lo = 0, kept_hi = nchunks; /* the chunks the caller reads */
+    if (opts && opts->keep == TACOS_KEEP_BLOCK)
+        kept_lo = opts->keep_block * k, kept_hi = kept_lo + k;
+    else if (opts && opts->keep == TACOS_KEEP_NONE)
+        kept_hi = 0;
+    for (int c = kept_lo; !rc && e.in_buf && c < kept_hi; c++) /* ... that nothing wrote */
+        if (!e.in_buf[c]) {
             size_t first, len;
             tacos_exec_chunk(block_off, k, c, &first, &len);
             memcpy((char *)buf + first * elem_bytes,
