@@ -30,6 +30,7 @@ typedef struct {
     bool probe_gpu;        /* model each rank's GPU (NVLink) */
     char *ucx_lib;         /* libuct to dlopen; empty: no UCX */
     bool calibrate;        /* ping-pongs replace the probed α/β */
+    int measure;           /* links between hosts: 0 off, 1 measured + job cache, 2 always */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -77,9 +78,13 @@ OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority);
 
 /* The communicator's topology from every rank's probe record (or the
- * default model), built with the previous component's collectives. */
+ * default model) and, across hosts, measured links; built with the previous
+ * component's collectives. */
 int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                                    tacos_topo_t **out);
+
+/* Creates coll_tacos_dump_dir if missing (message once if it cannot). */
+void mca_coll_tacos_dump_dir(void);
 
 int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,

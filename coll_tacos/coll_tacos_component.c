@@ -1,6 +1,9 @@
 /* Component: MCA parameters, open/close, and the communicator query. */
 #include "ompi_config.h"
 
+#include <pthread.h>
+
+#include "opal/util/os_dirpath.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 
@@ -39,6 +42,7 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .probe = true,
     .probe_gpu = false,
     .calibrate = false,
+    .measure = 1,
 };
 
 static void reg_int(const char *name, const char *help, int *storage)
@@ -60,6 +64,13 @@ static void reg_bool(const char *name, const char *help, bool *storage)
     (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
                                           help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
                                           OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void make_dump_dir(void)
+{
+    const char *d = mca_coll_tacos_component.dump_dir;
+    if (d && d[0] && opal_os_dirpath_create(d, 0755) != OPAL_SUCCESS)
+        opal_output(0, "coll:tacos: coll_tacos_dump_dir: cannot create %s", d);
 }
 
 static int tacos_register(void)
@@ -137,12 +148,26 @@ static int tacos_register(void)
              "one host and between two hosts; the measured latency and bandwidth replace the "
              "probed ones (default false)",
              &c->calibrate);
+    reg_int("measure",
+            "Links between hosts when a communicator spans several: 1 (default) measure every "
+            "pair of hosts at the first collective that needs the topology (one rank per host, "
+            "H-1 parallel rounds of 8 B and 96/192 KiB exchanges, then concurrent exchanges "
+            "that tell links from paths through another host), reused by later communicators "
+            "over the same hosts in this job; 2 measure again for every communicator; 0 never "
+            "(the probed figures: one network switch). A topology file overrides it",
+            &c->measure);
     reg_string("dump_dir",
                "Directory where each rank 0 writes the topology and every schedule it "
                "synthesizes as JSON (tacos-synth --validate/--simulate reads them), and every "
                "rank's probe record (tacos-commN-probe.json); empty: off",
                &c->dump_dir);
     return OMPI_SUCCESS;
+}
+
+void mca_coll_tacos_dump_dir(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_dump_dir);
 }
 
 static int tacos_open(void)

@@ -158,6 +158,7 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
     m->topo_state = 1;
     if (C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
         char path[4096];
+        mca_coll_tacos_dump_dir();
         snprintf(path, sizeof path, "%s/tacos-comm%u-topology.json", C->dump_dir,
                  ompi_comm_get_cid(comm));
         if (tacos_topo_write_file(t, path))
@@ -239,6 +240,7 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         TRACE(1, "ranks synthesized different %s schedules; falling back", tacos_coll_name(coll));
     if (agreed && C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
         char path[4096];
+        mca_coll_tacos_dump_dir();
         snprintf(path, sizeof path, "%s/tacos-comm%u-%s-root%d-k%d-%zuB.json", C->dump_dir,
                  ompi_comm_get_cid(comm), tacos_coll_name(coll), root, *k, (size_t)s->size_bytes);
         if (tacos_sched_write_file(s, path))

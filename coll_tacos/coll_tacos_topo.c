@@ -1,8 +1,10 @@
 /*
  * The communicator's topology when no topology file is given: every rank's
  * probe record (probed once per process), exchanged with one allgather,
- * optionally calibrated with ping-pongs, merged by libtacos-probe.  Any
- * problem falls back to the default model (hosts only), with a message.
+ * optionally calibrated with ping-pongs; when the ranks span several hosts,
+ * the links between hosts measured (libtacos-probe's tacos_net_measure over
+ * the PML, cached per job); merged by libtacos-probe.  Any problem falls
+ * back to the default model (hosts only), with a message.
  */
 #include "ompi_config.h"
 
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opal/util/os_dirpath.h"
 #include "opal/util/output.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -133,9 +136,237 @@ static int calibrate(mca_coll_tacos_module_t *m, struct ompi_communicator_t *com
     return OMPI_SUCCESS;
 }
 
+/* ---- the network between hosts ---------------------------------------------- */
+
+typedef struct {
+    mca_coll_tacos_module_t *m;
+    struct ompi_communicator_t *comm;
+    char *sbuf, *rbuf; /* TACOS_NET_S2_BYTES, and twice that */
+} net_ctx_t;
+
+/* Sends and receives `bytes` with each peer at once; the tag is barrier's,
+ * as for the ping-pongs above. */
+static int net_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
+{
+    net_ctx_t *x = ctx;
+    ompi_request_t *req[4];
+    int rc = OMPI_SUCCESS, posted = 0;
+    if (n > 2 || bytes > TACOS_NET_S2_BYTES)
+        return OMPI_ERR_BAD_PARAM;
+    double t0 = now_us();
+    for (int i = 0; i < n && rc == OMPI_SUCCESS; i++) {
+        rc = MCA_PML_CALL(irecv(x->rbuf + (size_t)i * bytes, (int)bytes, &ompi_mpi_byte.dt,
+                                peers[i], MCA_COLL_BASE_TAG_BARRIER, x->comm, &req[posted]));
+        posted += rc == OMPI_SUCCESS;
+        if (rc == OMPI_SUCCESS)
+            rc = MCA_PML_CALL(isend(x->sbuf, (int)bytes, &ompi_mpi_byte.dt, peers[i],
+                                    MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD, x->comm,
+                                    &req[posted]));
+        posted += rc == OMPI_SUCCESS;
+    }
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    for (int left = posted; left > 0; left--) { /* a peer is done when both of its are */
+        int idx = 0;
+        if ((rc = ompi_request_wait_any((size_t)posted, req, &idx, MPI_STATUS_IGNORE)))
+            return rc;
+        t_us[idx / 2] = now_us() - t0;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int net_max(void *ctx, double *v, int n)
+{
+    net_ctx_t *x = ctx;
+    return x->m->prev_allreduce(MPI_IN_PLACE, v, n, &ompi_mpi_double.dt, &ompi_mpi_op_max.op,
+                                x->comm, x->m->prev_allreduce_module);
+}
+
+/* Measurements kept for the job, keyed by the communicator's hosts in the
+ * order of their first rank. */
+typedef struct net_cache {
+    struct net_cache *next;
+    int nhosts;
+    uint64_t *host_ids;
+    tacos_net_t net;
+} net_cache_t;
+static net_cache_t *net_cache;
+static pthread_mutex_t net_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void host_ids(const tacos_probe_record_t *recs, int n, const int *host, uint64_t *ids)
+{
+    for (int i = n - 1; i >= 0; i--)
+        ids[host[i]] = recs[i].host_id;
+}
+
+/* A copy of the cached measurement of these hosts into *net (allocated),
+ * or 0 when there is none. */
+static int cache_find(const uint64_t *ids, int h, tacos_net_t *net)
+{
+    int found = 0;
+    pthread_mutex_lock(&net_cache_lock);
+    for (net_cache_t *e = net_cache; e && !found; e = e->next)
+        if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids) &&
+            tacos_net_alloc(net, h) == TACOS_OK) {
+            size_t hh = (size_t)h * (size_t)h;
+            memcpy(net->lat_us, e->net.lat_us, hh * sizeof *net->lat_us);
+            memcpy(net->bw_gbps, e->net.bw_gbps, hh * sizeof *net->bw_gbps);
+            memcpy(net->t_us, e->net.t_us, 3 * hh * sizeof *net->t_us);
+            memcpy(net->routed, e->net.routed, hh);
+            net->ntests = e->net.ntests;
+            net->note = e->net.note;
+            found = 1;
+        }
+    pthread_mutex_unlock(&net_cache_lock);
+    return found;
+}
+
+static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
+{
+    net_cache_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->host_ids = malloc((size_t)h * sizeof *ids)) || tacos_net_alloc(&e->net, h)) {
+        if (e)
+            free(e->host_ids);
+        free(e);
+        return; /* not cached: measured again next time */
+    }
+    memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
+    e->nhosts = h;
+    size_t hh = (size_t)h * (size_t)h;
+    memcpy(e->net.lat_us, net->lat_us, hh * sizeof *net->lat_us);
+    memcpy(e->net.bw_gbps, net->bw_gbps, hh * sizeof *net->bw_gbps);
+    memcpy(e->net.t_us, net->t_us, 3 * hh * sizeof *net->t_us);
+    memcpy(e->net.routed, net->routed, hh);
+    e->net.ntests = net->ntests;
+    e->net.note = net->note;
+    pthread_mutex_lock(&net_cache_lock);
+    e->next = net_cache;
+    net_cache = e;
+    pthread_mutex_unlock(&net_cache_lock);
+}
+
+/* Rank 0's cached copy on every rank (the others' copies may come from
+ * other communicators' measurements): a max with zeros elsewhere. */
+static int share_rank0(net_ctx_t *x, tacos_net_t *net)
+{
+    int h = net->nhosts, rank0 = ompi_comm_rank(x->comm) == 0;
+    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 1;
+    double *v = calloc(len, sizeof *v);
+    if (!v)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (size_t i = 0; rank0 && i < hh; i++) {
+        v[i] = net->lat_us[i];
+        v[hh + i] = net->bw_gbps[i];
+        v[2 * hh + i] = net->routed[i];
+    }
+    v[3 * hh] = rank0 ? net->ntests : 0;
+    int rc = net_max(x, v, (int)len);
+    for (size_t i = 0; rc == OMPI_SUCCESS && i < hh; i++) {
+        net->lat_us[i] = v[i];
+        net->bw_gbps[i] = v[hh + i];
+        net->routed[i] = (unsigned char)v[2 * hh + i];
+    }
+    net->ntests = (int)v[3 * hh];
+    free(v);
+    return rc;
+}
+
+/* The measured network between the communicator's hosts, from the job's
+ * cache when every rank has it (coll_tacos_measure 1), else measured now.
+ * Returns OMPI_SUCCESS with *net filled, or an error (message printed). */
+static int measure_network(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                           const tacos_probe_record_t *recs, int n, tacos_net_t *net, int *cached)
+{
+    int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
+    uint64_t *ids = malloc((size_t)n * sizeof *ids);
+    net_ctx_t x = {m, comm, malloc(TACOS_NET_S2_BYTES), malloc(2 * TACOS_NET_S2_BYTES)};
+    int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
+    *cached = 0;
+    if (ok) {
+        memset(x.sbuf, 0, TACOS_NET_S2_BYTES);
+        h = tacos_probe_hosts(recs, n, host, local);
+        host_ids(recs, n, host, ids);
+        *cached = C->measure == 1 && cache_find(ids, h, net);
+    }
+    /* every rank learns whether any lacks memory or the cached figures */
+    double v[2] = {!ok, !*cached};
+    if ((rc = net_max(&x, v, 2)) != OMPI_SUCCESS || v[0] > 0) {
+        if (rc == OMPI_SUCCESS)
+            opal_output(0, "coll:tacos: out of memory measuring the network (rank %d)",
+                        ompi_comm_rank(comm));
+        rc = rc == OMPI_SUCCESS ? OMPI_ERR_OUT_OF_RESOURCE : rc;
+        goto out;
+    }
+    if (v[1] == 0) {
+        rc = share_rank0(&x, net);
+        goto out;
+    }
+    if (*cached)
+        tacos_net_free(net);
+    *cached = 0;
+    tacos_net_comm_t c = {&x, net_exchange, net_max};
+    if (tacos_net_measure(recs, n, ompi_comm_rank(comm), &c, net)) {
+        opal_output(0, "coll:tacos: measuring the network between %d hosts: %s", h,
+                    tacos_last_error());
+        rc = OMPI_ERROR;
+        goto out;
+    }
+    cache_add(ids, h, net);
+    rc = OMPI_SUCCESS;
+out:
+    if (rc != OMPI_SUCCESS && *cached)
+        tacos_net_free(net);
+    free(host);
+    free(local);
+    free(ids);
+    free(x.sbuf);
+    free(x.rbuf);
+    return rc;
+}
+
+static int spans_hosts(const tacos_probe_record_t *recs, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (recs[i].host_id != recs[0].host_id)
+            return 1;
+    return 0;
+}
+
+/* Each link between hosts as measured, for the verbose summary (rank 0). */
+static void trace_network(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
+                          int cached)
+{
+    int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
+        *local = malloc((size_t)n * sizeof *local), *first = malloc((size_t)h * sizeof *first);
+    if (host && local && first) {
+        tacos_probe_hosts(recs, n, host, local);
+        for (int i = n - 1; i >= 0; i--)
+            first[host[i]] = i;
+        TRACE(5, "network between %d hosts %s: %d rounds, %d concurrent tests, %.1f ms%s%s", h,
+              cached ? "from this job's earlier measurement" : "measured",
+              tacos_net_rounds(h), net->ntests, net->measure_us / 1e3, net->note ? "; " : "",
+              net->note ? net->note : "");
+        for (int a = 0; a < h; a++)
+            for (int b = a + 1; b < h; b++) {
+                size_t ab = (size_t)a * (size_t)h + (size_t)b;
+                if (net->routed[ab])
+                    TRACE(5, "  %s - %s: a path through %s (shares its links: no link of its own)",
+                          recs[first[a]].host, recs[first[b]].host,
+                          recs[first[net->routed[ab] - 1]].host);
+                else
+                    TRACE(5, "  %s - %s: %.1f us %.4f GB/s (measured)", recs[first[a]].host,
+                          recs[first[b]].host, net->lat_us[ab], net->bw_gbps[ab]);
+            }
+    }
+    free(host);
+    free(local);
+    free(first);
+}
+
 static void dump_records(struct ompi_communicator_t *comm, const tacos_probe_record_t *recs, int n)
 {
     char path[4096];
+    mca_coll_tacos_dump_dir();
     snprintf(path, sizeof path, "%s/tacos-comm%u-probe.json", C->dump_dir,
              ompi_comm_get_cid(comm));
     FILE *f = fopen(path, "w");
@@ -171,7 +402,16 @@ int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_commu
         opal_output(0, "coll:tacos: %s; using the default model", tacos_last_error());
     if (usable && C->calibrate && (crc = calibrate(m, comm, recs)) != OMPI_SUCCESS)
         opal_output(0, "coll:tacos: calibration failed (%d); using the probed figures", crc);
-    if (tacos_probe_merge(recs, n, C->unwind_degree, !usable || !C->probe, out)) {
+    /* decided from inputs identical on every rank: the records, the parameter */
+    tacos_net_t net = {0};
+    int have_net = 0, cached = 0;
+    if (usable && C->measure > 0 && spans_hosts(recs, n)) {
+        have_net = measure_network(m, comm, recs, n, &net, &cached) == OMPI_SUCCESS;
+        if (!have_net && ompi_comm_rank(comm) == 0)
+            opal_output(0, "coll:tacos: using the probed network figures instead");
+    }
+    if (tacos_probe_merge_net(recs, n, C->unwind_degree, !usable || !C->probe,
+                              have_net ? &net : NULL, out)) {
         opal_output(0, "coll:tacos: merging the probe records: %s", tacos_last_error());
         rc = OMPI_ERROR;
     }
@@ -179,9 +419,12 @@ int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_commu
         char summary[512];
         tacos_probe_summary(recs, n, summary, sizeof summary);
         TRACE(5, "topology %s: %s; %zu links", (*out)->name, summary, (*out)->nlinks);
+        if (have_net)
+            trace_network(recs, n, &net, cached);
         if (C->dump_dir && C->dump_dir[0])
             dump_records(comm, recs, n);
     }
+    tacos_net_free(&net);
     free(recs);
     return rc;
 }

@@ -79,8 +79,7 @@ static int unwind(cands_t *c, const tacos_probe_record_t *recs, const int *membe
     return TACOS_OK;
 }
 
-/* Host index (order of first appearance) and local index of every rank. */
-static int group_hosts(const tacos_probe_record_t *recs, int n, int *host, int *local)
+int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *local)
 {
     int nhosts = 0;
     for (int i = 0; i < n; i++) {
@@ -152,8 +151,35 @@ static int inter_host(cands_t *c, const tacos_probe_record_t *recs, int n, const
     return k > 1 ? unwind(c, recs, members, k, 1, TACOS_CLASS_NET, port, 0) : 0;
 }
 
-int tacos_probe_merge(const tacos_probe_record_t *given, int n, int unwind_degree,
+/* The measured links between hosts: ranks of equal local index joined
+ * wherever their hosts have a link, the link shared by those pairs. */
+static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, const int *local)
+{
+    int h = net->nhosts, rc = TACOS_OK, *count = calloc((size_t)h, sizeof *count);
+    if (!count)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory merging probe records");
+    for (int i = 0; i < n; i++)
+        count[host[i]]++;
+    for (int s = 0; s < n && !rc; s++)
+        for (int d = 0; d < n && !rc; d++) {
+            int a = host[s], b = host[d];
+            size_t ab = (size_t)a * (size_t)h + (size_t)b;
+            int share = count[a] < count[b] ? count[a] : count[b];
+            if (a != b && local[s] == local[d] && net->bw_gbps[ab] > 0)
+                rc = push(c, s, d, net->lat_us[ab], net->bw_gbps[ab] / share);
+        }
+    free(count);
+    return rc;
+}
+
+int tacos_probe_merge(const tacos_probe_record_t *recs, int n, int unwind_degree,
                       int defaults_only, tacos_topo_t **out)
+{
+    return tacos_probe_merge_net(recs, n, unwind_degree, defaults_only, NULL, out);
+}
+
+int tacos_probe_merge_net(const tacos_probe_record_t *given, int n, int unwind_degree,
+                          int defaults_only, const tacos_net_t *net, tacos_topo_t **out)
 {
     if (n < 1)
         return tacos_error(TACOS_ERR_ARG, "merge: no records");
@@ -182,19 +208,26 @@ int tacos_probe_merge(const tacos_probe_record_t *given, int n, int unwind_degre
         }
         recs = dflt;
     }
-    int nhosts = group_hosts(recs, n, host, local), maxlocal = 0;
+    int nhosts = tacos_probe_hosts(recs, n, host, local), maxlocal = 0;
     for (int i = 0; i < n; i++)
         maxlocal = local[i] + 1 > maxlocal ? local[i] + 1 : maxlocal;
     for (int h = 0; h < nhosts && !rc; h++)
         rc = intra_host(&c, recs, n, host, h, members, port);
-    for (int l = 0; l < maxlocal && nhosts > 1 && !rc; l++)
+    if (net && net->nhosts != nhosts) {
+        rc = tacos_error(TACOS_ERR_ARG, "merge: %d measured hosts, the records have %d",
+                         net->nhosts, nhosts);
+        goto out;
+    }
+    if (net && nhosts > 1)
+        rc = measured(&c, net, n, host, local);
+    for (int l = 0; l < maxlocal && nhosts > 1 && !net && !rc; l++)
         rc = inter_host(&c, recs, n, host, local, l, members, port);
     if (rc)
         goto out;
     if (c.n)
         qsort(c.v, c.n, sizeof *c.v, by_pair_then_cost);
     char name[64];
-    snprintf(name, sizeof name, "%s:%dhost%s", defaults_only ? "default" : "probed", nhosts,
+    snprintf(name, sizeof name, "%s:%dhost%s", defaults_only ? "default" : net && nhosts > 1 ? "measured" : "probed", nhosts,
              nhosts == 1 ? "" : "s");
     if ((rc = tacos_topo_create(n, name, &t)))
         goto out;

@@ -111,6 +111,70 @@ int tacos_probe_check(const tacos_probe_record_t *recs, int n);
 int tacos_probe_merge(const tacos_probe_record_t *recs, int n, int unwind_degree,
                       int defaults_only, tacos_topo_t **out);
 
+/* Host index of every rank (hosts numbered in order of first appearance)
+ * and its local index on that host; returns the number of hosts. */
+int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *local);
+
+/* ---- the network between hosts, measured (net.c) ------------------------ */
+
+/* Message sizes of the bandwidth measurement: above Open MPI's TCP eager
+ * limit (64 KiB), like the chunks that cross hosts. */
+#define TACOS_NET_S1_BYTES (96 * 1024)
+#define TACOS_NET_S2_BYTES (192 * 1024)
+
+/* What was measured between hosts (numbered as tacos_probe_hosts does). */
+typedef struct {
+    int nhosts;
+    double *lat_us;  /* [a*nhosts+b]: a->b latency of the model */
+    double *bw_gbps; /* [a*nhosts+b]: a->b bandwidth; 0 = no link (routed or a==b) */
+    double *t_us;    /* [3*(a*nhosts+b)+k]: a's times with b: 8 B, S1, S2 exchanges */
+    unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
+    int ntests;            /* concurrent tests run for shared paths */
+    double measure_us;     /* time the measurement took */
+    const char *note;      /* NULL, or what could not be separated */
+} tacos_net_t;
+
+/* How the measurement reaches the other ranks (the caller binds MPI).
+ * exchange: this rank sends `bytes` to each of peers[0..n) (n <= 2) and
+ * receives `bytes` from each, all at once; t_us[i] = microseconds until
+ * both directions with peers[i] completed.  max: in-place element-wise
+ * maximum of v[0..n) over every rank.  Both return 0 on success. */
+typedef struct {
+    void *ctx;
+    int (*exchange)(void *ctx, const int *peers, int n, size_t bytes, double *t_us);
+    int (*max)(void *ctx, double *v, int n);
+} tacos_net_comm_t;
+
+/* A concurrent test: host x exchanges with y and z at once; slow_* = the
+ * time with each divided by the time alone. */
+typedef struct {
+    int x, y, z;
+    double slow_y, slow_z;
+} tacos_net_test_t;
+
+/* Collective over the n ranks of the records (this rank is `me`): the first
+ * rank of each host measures every other host in tacos_net_rounds() rounds
+ * plus the tests for shared paths; every rank gets the same *net (free with
+ * tacos_net_free).  One host: nhosts 1, nothing measured. */
+int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tacos_net_comm_t *c,
+                      tacos_net_t *net);
+void tacos_net_free(tacos_net_t *net);
+
+/* The steps of tacos_net_measure, for tests and offline use. */
+int tacos_net_alloc(tacos_net_t *net, int nhosts);
+int tacos_net_rounds(int nhosts);
+int tacos_net_partner(int nhosts, int round, int host); /* -1: no partner this round */
+int tacos_net_fit(tacos_net_t *net, size_t s1, size_t s2); /* t_us -> lat_us, bw_gbps */
+int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **tests, int *ntests);
+int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests);
+
+/* tacos_probe_merge with the links between hosts taken from `net` (NULL:
+ * the network switch of the records): for each pair of hosts A, B with a
+ * link, the ranks with local index l < min(ranks of A, ranks of B) are
+ * joined, each with 1/min(...) of the measured bandwidth. */
+int tacos_probe_merge_net(const tacos_probe_record_t *recs, int n, int unwind_degree,
+                          int defaults_only, const tacos_net_t *net, tacos_topo_t **out);
+
 /* JSON of one record (malloc'd text). */
 int tacos_probe_record_to_json(const tacos_probe_record_t *r, char **out);
 

@@ -1,0 +1,394 @@
+/*
+ * The measured network between hosts (topo_probe/net.c), without MPI: every
+ * rank runs tacos_net_measure on its own thread over an in-process
+ * "network" whose links, fewest-hop routes and fair sharing are modelled
+ * here, independently of net.c.  Checks the pair rounds, the fit, which
+ * pairs become links (neighbours) and which are paths through another host
+ * (routed), on the testbed's shapes and others, and the merge of the
+ * result into a rank topology.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tacos_probe.h"
+
+#define MAXH 8
+#define MAXR 16
+#define LAT_US 50.0
+
+/* ---- the modelled cluster -------------------------------------------------- */
+
+typedef struct {
+    int h;
+    double rate[MAXH][MAXH]; /* bytes/us of the physical link, 0 = none */
+    int next[MAXH][MAXH];    /* first hop of the route a->b */
+} cluster_t;
+
+/* Links "a-b@rate" (bytes/us); routes: fewest hops, lowest first hop on
+ * ties, b->a the reverse of a->b. */
+typedef struct {
+    int a, b;
+    double rate;
+} link_spec_t;
+
+static void cluster(cluster_t *c, int h, const link_spec_t *links, int nlinks)
+{
+    memset(c, 0, sizeof *c);
+    c->h = h;
+    for (int i = 0; i < nlinks; i++)
+        c->rate[links[i].a][links[i].b] = c->rate[links[i].b][links[i].a] = links[i].rate;
+    int dist[MAXH][MAXH];
+    for (int a = 0; a < h; a++)
+        for (int b = 0; b < h; b++)
+            dist[a][b] = a == b ? 0 : c->rate[a][b] > 0 ? 1 : 99;
+    for (int k = 0; k < h; k++)
+        for (int a = 0; a < h; a++)
+            for (int b = 0; b < h; b++)
+                if (dist[a][k] + dist[k][b] < dist[a][b])
+                    dist[a][b] = dist[a][k] + dist[k][b];
+    for (int a = 0; a < h; a++)
+        for (int b = a + 1; b < h; b++) { /* path a..b, then mirror */
+            int path[MAXH], len = 0, x = a;
+            path[len++] = a;
+            while (x != b) {
+                int hop = -1;
+                for (int y = 0; y < h && hop < 0; y++)
+                    if (c->rate[x][y] > 0 && dist[y][b] == dist[x][b] - 1)
+                        hop = y;
+                x = path[len++] = hop;
+            }
+            for (int i = 0; i + 1 < len; i++) {
+                c->next[path[i]][b] = path[i + 1];
+                c->next[path[i + 1]][a] = path[i];
+            }
+        }
+}
+
+/* Max-min fair rates of flows src[i]->dst[i] over the routed links. */
+static void fair_rates(const cluster_t *c, const int *src, const int *dst, int nf, double *rate)
+{
+    int used[8][MAXH][MAXH] = {{{0}}}, frozen[8] = {0};
+    for (int f = 0; f < nf; f++)
+        for (int x = src[f]; x != dst[f]; x = c->next[x][dst[f]])
+            used[f][x][c->next[x][dst[f]]] = 1;
+    for (int f = 0; f < nf; f++)
+        rate[f] = 0;
+    for (int left = nf; left > 0;) {
+        double step = INFINITY; /* the smallest equal raise that fills a link */
+        for (int a = 0; a < c->h; a++)
+            for (int b = 0; b < c->h; b++) {
+                double free_bw = c->rate[a][b];
+                int grow = 0;
+                for (int f = 0; f < nf; f++)
+                    if (used[f][a][b]) {
+                        free_bw -= rate[f];
+                        grow += !frozen[f];
+                    }
+                if (grow && free_bw / grow < step)
+                    step = free_bw / grow;
+            }
+        for (int f = 0; f < nf; f++)
+            rate[f] += frozen[f] ? 0 : step;
+        for (int a = 0; a < c->h; a++)
+            for (int b = 0; b < c->h; b++) {
+                double load = 0;
+                for (int f = 0; f < nf; f++)
+                    load += used[f][a][b] ? rate[f] : 0;
+                for (int f = 0; f < nf && load >= c->rate[a][b] - 1e-9 && c->rate[a][b] > 0; f++)
+                    if (used[f][a][b] && !frozen[f]) {
+                        frozen[f] = 1;
+                        left--;
+                    }
+            }
+    }
+}
+
+/* Microseconds for x to exchange `bytes` both ways with each of peers[0..n)
+ * at once (each direction a flow at its fair rate). */
+static void exchange_time(const cluster_t *c, int x, const int *peers, int n, size_t bytes,
+                          double *t)
+{
+    int src[4] = {0}, dst[4] = {0};
+    double rate[4];
+    for (int i = 0; i < n; i++) {
+        src[2 * i] = x, dst[2 * i] = peers[i];
+        src[2 * i + 1] = peers[i], dst[2 * i + 1] = x;
+    }
+    fair_rates(c, src, dst, 2 * n, rate);
+    for (int i = 0; i < n; i++)
+        t[i] = LAT_US + (double)bytes / fmin(rate[2 * i], rate[2 * i + 1]);
+}
+
+/* ---- ranks on threads -------------------------------------------------------- */
+
+typedef struct {
+    const cluster_t *c;
+    int n, host_of_rank[MAXR];
+    pthread_barrier_t bar;
+    pthread_mutex_t lock;
+    double *sum; /* the max being built */
+    int len;
+} world_t;
+
+typedef struct {
+    world_t *w;
+    int rank, rc;
+    tacos_probe_record_t *recs;
+    tacos_net_t net;
+} rank_t;
+
+static int fake_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t)
+{
+    rank_t *r = ctx;
+    int hp[2];
+    for (int i = 0; i < n; i++)
+        hp[i] = r->w->host_of_rank[peers[i]];
+    exchange_time(r->w->c, r->w->host_of_rank[r->rank], hp, n, bytes, t);
+    return 0;
+}
+
+static int fake_max(void *ctx, double *v, int n)
+{
+    rank_t *r = ctx;
+    world_t *w = r->w;
+    pthread_barrier_wait(&w->bar);
+    if (r->rank == 0) {
+        free(w->sum);
+        w->sum = calloc((size_t)n + 1, sizeof *w->sum);
+        w->len = n;
+    }
+    pthread_barrier_wait(&w->bar);
+    pthread_mutex_lock(&w->lock);
+    int bad = w->len != n;
+    for (int i = 0; i < n && !bad; i++)
+        w->sum[i] = fmax(w->sum[i], v[i]);
+    pthread_mutex_unlock(&w->lock);
+    pthread_barrier_wait(&w->bar);
+    for (int i = 0; i < n && !bad; i++)
+        v[i] = w->sum[i];
+    pthread_barrier_wait(&w->bar);
+    return bad;
+}
+
+static void *rank_main(void *arg)
+{
+    rank_t *r = arg;
+    tacos_net_comm_t c = {r, fake_exchange, fake_max};
+    r->rc = tacos_net_measure(r->recs, r->w->n, r->rank, &c, &r->net);
+    return NULL;
+}
+
+/* Runs the measurement on `ranks[h]` ranks per host (hosts interleaved as
+ * given by host_of_rank when not NULL); checks every rank got the same
+ * result; returns rank 0's (caller frees) and the records. */
+static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net_t *out,
+                   tacos_probe_record_t *recs)
+{
+    world_t w = {.c = c, .n = n};
+    rank_t r[MAXR];
+    pthread_t th[MAXR];
+    pthread_barrier_init(&w.bar, NULL, (unsigned)n);
+    pthread_mutex_init(&w.lock, NULL);
+    for (int i = 0; i < n; i++) {
+        w.host_of_rank[i] = host_of_rank[i];
+        char name[16];
+        snprintf(name, sizeof name, "h%d", host_of_rank[i]);
+        tacos_probe_record_default(&recs[i], name);
+    }
+    for (int i = 0; i < n; i++) {
+        r[i] = (rank_t){&w, i, 0, recs, {0}};
+        pthread_create(&th[i], NULL, rank_main, &r[i]);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    int rc = r[0].rc;
+    for (int i = 1; i < n; i++) {
+        CHECK(r[i].rc == rc, "rank %d rc %d, rank 0 %d", i, r[i].rc, rc);
+        int hh = r[0].net.nhosts * r[0].net.nhosts;
+        CHECK(!rc && r[i].net.nhosts == r[0].net.nhosts &&
+                  !memcmp(r[i].net.bw_gbps, r[0].net.bw_gbps, (size_t)hh * sizeof(double)) &&
+                  !memcmp(r[i].net.lat_us, r[0].net.lat_us, (size_t)hh * sizeof(double)) &&
+                  !memcmp(r[i].net.routed, r[0].net.routed, (size_t)hh),
+              "rank %d measured something else than rank 0", i);
+        tacos_net_free(&r[i].net);
+    }
+    *out = r[0].net;
+    free(w.sum);
+    pthread_barrier_destroy(&w.bar);
+    pthread_mutex_destroy(&w.lock);
+    return rc;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+static void test_rounds(void)
+{
+    for (int h = 1; h <= 9; h++) {
+        int met[MAXH + 2][MAXH + 2] = {{0}}, rounds = tacos_net_rounds(h);
+        CHECK(rounds == (h < 2 ? 0 : h % 2 ? h : h - 1), "h=%d: %d rounds", h, rounds);
+        for (int r = 0; r < rounds; r++)
+            for (int x = 0; x < h; x++) {
+                int p = tacos_net_partner(h, r, x);
+                CHECK(p == -1 || (p >= 0 && p < h && p != x && tacos_net_partner(h, r, p) == x),
+                      "h=%d round %d: %d -> %d", h, r, x, p);
+                if (p >= 0)
+                    met[x][p]++;
+            }
+        for (int a = 0; a < h; a++)
+            for (int b = 0; b < h; b++)
+                CHECK(a == b || met[a][b] == 1, "h=%d: %d met %d %d times", h, a, b, met[a][b]);
+    }
+}
+
+/* Which pairs are links: "01 12" lists the unordered pairs expected. */
+static void expect_links(const char *name, const tacos_net_t *net, const cluster_t *c,
+                         const char *links)
+{
+    int h = net->nhosts;
+    for (int a = 0; a < h; a++)
+        for (int b = 0; b < h; b++) {
+            if (a == b)
+                continue;
+            char pair[3] = {(char)('0' + (a < b ? a : b)), (char)('0' + (a < b ? b : a)), 0};
+            int want = strstr(links, pair) != NULL;
+            double bw = net->bw_gbps[a * h + b];
+            CHECK(want == (bw > 0), "%s: %d-%d is %s, want %s", name, a, b,
+                  bw > 0 ? "a link" : "no link", want ? "a link" : "none");
+            if (want && bw > 0) /* the link's own rate, within the fit's error */
+                CHECK(fabs(bw * 1e3 - c->rate[a][b]) < 0.02 * c->rate[a][b],
+                      "%s: %d-%d %.4f GB/s, the link has %.4f", name, a, b, bw,
+                      c->rate[a][b] / 1e3);
+            if (want)
+                CHECK(fabs(net->lat_us[a * h + b] - LAT_US) < 1, "%s: %d-%d latency %.2f", name,
+                      a, b, net->lat_us[a * h + b]);
+        }
+}
+
+static void shape(const char *name, int h, const link_spec_t *links, int nlinks, const char *want,
+                  const int *ranks_per_host)
+{
+    cluster_t c;
+    cluster(&c, h, links, nlinks);
+    int host_of_rank[MAXR], n = 0;
+    for (int a = 0; a < h; a++)
+        for (int i = 0; i < (ranks_per_host ? ranks_per_host[a] : 1); i++)
+            host_of_rank[n++] = a;
+    tacos_net_t net;
+    tacos_probe_record_t recs[MAXR];
+    int rc = measure(&c, n, host_of_rank, &net, recs);
+    CHECK(rc == TACOS_OK, "%s: %s", name, tacos_last_error());
+    if (rc)
+        return;
+    CHECK(net.nhosts == h, "%s: %d hosts", name, net.nhosts);
+    expect_links(name, &net, &c, want);
+    /* into a rank topology: ranks of equal local index joined across links */
+    tacos_topo_t *t = NULL;
+    CHECK_OK(tacos_probe_merge_net(recs, n, 0, 0, &net, &t));
+    if (t) {
+        CHECK(!strncmp(t->name, h > 1 ? "measured:" : "probed:", h > 1 ? 9 : 7), "%s: name %s",
+              name, t->name);
+        CHECK_OK(tacos_topo_check_connected(t));
+        tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1};
+        tacos_sched_t *s = NULL;
+        CHECK_OK(tacos_synthesize(t, &so, &s));
+        if (s)
+            CHECK_OK(tacos_sched_validate(s));
+        tacos_sched_free(s);
+    }
+    tacos_topo_free(t);
+    tacos_net_free(&net);
+}
+
+#define FAST 47.8 /* bytes/us: 400 Mbit/s of TCP goodput */
+#define SLOW 11.95
+
+static void test_shapes(void)
+{
+    const link_spec_t two[] = {{0, 1, FAST}};
+    shape("two", 2, two, 1, "01", NULL);
+    const link_spec_t pairs4[] = {{0, 1, FAST}, {2, 3, FAST}, {0, 2, SLOW},
+                             {0, 3, SLOW}, {1, 2, SLOW}, {1, 3, SLOW}};
+    shape("pairs4", 4, pairs4, 6, "01 23 02 03 12 13", NULL);
+    const link_spec_t ring4[] = {{0, 1, FAST}, {1, 2, SLOW}, {2, 3, FAST}, {0, 3, SLOW}};
+    shape("ring4", 4, ring4, 4, "01 12 23 03", NULL);
+    const link_spec_t star3[] = {{0, 1, FAST}, {0, 2, SLOW}};
+    shape("star3", 3, star3, 2, "01 02", NULL);
+    const link_spec_t line3[] = {{0, 1, SLOW}, {1, 2, SLOW}};
+    shape("line3", 3, line3, 2, "01 12", NULL);
+    const link_spec_t fc4[] = {{0, 1, FAST}, {0, 2, FAST}, {0, 3, FAST},
+                          {1, 2, FAST}, {1, 3, FAST}, {2, 3, FAST}};
+    shape("fully connected 4", 4, fc4, 6, "01 02 03 12 13 23", NULL);
+    const link_spec_t ring5[] = {{0, 1, SLOW}, {1, 2, SLOW}, {2, 3, SLOW}, {3, 4, SLOW}, {4, 0, SLOW}};
+    shape("ring5", 5, ring5, 5, "01 12 23 34 04", NULL);
+    /* several ranks per host (uneven): only the first of each measures */
+    const int uneven[4] = {1, 2, 1, 3};
+    shape("ring4 1/2/1/3", 4, ring4, 4, "01 12 23 03", uneven);
+    shape("one host", 1, NULL, 0, "", (int[]){3});
+}
+
+static void test_merge_shares(void)
+{
+    /* 2 hosts x 2 ranks: local index 0 and 1 each get half the link */
+    cluster_t c;
+    const link_spec_t two[] = {{0, 1, FAST}};
+    cluster(&c, 2, two, 1);
+    tacos_net_t net;
+    tacos_probe_record_t recs[4];
+    int hosts[4] = {0, 0, 1, 1};
+    if (measure(&c, 4, hosts, &net, recs))
+        return;
+    tacos_topo_t *t = NULL;
+    CHECK_OK(tacos_probe_merge_net(recs, 4, 0, 0, &net, &t));
+    for (size_t i = 0; t && i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        int cross = (l->src < 2) != (l->dst < 2);
+        CHECK(!cross || (l->src % 2 == l->dst % 2 && fabs(l->bw_gbps * 2e3 - FAST) < 1),
+              "link %d->%d %.4f GB/s", l->src, l->dst, l->bw_gbps);
+    }
+    tacos_topo_free(t);
+    /* the measured hosts must match the records */
+    net.nhosts = 3;
+    CHECK_ERR(tacos_probe_merge_net(recs, 4, 0, 0, &net, &t), TACOS_ERR_ARG, "3 measured hosts");
+    net.nhosts = 2;
+    tacos_net_free(&net);
+}
+
+static void test_classify_keeps_connected(void)
+{
+    /* every pair slowed in every test: removing the "routed" pairs would
+     * split the hosts, so every measured pair stays a link */
+    tacos_net_t net;
+    CHECK_OK(tacos_net_alloc(&net, 3));
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 3 && a != b; k++)
+                net.t_us[3 * (a * 3 + b) + k] = k == 0 ? 10 : k == 1 ? 1000 : 2000;
+    CHECK_OK(tacos_net_fit(&net, 1000, 2000));
+    CHECK(fabs(net.bw_gbps[1] - 0.001) < 1e-9 && fabs(net.lat_us[1] - 10) < 1e-9,
+          "fit: %.6f GB/s %.3f us", net.bw_gbps[1], net.lat_us[1]);
+    tacos_net_test_t *tests = NULL;
+    int ntests = 0;
+    CHECK_OK(tacos_net_tests(&net, &tests, &ntests));
+    CHECK(ntests == 3, "%d tests for 3 equal hosts", ntests);
+    for (int i = 0; i < ntests; i++)
+        tests[i].slow_y = tests[i].slow_z = 2;
+    CHECK_ERR(tacos_net_classify(&net, tests, ntests), TACOS_ERR_INVALID, "do not connect");
+    CHECK(net.bw_gbps[1] > 0 && net.bw_gbps[2] > 0 && net.bw_gbps[5] > 0, "links kept");
+    free(tests);
+    /* an unmeasured pair is an error, not a link of speed 0 */
+    net.t_us[3 * 1 + 1] = net.t_us[3 * 3 + 1] = 0;
+    CHECK_ERR(tacos_net_fit(&net, 1000, 2000), TACOS_ERR_INVALID, "not measured");
+    tacos_net_free(&net);
+}
+
+int main(void)
+{
+    test_rounds();
+    test_shapes();
+    test_merge_shares();
+    test_classify_keeps_connected();
+    return check_report("test_net");
+}
