@@ -5,6 +5,7 @@
  *
  * usage: osu_coll [allreduce|allgather|bcast|reduce|reduce_scatter_block]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
+ *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *
  * --ab: A/B in one job.  Two duplicates of MPI_COMM_WORLD, one created with
  * coll/tacos enabled and one with it disabled (the MPI_T control variable
@@ -12,6 +13,13 @@
  * alternating blocks, ROUNDS times per size; prints the median block of
  * each and their ratio.  Both see the same machine state, so drift between
  * runs cancels out.
+ *
+ * --variant (with --ab): instead of those two, one duplicate per variant,
+ * created after writing the given MPI_T control variables (restored
+ * afterwards), e.g. `--variant tacos --variant file:coll_tacos_topo_file=T.json
+ * --variant tuned:coll_tacos_enable=0`; all timed in alternating blocks;
+ * prints each variant's median and its ratio to the baseline variant (the
+ * last one unless --baseline names another).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -54,6 +62,71 @@ static double mean_over_ranks(double t, int n)
     return sum / n;
 }
 
+#define MAXV 8
+
+/* Writes MPI_T control variable `name` (an int, a bool or a string) from
+ * text; the previous value goes to old (text) when old is not NULL. */
+static void cvar_set(const char *name, const char *value, char *old, size_t oldlen)
+{
+    int idx, count, verb, bind, scope, namelen = 0, desclen = 0;
+    MPI_Datatype type;
+    MPI_T_enum en;
+    MPI_T_cvar_handle h;
+    char buf[4096] = "";
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(idx, NULL, &namelen, &verb, &type, &en, NULL, &desclen, &bind,
+                            &scope) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS) {
+        fprintf(stderr, "osu_coll: no MPI_T control variable %s\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int v = atoi(value), rc;
+    if (type == MPI_CHAR) {
+        if (old)
+            MPI_T_cvar_read(h, buf);
+        snprintf(old ? old : buf, old ? oldlen : 1, "%s", buf);
+        rc = MPI_T_cvar_write(h, (void *)value);
+    } else {
+        int was = 0;
+        if (old)
+            MPI_T_cvar_read(h, &was);
+        if (old)
+            snprintf(old, oldlen, "%d", was);
+        rc = MPI_T_cvar_write(h, &v);
+    }
+    MPI_T_cvar_handle_free(&h);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "osu_coll: cannot write %s through MPI_T\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* A duplicate of MPI_COMM_WORLD created with the assignments of a variant
+ * "NAME:VAR=VALUE,VAR=VALUE" in force. */
+static MPI_Comm dup_variant(const char *variant)
+{
+    char spec[4096], olds[8][4096], *names[8], *save = NULL;
+    int k = 0;
+    const char *colon = strchr(variant, ':');
+    snprintf(spec, sizeof spec, "%s", colon ? colon + 1 : "");
+    for (char *a = strtok_r(spec, ",", &save); a && k < 8; a = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(a, '=');
+        if (!eq) {
+            fprintf(stderr, "osu_coll: variant %s: '%s' is not VAR=VALUE\n", variant, a);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        *eq = 0;
+        names[k] = a;
+        cvar_set(a, eq + 1, olds[k], sizeof olds[k]);
+        k++;
+    }
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    while (k-- > 0)
+        cvar_set(names[k], olds[k], NULL, 0);
+    return c;
+}
+
 /* A duplicate of MPI_COMM_WORLD created with coll_tacos_enable = on. */
 static MPI_Comm dup_with_tacos(int on)
 {
@@ -88,7 +161,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     long min = 8, max = 64L << 20;
-    int rounds = 0, provided;
+    int rounds = 0, provided, nv = 0, base = -1;
+    const char *variants[MAXV], *baseline = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min") && i + 1 < argc)
             min = atol(argv[++i]);
@@ -96,17 +170,75 @@ int main(int argc, char **argv)
             max = atol(argv[++i]);
         else if (!strcmp(argv[i], "--ab") && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--variant") && i + 1 < argc && nv < MAXV)
+            variants[nv++] = argv[++i];
+        else if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
+            baseline = argv[++i];
         else
             coll = argv[i];
     }
     char *s = malloc((size_t)max * (size_t)n), *d = malloc((size_t)max * (size_t)n);
     memset(s, 1, (size_t)max * (size_t)n);
     memset(d, 0, (size_t)max * (size_t)n);
-    MPI_Comm a = MPI_COMM_WORLD, b = MPI_COMM_NULL;
+    MPI_Comm a = MPI_COMM_WORLD, b = MPI_COMM_NULL, vc[MAXV];
     if (rounds > 0) {
         MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-        a = dup_with_tacos(1);
-        b = dup_with_tacos(0);
+        if (nv) {
+            for (int v = 0; v < nv; v++) {
+                vc[v] = dup_variant(variants[v]);
+                size_t len = strcspn(variants[v], ":");
+                if (baseline && strlen(baseline) == len && !strncmp(baseline, variants[v], len))
+                    base = v;
+            }
+            if (base < 0)
+                base = nv - 1;
+        } else {
+            a = dup_with_tacos(1);
+            b = dup_with_tacos(0);
+        }
+    }
+    if (nv && rounds > 0) {
+        if (me == 0) {
+            printf("# %s, %d ranks, %d variants alternating over %d rounds (us per call, median "
+                   "block; ratio = variant / %.*s)\n# %10s",
+                   coll, n, nv, rounds, (int)strcspn(variants[base], ":"), variants[base],
+                   "bytes");
+            for (int v = 0; v < nv; v++)
+                printf(" %14.*s", (int)strcspn(variants[v], ":"), variants[v]);
+            for (int v = 0; v < nv; v++)
+                if (v != base)
+                    printf(" %8.*s", (int)strcspn(variants[v], ":"), variants[v]);
+            printf("\n");
+        }
+        for (long bytes = min; bytes <= max; bytes *= 2) {
+            int iters = bytes <= 65536 ? 100 : bytes <= (1 << 20) ? 20 : bytes <= (8 << 20) ? 5 : 2;
+            double t[MAXV][64], med[MAXV];
+            int r = rounds < 64 ? rounds : 64;
+            for (int i = 0; i < r; i++)
+                for (int v = 0; v < nv; v++)
+                    t[v][i] = mean_over_ranks(time_calls(vc[v], n, s, d, bytes, iters), n);
+            for (int v = 0; v < nv; v++) {
+                qsort(t[v], (size_t)r, sizeof t[v][0], by_value);
+                med[v] = t[v][r / 2];
+            }
+            if (me == 0) {
+                printf("  %10ld", bytes);
+                for (int v = 0; v < nv; v++)
+                    printf(" %14.1f", med[v]);
+                for (int v = 0; v < nv; v++)
+                    if (v != base)
+                        printf(" %7.2fx", med[v] / med[base]);
+                printf("\n");
+                fflush(stdout);
+            }
+        }
+        for (int v = 0; v < nv; v++)
+            MPI_Comm_free(&vc[v]);
+        MPI_T_finalize();
+        free(s);
+        free(d);
+        MPI_Finalize();
+        return 0;
     }
     if (me == 0 && rounds > 0)
         printf("# %s, %d ranks, A/B over %d rounds\n# %10s %12s %12s %8s\n", coll, n, rounds,

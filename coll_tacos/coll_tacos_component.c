@@ -92,12 +92,15 @@ static int tacos_register(void)
             "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
             "and why)",
             &c->verbose);
-    reg_string("topo_file",
-               "Topology JSON file (the format tacos-synth reads) describing the links between "
-               "the communicator's ranks, rank i = NPU i; its NPU count must equal the "
-               "communicator size (else: error message and fallback). Empty (default): the "
-               "topology probed with hwloc and UCX (see probe)",
-               &c->topo_file);
+    (void)mca_base_component_var_register(
+        &c->super.collm_version, "topo_file",
+        "Topology JSON file (the format tacos-synth reads) describing the links between "
+        "the communicator's ranks, rank i = NPU i; its NPU count must equal the "
+        "communicator size (else: error message and fallback). Empty (default): the "
+        "topology probed with hwloc and UCX and, across hosts, measured (see probe, measure). "
+        "Writable through MPI_T: read when a communicator is created",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_ALL, &c->topo_file);
     reg_int("unwind_degree",
             "Switch unwinding degree d used to turn the topology's switches (a host's shared "
             "memory, an NVSwitch fabric, the network) into point-to-point links (each member "

@@ -43,6 +43,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
     for (int i = 0; i < m->ncache; i++)
         tacos_prog_free(m->cache[i].prog);
     tacos_topo_free(m->topo);
+    free(m->topo_file);
     free(m->scratch);
     free(m->recv_scratch);
 }
@@ -81,6 +82,10 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
+    if (C->topo_file && C->topo_file[0] && !(m->topo_file = strdup(C->topo_file))) {
+        OBJ_RELEASE(m);
+        return NULL;
+    }
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
     m->super.coll_allreduce = mca_coll_tacos_allreduce;
@@ -127,8 +132,8 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         return OMPI_SUCCESS;
     int n = ompi_comm_size(comm), ok = 1, agreed, rc;
     tacos_topo_t *t = NULL;
-    if (C->topo_file && C->topo_file[0]) {
-        if (tacos_topo_read_file(C->topo_file, &t)) {
+    if (m->topo_file) {
+        if (tacos_topo_read_file(m->topo_file, &t)) {
             opal_output(0, "coll:tacos: coll_tacos_topo_file: %s; falling back to the previous "
                            "component",
                         tacos_last_error());
@@ -136,7 +141,7 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         } else if (t->npus != n) {
             opal_output(0, "coll:tacos: coll_tacos_topo_file %s describes %d NPUs but the "
                            "communicator has %d ranks; falling back to the previous component",
-                        C->topo_file, t->npus, n);
+                        m->topo_file, t->npus, n);
             ok = 0;
         }
     } else if ((rc = mca_coll_tacos_probed_topology(m, comm, &t)) != OMPI_SUCCESS) {

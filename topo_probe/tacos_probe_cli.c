@@ -13,7 +13,8 @@ static const char usage[] =
     "--ranks ranks on it (rank i bound to the i-th equal slice of the PUs and\n"
     "using the i-th visible GPU), as JSON.  With --all, run under mpirun: rank 0\n"
     "prints the merged topology of all ranks in the JSON format tacos-synth\n"
-    "--topology and coll_tacos_topo_file read.\n"
+    "--topology and coll_tacos_topo_file read; when the ranks span several hosts,\n"
+    "the links between them are measured as coll/tacos measures them.\n"
     "\n"
     "  --hwloc-xml FILE   read a saved machine (lstopo --of xml) instead of this one\n"
     "  --cpuset LIST      the record's binding, as PUs (default: this process's)\n"
@@ -29,6 +30,8 @@ static const char usage[] =
     "  --no-nvml          do not ask NVML\n"
     "  --hostname NAME    the host name recorded (default: this host's)\n"
     "  --all              merge every rank's record (under mpirun)\n"
+    "  --no-measure       with --all: do not measure the links between hosts (one\n"
+    "                     network switch with the probed figures)\n"
     "  -o FILE            write the JSON to FILE instead of stdout\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
@@ -59,8 +62,68 @@ static int emit(const char *path, const char *text)
     return 0;
 }
 
-/* Under mpirun: allgather the records, rank 0 merges and prints. */
-static int probe_all(tacos_probe_opts_t *o, int degree, const char *out)
+/* ---- measuring the network between hosts over MPI ---- */
+
+static char net_sbuf[TACOS_NET_S2_BYTES], net_rbuf[2 * TACOS_NET_S2_BYTES];
+
+static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
+{
+    (void)ctx;
+    MPI_Request req[4];
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Irecv(net_rbuf + (size_t)i * bytes, (int)bytes, MPI_BYTE, peers[i], 77,
+                  MPI_COMM_WORLD, &req[2 * i]);
+        MPI_Isend(net_sbuf, (int)bytes, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[2 * i + 1]);
+    }
+    for (int left = 2 * n; left > 0; left--) {
+        int idx;
+        if (MPI_Waitany(2 * n, req, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return 1;
+        t_us[idx / 2] = (MPI_Wtime() - t0) * 1e6;
+    }
+    return 0;
+}
+
+static int mpi_max(void *ctx, double *v, int n)
+{
+    (void)ctx;
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS;
+}
+
+/* Rank 0's report of each measured pair of hosts, on stderr. */
+static void print_network(const tacos_probe_record_t *recs, int n, const tacos_net_t *net)
+{
+    int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
+        *local = malloc((size_t)n * sizeof *local), *first = malloc((size_t)h * sizeof *first);
+    fprintf(stderr, "tacos-probe: network between %d hosts measured in %.1f ms (%d rounds, %d "
+                    "concurrent tests)%s%s\n",
+            h, net->measure_us / 1e3, tacos_net_rounds(h), net->ntests, net->note ? ": " : "",
+            net->note ? net->note : "");
+    if (host && local && first) {
+        tacos_probe_hosts(recs, n, host, local);
+        for (int i = n - 1; i >= 0; i--)
+            first[host[i]] = i;
+        for (int a = 0; a < h; a++)
+            for (int b = a + 1; b < h; b++) {
+                size_t ab = (size_t)a * (size_t)h + (size_t)b;
+                const char *x = recs[first[a]].host, *y = recs[first[b]].host;
+                if (net->routed[ab])
+                    fprintf(stderr, "tacos-probe:   %s - %s: a path through %s\n", x, y,
+                            recs[first[net->routed[ab] - 1]].host);
+                else
+                    fprintf(stderr, "tacos-probe:   %s - %s: %.1f us %.4f GB/s\n", x, y,
+                            net->lat_us[ab], net->bw_gbps[ab]);
+            }
+    }
+    free(host);
+    free(local);
+    free(first);
+}
+
+/* Under mpirun: allgather the records, measure the network between hosts,
+ * rank 0 merges and prints. */
+static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char *out)
 {
     int argc = 0, rank, n, rc = 0;
     MPI_Init(&argc, NULL);
@@ -75,10 +138,26 @@ static int probe_all(tacos_probe_opts_t *o, int degree, const char *out)
         fprintf(stderr, "tacos-probe: rank %d: %s\n", rank, tacos_last_error());
     MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
                   MPI_COMM_WORLD);
+    tacos_net_t net = {0};
+    int hosts = 1;
+    for (int i = 1; i < n; i++)
+        hosts += all[i].host_id != all[0].host_id;
+    tacos_net_comm_t comm = {NULL, mpi_exchange, mpi_max};
+    int have_net = measure && hosts > 1 && tacos_probe_check(all, n) == TACOS_OK;
+    if (have_net && tacos_net_measure(all, n, rank, &comm, &net)) {
+        if (rank == 0)
+            fprintf(stderr, "tacos-probe: measuring the network: %s; the probed figures stand "
+                            "in\n",
+                    tacos_last_error());
+        have_net = 0;
+    }
     if (rank == 0) {
         tacos_topo_t *t = NULL;
         char *json = NULL, summary[512];
-        if (tacos_probe_merge(all, n, degree, 0, &t) || tacos_topo_to_json(t, &json)) {
+        if (have_net)
+            print_network(all, n, &net);
+        if (tacos_probe_merge_net(all, n, degree, 0, have_net ? &net : NULL, &t) ||
+            tacos_topo_to_json(t, &json)) {
             fprintf(stderr, "tacos-probe: %s\n", tacos_last_error());
             rc = 1;
         } else {
@@ -90,6 +169,7 @@ static int probe_all(tacos_probe_opts_t *o, int degree, const char *out)
         tacos_topo_free(t);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    tacos_net_free(&net);
     free(all);
     MPI_Finalize();
     return rc;
@@ -143,7 +223,8 @@ out:
 
 int main(int argc, char **argv)
 {
-    enum { XML = 256, CPUSET, LOCAL, CVD, NOGPU, RANKS, DEGREE, UCXLIB, NOUCX, NONVML, HOST, ALL };
+    enum { XML = 256, CPUSET, LOCAL, CVD, NOGPU, RANKS, DEGREE, UCXLIB, NOUCX, NONVML, HOST, ALL,
+           NOMEASURE };
     static const struct option opts[] = {
         {"hwloc-xml", required_argument, 0, XML}, {"cpuset", required_argument, 0, CPUSET},
         {"local-rank", required_argument, 0, LOCAL},
@@ -151,11 +232,11 @@ int main(int argc, char **argv)
         {"ranks", required_argument, 0, RANKS}, {"unwind-degree", required_argument, 0, DEGREE},
         {"ucx-lib", required_argument, 0, UCXLIB}, {"no-ucx", no_argument, 0, NOUCX},
         {"no-nvml", no_argument, 0, NONVML}, {"hostname", required_argument, 0, HOST},
-        {"all", no_argument, 0, ALL}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"all", no_argument, 0, ALL}, {"no-measure", no_argument, 0, NOMEASURE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     tacos_probe_opts_t o;
     tacos_probe_opts_init(&o);
     const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *out = NULL;
-    int nranks = 0, degree = 0, all = 0, nogpu = 0, c;
+    int nranks = 0, degree = 0, all = 0, nogpu = 0, measure = 1, c;
     if (env && to_int(env, 0, &o.local_rank))
         o.local_rank = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -181,6 +262,7 @@ int main(int argc, char **argv)
         case NONVML: o.use_nvml = 0; break;
         case HOST: o.hostname = optarg; break;
         case ALL: all = 1; break;
+        case NOMEASURE: measure = 0; break;
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return bad_usage("unknown option");
@@ -190,5 +272,5 @@ int main(int argc, char **argv)
         return bad_usage("unexpected argument");
     if (nogpu)
         o.local_rank = -1;
-    return all ? probe_all(&o, degree, out) : probe_one(&o, nranks, degree, out);
+    return all ? probe_all(&o, degree, measure, out) : probe_one(&o, nranks, degree, out);
 }

@@ -1,0 +1,62 @@
+#!/bin/sh
+# coll/tacos against Open MPI's tuned and han on an emulated cluster
+# (tests/testbed.sh; root). For each shape, one testbed and, per collective:
+#  job 1: osu_coll --ab with three duplicates of MPI_COMM_WORLD timed in
+#         alternating blocks: coll/tacos with its probed + measured topology,
+#         coll/tacos with the true topology file the testbed wrote, and tuned;
+#  job 2: coll/tacos (probed + measured) against han (coll_han_priority 32,
+#         tuned out of the way for that communicator) the same way; han's
+#         ratio to tuned is han/tacos (job 2) x tacos/tuned (job 1).
+# Beside them: the time tacos-synth models for the true topology (best of
+# 1, 2, 4, 8 chunks per rank, as the component picks).
+#
+#   benchmarks/bench_testbed.sh [-r RANKS] [SHAPE...]     (default: two pairs4 ring4 star3)
+# Environment: COLLS (default: allreduce allgather reduce_scatter_block bcast
+# reduce), MIN/MAX bytes (65536/16777216), ROUNDS (3).
+B=$(cd "$(dirname "$0")/.." && pwd)
+RANKS=1
+[ "${1:-}" = "-r" ] && { RANKS=$2; shift 2; }
+SHAPES=${*:-two pairs4 ring4 star3}
+COLLS=${COLLS:-allreduce allgather reduce_scatter_block bcast reduce}
+MIN=${MIN:-65536} MAX=${MAX:-16777216} ROUNDS=${ROUNDS:-3}
+DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
+OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS
+
+cat >"${TMPDIR:-/tmp}/bench_testbed_job.sh" <<'EOF'
+sed 's/^/# /' "$TESTBED_DIR/shape.txt"
+# what the component measures of this shape
+$TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json" 2>&1 |
+    grep "network\|  h" | sed 's/^/# /'
+for coll in $COLLS; do
+    case $coll in allreduce) c=allreduce ;; allgather) c=allgather ;; bcast) c=broadcast ;;
+        reduce) c=reduce ;; *) c=reduce-scatter ;; esac
+    echo "## $coll"
+    $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+        "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+        --variant tacos --variant "file:coll_tacos_topo_file=$TESTBED_TOPO" \
+        --variant tuned:coll_tacos_enable=0 >"$TESTBED_DIR/a" 2>&1
+    $TESTBED_MPIRUN --mca coll tacos,han,tuned,basic,inter,libnbc,self --mca coll_han_priority 32 \
+        "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+        --variant tacos --variant han:coll_tacos_enable=0 --baseline tacos >"$TESTBED_DIR/b" 2>&1
+    printf "| bytes | tacos µs | tacos+file µs | tuned µs | han µs | tacos/tuned | tacos/file | han/tuned | modelled µs |\n"
+    printf "|---|---|---|---|---|---|---|---|---|\n"
+    grep -v '^#' "$TESTBED_DIR/a" | while read -r bytes tacos file tuned r1 r2; do
+        han=$(awk -v b="$bytes" '$1 == b { print $3 / $2 * t }' t="$tacos" "$TESTBED_DIR/b")
+        best=
+        for k in 1 2 4 8; do
+            us=$("$B/synth/tacos-synth" --topology "$TESTBED_TOPO" -c "$c" -s "${bytes}B" -k $k \
+                --summary-json 2>/dev/null | sed 's/.*"collective_us":\([0-9.e+]*\).*/\1/')
+            best=$(awk -v a="$best" -v b="$us" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
+        done
+        awk -v B="$bytes" -v a="$tacos" -v f="$file" -v t="$tuned" -v h="$han" -v m="$best" \
+            'BEGIN { printf "| %d Ki | %.0f | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx | %.0f |\n",
+                     B / 1024, a, f, t, h, a / t, a / f, h / t, m }'
+    done
+    grep -q "^#" "$TESTBED_DIR/a" || { echo "job 1 failed:"; tail -5 "$TESTBED_DIR/a"; }
+done
+EOF
+for shape in $SHAPES; do
+    echo "# ===== $shape, $RANKS rank(s) per host ====="
+    bash "$B/tests/testbed.sh" run "$shape" -r "$RANKS" -- sh "${TMPDIR:-/tmp}/bench_testbed_job.sh"
+done

@@ -1,0 +1,69 @@
+#!/bin/sh
+# coll/tacos on an emulated cluster (tests/testbed.sh: network namespaces,
+# tbf-limited links; needs root, skips with 77 where it cannot run):
+#  - ring4 (h0-h1 400, h1-h2 100, h2-h3 400, h3-h0 100 Mbit/s; h0<->h2 and
+#    h1<->h3 routed over two hops) and star3 with 1/2/1 ranks per host (hub
+#    h0: h0-h1 400, h0-h2 100; h1<->h2 through h0): mpi_coll_check --quick
+#    with coll/tacos forced and the probed + measured topology, every result
+#    checked, each collective through a schedule;
+#  - what the component measured: neighbours are links, routed pairs are
+#    paths through the host between (no link of their own), fast links
+#    measure faster than slow ones (a check of structure, not of timing);
+#  - tacos-probe --all writes the measured topology, which tacos-synth reads.
+B=${TACOS_BUILD:-..}
+SRC=$(cd "$(dirname "$0")" && pwd)
+CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-./mpi_coll_check}")" && pwd)/mpi_coll_check
+T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)
+OMPI_MCA_mca_base_component_path="$(cd "$B" && pwd)/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
+export OMPI_MCA_mca_base_component_path T CHECK
+TACOS_PROBE=$(cd "$B" && pwd)/topo_probe/tacos-probe
+TACOS_SYNTH=$(cd "$B" && pwd)/synth/tacos-synth
+export TACOS_PROBE TACOS_SYNTH
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# Inside the testbed: the checker with coll/tacos forced, then tacos-probe.
+cat >"$T/job.sh" <<'EOF'
+$TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick \
+    >"$T/out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/out"
+$TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
+    echo "tacos-probe exit $?" >>"$T/probe.out"
+EOF
+
+# shape RANKS 'links' 'routed' 'fast-link slow-link'
+shape() {
+    name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6
+    rm -f "$T/out" "$T/probe.out" "$T/probed.json"
+    timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
+    rc=$?
+    if [ $rc = 77 ]; then
+        cat "$T/testbed.err" >&2
+        exit 77
+    fi
+    [ $rc = 0 ] || { fail "$name: testbed exit $rc"; cat "$T/testbed.err" >&2; }
+    grep -q "mpi_coll_check: 0 failure" "$T/out" ||
+        { fail "$name -r $ranks: mpi_coll_check"; tail -20 "$T/out" >&2; }
+    for c in allreduce allgather broadcast reduce reduce-scatter; do
+        grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
+            fail "$name: coll/tacos never ran $c"
+    done
+    grep -q "network between [0-9]* hosts measured" "$T/out" || fail "$name: nothing measured"
+    for l in $links; do
+        grep -q "coll:tacos:   $l: .* GB/s (measured)" "$T/out" || fail "$name: no link $l"
+    done
+    for r in $routed; do
+        grep -q "coll:tacos:   $r: a path through" "$T/out" || fail "$name: $r is not a path"
+    done
+    bw() { grep -m1 "coll:tacos:   $1: " "$T/out" | sed 's/.* us \([0-9.]*\) GB\/s.*/\1/'; }
+    f=$(bw "$fast") s=$(bw "$slow")
+    awk -v f="$f" -v s="$s" 'BEGIN { exit !(f > 2 * s && s > 0) }' ||
+        fail "$name: $fast measured ${f:-?} GB/s, $slow ${s:-?}: want the fast one > 2x"
+    grep "network between\|coll:tacos:   h" "$T/out" | sort -u | sed "s/^/$name: /"
+    grep -q "network between" "$T/probe.out" && "$TACOS_SYNTH" --topology "$T/probed.json" \
+        -c allreduce >/dev/null 2>&1 || { fail "$name: tacos-probe --all"; cat "$T/probe.out" >&2; }
+}
+
+shape ring4 1 "h0 - h1 h1 - h2 h2 - h3 h0 - h3" "h0 - h2 h1 - h3" "h0 - h1" "h1 - h2"
+shape star3 1,2,1 "h0 - h1 h0 - h2" "h1 - h2" "h0 - h1" "h0 - h2"
+[ $fails = 0 ] || { echo "$fails failure(s)" >&2; exit 1; }
