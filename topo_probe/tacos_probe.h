@@ -119,8 +119,8 @@ int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *l
 
 /* Message sizes of the bandwidth measurement: above Open MPI's TCP eager
  * limit (64 KiB), like the chunks that cross hosts. */
-#define TACOS_NET_S1_BYTES (96 * 1024)
-#define TACOS_NET_S2_BYTES (192 * 1024)
+#define TACOS_NET_S1_BYTES (128 * 1024)
+#define TACOS_NET_S2_BYTES (512 * 1024)
 
 /* What was measured between hosts (numbered as tacos_probe_hosts does). */
 typedef struct {

@@ -1,0 +1,321 @@
+#!/bin/bash
+# testbed.sh: an emulated cluster of hosts on this one Linux machine, made of
+# network namespaces, for running Open MPI jobs over rate-limited links.
+#
+#   testbed.sh run SHAPE [-r RANKS] [-o OUTDIR] -- COMMAND [ARGS...]
+#   testbed.sh down      remove a leftover testbed (tacos-* namespaces, their processes)
+#   testbed.sh shapes    list the shapes
+#
+# SHAPE is two, pairs4, ring4, star3 or N:A-B@MBIT,A-B@MBIT,... (hosts 0..N-1,
+# undirected links in Mbit/s). RANKS: ranks per host, one number for every host
+# (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a fresh
+# temporary directory, removed at the end) receives hostfile, agent (the ssh
+# stand-in), topology.json (the true topology, tacos-topology format: NPUs =
+# ranks, links = physical links at TCP goodput) and shape.txt.
+#
+# Layout:
+#   tacos-head  where COMMAND and mpirun run; bridge br0 10.77.0.254/24 (management,
+#               not rate-limited) with one veth to every host ("mg", 10.77.0.(i+1)).
+#   tacos-hI    host hI, hostname hI under the agent; one host address
+#               10.77.100.(I+1)/32 on veth "ha" (the only address Open MPI's TCP
+#               transport uses); veth "to-hJ" per neighbour J with tbf on egress at
+#               both ends and a /32 route to hJ's host address; non-neighbours get
+#               fewest-hop routes (via ... onlink, forwarding on; ties avoid the link
+#               that comes last in (lower end, higher end) order), the same path both
+#               ways, so routed traffic really crosses and shares the emulated links.
+# COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
+# run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_NP,
+# TESTBED_HOSTS and TESTBED_TOPO exported; the environment reaches the ranks
+# (Open MPI refuses an --mca parameter given twice: do not repeat the prefix's).
+# Everything is torn down on exit, error or signal. One testbed at a time.
+#
+# Exit: COMMAND's status; 1 a testbed already exists or set-up failed; 2 usage or
+# bad shape; 77 cannot run here (not root, no namespaces, no tbf, no mpirun);
+# 128+N killed by signal N.
+set -u
+PATH=$PATH:/usr/sbin:/sbin
+# tbf: an 8 KiB bucket (small initial burst) and a 200 KiB queue (a few 64 KiB GSO
+# packets: locally sent TCP does not overflow it; 16 ms at 100 Mbit/s, 4 ms at 400)
+TBF="burst 8k limit 200k"
+MGMT_NET=10.77.0.0/24 HOST_NET=10.77.100.0/24
+
+die() { c=$1; shift; echo "testbed.sh: $*" >&2; exit "$c"; }
+skip() { echo "testbed.sh: SKIP: $*" >&2; exit 77; }
+usage() {
+    die 2 "usage: $0 run SHAPE [-r RANKS] [-o OUTDIR] -- COMMAND [ARGS...] | down | shapes${1:+ ($1)}"
+}
+
+shapes() {
+    cat <<'EOF'
+two      h0-h1 400 Mbit/s
+pairs4   4 hosts, full mesh: h0-h1, h2-h3 400; h0-h2, h0-h3, h1-h2, h1-h3 100
+ring4    ring h0-h1 400, h1-h2 100, h2-h3 400, h3-h0 100; h0<->h2, h1<->h3 over 2 hops
+star3    hub h0: h0-h1 400, h0-h2 100; h1<->h2 through h0
+N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 16, undirected links)
+EOF
+}
+
+our_ns() { ip netns list 2>/dev/null | awk '$1 ~ /^tacos-/ { print $1 }'; }
+
+# Kill every process in our namespaces (TERM: a second to exit in order, then
+# KILL), delete the namespaces and the Open MPI session directories left behind.
+ns_pids() { for ns in $1; do ip netns pids "$ns"; done 2>/dev/null; }
+teardown() {
+    local nss pids all="" sig p
+    nss=$(our_ns)
+    [ -n "$nss" ] || return 0
+    for sig in TERM KILL; do
+        pids=$(ns_pids "$nss")
+        [ -n "$pids" ] || break
+        all="$all $pids"
+        # shellcheck disable=SC2086
+        kill -"$sig" $pids 2>/dev/null
+        for _ in $(seq "$([ $sig = TERM ] && echo 10 || echo 30)"); do # 1 s, 3 s
+            [ -n "$(ns_pids "$nss")" ] || break
+            sleep 0.1
+        done
+    done
+    for ns in $nss; do ip netns del "$ns" 2>/dev/null; done
+    for p in $all; do rm -rf "${TMPDIR:-/tmp}/ompi."*".$(id -u)/pid.$p"; done
+    rmdir "${TMPDIR:-/tmp}/ompi.h"[0-9]*".$(id -u)" 2>/dev/null
+    [ -z "$(our_ns)" ] || echo "testbed.sh: could not remove: $(our_ns | paste -sd' ')" >&2
+}
+
+# parse_shape SHAPE: sets N, E and per link k (sorted by ends): LA[k] < LB[k], LR[k].
+parse_shape() {
+    local spec l a b r k seen=" "
+    case $1 in
+    two) spec=2:0-1@400 ;;
+    pairs4) spec=4:0-1@400,2-3@400,0-2@100,0-3@100,1-2@100,1-3@100 ;;
+    ring4) spec=4:0-1@400,1-2@100,2-3@400,0-3@100 ;;
+    star3) spec=3:0-1@400,0-2@100 ;;
+    *) spec=$1 ;;
+    esac
+    [[ $spec =~ ^[0-9]+:[0-9]+-[0-9]+@[0-9]+(,[0-9]+-[0-9]+@[0-9]+)*$ ]] ||
+        die 2 "bad shape '$1': want two, pairs4, ring4, star3 or N:A-B@MBIT,... (see: $0 shapes)"
+    N=$((10#${spec%%:*}))
+    ((N >= 2 && N <= 16)) || die 2 "bad shape '$1': 2 to 16 hosts"
+    LA=() LB=() LR=()
+    for l in $(echo "${spec#*:}" | tr ',' '\n' | tr -- '-@' '  ' |
+        awk '{ a = $1 + 0; b = $2 + 0; if (a > b) { t = a; a = b; b = t }; print a "-" b "-" $3 + 0 }' |
+        sort -t- -n -k1,1 -k2,2); do
+        IFS=- read -r a b r <<<"$l"
+        [ "$b" -lt "$N" ] || die 2 "bad shape '$1': host $b does not exist (hosts 0..$((N - 1)))"
+        [ "$a" != "$b" ] || die 2 "bad shape '$1': link $a-$b joins a host to itself"
+        ((r >= 1 && r <= 100000)) || die 2 "bad shape '$1': rate $r not in 1..100000 Mbit/s"
+        case $seen in *" $a-$b "*) die 2 "bad shape '$1': link $a-$b given twice" ;; esac
+        seen="$seen$a-$b "
+        LA+=("$a") LB+=("$b") LR+=("$r")
+    done
+    E=${#LA[@]}
+    [ "$E" -le 48 ] || die 2 "bad shape '$1': at most 48 links"
+}
+
+# Fewest hops, ties to the least sum of 2^k over the path's links k (in sorted
+# order): the paths are unique, hence the same both ways, and every path's tail is
+# the tail's own path (consistent next hops).
+# Sets NX[a*N+c] (next hop from a towards c) and NB[a*N+c] (1: neighbours).
+routes() {
+    local INF=$((1 << 62)) M=$((1 << E)) a b c k d
+    D=() NX=() NB=()
+    for ((a = 0; a < N * N; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
+    for ((a = 0; a < N; a++)); do D[a * N + a]=0; done
+    for ((k = 0; k < E; k++)); do
+        a=${LA[k]} b=${LB[k]}
+        D[a * N + b]=$((M + (1 << k))) D[b * N + a]=$((M + (1 << k)))
+        NX[a * N + b]=$b NX[b * N + a]=$a NB[a * N + b]=1 NB[b * N + a]=1
+    done
+    for ((k = 0; k < N; k++)); do for ((a = 0; a < N; a++)); do
+        [ "${D[a * N + k]}" = "$INF" ] && continue
+        for ((c = 0; c < N; c++)); do
+            [ "${D[k * N + c]}" = "$INF" ] && continue
+            d=$((D[a * N + k] + D[k * N + c]))
+            if [ "$d" -lt "${D[a * N + c]}" ]; then D[a * N + c]=$d NX[a * N + c]=${NX[a * N + k]}; fi
+        done
+    done; done
+    for ((c = 1; c < N; c++)); do
+        [ "${D[c]}" != "$INF" ] || die 2 "bad shape '$SHAPE': disconnected (no path from h0 to h$c)"
+    done
+}
+
+path() { local a=$1 c=$2 p="h$1"; while [ "$a" != "$c" ]; do a=${NX[a * N + c]}; p="$p h$a"; done; echo "$p"; }
+
+# write_files: hostfile, agent, topology.json, shape.txt into $OUT.
+write_files() {
+    local i k a b l m bw sep="" npus=0
+    : >"$OUT/hostfile"
+    for ((i = 0; i < N; i++)); do OFF[i]=$npus; npus=$((npus + RK[i])); echo "h$i slots=${RK[i]}" >>"$OUT/hostfile"; done
+    NP=$npus
+    cat >"$OUT/agent" <<'EOF'
+#!/bin/sh
+# ssh stand-in for mpirun on the testbed: agent [ssh options] HOST COMMAND...
+# runs COMMAND in namespace tacos-HOST under its own hostname HOST.
+while [ $# -gt 0 ]; do
+    case $1 in
+    -[BbcDEeFIiJLlmOopQRSWw]) shift 2 ;; # ssh options with an argument
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+case ${1:-} in h[0-9]*) ;; *) echo "testbed agent: no such host '${1:-}'" >&2; exit 255 ;; esac
+host=$1
+shift
+exec ip netns exec "tacos-$host" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"
+EOF
+    chmod +x "$OUT/agent"
+    {
+        printf '{\n  "format": "tacos-topology",\n  "name": "testbed %s, ranks %s",\n' "$SHAPE" "$RANKS"
+        printf '  "npus": %d,\n  "links": [' "$NP"
+        for ((i = 0; i < N; i++)); do for ((a = 0; a < RK[i]; a++)); do for ((b = a + 1; b < RK[i]; b++)); do
+            printf '%s\n    {"src": %d, "dst": %d, "lat_us": 1, "bw_gbps": 5, "bidirectional": true, "name": "h%d shared memory"}' \
+                "$sep" $((OFF[i] + a)) $((OFF[i] + b)) "$i"
+            sep=,
+        done; done; done
+        for ((k = 0; k < E; k++)); do
+            a=${LA[k]} b=${LB[k]}
+            m=$((RK[a] < RK[b] ? RK[a] : RK[b]))
+            bw=$(awk -v r="${LR[k]}" -v m="$m" 'BEGIN { printf "%.6g", r * 0.956 / 8 / 1000 / m }')
+            for ((l = 0; l < m; l++)); do
+                printf '%s\n    {"src": %d, "dst": %d, "lat_us": 50, "bw_gbps": %s, "bidirectional": true, "name": "h%d-h%d %d Mbit/s TCP"}' \
+                    "$sep" $((OFF[a] + l)) $((OFF[b] + l)) "$bw" "$a" "$b" "${LR[k]}"
+                sep=,
+            done
+        done
+        printf '\n  ]\n}\n'
+    } >"$OUT/topology.json"
+    {
+        echo "testbed $SHAPE: $N hosts, $NP ranks; tbf rate R $TBF at both ends of each link"
+        for ((i = 0; i < N; i++)); do
+            echo "h$i: ranks $((OFF[i]))..$((OFF[i] + RK[i] - 1)), host address 10.77.100.$((i + 1)), management 10.77.0.$((i + 1))"
+        done
+        for ((k = 0; k < E; k++)); do echo "link h${LA[k]}-h${LB[k]}: ${LR[k]} Mbit/s"; done
+        for ((a = 0; a < N; a++)); do for ((b = a + 1; b < N; b++)); do
+            [ "${NB[a * N + b]}" = 1 ] || echo "route h$a<->h$b: $(path "$a" "$b")"
+        done; done
+    } >"$OUT/shape.txt"
+}
+
+# setup: the namespaces, links, qdiscs and routes.
+setup() {
+    local i j k a b r h
+    ip -n tacos-head link add tbfprobe type veth peer name tbfprobe1 || return 1
+    # shellcheck disable=SC2086
+    tc -n tacos-head qdisc add dev tbfprobe root tbf rate 100mbit $TBF 2>"$OUT/.err" ||
+        skip "tc qdisc tbf unsupported: $(head -1 "$OUT/.err")"
+    ip netns exec tacos-head unshare --uts true 2>"$OUT/.err" || skip "unshare --uts failed: $(head -1 "$OUT/.err")"
+    ip -n tacos-head -batch - <<EOF || return 1
+link del tbfprobe
+link set lo up
+link add br0 type bridge
+addr add 10.77.0.254/24 dev br0
+link set br0 up
+EOF
+    for ((i = 0; i < N; i++)); do
+        ip netns add "tacos-h$i" || return 1
+        ip -n tacos-head link add "m$i" type veth peer name mg netns "tacos-h$i" || return 1
+    done
+    for ((k = 0; k < E; k++)); do
+        ip -n "tacos-h${LA[k]}" link add "to-h${LB[k]}" type veth peer name "to-h${LA[k]}" netns "tacos-h${LB[k]}" || return 1
+    done
+    for ((i = 0; i < N; i++)); do echo "link set m$i master br0 up"; done | ip -n tacos-head -batch - || return 1
+    for ((i = 0; i < N; i++)); do
+        h=10.77.100.$((i + 1))
+        {
+            echo "link set lo up"
+            echo "addr add 10.77.0.$((i + 1))/24 dev mg"
+            echo "link set mg up"
+            echo "link add ha type veth peer name hb"
+            echo "addr add $h/32 dev ha"
+            echo "link set ha up"
+            echo "link set hb up"
+            for ((j = 0; j < N; j++)); do
+                [ "$j" != "$i" ] || continue
+                if [ "${NB[i * N + j]}" = 1 ]; then
+                    echo "link set to-h$j up"
+                    echo "route add 10.77.100.$((j + 1))/32 dev to-h$j src $h"
+                fi
+            done
+            for ((j = 0; j < N; j++)); do
+                k=${NX[i * N + j]}
+                [ "$j" != "$i" ] && [ "${NB[i * N + j]}" = 0 ] || continue
+                echo "route add 10.77.100.$((j + 1))/32 via 10.77.100.$((k + 1)) dev to-h$k onlink src $h"
+            done
+        } | ip -n "tacos-h$i" -batch - || return 1
+        # shellcheck disable=SC2016
+        ip netns exec "tacos-h$i" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward &&
+            for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 >"$f"; done &&
+            { [ ! -e /proc/sys/net/ipv6 ] || echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; }' || return 1
+    done
+    for ((k = 0; k < E; k++)); do
+        a=${LA[k]} b=${LB[k]} r=${LR[k]}
+        # shellcheck disable=SC2086
+        tc -n "tacos-h$a" qdisc add dev "to-h$b" root tbf rate "${r}mbit" $TBF &&
+            tc -n "tacos-h$b" qdisc add dev "to-h$a" root tbf rate "${r}mbit" $TBF || return 1
+    done
+}
+
+run() {
+    local i t cpid rc OUT_TMP=""
+    [ $# -ge 1 ] || usage "no shape"
+    SHAPE=$1 RANKS=1 OUT=""
+    shift
+    while [ $# -gt 0 ]; do
+        case $1 in
+        -r) [ $# -ge 2 ] || usage "-r needs RANKS"; RANKS=$2; shift 2 ;;
+        -o) [ $# -ge 2 ] || usage "-o needs OUTDIR"; OUT=$2; shift 2 ;;
+        --) shift; break ;;
+        -*) usage "unknown option $1" ;;
+        *) break ;;
+        esac
+    done
+    [ $# -ge 1 ] || usage "no COMMAND"
+    parse_shape "$SHAPE"
+    [[ $RANKS =~ ^[0-9]+(,[0-9]+)*$ ]] || die 2 "bad ranks '$RANKS': a number or a comma list of numbers"
+    IFS=, read -r -a RK <<<"$RANKS"
+    if [ "${#RK[@]}" = 1 ]; then for ((i = 1; i < N; i++)); do RK[i]=${RK[0]}; done; fi
+    [ "${#RK[@]}" = "$N" ] || die 2 "bad ranks '$RANKS': ${#RK[@]} values for $N hosts"
+    for ((i = 0; i < N; i++)); do
+        RK[i]=$((10#${RK[i]}))
+        ((RK[i] >= 1 && RK[i] <= 64)) || die 2 "bad ranks '$RANKS': each must be 1..64"
+    done
+    routes
+    case $OUT in "" | /*) ;; *) OUT=$PWD/$OUT ;; esac
+    [[ $OUT =~ ^[A-Za-z0-9_./+-]*$ ]] || die 2 "OUTDIR '$OUT': only letters, digits and _./+- please"
+
+    [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, unshare --uts)"
+    for t in ip tc unshare mpirun; do command -v "$t" >/dev/null || skip "$t not found"; done
+    [ -z "$(our_ns)" ] || die 1 "a testbed already exists (namespaces: $(our_ns | paste -sd' ')); remove it with: $0 down"
+    if ! t=$(ip netns add tacos-head 2>&1); then # the first namespace: ours from here on
+        [ -z "$(our_ns)" ] || die 1 "another testbed is starting; remove it with: $0 down"
+        skip "ip netns add failed: $(echo "$t" | head -1)"
+    fi
+    trap 'trap - EXIT INT TERM HUP; teardown; [ -z "$OUT_TMP" ] || rm -rf "$OUT_TMP"' EXIT
+    trap 'echo "testbed.sh: interrupted" >&2; exit 130' INT
+    trap 'echo "testbed.sh: terminated" >&2; exit 143' TERM
+    trap 'echo "testbed.sh: hung up" >&2; exit 129' HUP
+    if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/testbed.XXXXXX) || die 1 "mktemp failed"; OUT_TMP=$OUT; fi
+    mkdir -p "$OUT" || die 1 "cannot create $OUT"
+
+    write_files
+    setup || die 1 "set-up failed"
+    rm -f "$OUT/.err"
+    export TESTBED_DIR=$OUT TESTBED_NP=$NP TESTBED_HOSTS=$N TESTBED_TOPO=$OUT/topology.json
+    export TESTBED_MPIRUN="mpirun --allow-run-as-root --oversubscribe --hostfile $OUT/hostfile -np $NP \
+--map-by slot --bind-to none --mca plm_rsh_agent $OUT/agent --mca plm_rsh_no_tree_spawn 1 \
+--mca oob_tcp_if_include $MGMT_NET --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include $HOST_NET \
+--mca mpi_yield_when_idle 1"
+    # in the background so that a signal runs its trap at once; keep stdin
+    { exec 3<&0; } 2>/dev/null || exec 3</dev/null
+    ip netns exec tacos-head "$@" <&3 &
+    cpid=$!
+    wait "$cpid"
+    rc=$?
+    exit "$rc"
+}
+
+case ${1:-} in
+run) shift; run "$@" ;;
+down) [ "$(id -u)" = 0 ] || die 1 "needs root"; teardown ;;
+shapes) shapes ;;
+*) usage ;;
+esac
