@@ -193,6 +193,18 @@ typedef struct net_cache {
 static net_cache_t *net_cache;
 static pthread_mutex_t net_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Copies src's figures into dst (both allocated for the same hosts). */
+static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
+{
+    size_t hh = (size_t)src->nhosts * (size_t)src->nhosts;
+    memcpy(dst->lat_us, src->lat_us, hh * sizeof *dst->lat_us);
+    memcpy(dst->bw_gbps, src->bw_gbps, hh * sizeof *dst->bw_gbps);
+    memcpy(dst->t_us, src->t_us, 3 * hh * sizeof *dst->t_us);
+    memcpy(dst->routed, src->routed, hh);
+    dst->ntests = src->ntests;
+    dst->note = src->note;
+}
+
 static void host_ids(const tacos_probe_record_t *recs, int n, const int *host, uint64_t *ids)
 {
     for (int i = n - 1; i >= 0; i--)
@@ -208,13 +220,7 @@ static int cache_find(const uint64_t *ids, int h, tacos_net_t *net)
     for (net_cache_t *e = net_cache; e && !found; e = e->next)
         if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids) &&
             tacos_net_alloc(net, h) == TACOS_OK) {
-            size_t hh = (size_t)h * (size_t)h;
-            memcpy(net->lat_us, e->net.lat_us, hh * sizeof *net->lat_us);
-            memcpy(net->bw_gbps, e->net.bw_gbps, hh * sizeof *net->bw_gbps);
-            memcpy(net->t_us, e->net.t_us, 3 * hh * sizeof *net->t_us);
-            memcpy(net->routed, e->net.routed, hh);
-            net->ntests = e->net.ntests;
-            net->note = e->net.note;
+            copy_net(net, &e->net);
             found = 1;
         }
     pthread_mutex_unlock(&net_cache_lock);
@@ -232,13 +238,7 @@ static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
     }
     memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
     e->nhosts = h;
-    size_t hh = (size_t)h * (size_t)h;
-    memcpy(e->net.lat_us, net->lat_us, hh * sizeof *net->lat_us);
-    memcpy(e->net.bw_gbps, net->bw_gbps, hh * sizeof *net->bw_gbps);
-    memcpy(e->net.t_us, net->t_us, 3 * hh * sizeof *net->t_us);
-    memcpy(e->net.routed, net->routed, hh);
-    e->net.ntests = net->ntests;
-    e->net.note = net->note;
+    copy_net(&e->net, net);
     pthread_mutex_lock(&net_cache_lock);
     e->next = net_cache;
     net_cache = e;
