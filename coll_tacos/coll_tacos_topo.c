@@ -141,7 +141,7 @@ static int calibrate(mca_coll_tacos_module_t *m, struct ompi_communicator_t *com
 typedef struct {
     mca_coll_tacos_module_t *m;
     struct ompi_communicator_t *comm;
-    char *sbuf, *rbuf; /* TACOS_NET_S2_BYTES, and twice that */
+    char *sbuf, *rbuf; /* TACOS_NET_MAX_BYTES, and twice that */
 } net_ctx_t;
 
 /* Sends and receives `bytes` with each peer at once; the tag is barrier's,
@@ -151,7 +151,7 @@ static int net_exchange(void *ctx, const int *peers, int n, size_t bytes, double
     net_ctx_t *x = ctx;
     ompi_request_t *req[4];
     int rc = OMPI_SUCCESS, posted = 0;
-    if (n > 2 || bytes > TACOS_NET_S2_BYTES)
+    if (n > 2 || bytes > TACOS_NET_MAX_BYTES)
         return OMPI_ERR_BAD_PARAM;
     double t0 = now_us();
     for (int i = 0; i < n && rc == OMPI_SUCCESS; i++) {
@@ -201,6 +201,7 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     memcpy(dst->bw_gbps, src->bw_gbps, hh * sizeof *dst->bw_gbps);
     memcpy(dst->t_us, src->t_us, 3 * hh * sizeof *dst->t_us);
     memcpy(dst->routed, src->routed, hh);
+    memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
     dst->ntests = src->ntests;
     dst->note = src->note;
 }
@@ -279,11 +280,11 @@ static int measure_network(mca_coll_tacos_module_t *m, struct ompi_communicator_
 {
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     uint64_t *ids = malloc((size_t)n * sizeof *ids);
-    net_ctx_t x = {m, comm, malloc(TACOS_NET_S2_BYTES), malloc(2 * TACOS_NET_S2_BYTES)};
+    net_ctx_t x = {m, comm, malloc(TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES)};
     int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
     *cached = 0;
     if (ok) {
-        memset(x.sbuf, 0, TACOS_NET_S2_BYTES);
+        memset(x.sbuf, 0, TACOS_NET_MAX_BYTES);
         h = tacos_probe_hosts(recs, n, host, local);
         host_ids(recs, n, host, ids);
         *cached = C->measure == 1 && cache_find(ids, h, net);

@@ -33,6 +33,7 @@
 
 #define SMALL_BYTES 8
 #define SMALL_REPS 5
+#define REFINE_US 40000.0 /* a fast pair's second size takes about this long */
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
 /* A pair shares links with both legs of a relay when both tests slow an
  * exchange down at least SLOWDOWN: two equal flows on a link halve (2x).
@@ -79,6 +80,7 @@ void tacos_net_free(tacos_net_t *net)
     free(net->bw_gbps);
     free(net->t_us);
     free(net->routed);
+    free(net->s2_bytes);
     memset(net, 0, sizeof *net);
 }
 
@@ -91,21 +93,22 @@ int tacos_net_alloc(tacos_net_t *net, int nhosts)
     net->bw_gbps = calloc(hh ? hh : 1, sizeof *net->bw_gbps);
     net->t_us = calloc(3 * (hh ? hh : 1), sizeof *net->t_us);
     net->routed = calloc(hh ? hh : 1, sizeof *net->routed);
-    if (!net->lat_us || !net->bw_gbps || !net->t_us || !net->routed) {
+    net->s2_bytes = calloc(hh ? hh : 1, sizeof *net->s2_bytes);
+    if (!net->lat_us || !net->bw_gbps || !net->t_us || !net->routed || !net->s2_bytes) {
         tacos_net_free(net);
         return tacos_error(TACOS_ERR_NOMEM, "out of memory for %d hosts' measurements", nhosts);
     }
     return TACOS_OK;
 }
 
-/* t_us[3*(a*H+b) + k]: k = 0 the 8-byte exchange, 1 and 2 the S1 and S2
- * exchanges, as host a timed them with b (0: not measured). */
+/* t_us[3*(a*H+b) + k]: k = 0 the 8-byte exchange, 1 and 2 the S1 and
+ * s2_bytes[a*H+b] exchanges, as host a timed them with b (0: not measured). */
 static double *times(const tacos_net_t *net, int a, int b)
 {
     return &net->t_us[3 * ((size_t)a * (size_t)net->nhosts + (size_t)b)];
 }
 
-int tacos_net_fit(tacos_net_t *net, size_t s1, size_t s2)
+int tacos_net_fit(tacos_net_t *net, size_t s1)
 {
     int h = net->nhosts;
     for (int a = 0; a < h; a++)
@@ -115,14 +118,15 @@ int tacos_net_fit(tacos_net_t *net, size_t s1, size_t s2)
             if (a == b)
                 continue;
             /* both ends timed the same exchanges: average their views */
-            double t[3];
+            double t[3], s2 = net->s2_bytes[ab];
             for (int k = 0; k < 3; k++)
                 t[k] = (times(net, a, b)[k] + times(net, b, a)[k]) / 2;
             if (!(t[0] > 0 && t[1] > 0 && t[2] > 0))
                 return tacos_error(TACOS_ERR_INVALID, "hosts %d and %d were not measured", a, b);
-            double bytes_per_us = t[2] > t[1] ? (double)(s2 - s1) / (t[2] - t[1])
-                                              : (double)s2 / t[2];
-            double lat = t[2] - (double)s2 / bytes_per_us;
+            if (!(s2 > (double)s1))
+                return tacos_error(TACOS_ERR_INVALID, "hosts %d and %d: no second size", a, b);
+            double bytes_per_us = t[2] > t[1] ? (s2 - (double)s1) / (t[2] - t[1]) : s2 / t[2];
+            double lat = t[2] - s2 / bytes_per_us;
             net->bw_gbps[ab] = bytes_per_us / 1e3;
             net->lat_us[ab] = lat > t[0] ? lat : t[0];
         }
@@ -279,6 +283,27 @@ static int max_all(const tacos_net_comm_t *c, double *v, int n)
     return c->max(c->ctx, v, n) ? tacos_error(TACOS_ERR_IO, "the caller's allreduce failed") : 0;
 }
 
+/* Every rank's times and sizes on every rank, or an error everywhere. */
+static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int *failed)
+{
+    size_t hh = (size_t)net->nhosts * (size_t)net->nhosts;
+    double flag = *failed;
+    int rc;
+    if ((rc = max_all(c, net->t_us, (int)(3 * hh))) || (rc = max_all(c, net->s2_bytes, (int)hh)) ||
+        (rc = max_all(c, &flag, 1)))
+        return rc;
+    return flag > 0 ? tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed") : 0;
+}
+
+/* The size a's pair with b is measured with again (the same on both: the
+ * fit is symmetric), or 0 when S2 already took long enough. */
+static size_t refine_bytes(const tacos_net_t *net, int a, int b)
+{
+    double bytes = net->bw_gbps[(size_t)a * (size_t)net->nhosts + (size_t)b] * 1e3 * REFINE_US;
+    size_t big = bytes > TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)65535;
+    return big >= 2 * TACOS_NET_S2_BYTES ? big : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -311,7 +336,6 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         goto out;
     }
     int mine = leader[host[me]] == me ? host[me] : -1;
-    size_t hh = (size_t)h * (size_t)h;
     for (int r = 0; r < tacos_net_rounds(h); r++) {
         int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
         double warm[1], small[SMALL_REPS], *t = p >= 0 ? times(net, mine, p) : NULL;
@@ -326,21 +350,29 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
             failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &small[i]) != TACOS_OK;
         failed = failed || exchange(c, leader, &p, 1, s1, 2, &t[1]) != TACOS_OK ||
                  exchange(c, leader, &p, 1, s2, 2, &t[2]) != TACOS_OK;
+        net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)s2;
         if (!failed) {
             qsort(small, SMALL_REPS, sizeof *small, cmp_double);
             t[0] = small[SMALL_REPS / 2];
         }
     }
-    flag = failed;
-    if ((rc = max_all(c, net->t_us, (int)(3 * hh))) || (rc = max_all(c, &flag, 1)))
+    if ((rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, s1)))
         goto out;
-    if (flag > 0) {
-        rc = tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
-        goto out;
+    /* fast pairs again with a size that takes about REFINE_US: at 512 KiB
+     * their slope spans a few ms, as noisy as the rest */
+    for (int r = 0; r < tacos_net_rounds(h); r++) {
+        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
+        size_t big = p >= 0 ? refine_bytes(net, mine, p) : 0;
+        if ((rc = sync_all(c)))
+            goto out;
+        if (p < 0 || failed || !big)
+            continue;
+        failed = exchange(c, leader, &p, 1, big, 1, &times(net, mine, p)[2]) != TACOS_OK;
+        net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)big;
     }
     /* the same numbers everywhere: fit and plan fail on every rank or none
      * (short of memory, where a rank runs no test but still takes part) */
-    if ((rc = tacos_net_fit(net, s1, s2)))
+    if ((rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, s1)))
         goto out;
     flag = tacos_net_tests(net, &tests, &ntests) != TACOS_OK;
     if ((rc = max_all(c, &flag, 1)))

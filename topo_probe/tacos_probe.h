@@ -121,6 +121,7 @@ int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *l
  * limit (64 KiB), like the chunks that cross hosts. */
 #define TACOS_NET_S1_BYTES (128 * 1024)
 #define TACOS_NET_S2_BYTES (512 * 1024)
+#define TACOS_NET_MAX_BYTES (4 << 20) /* fast pairs: up to this, about 40 ms */
 
 /* What was measured between hosts (numbered as tacos_probe_hosts does). */
 typedef struct {
@@ -128,6 +129,7 @@ typedef struct {
     double *lat_us;  /* [a*nhosts+b]: a->b latency of the model */
     double *bw_gbps; /* [a*nhosts+b]: a->b bandwidth; 0 = no link (routed or a==b) */
     double *t_us;    /* [3*(a*nhosts+b)+k]: a's times with b: 8 B, S1, S2 exchanges */
+    double *s2_bytes; /* [a*nhosts+b]: the second size of the pair (S2, or more) */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
     int ntests;            /* concurrent tests run for shared paths */
     double measure_us;     /* time the measurement took */
@@ -136,7 +138,7 @@ typedef struct {
 
 /* How the measurement reaches the other ranks (the caller binds MPI).
  * exchange: this rank sends `bytes` to each of peers[0..n) (n <= 2) and
- * receives `bytes` from each, all at once; t_us[i] = microseconds until
+ * receives `bytes` (<= TACOS_NET_MAX_BYTES) from each, all at once; t_us[i] = microseconds until
  * both directions with peers[i] completed.  max: in-place element-wise
  * maximum of v[0..n) over every rank.  Both return 0 on success. */
 typedef struct {
@@ -164,7 +166,7 @@ void tacos_net_free(tacos_net_t *net);
 int tacos_net_alloc(tacos_net_t *net, int nhosts);
 int tacos_net_rounds(int nhosts);
 int tacos_net_partner(int nhosts, int round, int host); /* -1: no partner this round */
-int tacos_net_fit(tacos_net_t *net, size_t s1, size_t s2); /* t_us -> lat_us, bw_gbps */
+int tacos_net_fit(tacos_net_t *net, size_t s1); /* t_us, s2_bytes -> lat_us, bw_gbps */
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **tests, int *ntests);
 int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests);
 

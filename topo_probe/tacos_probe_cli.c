@@ -64,7 +64,7 @@ static int emit(const char *path, const char *text)
 
 /* ---- measuring the network between hosts over MPI ---- */
 
-static char net_sbuf[TACOS_NET_S2_BYTES], net_rbuf[2 * TACOS_NET_S2_BYTES];
+static char net_sbuf[TACOS_NET_MAX_BYTES], net_rbuf[2 * TACOS_NET_MAX_BYTES];
 
 static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
 {
