@@ -12,7 +12,9 @@
 #
 #   benchmarks/bench_testbed.sh [-r RANKS] [SHAPE...]     (default: two pairs4 ring4 star3)
 # Environment: COLLS (default: allreduce allgather reduce_scatter_block bcast
-# reduce), MIN/MAX bytes (65536/16777216), ROUNDS (3).
+# reduce), MIN/MAX bytes (65536/16777216), ROUNDS (3); CHUNKS=1 adds a job
+# timing coll/tacos's automatic chunk count against 1, 2, 4 and 8 chunks per
+# rank (coll_tacos_chunks through MPI_T), ratios to the automatic one.
 B=$(cd "$(dirname "$0")/.." && pwd)
 RANKS=1
 [ "${1:-}" = "-r" ] && { RANKS=$2; shift 2; }
@@ -21,7 +23,7 @@ COLLS=${COLLS:-allreduce allgather reduce_scatter_block bcast reduce}
 MIN=${MIN:-65536} MAX=${MAX:-16777216} ROUNDS=${ROUNDS:-3}
 DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
-export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS
+export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS CHUNKS
 
 cat >"${TMPDIR:-/tmp}/bench_testbed_job.sh" <<'EOF'
 sed 's/^/# /' "$TESTBED_DIR/shape.txt"
@@ -54,6 +56,13 @@ for coll in $COLLS; do
                      B / 1024, a, f, t, h, a / t, a / f, h / t, m }'
     done
     grep -q "^#" "$TESTBED_DIR/a" || { echo "job 1 failed:"; tail -5 "$TESTBED_DIR/a"; }
+    [ "${CHUNKS:-0}" = 1 ] || continue
+    echo "### $coll: automatic chunk count against fixed ones (ratio = k / auto)"
+    $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+        "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+        --variant auto --variant k1:coll_tacos_chunks=1 --variant k2:coll_tacos_chunks=2 \
+        --variant k4:coll_tacos_chunks=4 --variant k8:coll_tacos_chunks=8 --baseline auto 2>&1 |
+        grep -v setpgid
 done
 EOF
 for shape in $SHAPES; do

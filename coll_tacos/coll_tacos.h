@@ -60,6 +60,7 @@ typedef struct {
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
     char *topo_file;    /* coll_tacos_topo_file when the communicator was created */
+    int chunks;         /* coll_tacos_chunks then */
     tacos_topo_t *topo; /* built at the first collective */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];

@@ -108,11 +108,13 @@ static int tacos_register(void)
             "d = members-1 for shared memory and NVSwitch, where every pair is equally close, "
             "and 1 for the network switches",
             &c->unwind_degree);
-    reg_int("chunks",
-            "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
-            "and 8, the one whose synthesized schedule the topology model times fastest for the "
-            "call's size class",
-            &c->chunks);
+    (void)mca_base_component_var_register(
+        &c->super.collm_version, "chunks",
+        "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
+        "and 8, the one whose synthesized schedule the topology model times fastest for the "
+        "call's size class. Writable through MPI_T: read when a communicator is created",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_ALL, &c->chunks);
     reg_int("min_bytes",
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "
             "component (default 65536: below it the per-call cost of a schedule exceeds what a "

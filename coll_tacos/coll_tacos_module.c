@@ -86,6 +86,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
         OBJ_RELEASE(m);
         return NULL;
     }
+    m->chunks = C->chunks;
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
     m->super.coll_allreduce = mca_coll_tacos_allreduce;
@@ -219,7 +220,7 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
     tacos_sched_t *s = NULL;
     tacos_prog_t *p = NULL;
     int ok = 1;
-    for (int kk = C->chunks > 0 ? C->chunks : 1; ok && kk <= (C->chunks > 0 ? C->chunks : 8);
+    for (int kk = m->chunks > 0 ? m->chunks : 1; ok && kk <= (m->chunks > 0 ? m->chunks : 8);
          kk *= 2) {
         tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)C->seed,
                                 C->trials > 0 ? C->trials : 1};
