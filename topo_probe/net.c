@@ -44,7 +44,7 @@
  * speed is not told from a link.  Noise only adds time, so each exchange
  * is timed twice and the shorter kept. */
 #define SLOWDOWN 1.5
-#define TEST_REPS 2
+#define TEST_REPS 3
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
  * hosts' worth), every measured pair becomes a link. */
 #define TACOS_NET_MAX_TESTS 64
