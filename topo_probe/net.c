@@ -42,7 +42,7 @@
  * the noise of a busy machine hides (single exchanges on the 2-core test
  * machine varied by up to 1.4x): a path whose legs differ that much in
  * speed is not told from a link.  Noise only adds time, so each exchange
- * is timed twice and the shorter kept. */
+ * is timed three times and the shortest kept. */
 #define SLOWDOWN 1.5
 #define TEST_REPS 3
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
