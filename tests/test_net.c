@@ -366,8 +366,8 @@ static void test_merge_shares(void)
 
 static void test_classify_keeps_connected(void)
 {
-    /* every pair slowed in every test: removing the "routed" pairs would
-     * split the hosts, so every measured pair stays a link */
+    /* every test slowed: each pair could be a path through the third host,
+     * but a path's legs are links, so one pair at most becomes a path */
     tacos_net_t net;
     CHECK_OK(tacos_net_alloc(&net, 3));
     for (int a = 0; a < 3; a++)
@@ -385,8 +385,9 @@ static void test_classify_keeps_connected(void)
     CHECK(ntests == 3, "%d tests for 3 equal hosts", ntests);
     for (int i = 0; i < ntests; i++)
         tests[i].slow_y = tests[i].slow_z = 2;
-    CHECK_ERR(tacos_net_classify(&net, tests, ntests), TACOS_ERR_INVALID, "do not connect");
-    CHECK(net.bw_gbps[1] > 0 && net.bw_gbps[2] > 0 && net.bw_gbps[5] > 0, "links kept");
+    CHECK_OK(tacos_net_classify(&net, tests, ntests));
+    int links = (net.bw_gbps[1] > 0) + (net.bw_gbps[2] > 0) + (net.bw_gbps[5] > 0);
+    CHECK(links == 2, "%d links of 3 pairs, want 2 (one path over the other two)", links);
     free(tests);
     /* an unmeasured pair is an error, not a link of speed 0 */
     net.t_us[3 * 1 + 1] = net.t_us[3 * 3 + 1] = 0;

@@ -192,7 +192,7 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
 static int connected(const tacos_net_t *net, const unsigned char *routed)
 {
     int h = net->nhosts, seen = 1, *stack = malloc((size_t)h * sizeof *stack), top = 0;
-    unsigned char *in = calloc((size_t)h, 1);
+    unsigned char *in = calloc((size_t)h + 1, 1);
     if (!stack || !in) {
         free(stack);
         free(in);
@@ -214,6 +214,18 @@ static int connected(const tacos_net_t *net, const unsigned char *routed)
     return seen == h;
 }
 
+/* Is {a,b} a leg of a pair already taken for a path (through a or b)? */
+static int is_leg(const unsigned char *routed, int h, int a, int b)
+{
+    for (int x = 0; x < h; x++)
+        for (int y = 0; y < h; y++) {
+            int via = routed[(size_t)x * h + y] - 1;
+            if (via >= 0 && ((via == a && (x == b || y == b)) || (via == b && (x == a || y == a))))
+                return 1;
+        }
+    return 0;
+}
+
 int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
@@ -221,17 +233,30 @@ int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntes
     unsigned char *routed = calloc(hh ? hh : 1, 1);
     if (!routed)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory classifying %d hosts", h);
-    for (int a = 0; a < h; a++)
-        for (int b = a + 1; b < h; b++)
-            for (int c = 0; c < h && !routed[(size_t)a * h + b]; c++) {
-                int i = find_test(tests, ntests, a, b, c), j = find_test(tests, ntests, b, a, c);
-                if (i < 0 || j < 0)
-                    continue;
-                double si = fmax(tests[i].slow_y, tests[i].slow_z),
-                       sj = fmax(tests[j].slow_y, tests[j].slow_z);
-                if (si >= SLOWDOWN && sj >= SLOWDOWN)
-                    routed[(size_t)a * h + b] = routed[(size_t)b * h + a] = (unsigned char)(c + 1);
-            }
+    /* the strongest evidence first; a path's legs are links, so a pair
+     * already taken for a leg of another's path is not a path itself */
+    for (;;) {
+        int best_a = -1, best_b = -1, best_c = -1;
+        double best = SLOWDOWN;
+        for (int a = 0; a < h; a++)
+            for (int b = a + 1; b < h; b++)
+                for (int c = 0; c < h && !routed[(size_t)a * h + b]; c++) {
+                    int i = find_test(tests, ntests, a, b, c), j = find_test(tests, ntests, b, a, c);
+                    if (i < 0 || j < 0 || routed[(size_t)a * h + c] || routed[(size_t)c * h + b] ||
+                        is_leg(routed, h, a, b))
+                        continue;
+                    double s = fmin(fmax(tests[i].slow_y, tests[i].slow_z),
+                                    fmax(tests[j].slow_y, tests[j].slow_z));
+                    if (s >= best) {
+                        best = s;
+                        best_a = a, best_b = b, best_c = c;
+                    }
+                }
+        if (best_a < 0)
+            break;
+        routed[(size_t)best_a * h + best_b] = routed[(size_t)best_b * h + best_a] =
+            (unsigned char)(best_c + 1);
+    }
     int ok = connected(net, routed);
     if (ok)
         memcpy(net->routed, routed, hh);
