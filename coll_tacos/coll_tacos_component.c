@@ -45,25 +45,29 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .measure = 1,
 };
 
+/* A parameter in ompi_info; settable ones can be written through MPI_T. */
+static void reg(const char *name, const char *help, mca_base_var_type_t type, bool settable,
+                void *storage)
+{
+    (void)mca_base_component_var_register(
+        &mca_coll_tacos_component.super.collm_version, name, help, type, NULL, 0,
+        settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0, OPAL_INFO_LVL_6,
+        settable ? MCA_BASE_VAR_SCOPE_ALL : MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 static void reg_int(const char *name, const char *help, int *storage)
 {
-    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
-                                          help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
-                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_INT, false, storage);
 }
 
 static void reg_string(const char *name, const char *help, char **storage)
 {
-    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
-                                          help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
-                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_STRING, false, storage);
 }
 
 static void reg_bool(const char *name, const char *help, bool *storage)
 {
-    (void)mca_base_component_var_register(&mca_coll_tacos_component.super.collm_version, name,
-                                          help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
-                                          OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_BOOL, false, storage);
 }
 
 static void make_dump_dir(void)
@@ -80,27 +84,23 @@ static int tacos_register(void)
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it",
             &c->priority);
-    (void)mca_base_component_var_register(
-        &c->super.collm_version, "enable",
+    reg("enable",
         "Use coll/tacos at all (default true); false declines every communicator. Writable at "
         "run time through MPI_T (MPI_T_cvar_write): communicators created afterwards see the "
         "new value, e.g. to compare with the other components in one job",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
-        MCA_BASE_VAR_SCOPE_ALL, &c->enable);
+        MCA_BASE_VAR_TYPE_BOOL, true, &c->enable);
     reg_int("verbose",
             "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
             "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
             "and why)",
             &c->verbose);
-    (void)mca_base_component_var_register(
-        &c->super.collm_version, "topo_file",
+    reg("topo_file",
         "Topology JSON file (the format tacos-synth reads) describing the links between "
         "the communicator's ranks, rank i = NPU i; its NPU count must equal the "
         "communicator size (else: error message and fallback). Empty (default): the "
         "topology probed with hwloc and UCX and, across hosts, measured (see probe, measure). "
         "Writable through MPI_T: read when a communicator is created",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
-        MCA_BASE_VAR_SCOPE_ALL, &c->topo_file);
+        MCA_BASE_VAR_TYPE_STRING, true, &c->topo_file);
     reg_int("unwind_degree",
             "Switch unwinding degree d used to turn the topology's switches (a host's shared "
             "memory, an NVSwitch fabric, the network) into point-to-point links (each member "
@@ -108,13 +108,11 @@ static int tacos_register(void)
             "d = members-1 for shared memory and NVSwitch, where every pair is equally close, "
             "and 1 for the network switches",
             &c->unwind_degree);
-    (void)mca_base_component_var_register(
-        &c->super.collm_version, "chunks",
+    reg("chunks",
         "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
         "and 8, the one whose synthesized schedule the topology model times fastest for the "
         "call's size class. Writable through MPI_T: read when a communicator is created",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6,
-        MCA_BASE_VAR_SCOPE_ALL, &c->chunks);
+        MCA_BASE_VAR_TYPE_INT, true, &c->chunks);
     reg_int("min_bytes",
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "
             "component (default 65536: below it the per-call cost of a schedule exceeds what a "
