@@ -154,14 +154,14 @@ static int tacos_register(void)
     reg_int("measure",
             "Links between hosts when a communicator spans several: 1 (default) measure every "
             "pair of hosts at the first collective that needs the topology (one rank per host, "
-            "H-1 parallel rounds of 8 B, 128 KiB and 512 KiB exchanges, fast pairs again with up to "
-            "4 MiB, then concurrent exchanges that tell links from paths through another host), reused by later communicators "
-            "over the same hosts in this job; 2 measure again for every communicator; 0 never "
+            "H-1 parallel rounds of 8 B, 128 KiB and 512 KiB exchanges, fast pairs again with "
+            "up to 4 MiB, then concurrent exchanges that tell links from paths through another "
+            "host), reused by later communicators over the same hosts in this job; 2 measure again for every communicator; 0 never "
             "(the probed figures: one network switch). A topology file overrides it",
             &c->measure);
     reg_string("dump_dir",
-               "Directory (created if missing) where each rank 0 writes the topology and every schedule it "
-               "synthesizes as JSON (tacos-synth --validate/--simulate reads them), and every "
+               "Directory (created if missing) where each rank 0 writes the topology and every "
+               "schedule it synthesizes as JSON (tacos-synth --validate/--simulate reads them), and every "
                "rank's probe record (tacos-commN-probe.json); empty: off",
                &c->dump_dir);
     return OMPI_SUCCESS;

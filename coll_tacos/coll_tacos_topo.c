@@ -280,11 +280,11 @@ static int measure_network(mca_coll_tacos_module_t *m, struct ompi_communicator_
 {
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     uint64_t *ids = malloc((size_t)n * sizeof *ids);
-    net_ctx_t x = {m, comm, malloc(TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES)};
+    /* untouched unless measured (calloc: zero pages mapped on first use) */
+    net_ctx_t x = {m, comm, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES)};
     int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
     *cached = 0;
     if (ok) {
-        memset(x.sbuf, 0, TACOS_NET_MAX_BYTES);
         h = tacos_probe_hosts(recs, n, host, local);
         host_ids(recs, n, host, ids);
         *cached = C->measure == 1 && cache_find(ids, h, net);
@@ -333,35 +333,19 @@ static int spans_hosts(const tacos_probe_record_t *recs, int n)
     return 0;
 }
 
-/* Each link between hosts as measured, for the verbose summary (rank 0). */
+/* Each pair of hosts as measured, for the verbose summary (rank 0). */
 static void trace_network(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
                           int cached)
 {
-    int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
-        *local = malloc((size_t)n * sizeof *local), *first = malloc((size_t)h * sizeof *first);
-    if (host && local && first) {
-        tacos_probe_hosts(recs, n, host, local);
-        for (int i = n - 1; i >= 0; i--)
-            first[host[i]] = i;
-        TRACE(5, "network between %d hosts %s: %d rounds, %d concurrent tests, %.1f ms%s%s", h,
-              cached ? "from this job's earlier measurement" : "measured",
-              tacos_net_rounds(h), net->ntests, net->measure_us / 1e3, net->note ? "; " : "",
-              net->note ? net->note : "");
-        for (int a = 0; a < h; a++)
-            for (int b = a + 1; b < h; b++) {
-                size_t ab = (size_t)a * (size_t)h + (size_t)b;
-                if (net->routed[ab])
-                    TRACE(5, "  %s - %s: a path through %s (shares its links: no link of its own)",
-                          recs[first[a]].host, recs[first[b]].host,
-                          recs[first[net->routed[ab] - 1]].host);
-                else
-                    TRACE(5, "  %s - %s: %.1f us %.4f GB/s (measured)", recs[first[a]].host,
-                          recs[first[b]].host, net->lat_us[ab], net->bw_gbps[ab]);
-            }
-    }
-    free(host);
-    free(local);
-    free(first);
+    char *text = NULL, *save = NULL;
+    TRACE(5, "network between %d hosts %s: %d rounds, %d concurrent tests, %.1f ms%s%s",
+          net->nhosts, cached ? "from this job's earlier measurement" : "measured",
+          tacos_net_rounds(net->nhosts), net->ntests, net->measure_us / 1e3,
+          net->note ? "; " : "", net->note ? net->note : "");
+    if (tacos_net_describe(recs, n, net, &text) == TACOS_OK)
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+            TRACE(5, "  %s", l);
+    free(text);
 }
 
 static void dump_records(struct ompi_communicator_t *comm, const tacos_probe_record_t *recs, int n)

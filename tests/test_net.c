@@ -284,6 +284,20 @@ static void shape(const char *name, int h, const link_spec_t *links, int nlinks,
         return;
     CHECK(net.nhosts == h, "%s: %d hosts", name, net.nhosts);
     expect_links(name, &net, &c, want);
+    /* the description: a line per pair, "a path through" for each path */
+    char *text = NULL;
+    CHECK_OK(tacos_net_describe(recs, n, &net, &text));
+    int lines = 0, paths = 0, routed = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n') + 1) {
+        lines++;
+        paths += !strncmp(strchr(p, ':'), ": a path through h", 18);
+    }
+    for (int a = 0; a < h; a++)
+        for (int b = a + 1; b < h; b++)
+            routed += net.routed[a * h + b] != 0;
+    CHECK(lines == h * (h - 1) / 2 && paths == routed, "%s: description:\n%s", name,
+          text ? text : "");
+    free(text);
     /* into a rank topology: ranks of equal local index joined across links */
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_probe_merge_net(recs, n, 0, 0, &net, &t));

@@ -227,8 +227,8 @@ int tacos_probe_merge_net(const tacos_probe_record_t *given, int n, int unwind_d
     if (c.n)
         qsort(c.v, c.n, sizeof *c.v, by_pair_then_cost);
     char name[64];
-    snprintf(name, sizeof name, "%s:%dhost%s", defaults_only ? "default" : net && nhosts > 1 ? "measured" : "probed", nhosts,
-             nhosts == 1 ? "" : "s");
+    const char *kind = defaults_only ? "default" : net && nhosts > 1 ? "measured" : "probed";
+    snprintf(name, sizeof name, "%s:%dhost%s", kind, nhosts, nhosts == 1 ? "" : "s");
     if ((rc = tacos_topo_create(n, name, &t)))
         goto out;
     for (size_t i = 0; i < c.n && !rc; i++)

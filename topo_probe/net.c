@@ -24,6 +24,7 @@
  * combined with the max-allreduce after each phase.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -269,6 +270,47 @@ int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntes
         if (net->routed[i])
             net->bw_gbps[i] = 0;
     return TACOS_OK;
+}
+
+int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
+                       char **out)
+{
+    int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
+        *local = malloc((size_t)n * sizeof *local), *first = malloc(((size_t)h + 1) * sizeof *first);
+    /* a line per pair: three host names and some words */
+    size_t len = (size_t)h * (size_t)h * (4 * TACOS_PROBE_NAME + 128) + 1, used = 0;
+    char *text = malloc(len);
+    int rc = TACOS_OK;
+    if (!host || !local || !first || !text) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory describing %d hosts", h);
+        goto out;
+    }
+    tacos_probe_hosts(recs, n, host, local);
+    for (int i = n - 1; i >= 0; i--)
+        first[host[i]] = i;
+    text[0] = 0;
+    for (int a = 0; a < h; a++)
+        for (int b = a + 1; b < h; b++) {
+            size_t ab = (size_t)a * (size_t)h + (size_t)b;
+            const char *x = recs[first[a]].host, *y = recs[first[b]].host;
+            if (net->routed[ab])
+                used += (size_t)snprintf(text + used, len - used,
+                                         "%s - %s: a path through %s (shares its links: no "
+                                         "link of its own)\n",
+                                         x, y, recs[first[net->routed[ab] - 1]].host);
+            else
+                used += (size_t)snprintf(text + used, len - used,
+                                         "%s - %s: %.1f us %.4f GB/s (measured)\n", x, y,
+                                         net->lat_us[ab], net->bw_gbps[ab]);
+        }
+    *out = text;
+    text = NULL;
+out:
+    free(host);
+    free(local);
+    free(first);
+    free(text);
+    return rc;
 }
 
 /* ---- the measurement, driven through the caller's exchange --------------- */

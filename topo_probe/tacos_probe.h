@@ -162,6 +162,11 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
                       tacos_net_t *net);
 void tacos_net_free(tacos_net_t *net);
 
+/* One line per pair of hosts, by host name: "h0 - h1: 26.3 us 0.0362 GB/s
+ * (measured)" or "h0 - h2: a path through h1 (...)" (malloc'd text). */
+int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
+                       char **out);
+
 /* The steps of tacos_net_measure, for tests and offline use. */
 int tacos_net_alloc(tacos_net_t *net, int nhosts);
 int tacos_net_rounds(int nhosts);

@@ -94,31 +94,15 @@ static int mpi_max(void *ctx, double *v, int n)
 /* Rank 0's report of each measured pair of hosts, on stderr. */
 static void print_network(const tacos_probe_record_t *recs, int n, const tacos_net_t *net)
 {
-    int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
-        *local = malloc((size_t)n * sizeof *local), *first = malloc((size_t)h * sizeof *first);
+    char *text = NULL, *save = NULL;
     fprintf(stderr, "tacos-probe: network between %d hosts measured in %.1f ms (%d rounds, %d "
                     "concurrent tests)%s%s\n",
-            h, net->measure_us / 1e3, tacos_net_rounds(h), net->ntests, net->note ? ": " : "",
-            net->note ? net->note : "");
-    if (host && local && first) {
-        tacos_probe_hosts(recs, n, host, local);
-        for (int i = n - 1; i >= 0; i--)
-            first[host[i]] = i;
-        for (int a = 0; a < h; a++)
-            for (int b = a + 1; b < h; b++) {
-                size_t ab = (size_t)a * (size_t)h + (size_t)b;
-                const char *x = recs[first[a]].host, *y = recs[first[b]].host;
-                if (net->routed[ab])
-                    fprintf(stderr, "tacos-probe:   %s - %s: a path through %s\n", x, y,
-                            recs[first[net->routed[ab] - 1]].host);
-                else
-                    fprintf(stderr, "tacos-probe:   %s - %s: %.1f us %.4f GB/s\n", x, y,
-                            net->lat_us[ab], net->bw_gbps[ab]);
-            }
-    }
-    free(host);
-    free(local);
-    free(first);
+            net->nhosts, net->measure_us / 1e3, tacos_net_rounds(net->nhosts), net->ntests,
+            net->note ? ": " : "", net->note ? net->note : "");
+    if (tacos_net_describe(recs, n, net, &text) == TACOS_OK)
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+            fprintf(stderr, "tacos-probe:   %s\n", l);
+    free(text);
 }
 
 /* Under mpirun: allgather the records, measure the network between hosts,
