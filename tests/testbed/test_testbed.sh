@@ -14,8 +14,8 @@
 #    probing);
 #  - tacos-probe --all writes the measured topology, which tacos-synth reads.
 B=${TACOS_BUILD:-..}
-SRC=$(cd "$(dirname "$0")" && pwd)
-CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-./mpi_coll_check}")" && pwd)/mpi_coll_check
+SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
+CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
 T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)
 OMPI_MCA_mca_base_component_path="$(cd "$B" && pwd)/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path T CHECK
