@@ -133,6 +133,19 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         return OMPI_SUCCESS;
     int n = ompi_comm_size(comm), ok = 1, agreed, rc;
     tacos_topo_t *t = NULL;
+    /* the file or the probe: the probe runs collectives, so every rank must
+     * take the same way (coll_tacos_topo_file is writable through MPI_T) */
+    uint64_t file_hash = 1469598103934665603ull;
+    for (const char *c = m->topo_file; c && *c; c++)
+        file_hash = (file_hash ^ (unsigned char)*c) * 1099511628211ull;
+    if ((rc = agree(m, comm, 1, m->topo_file ? file_hash : 0, &agreed)) != OMPI_SUCCESS ||
+        !agreed) {
+        if (rc == OMPI_SUCCESS && ompi_comm_rank(comm) == 0)
+            opal_output(0, "coll:tacos: the ranks have different coll_tacos_topo_file settings; "
+                           "falling back to the previous component");
+        m->topo_state = -1;
+        return rc;
+    }
     if (m->topo_file) {
         if (tacos_topo_read_file(m->topo_file, &t)) {
             opal_output(0, "coll:tacos: coll_tacos_topo_file: %s; falling back to the previous "

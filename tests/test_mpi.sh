@@ -101,6 +101,17 @@ for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
     grep -qF "$msg" "$T/out" || fail "bad topo_file $file: no '$msg'"
 done
 
+# ranks given different topology files (an MPMD job; MPI_T writes can do the
+# same): one message, the previous component, right results, no hang
+timeout 300 mpirun --allow-run-as-root --oversubscribe \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    -np 1 -x OMPI_MCA_coll_tacos_topo_file="$FIX/mesh2x2.json" "$CHECK" --quick : \
+    -np 3 "$CHECK" --quick >"$T/out" 2>&1 || fail "topo_file on one rank only: exit $?"
+grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only: wrong results"
+grep -q "different coll_tacos_topo_file settings" "$T/out" ||
+    fail "topo_file on one rank only: no message"
+
 # a schedule dump reads back through tacos-synth; the directory is created
 rm -rf "$T/dump"
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
