@@ -189,32 +189,6 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
     return TACOS_OK;
 }
 
-/* Whether the hosts stay connected by the pairs not marked routed. */
-static int connected(const tacos_net_t *net, const unsigned char *routed)
-{
-    int h = net->nhosts, seen = 1, *stack = malloc((size_t)h * sizeof *stack), top = 0;
-    unsigned char *in = calloc((size_t)h + 1, 1);
-    if (!stack || !in) {
-        free(stack);
-        free(in);
-        return 0;
-    }
-    in[0] = 1;
-    stack[top++] = 0;
-    while (top) {
-        int a = stack[--top];
-        for (int b = 0; b < h; b++)
-            if (!in[b] && !routed[(size_t)a * (size_t)h + (size_t)b] && bw(net, a, b) > 0) {
-                in[b] = 1;
-                seen++;
-                stack[top++] = b;
-            }
-    }
-    free(stack);
-    free(in);
-    return seen == h;
-}
-
 /* Is {a,b} a leg of a pair already taken for a path (through a or b)? */
 static int is_leg(const unsigned char *routed, int h, int a, int b)
 {
@@ -227,15 +201,15 @@ static int is_leg(const unsigned char *routed, int h, int a, int b)
     return 0;
 }
 
-int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests)
+void tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
     size_t hh = (size_t)h * (size_t)h;
-    unsigned char *routed = calloc(hh ? hh : 1, 1);
-    if (!routed)
-        return tacos_error(TACOS_ERR_NOMEM, "out of memory classifying %d hosts", h);
+    unsigned char *routed = net->routed;
+    memset(routed, 0, hh);
     /* the strongest evidence first; a path's legs are links, so a pair
-     * already taken for a leg of another's path is not a path itself */
+     * already taken for a leg of another's path is not a path itself (and
+     * removing paths never disconnects hosts: their legs stay) */
     for (;;) {
         int best_a = -1, best_b = -1, best_c = -1;
         double best = SLOWDOWN;
@@ -258,18 +232,9 @@ int tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntes
         routed[(size_t)best_a * h + best_b] = routed[(size_t)best_b * h + best_a] =
             (unsigned char)(best_c + 1);
     }
-    int ok = connected(net, routed);
-    if (ok)
-        memcpy(net->routed, routed, hh);
-    free(routed);
-    if (!ok)
-        return tacos_error(TACOS_ERR_INVALID,
-                           "the pairs left as links after removing shared paths do not connect "
-                           "every host; every measured pair stays a link");
     for (size_t i = 0; i < hh; i++)
-        if (net->routed[i])
+        if (routed[i])
             net->bw_gbps[i] = 0;
-    return TACOS_OK;
 }
 
 int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
@@ -493,10 +458,7 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         tests[i].slow_z = slow[2 * i + 1];
     }
     net->ntests = ntests;
-    if ((rc = tacos_net_classify(net, tests, ntests)) == TACOS_ERR_INVALID) {
-        net->note = "shared paths not separated (the rest would not connect every host)";
-        rc = TACOS_OK;
-    }
+    tacos_net_classify(net, tests, ntests);
     net->measure_us = now_us() - t0;
 out:
     if (rc)
