@@ -44,6 +44,15 @@ typedef struct {
 
 #define TACOS_CACHE_MAX 128
 
+/* The parameters that decide which messages a rank sends, captured when the
+ * communicator is created and agreed by every rank at its first collective
+ * (MPMD app contexts, per-node files and MPI_T writes can make them differ). */
+typedef struct {
+    int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
+    int probe, calibrate, measure;
+    char *topo_file; /* NULL: probe */
+} mca_coll_tacos_settings_t;
+
 typedef struct {
     mca_coll_base_module_t super;
     /* the previous component's functions, used for fallback and setup */
@@ -59,9 +68,9 @@ typedef struct {
     mca_coll_base_module_t *prev_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
-    char *topo_file;    /* coll_tacos_topo_file when the communicator was created */
-    int chunks;         /* coll_tacos_chunks then */
-    tacos_topo_t *topo; /* built at the first collective */
+    mca_coll_tacos_settings_t cfg;
+    int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
+    tacos_topo_t *topo; /* built at the first collective that runs a schedule */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
     mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
     int ncache, next_evict; /* full: replace the oldest entry */

@@ -45,29 +45,33 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .measure = 1,
 };
 
-/* A parameter in ompi_info; settable ones can be written through MPI_T. */
-static void reg(const char *name, const char *help, mca_base_var_type_t type, bool settable,
+/* A parameter in ompi_info; settable ones can be written through MPI_T.
+ * Those that decide which messages a rank sends must be equal on every rank
+ * (scope ALL_EQ); the module checks that at a communicator's first call. */
+enum { READONLY, SETTABLE, ALL_EQ = 2 };
+
+static void reg(const char *name, const char *help, mca_base_var_type_t type, int how,
                 void *storage)
 {
     (void)mca_base_component_var_register(
         &mca_coll_tacos_component.super.collm_version, name, help, type, NULL, 0,
-        settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0, OPAL_INFO_LVL_6,
-        settable ? MCA_BASE_VAR_SCOPE_ALL : MCA_BASE_VAR_SCOPE_READONLY, storage);
+        how & SETTABLE ? MCA_BASE_VAR_FLAG_SETTABLE : 0, OPAL_INFO_LVL_6,
+        how & ALL_EQ ? MCA_BASE_VAR_SCOPE_ALL_EQ : MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
 static void reg_int(const char *name, const char *help, int *storage)
 {
-    reg(name, help, MCA_BASE_VAR_TYPE_INT, false, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_INT, ALL_EQ, storage);
 }
 
 static void reg_string(const char *name, const char *help, char **storage)
 {
-    reg(name, help, MCA_BASE_VAR_TYPE_STRING, false, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_STRING, READONLY, storage);
 }
 
 static void reg_bool(const char *name, const char *help, bool *storage)
 {
-    reg(name, help, MCA_BASE_VAR_TYPE_BOOL, false, storage);
+    reg(name, help, MCA_BASE_VAR_TYPE_BOOL, ALL_EQ, storage);
 }
 
 static void make_dump_dir(void)
@@ -85,10 +89,13 @@ static int tacos_register(void)
             "0 or less never selects it",
             &c->priority);
     reg("enable",
-        "Use coll/tacos at all (default true); false declines every communicator. Writable at "
-        "run time through MPI_T (MPI_T_cvar_write): communicators created afterwards see the "
-        "new value, e.g. to compare with the other components in one job",
-        MCA_BASE_VAR_TYPE_BOOL, true, &c->enable);
+        "Run collectives through coll/tacos schedules (default true); false: every call goes "
+        "to the previous component. Writable at run time through MPI_T (MPI_T_cvar_write): "
+        "communicators created afterwards see the new value, e.g. to compare with the other "
+        "components in one job. Like every parameter that decides which messages a rank "
+        "sends, it must be equal on all ranks of a communicator: they check at its first "
+        "collective, and fall back with one message naming the parameters that differ",
+        MCA_BASE_VAR_TYPE_BOOL, SETTABLE | ALL_EQ, &c->enable);
     reg_int("verbose",
             "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
             "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
@@ -100,7 +107,7 @@ static int tacos_register(void)
         "communicator size (else: error message and fallback). Empty (default): the "
         "topology probed with hwloc and UCX and, across hosts, measured (see probe, measure). "
         "Writable through MPI_T: read when a communicator is created",
-        MCA_BASE_VAR_TYPE_STRING, true, &c->topo_file);
+        MCA_BASE_VAR_TYPE_STRING, SETTABLE | ALL_EQ, &c->topo_file);
     reg_int("unwind_degree",
             "Switch unwinding degree d used to turn the topology's switches (a host's shared "
             "memory, an NVSwitch fabric, the network) into point-to-point links (each member "
@@ -112,7 +119,7 @@ static int tacos_register(void)
         "Chunks per rank the buffer is cut into for pipelining; 0 = automatic: of 1, 2, 4 "
         "and 8, the one whose synthesized schedule the topology model times fastest for the "
         "call's size class. Writable through MPI_T: read when a communicator is created",
-        MCA_BASE_VAR_TYPE_INT, true, &c->chunks);
+        MCA_BASE_VAR_TYPE_INT, SETTABLE | ALL_EQ, &c->chunks);
     reg_int("min_bytes",
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "
             "component (default 65536: below it the per-call cost of a schedule exceeds what a "

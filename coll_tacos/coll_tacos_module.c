@@ -43,7 +43,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
     for (int i = 0; i < m->ncache; i++)
         tacos_prog_free(m->cache[i].prog);
     tacos_topo_free(m->topo);
-    free(m->topo_file);
+    free(m->cfg.topo_file);
     free(m->scratch);
     free(m->recv_scratch);
 }
@@ -76,17 +76,22 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
 
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
-    /* cheap and the same on every rank */
-    if (!C->enable || C->priority <= 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2)
+    /* cheap and the same on every rank; coll_tacos_enable is not checked
+     * here but agreed at the first collective, so that a rank where it is
+     * off still takes part in that agreement (and then only forwards) */
+    if (C->priority <= 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2)
         return NULL;
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    if (C->topo_file && C->topo_file[0] && !(m->topo_file = strdup(C->topo_file))) {
+    m->cfg = (mca_coll_tacos_settings_t){C->enable,  C->min_bytes, C->rooted_min_bytes,
+                                         C->chunks,  C->seed,      C->trials,
+                                         C->unwind_degree, C->probe, C->calibrate,
+                                         C->measure, NULL};
+    if (C->topo_file && C->topo_file[0] && !(m->cfg.topo_file = strdup(C->topo_file))) {
         OBJ_RELEASE(m);
         return NULL;
     }
-    m->chunks = C->chunks;
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
     m->super.coll_allreduce = mca_coll_tacos_allreduce;
@@ -126,6 +131,61 @@ static uint64_t topo_hash(const tacos_topo_t *t)
     return h;
 }
 
+static uint64_t string_hash(const char *c)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; c && *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return c ? h : 0;
+}
+
+/* At the first collective on the communicator, every rank (also those with
+ * coll_tacos_enable off) learns whether the settings are equal everywhere,
+ * with one max-allreduce of each value and its complement.  Any difference:
+ * one message naming the parameters, and the previous component for the
+ * communicator's lifetime.  Returns 1 when schedules may run. */
+static int settings_agreed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (m->agreed || m->in_setup)
+        return m->agreed > 0;
+    const mca_coll_tacos_settings_t *c = &m->cfg;
+    static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
+                                  "trials", "unwind_degree", "probe", "calibrate", "measure",
+                                  "topo_file"};
+    enum { N = sizeof names / sizeof names[0] };
+    uint64_t v[2 * N] = {(uint64_t)c->enable, (uint64_t)c->min_bytes,
+                         (uint64_t)c->rooted_min_bytes, (uint64_t)c->chunks, (uint64_t)c->seed,
+                         (uint64_t)c->trials, (uint64_t)c->unwind_degree, (uint64_t)c->probe,
+                         (uint64_t)c->calibrate, (uint64_t)c->measure,
+                         string_hash(c->topo_file)};
+    for (int i = 0; i < N; i++)
+        v[N + i] = ~v[i];
+    m->in_setup = 1;
+    int rc = m->prev_allreduce(MPI_IN_PLACE, v, 2 * N, &ompi_mpi_uint64_t.dt,
+                               &ompi_mpi_op_max.op, comm, m->prev_allreduce_module);
+    m->in_setup = 0;
+    char differ[256] = "";
+    for (int i = 0; rc == OMPI_SUCCESS && i < N; i++)
+        if (v[i] != ~v[N + i]) /* max != min */
+            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%scoll_tacos_%s",
+                     differ[0] ? ", " : "", names[i]);
+    if (rc != OMPI_SUCCESS) {
+        opal_output(0, "coll:tacos: agreeing on the settings failed (%d) on rank %d; falling "
+                       "back to the previous component",
+                    rc, ompi_comm_rank(comm));
+        m->agreed = -1; /* every rank sees the error of the same allreduce */
+    } else if (differ[0]) {
+        if (ompi_comm_rank(comm) == 0)
+            opal_output(0, "coll:tacos: the ranks of communicator %u have different %s; "
+                           "falling back to the previous component",
+                        ompi_comm_get_cid(comm), differ);
+        m->agreed = -1;
+    } else {
+        m->agreed = c->enable ? 1 : -1;
+    }
+    return m->agreed > 0;
+}
+
 /* Builds the topology once per communicator; -1 state means fall back. */
 static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
 {
@@ -133,21 +193,8 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         return OMPI_SUCCESS;
     int n = ompi_comm_size(comm), ok = 1, agreed, rc;
     tacos_topo_t *t = NULL;
-    /* the file or the probe: the probe runs collectives, so every rank must
-     * take the same way (coll_tacos_topo_file is writable through MPI_T) */
-    uint64_t file_hash = 1469598103934665603ull;
-    for (const char *c = m->topo_file; c && *c; c++)
-        file_hash = (file_hash ^ (unsigned char)*c) * 1099511628211ull;
-    if ((rc = agree(m, comm, 1, m->topo_file ? file_hash : 0, &agreed)) != OMPI_SUCCESS ||
-        !agreed) {
-        if (rc == OMPI_SUCCESS && ompi_comm_rank(comm) == 0)
-            opal_output(0, "coll:tacos: the ranks have different coll_tacos_topo_file settings; "
-                           "falling back to the previous component");
-        m->topo_state = -1;
-        return rc;
-    }
-    if (m->topo_file) {
-        if (tacos_topo_read_file(m->topo_file, &t)) {
+    if (m->cfg.topo_file) {
+        if (tacos_topo_read_file(m->cfg.topo_file, &t)) {
             opal_output(0, "coll:tacos: coll_tacos_topo_file: %s; falling back to the previous "
                            "component",
                         tacos_last_error());
@@ -155,7 +202,7 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
         } else if (t->npus != n) {
             opal_output(0, "coll:tacos: coll_tacos_topo_file %s describes %d NPUs but the "
                            "communicator has %d ranks; falling back to the previous component",
-                        m->topo_file, t->npus, n);
+                        m->cfg.topo_file, t->npus, n);
             ok = 0;
         }
     } else if ((rc = mca_coll_tacos_probed_topology(m, comm, &t)) != OMPI_SUCCESS) {
@@ -201,7 +248,9 @@ static uint64_t sched_hash(const tacos_sched_t *s)
 }
 
 /* This rank's program for (coll, root, bytes), synthesized on first use; NULL
- * (with *reason) when the call must fall back. */
+ * (with *reason) when the call must fall back.  Decided from inputs equal on
+ * every rank (the agreed settings and topology, the signature's bytes) and,
+ * at first use, agreed. */
 static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                                    tacos_coll_t coll, int root, size_t bytes, int *k,
                                    const char **reason)
@@ -233,10 +282,11 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
     tacos_sched_t *s = NULL;
     tacos_prog_t *p = NULL;
     int ok = 1;
-    for (int kk = m->chunks > 0 ? m->chunks : 1; ok && kk <= (m->chunks > 0 ? m->chunks : 8);
+    const mca_coll_tacos_settings_t *c = &m->cfg;
+    for (int kk = c->chunks > 0 ? c->chunks : 1; ok && kk <= (c->chunks > 0 ? c->chunks : 8);
          kk *= 2) {
-        tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)C->seed,
-                                C->trials > 0 ? C->trials : 1};
+        tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)c->seed,
+                                c->trials > 0 ? c->trials : 1};
         tacos_sched_t *cand = NULL;
         ok = tacos_synthesize(m->topo, &o, &cand) == TACOS_OK;
         if (ok && (!s || cand->time_us < s->time_us)) {
@@ -291,17 +341,42 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
 typedef struct {
     struct ompi_communicator_t *comm;
     int tag;
-    struct ompi_datatype_t *dtype;
+    struct ompi_datatype_t *dtype; /* what reductions combine */
     struct ompi_op_t *op;
     mca_coll_tacos_module_t *module;
+    int error; /* the first MPI error of the transport (the executor's own
+                * codes are TACOS_ERR_*: another space) */
 } pml_ctx_t;
+
+/* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
+ * posted by the process of that MPI_COMM_WORLD rank fail, RANK:alloc:N its
+ * N-th scratch allocation. */
+static int fault(const char *what)
+{
+    static int rank = -2, left;
+    static char kind[8];
+    if (rank == -2) {
+        const char *e = getenv("TACOS_FAULT");
+        if (!e || sscanf(e, "%d:%7[a-z]:%d", &rank, kind, &left) != 3 ||
+            rank != ompi_comm_rank(&ompi_mpi_comm_world.comm))
+            rank = -1;
+    }
+    return rank >= 0 && !strcmp(kind, what) && --left == 0;
+}
+
+static int failed(pml_ctx_t *c, int rc)
+{
+    if (rc != OMPI_SUCCESS && !c->error)
+        c->error = rc;
+    return rc != OMPI_SUCCESS;
+}
 
 /* A buffer of at least `bytes` kept in *buf across calls. */
 static char *grow(char **buf, size_t *have, size_t bytes)
 {
-    if (bytes > *have) {
+    if (bytes > *have || !*buf) {
         free(*buf);
-        *buf = malloc(bytes);
+        *buf = fault("alloc") ? NULL : malloc(bytes ? bytes : 1);
         *have = *buf ? bytes : 0;
     }
     return *buf;
@@ -316,32 +391,60 @@ static void *recv_space(void *ctx, size_t bytes)
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
     pml_ctx_t *c = ctx;
-    return MCA_PML_CALL(isend(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
-                              MCA_PML_BASE_SEND_STANDARD, c->comm, (ompi_request_t **)req));
+    if (fault("send"))
+        return failed(c, OMPI_ERR_OUT_OF_RESOURCE);
+    return failed(c, MCA_PML_CALL(isend(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
+                                        MCA_PML_BASE_SEND_STANDARD, c->comm,
+                                        (ompi_request_t **)req)));
 }
 
 static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 {
     pml_ctx_t *c = ctx;
-    return MCA_PML_CALL(irecv(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag, c->comm,
-                              (ompi_request_t **)req));
+    return failed(c, MCA_PML_CALL(irecv(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
+                                        c->comm, (ompi_request_t **)req)));
+}
+
+/* Completed requests are freed; one that failed stays allocated after
+ * Open MPI's wait (its status holds the error): take the error, free it. */
+static int reap(pml_ctx_t *c, ompi_request_t **req, char *done)
+{
+    *done = 1;
+    if (*req == &ompi_request_null.request)
+        return 0;
+    int rc = (*req)->req_status.MPI_ERROR;
+    ompi_request_free(req);
+    return failed(c, rc != OMPI_SUCCESS ? rc : OMPI_ERROR);
 }
 
 static int pml_wait_some(void *ctx, void **reqs, size_t n, char *done)
 {
-    (void)ctx;
-    int outcount = 0, idx[64], rc;
+    pml_ctx_t *c = ctx;
+    ompi_request_t **r = (ompi_request_t **)reqs;
+    int outcount = 0, idx[64], rc = 0;
     if (n > 64) { /* wait for the first of many */
-        int i;
-        rc = ompi_request_wait_any(n, (ompi_request_t **)reqs, &i, MPI_STATUS_IGNORE);
-        if (rc == OMPI_SUCCESS && i >= 0)
-            done[i] = 1;
-        return rc;
+        int i = MPI_UNDEFINED;
+        ompi_request_wait_any(n, r, &i, MPI_STATUS_IGNORE);
+        return i == MPI_UNDEFINED ? failed(c, OMPI_ERROR) : reap(c, &r[i], &done[i]);
     }
-    rc = ompi_request_wait_some(n, (ompi_request_t **)reqs, &outcount, idx, MPI_STATUSES_IGNORE);
-    for (int i = 0; rc == OMPI_SUCCESS && i < outcount; i++)
-        done[idx[i]] = 1;
+    ompi_request_wait_some((int)n, r, &outcount, idx, MPI_STATUSES_IGNORE);
+    if (outcount == MPI_UNDEFINED || outcount <= 0)
+        return failed(c, OMPI_ERROR);
+    for (int i = 0; i < outcount; i++)
+        rc |= reap(c, &r[idx[i]], &done[idx[i]]);
     return rc;
+}
+
+static void pml_abandon(void *ctx, void *req, int is_send)
+{
+    (void)ctx;
+    ompi_request_t *r = req;
+    if (!is_send) { /* it may target scratch: gone before returning */
+        ompi_request_cancel(r);
+        ompi_request_wait(&r, MPI_STATUS_IGNORE);
+    }
+    if (r != &ompi_request_null.request)
+        ompi_request_free(&r); /* a send completes on its own */
 }
 
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
@@ -351,72 +454,151 @@ static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
     return OMPI_SUCCESS;
 }
 
-/* ---- common path ------------------------------------------------------------ */
+/* ---- the data as schedules see it ------------------------------------------ */
 
-/* Raw bytes can carry the data: predefined types (pair types with their
- * padding included) and contiguous layouts starting at offset 0. */
-static const char *check_type(struct ompi_datatype_t *dtype, size_t count, size_t *extent)
+/* A rank's data as `units` elements of `unit`, `unit_ext` bytes apart:
+ * - collectives that only move data: the type signature's bytes (unit
+ *   MPI_BYTE), cut the same on every rank whatever (count, datatype) each
+ *   passes;
+ * - reductions: elements of the datatype (MPI wants the same datatype on
+ *   every rank there, and Open MPI's predefined ops take predefined types).
+ * `bytes`, the signature's size, is equal on every rank and makes every
+ * decision.  Whether a rank works in its own buffer or in scratch (packed
+ * by Open MPI's datatype engine) is its own affair: no message changes. */
+typedef struct {
+    struct ompi_datatype_t *unit;
+    size_t units, unit_ext, bytes;
+    ptrdiff_t lo; /* scratch for the units: [lo, lo + span) around unit 0 */
+    size_t span;
+} view_t;
+
+static size_t type_size(struct ompi_datatype_t *dtype)
 {
-    ptrdiff_t lb, ext, true_lb, true_ext;
+    size_t size;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
+}
+
+static const char *too_big(const view_t *v)
+{
+    return v->bytes > INT_MAX || v->span > INT_MAX ? "buffer larger than INT_MAX bytes" : NULL;
+}
+
+static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, view_t *v)
+{
+    size_t bytes = count * type_size(dtype);
+    *v = (view_t){&ompi_mpi_byte.dt, bytes, 1, bytes, 0, bytes};
+    return too_big(v);
+}
+
+static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
+                                 struct ompi_op_t *op, view_t *v)
+{
+    ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_ext);
-    if (lb != 0 || true_lb < 0 || true_lb + true_ext > ext)
-        return "datatype with a non-zero lower bound";
-    if (!ompi_datatype_is_predefined(dtype) &&
-        !ompi_datatype_is_contiguous_memory_layout(dtype, count > 1 ? 2 : 1))
-        return "non-contiguous derived datatype";
-    if (count * (size_t)ext > INT_MAX)
-        return "buffer larger than INT_MAX bytes";
-    *extent = (size_t)ext;
-    return NULL;
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    if (!ompi_op_is_commute(op))
+        return "non-commutative op";
+    if (ext <= 0)
+        return "datatype with a non-positive extent";
+    ptrdiff_t all = (ptrdiff_t)count * ext, last = count ? all - ext + tlb + text : 0;
+    ptrdiff_t lo = tlb < 0 ? tlb : 0, hi = last > all ? last : all;
+    *v = (view_t){dtype, count, (size_t)ext, count * type_size(dtype), lo, (size_t)(hi - lo)};
+    return too_big(v);
 }
 
-/* Runs the collective's program on buf (total elements split into blocks).
- * When no program can serve the call, sets *reason, leaves buf untouched and
- * returns FALL_BACK; otherwise an OMPI status. */
-#define FALL_BACK 1
-static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-               int root, void *buf, const size_t *block_off, size_t extent,
-               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
-               const tacos_exec_opts_t *opts, const char **reason)
+/* buf itself as the units (its unit 0), or NULL where it must be packed. */
+static char *direct(const view_t *v, const void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
-    int n = ompi_comm_size(comm), k;
-    size_t bytes = block_off[n] * extent;
-    const tacos_prog_t *p = program(m, comm, coll, root, bytes, &k, reason);
-    if (!p)
-        return FALL_BACK;
-    pml_ctx_t ctx = {comm, tag, dtype, op, m};
-    tacos_transport_t tp = {&ctx, pml_isend, pml_irecv, pml_wait_some, op_reduce, recv_space};
-    TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), bytes, n,
-          k, p->nops);
-    int rc = tacos_exec_run(p, n, k, block_off, buf, extent, &tp, opts);
-    if (rc == TACOS_ERR_NOMEM || rc == TACOS_ERR_INVALID) { /* PML errors return as they are */
-        opal_output(0, "coll:tacos: %s of %zu bytes on rank %d of %d: %s", tacos_coll_name(coll),
-                    bytes, ompi_comm_rank(comm), n,
-                    rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
-                                          : "the schedule cannot progress (a coll/tacos bug)");
-        return rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
-    }
-    return rc;
+    ptrdiff_t tlb, text;
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    if (v->unit == &ompi_mpi_byte.dt) /* the signature's bytes in a row */
+        return !count ? (char *)buf
+               : ompi_datatype_is_contiguous_memory_layout(dtype, (int)count) ? (char *)buf + tlb
+                                                                              : NULL;
+    /* elements of the datatype, nothing between or around them */
+    return ompi_datatype_is_predefined(dtype) ||
+                   (tlb == 0 && (size_t)text == v->unit_ext &&
+                    type_size(dtype) == v->unit_ext &&
+                    ompi_datatype_is_contiguous_memory_layout(dtype, (int)count))
+               ? (char *)buf
+               : NULL;
 }
 
-/* Blocks of counts[r] elements (or `each` when counts is NULL), in order. */
-static size_t *sized_blocks(int n, const int *counts, size_t each)
+/* Scratch for the units, kept across calls (no page faults); unit 0 at the
+ * returned address. */
+static char *work_space(mca_coll_tacos_module_t *m, const view_t *v)
+{
+    char *w = grow(&m->scratch, &m->scratch_bytes, v->span);
+    return w ? w - v->lo : NULL;
+}
+
+/* Between a (buffer, count, datatype) and its units in work. */
+static int pack(const view_t *v, const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                char *work)
+{
+    if (v->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(buf, (int)count, dtype, work, (int)count, dtype);
+    return ompi_datatype_sndrcv(buf, (int)count, dtype, work, (int)(count * type_size(dtype)),
+                                &ompi_mpi_packed.dt);
+}
+
+static int unpack(const view_t *v, const char *work, void *buf, size_t count,
+                  struct ompi_datatype_t *dtype)
+{
+    if (v->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(work, (int)count, dtype, buf, (int)count, dtype);
+    return ompi_datatype_sndrcv(work, (int)(count * type_size(dtype)), &ompi_mpi_packed.dt, buf,
+                                (int)count, dtype);
+}
+
+/* ---- running a program -------------------------------------------------------- */
+
+/* Runs p on the units in work, cut into blocks block_off (in units). */
+static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
+               const tacos_prog_t *p, int k, const size_t *block_off, char *work, const view_t *v,
+               struct ompi_op_t *op, int tag, const tacos_exec_opts_t *opts)
+{
+    int n = ompi_comm_size(comm);
+    pml_ctx_t ctx = {comm, tag, v->unit, op, m, OMPI_SUCCESS};
+    tacos_transport_t tp = {&ctx,        pml_isend, pml_irecv, pml_wait_some, pml_abandon,
+                            op_reduce, recv_space};
+    TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), v->bytes,
+          n, k, p->nops);
+    int rc = tacos_exec_run(p, n, k, block_off, work, v->unit_ext, &tp, opts);
+    if (rc == TACOS_OK)
+        return OMPI_SUCCESS;
+    /* sends abandoned in flight may still read the scratch: leave it to them */
+    m->scratch = NULL;
+    m->scratch_bytes = 0;
+    const char *what = ctx.error ? "a message failed"
+                       : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
+                                               : "the schedule cannot progress (a coll/tacos bug)";
+    opal_output(0, "coll:tacos: %s of %zu bytes on rank %d of %d: %s (%d); the other ranks may "
+                   "wait for this one until the error handler ends the job",
+                tacos_coll_name(coll), v->bytes, ompi_comm_rank(comm), n, what, ctx.error);
+    return ctx.error                ? ctx.error
+           : rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE
+                                   : OMPI_ERROR;
+}
+
+/* Blocks of counts[r] * scale units (or `each` when counts is NULL). */
+static size_t *sized_blocks(int n, const int *counts, size_t each, size_t scale)
 {
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);
     if (!off)
         return NULL;
     off[0] = 0;
     for (int r = 0; r < n; r++)
-        off[r + 1] = off[r] + (counts ? (size_t)counts[r] : each);
+        off[r + 1] = off[r] + (counts ? (size_t)counts[r] * scale : each);
     return off;
 }
 
-static size_t *even_blocks(int n, size_t count)
+static size_t *even_blocks(int n, size_t units)
 {
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);
     for (int r = 0; off && r <= n; r++)
-        off[r] = count * (size_t)r / (size_t)n;
+        off[r] = units * (size_t)r / (size_t)n;
     return off;
 }
 
@@ -426,38 +608,69 @@ static size_t *even_blocks(int n, size_t count)
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-static const char *reduction_ok(struct ompi_op_t *op, size_t bytes, int rooted)
+/* The program for a call of `bytes` signature bytes, or NULL with *why:
+ * every reason is decided from what is equal on every rank. */
+static const tacos_prog_t *plan(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                                tacos_coll_t coll, int root, size_t bytes, int *k,
+                                const char **why)
 {
-    if (!ompi_op_is_commute(op))
-        return "non-commutative op";
-    if (bytes < (size_t)(rooted ? C->rooted_min_bytes : C->min_bytes))
-        return rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
-    return NULL;
+    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
+    if (*why)
+        return NULL;
+    if (!settings_agreed(m, comm)) {
+        *why = m->in_setup ? "called by the previous component during coll/tacos setup"
+                           : "coll/tacos is off or its settings differ between ranks";
+        return NULL;
+    }
+    if (bytes < (size_t)(rooted ? m->cfg.rooted_min_bytes : m->cfg.min_bytes)) {
+        *why = rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
+        return NULL;
+    }
+    return program(m, comm, coll, root, bytes, k, why);
 }
 
 /* ---- collectives ------------------------------------------------------------- */
+
+/* An empty signature moves nothing on any rank (count 0, or a type of size
+ * 0): done, with no message. */
+#define NOTHING_TO_DO(v)                                                                     \
+    do {                                                                                     \
+        if ((v).bytes == 0)                                                                  \
+            return OMPI_SUCCESS;                                                             \
+    } while (0)
 
 int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
                              mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    size_t ext = 0;
-    const char *why = check_type(dtype, (size_t)count, &ext);
+    view_t v;
+    const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
-        why = reduction_ok(op, (size_t)count * ext, 0);
-    if (why)
+        NOTHING_TO_DO(v);
+    int k, n = ompi_comm_size(comm), rc;
+    const tacos_prog_t *p = plan(m, comm, TACOS_ALLREDUCE, 0, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
-    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    char *out = direct(&v, rbuf, (size_t)count, dtype), *src = direct(&v, in, (size_t)count, dtype);
+    size_t *off = even_blocks(n, v.units);
     if (!off)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    /* sbuf is read in place; rbuf gets each chunk when it is first written */
-    tacos_exec_opts_t opts = {.input = sbuf};
-    int rc = run(m, comm, TACOS_ALLREDUCE, 0, rbuf, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_ALLREDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
+    if (out && src) { /* the input read in place; rbuf gets each chunk when first written */
+        tacos_exec_opts_t opts = {.input = src};
+        rc = run(m, comm, TACOS_ALLREDUCE, p, k, off, out, &v, op, MCA_COLL_BASE_TAG_ALLREDUCE,
+                 src == out ? NULL : &opts);
+    } else { /* through scratch */
+        char *work = work_space(m, &v);
+        rc = !work ? OMPI_ERR_OUT_OF_RESOURCE : pack(&v, in, (size_t)count, dtype, work);
+        if (rc == OMPI_SUCCESS)
+            rc = run(m, comm, TACOS_ALLREDUCE, p, k, off, work, &v, op,
+                     MCA_COLL_BASE_TAG_ALLREDUCE, NULL);
+        if (rc == OMPI_SUCCESS)
+            rc = unpack(&v, work, rbuf, (size_t)count, dtype);
+    }
     free(off);
-    if (rc == FALL_BACK) /* rbuf untouched */
-        FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
     return rc;
 }
 
@@ -479,30 +692,41 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    size_t ext = 0;
-    const char *why = check_type(rdtype, (size_t)rcount * (size_t)n, &ext);
-    if (!why && sbuf != MPI_IN_PLACE && (sdtype != rdtype || scount != rcount))
-        why = "send and receive types or counts differ";
-    if (!why && (size_t)rcount * n * ext < (size_t)C->min_bytes)
-        why = "below coll_tacos_min_bytes";
-    if (why)
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), k, rc = OMPI_SUCCESS;
+    view_t v;
+    const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &v);
+    if (!why)
+        NOTHING_TO_DO(v);
+    const tacos_prog_t *p = plan(m, comm, TACOS_ALLGATHER, 0, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, allgather, why, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    size_t *off = sized_blocks(n, NULL, (size_t)rcount);
-    if (!off)
+    size_t block = v.bytes / (size_t)n;
+    ptrdiff_t lb, rext;
+    ompi_datatype_get_extent(rdtype, &lb, &rext);
+    char *out = direct(&v, rbuf, (size_t)rcount * (size_t)n, rdtype);
+    char *work = out ? out : work_space(m, &v);
+    const char *own = sbuf == MPI_IN_PLACE ? NULL : direct(&v, sbuf, (size_t)scount, sdtype);
+    size_t *off = sized_blocks(n, NULL, block, 0);
+    if (!work || !off) {
+        free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
-    /* own block: sent straight from sbuf, copied into rbuf while the first
-     * messages travel */
-    copy_args_t copy = {(char *)rbuf + off[me] * ext, sbuf, (size_t)rcount * ext};
-    tacos_exec_opts_t opts = {.own_src = sbuf, .own_block = me, .overlap = copy_block,
+    }
+    /* the own block: sent straight from sbuf and copied into place while
+     * the first messages travel, or packed into place first */
+    copy_args_t copy = {work + block * (size_t)me, own, block};
+    tacos_exec_opts_t opts = {.own_src = own, .own_block = me, .overlap = copy_block,
                               .overlap_arg = &copy};
-    int rc = run(m, comm, TACOS_ALLGATHER, 0, rbuf, off, ext, rdtype, NULL,
-                 MCA_COLL_BASE_TAG_ALLGATHER, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
-    if (rc == FALL_BACK && sbuf != MPI_IN_PLACE)
-        copy_block(&copy);
+    if (sbuf != MPI_IN_PLACE && !own)
+        rc = pack(&v, sbuf, (size_t)scount, sdtype, work + block * (size_t)me);
+    else if (sbuf == MPI_IN_PLACE && !out)
+        rc = pack(&v, (char *)rbuf + (ptrdiff_t)me * rcount * rext, (size_t)rcount, rdtype,
+                  work + block * (size_t)me);
+    if (rc == OMPI_SUCCESS)
+        rc = run(m, comm, TACOS_ALLGATHER, p, k, off, work, &v, NULL, MCA_COLL_BASE_TAG_ALLGATHER,
+                 own ? &opts : NULL);
+    if (rc == OMPI_SUCCESS && !out)
+        rc = unpack(&v, work, rbuf, (size_t)rcount * (size_t)n, rdtype);
     free(off);
-    if (rc == FALL_BACK)
-        FALLBACK(m, allgather, why, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, rcount, rdtype, comm);
     return rc;
 }
 
@@ -510,27 +734,29 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    size_t ext = 0;
-    const char *why = check_type(dtype, (size_t)count, &ext);
-    if (!why && (size_t)count * ext < (size_t)C->rooted_min_bytes)
-        why = "below coll_tacos_rooted_min_bytes";
-    if (why)
+    int k, me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
+    view_t v;
+    const char *why = view_bytes(dtype, (size_t)count, &v);
+    if (!why)
+        NOTHING_TO_DO(v);
+    const tacos_prog_t *p = plan(m, comm, TACOS_BROADCAST, root, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
-    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
-    if (!off)
+    char *at = direct(&v, buf, (size_t)count, dtype), *work = at ? at : work_space(m, &v);
+    size_t *off = even_blocks(ompi_comm_size(comm), v.units);
+    if (!work || !off) {
+        free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
-    int rc = run(m, comm, TACOS_BROADCAST, root, buf, off, ext, dtype, NULL,
-                 MCA_COLL_BASE_TAG_BCAST, NULL, &why);
+    }
+    if (!at && me == root)
+        rc = pack(&v, buf, (size_t)count, dtype, work);
+    if (rc == OMPI_SUCCESS)
+        rc = run(m, comm, TACOS_BROADCAST, p, k, off, work, &v, NULL, MCA_COLL_BASE_TAG_BCAST,
+                 NULL);
+    if (rc == OMPI_SUCCESS && !at && me != root)
+        rc = unpack(&v, work, buf, (size_t)count, dtype);
     free(off);
-    if (rc == FALL_BACK)
-        FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
     return rc;
-}
-
-/* A work buffer of at least `bytes`, kept across calls (no page faults). */
-static char *scratch(mca_coll_tacos_module_t *m, size_t bytes)
-{
-    return grow(&m->scratch, &m->scratch_bytes, bytes);
 }
 
 int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -538,53 +764,69 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                           mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int me = ompi_comm_rank(comm);
-    size_t ext = 0;
-    const char *why = check_type(dtype, (size_t)count, &ext);
+    int me = ompi_comm_rank(comm), k, rc = OMPI_SUCCESS;
+    view_t v;
+    const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
-        why = reduction_ok(op, (size_t)count * ext, 1);
-    if (why)
+        NOTHING_TO_DO(v);
+    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE, root, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
-    /* the root reduces in rbuf, the others in scratch; sbuf is read in place */
-    char *work = me == root ? rbuf : scratch(m, (size_t)count * ext + 1);
-    size_t *off = even_blocks(ompi_comm_size(comm), (size_t)count);
+    /* the root reduces in rbuf where it can, the others in scratch; the
+     * input is read in place where it can */
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    char *src = direct(&v, in, (size_t)count, dtype);
+    char *out = me == root ? direct(&v, rbuf, (size_t)count, dtype) : NULL;
+    char *work = out && (src || in == rbuf) ? out : work_space(m, &v);
+    size_t *off = even_blocks(ompi_comm_size(comm), v.units);
     if (!work || !off) {
         free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    tacos_exec_opts_t opts = {.input = sbuf, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
-    int rc = run(m, comm, TACOS_REDUCE, root, work, off, ext, dtype, op,
-                 MCA_COLL_BASE_TAG_REDUCE, sbuf == MPI_IN_PLACE ? NULL : &opts, &why);
+    tacos_exec_opts_t opts = {.input = src, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
+    if (!src || src == work) /* the input in the work buffer already, or packed there */
+        rc = src ? OMPI_SUCCESS : pack(&v, in, (size_t)count, dtype, work);
+    if (rc == OMPI_SUCCESS)
+        rc = run(m, comm, TACOS_REDUCE, p, k, off, work, &v, op, MCA_COLL_BASE_TAG_REDUCE,
+                 src && src != work ? &opts : NULL);
+    if (rc == OMPI_SUCCESS && me == root && work != out)
+        rc = unpack(&v, work, rbuf, (size_t)count, dtype);
     free(off);
-    if (rc == FALL_BACK) /* nothing was touched */
-        FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
     return rc;
 }
 
-/* Reduce-Scatter over blocks of counts[r] elements (or `each`, see
- * sized_blocks); the work buffer holds the whole input. */
-static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const void *sbuf, void *rbuf,
-                                 const int *counts, size_t each, size_t ext,
+/* Reduce-Scatter over blocks of counts[r] elements (or `each`): the schedule
+ * runs in scratch holding the whole input, which it reads from the caller's
+ * buffer in place where it can; only the result block is written to rbuf
+ * (with MPI_IN_PLACE the rest of rbuf stays as the caller left it). */
+static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, tacos_coll_t coll,
+                                 const tacos_prog_t *p, int k, const void *sbuf, void *rbuf,
+                                 const int *counts, size_t each, const view_t *v,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, int tag, const char **why)
+                                 struct ompi_communicator_t *comm, int tag)
 {
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc;
-    size_t *off = sized_blocks(n, counts, each);
-    if (!off)
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    char *src = direct(v, in, v->units, dtype), *work = work_space(m, v);
+    size_t *off = sized_blocks(n, counts, each, 1);
+    if (!work || !off) {
+        free(off);
         return OMPI_ERR_OUT_OF_RESOURCE;
-    size_t total = off[n] * ext, mine = (off[me + 1] - off[me]) * ext;
-    if (sbuf == MPI_IN_PLACE) { /* rbuf holds the input: work in it */
-        rc = run(m, comm, TACOS_REDUCE_SCATTER, 0, rbuf, off, ext, dtype, op, tag, NULL, why);
-        if (rc == OMPI_SUCCESS && mine)
-            memmove(rbuf, (char *)rbuf + off[me] * ext, mine);
-    } else {
-        char *work = scratch(m, total + 1);
-        tacos_exec_opts_t opts = {.input = sbuf, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
-        rc = work ? run(m, comm, TACOS_REDUCE_SCATTER, 0, work, off, ext, dtype, op, tag, &opts,
-                        why)
-                  : OMPI_ERR_OUT_OF_RESOURCE;
-        if (rc == OMPI_SUCCESS && mine)
-            memcpy(rbuf, work + off[me] * ext, mine);
+    }
+    tacos_exec_opts_t opts = {.input = src, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
+    if (!src)
+        rc = pack(v, in, v->units, dtype, work);
+    if (rc == OMPI_SUCCESS)
+        rc = run(m, comm, coll, p, k, off, work, v, op, tag, src ? &opts : NULL);
+    size_t mine = off[me + 1] - off[me];
+    if (rc == OMPI_SUCCESS && mine) {
+        view_t r = *v;
+        r.units = mine;
+        char *out = direct(&r, rbuf, mine, dtype), *res = work + off[me] * v->unit_ext;
+        if (out)
+            memcpy(out, res, mine * v->unit_ext);
+        else
+            rc = unpack(&r, res, rbuf, mine, dtype);
     }
     free(off);
     return rc;
@@ -596,18 +838,17 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
                                         mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm);
-    size_t ext = 0;
-    const char *why = check_type(dtype, (size_t)rcount * (size_t)n, &ext);
+    int n = ompi_comm_size(comm), k;
+    view_t v;
+    const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &v);
     if (!why)
-        why = reduction_ok(op, (size_t)rcount * n * ext, 0);
-    if (why)
+        NOTHING_TO_DO(v);
+    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE_SCATTER, 0, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
-    int rc = reduce_scatter_blocks(m, sbuf, rbuf, NULL, (size_t)rcount, ext, dtype, op, comm,
-                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &why);
-    if (rc == FALL_BACK)
-        FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
-    return rc;
+    return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, NULL,
+                                 (size_t)rcount, &v, dtype, op, comm,
+                                 MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK);
 }
 
 int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -615,18 +856,17 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm);
-    size_t ext = 0, total = 0;
+    int n = ompi_comm_size(comm), k;
+    size_t total = 0;
     for (int r = 0; r < n; r++)
         total += (size_t)rcounts[r];
-    const char *why = check_type(dtype, total, &ext);
+    view_t v;
+    const char *why = view_elements(dtype, total, op, &v);
     if (!why)
-        why = reduction_ok(op, total * ext, 0);
-    if (why)
+        NOTHING_TO_DO(v);
+    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE_SCATTER, 0, v.bytes, &k, &why);
+    if (!p)
         FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
-    int rc = reduce_scatter_blocks(m, sbuf, rbuf, rcounts, 0, ext, dtype, op, comm,
-                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER, &why);
-    if (rc == FALL_BACK)
-        FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
-    return rc;
+    return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, rcounts, 0, &v,
+                                 dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER);
 }

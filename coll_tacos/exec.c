@@ -340,17 +340,10 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
                    (const char *)opts->input + first * elem_bytes, len * elem_bytes);
         }
 out:
-    /* on an error, let what is in flight finish before the buffers go away */
-    while (rc && e.nreqs) {
-        memset(e.req_done, 0, e.nreqs);
-        if (tp->wait_some(tp->ctx, e.reqs, e.nreqs, e.req_done))
-            break;
-        size_t kept = 0;
-        for (size_t r = 0; r < e.nreqs; r++)
-            if (!e.req_done[r])
-                e.reqs[kept++] = e.reqs[r];
-        e.nreqs = kept;
-    }
+    /* on an error, nothing in flight may land in or read freed memory, and
+     * nothing may wait for peers that wait for this rank */
+    for (size_t r = 0; rc && r < e.nreqs; r++)
+        tp->abandon(tp->ctx, e.reqs[r], p->ops[e.req_op[r]].kind == TACOS_OP_SEND);
     free(arrays);
     return rc;
 }

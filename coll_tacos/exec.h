@@ -17,8 +17,13 @@ typedef struct {
     int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
     int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
     /* Wait until at least one of reqs[0..n) completes; set done[i] = 1 for
-     * the completed ones (and forget them). */
+     * the completed ones (and forget them), also when one of them failed
+     * (the error is returned). */
     int (*wait_some)(void *ctx, void **reqs, size_t n, char *done);
+    /* After an error: give up a request still in flight without blocking on
+     * peers (a receive is cancelled, a send left to finish on its own; its
+     * buffer must stay allocated). */
+    void (*abandon)(void *ctx, void *req, int is_send);
     /* dst[i] = dst[i] op src[i] for `count` elements. */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
     /* Space for arriving reductions, at least `bytes`, owned by the caller and
@@ -53,7 +58,10 @@ typedef struct {
  * schedule's chunks: block r (r < npus) is elements [block_off[r],
  * block_off[r+1]) and chunk c = r*k + j is its j-th of k near-equal parts.
  * Runs every op of `prog` with data dependencies and per-peer message order
- * respected; returns the first transport error.
+ * respected; returns the first transport error.  On an error, what is still
+ * in flight is abandoned (never waited for: the peers may be waiting for
+ * this rank), so sends may still read the buffer and its sources after the
+ * return: the caller must not free or reuse them.
  */
 int tacos_exec_run(const tacos_prog_t *prog, int npus, int chunks_per_npu,
                    const size_t *block_off, void *buf, size_t elem_bytes,

@@ -7,6 +7,7 @@
  * vector derived type, on MPI_COMM_WORLD, a split and a dup.
  * Exit status: number of failures (0 = all good).
  */
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -431,6 +432,288 @@ static void check_user_and_derived(MPI_Comm comm)
     MPI_Op_free(&op_vec);
 }
 
+/* ---- signature-matched (count, datatype) pairs ------------------------------
+ * MPI requires equal type signatures across ranks, not equal (count,
+ * datatype).  Each rank lays the same n4*4 values of a base type (int or
+ * double) out in its own way: rep 0 plain (count 4*n4), 1 contiguous(4),
+ * 2 vector(4,1,2) resized to 8 (gaps), 3 a struct of two pairs resized to 8
+ * (gaps), 4 one contiguous(4*n4).  Gaps must stay untouched. */
+enum { NREPS = 5, GAP = 0x5a };
+
+static size_t rep_off(int rep, size_t j, size_t es)
+{
+    switch (rep) {
+    case 2: return (j / 4) * 8 * es + (j % 4) * 2 * es;
+    case 3: return (j / 4) * 8 * es + ((j % 4) / 2) * 4 * es + (j % 2) * es;
+    default: return j * es;
+    }
+}
+
+/* The rep's datatype and count for n4*4 values; *span = bytes of buffer. */
+static MPI_Datatype rep_type(int rep, MPI_Datatype base, size_t es, size_t n4, int *count,
+                             size_t *span)
+{
+    MPI_Datatype t = base, tmp;
+    *count = rep == 0 ? (int)(4 * n4) : rep == 4 ? 1 : (int)n4;
+    *span = (rep == 2 || rep == 3 ? 8 : 4) * es * n4 + 1;
+    if (rep == 1 || rep == 4) {
+        MPI_Type_contiguous(rep == 1 ? 4 : (int)(4 * n4), base, &t);
+    } else if (rep == 2) {
+        MPI_Type_vector(4, 1, 2, base, &tmp);
+        MPI_Type_create_resized(tmp, 0, (MPI_Aint)(8 * es), &t);
+        MPI_Type_free(&tmp);
+    } else if (rep == 3) {
+        int bl[2] = {2, 2};
+        MPI_Aint disp[2] = {0, (MPI_Aint)(4 * es)};
+        MPI_Datatype ts[2] = {base, base};
+        MPI_Type_create_struct(2, bl, disp, ts, &tmp);
+        MPI_Type_create_resized(tmp, 0, (MPI_Aint)(8 * es), &t);
+        MPI_Type_free(&tmp);
+    }
+    if (t != base)
+        MPI_Type_commit(&t);
+    return t;
+}
+
+static void rep_free(MPI_Datatype t, MPI_Datatype base)
+{
+    if (t != base)
+        MPI_Type_free(&t);
+}
+
+/* Value j of rank r: integers for int, non-integers for double (so a change
+ * in the order of a floating-point sum would show as a tolerance, not as an
+ * exact comparison). */
+static double sig_value(int r, size_t j) { return (r + 1) * 0.1 + (double)(j % 977) * 1e-3 + 1.0 / (r + 3); }
+
+static void sig_put(char *buf, int rep, size_t j, size_t es, int r)
+{
+    if (es == 4) {
+        int v = r * 1000003 + (int)j;
+        memcpy(buf + rep_off(rep, j, es), &v, 4);
+    } else {
+        double v = sig_value(r, j);
+        memcpy(buf + rep_off(rep, j, es), &v, 8);
+    }
+}
+
+static double sig_get(const char *buf, int rep, size_t j, size_t es)
+{
+    if (es == 4) {
+        int v;
+        memcpy(&v, buf + rep_off(rep, j, es), 4);
+        return v;
+    }
+    double v;
+    memcpy(&v, buf + rep_off(rep, j, es), 8);
+    return v;
+}
+
+/* Bytes of buf that no value of the rep occupies are still GAP. */
+static int gaps_intact(const char *buf, int rep, size_t nvals, size_t es, size_t span)
+{
+    char *mark = calloc(span, 1);
+    int ok = 1;
+    for (size_t j = 0; j < nvals; j++)
+        memset(mark + rep_off(rep, j, es), 1, es);
+    for (size_t b = 0; b + 1 < span && ok; b++)
+        ok = mark[b] || (unsigned char)buf[b] == GAP;
+    free(mark);
+    return ok;
+}
+
+static void check_sig_moves(MPI_Comm comm, size_t n4)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    size_t nv = 4 * n4;
+    for (int root = 0; root < n; root++) { /* Bcast, the root at every position */
+        int rep = (me + root) % NREPS, count;
+        size_t span;
+        MPI_Datatype t = rep_type(rep, MPI_INT, 4, n4, &count, &span);
+        char *b = malloc(span);
+        memset(b, GAP, span);
+        for (size_t j = 0; me == root && j < nv; j++)
+            sig_put(b, rep, j, 4, 7);
+        MPI_Bcast(b, count, t, root, comm);
+        for (size_t j = 0; j < nv; j++)
+            if (sig_get(b, rep, j, 4) != 7 * 1000003 + (int)j) {
+                FAIL("bcast n4=%zu root %d rep %d n=%d: value %zu = %g", n4, root, rep, n,
+                     j, sig_get(b, rep, j, 4));
+                break;
+            }
+        if (!gaps_intact(b, rep, nv, 4, span))
+            FAIL("bcast n4=%zu root %d rep %d: a gap was written", n4, root, rep);
+        free(b);
+        rep_free(t, MPI_INT);
+    }
+    for (int in_place = 0; in_place <= 1; in_place++) { /* Allgather */
+        int srep = (me + 1) % NREPS, rrep = (me + 2) % NREPS, scount, rcount;
+        size_t sspan, rspan;
+        MPI_Datatype st = rep_type(srep, MPI_INT, 4, n4, &scount, &sspan);
+        MPI_Datatype rt = rep_type(rrep, MPI_INT, 4, n4, &rcount, &rspan);
+        MPI_Aint lb, rext;
+        MPI_Type_get_extent(rt, &lb, &rext);
+        size_t block = (size_t)rcount * (size_t)rext, rall = block * (size_t)(n - 1) + rspan;
+        char *s = malloc(sspan), *d = malloc(rall);
+        memset(s, GAP, sspan);
+        memset(d, GAP, rall);
+        for (size_t j = 0; j < nv; j++) {
+            sig_put(s, srep, j, 4, me);
+            if (in_place)
+                sig_put(d + block * (size_t)me, rrep, j, 4, me);
+        }
+        MPI_Allgather(in_place ? MPI_IN_PLACE : s, scount, st, d, rcount, rt, comm);
+        for (int r = 0; r < n; r++)
+            for (size_t j = 0; j < nv; j++)
+                if (sig_get(d + block * (size_t)r, rrep, j, 4) != r * 1000003 + (int)j) {
+                    FAIL("allgather%s n4=%zu reps %d/%d n=%d: block %d value %zu = %g",
+                         in_place ? " in place" : "", n4, srep, rrep, n, r, j,
+                         sig_get(d + block * (size_t)r, rrep, j, 4));
+                    r = n;
+                    break;
+                }
+        for (int r = 0; r < n; r++)
+            if (!gaps_intact(d + block * (size_t)r, rrep, nv, 4, r == n - 1 ? rspan : block + 1))
+                FAIL("allgather n4=%zu rep %d: a gap of block %d was written", n4, rrep, r);
+        free(s);
+        free(d);
+        rep_free(st, MPI_INT);
+        rep_free(rt, MPI_INT);
+    }
+}
+
+enum { SIG_ALLREDUCE, SIG_REDUCE, SIG_RS_BLOCK, SIG_RS, SIG_NCOLL };
+
+/* Sum of value j over ranks, in rank order. */
+static double sig_sum(MPI_Datatype base, int n, size_t j)
+{
+    double s = 0;
+    for (int r = 0; r < n; r++)
+        s += base == MPI_INT ? (double)(r * 1000003 + (int)j) : sig_value(r, j);
+    return s;
+}
+
+/* The layout of the reduction under way, for the user op to read. */
+static int sig_rep;
+static size_t sig_es;
+
+/* A commutative sum over any of the reps' layouts (Open MPI's predefined
+ * ops take predefined datatypes only). */
+static void sig_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    int rep = sig_rep;
+    for (size_t j = 0; j < 4 * (size_t)*len; j++) {
+        char *a = (char *)in + rep_off(rep, j, sig_es), *b = (char *)inout + rep_off(rep, j, sig_es);
+        if (sig_es == 4) {
+            int x, y;
+            memcpy(&x, a, 4), memcpy(&y, b, 4), y += x, memcpy(b, &y, 4);
+        } else {
+            double x, y;
+            memcpy(&x, a, 8), memcpy(&y, b, 8), y += x, memcpy(b, &y, 8);
+        }
+    }
+}
+
+/* Reductions on every root, one layout on every rank (MPI wants the same
+ * datatype there): plain with MPI_SUM, or a derived one (contiguous, vector
+ * with gaps, struct of pairs with gaps) with a user op. */
+static void check_sig_reduction(MPI_Comm comm, int coll, MPI_Datatype base, size_t n4,
+                                int in_place, int root)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    size_t es = base == MPI_INT ? 4 : 8, per = coll == SIG_RS_BLOCK || coll == SIG_RS ? n : 1;
+    int rep = (int)(n4 + (size_t)root + (size_t)coll) % 4, count;
+    size_t span;
+    MPI_Datatype t = rep_type(rep, base, es, n4 * per, &count, &span);
+    MPI_Op op = MPI_SUM;
+    if (rep) {
+        sig_rep = rep;
+        sig_es = es;
+        MPI_Op_create(sig_op, 1, &op);
+    }
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    int *rcounts = malloc((size_t)n * sizeof *rcounts), vpe = rep ? 4 : 1; /* values each */
+    size_t first = 0, mine = (size_t)count; /* in elements of t */
+    for (int r = 0, at = 0; r < n; r++) {
+        size_t all = n4 * per * 4 / (size_t)vpe, nn = (size_t)n * (size_t)(n + 1);
+        rcounts[r] = coll == SIG_RS_BLOCK ? (int)(all / (size_t)n)
+                                          : (int)(all * (size_t)(r + 1) * (size_t)(r + 2) / nn -
+                                                  all * (size_t)r * (size_t)(r + 1) / nn);
+        if (r == me && (coll == SIG_RS_BLOCK || coll == SIG_RS))
+            first = (size_t)at, mine = (size_t)rcounts[r];
+        at += rcounts[r];
+    }
+    char *s = malloc(span), *d = malloc(span), *orig = malloc(span);
+    memset(s, GAP, span);
+    memset(d, GAP, span);
+    for (size_t j = 0; j < 4 * n4 * per; j++)
+        sig_put(s, rep, j, es, me);
+    void *sb = s;
+    if (in_place && (coll != SIG_REDUCE || me == root)) {
+        memcpy(d, s, span);
+        sb = MPI_IN_PLACE;
+    }
+    memcpy(orig, d, span);
+    switch (coll) {
+    case SIG_ALLREDUCE: MPI_Allreduce(sb, d, count, t, op, comm); break;
+    case SIG_REDUCE: MPI_Reduce(sb, d, count, t, op, root, comm); break;
+    case SIG_RS_BLOCK: MPI_Reduce_scatter_block(sb, d, rcounts[0], t, op, comm); break;
+    default: MPI_Reduce_scatter(sb, d, rcounts, t, op, comm); break;
+    }
+    static const char *cname[] = {"allreduce", "reduce", "reduce_scatter_block",
+                                  "reduce_scatter"};
+    if (coll != SIG_REDUCE || me == root) {
+        first *= (size_t)vpe, mine *= (size_t)vpe; /* in values */
+        for (size_t j = 0; j < mine; j++) {
+            double want = sig_sum(base, n, first + j), got = sig_get(d, rep, j, es);
+            if (got != want && !(es == 8 && fabs(got - want) <= 1e-12 * fabs(want))) {
+                FAIL("%s %s n4=%zu rep %d root %d%s n=%d: value %zu = %.17g, want %.17g",
+                     cname[coll], es == 4 ? "int" : "double", n4, rep, root,
+                     in_place ? " in place" : "", n, first + j, got, want);
+                break;
+            }
+        }
+        /* past the result: the caller's bytes, bit for bit */
+        size_t past = mine ? rep_off(rep, mine - 1, es) + es : 0;
+        if (!gaps_intact(d, rep, mine, es, past + 1) ||
+            memcmp(d + past, orig + past, span - past))
+            FAIL("%s n4=%zu rep %d%s n=%d: bytes outside the result changed", cname[coll], n4,
+                 rep, in_place ? " in place" : "", n);
+    } else if (memcmp(d, orig, span)) {
+        FAIL("%s: rank %d is not the root but its receive buffer changed", cname[coll], me);
+    }
+    free(s);
+    free(d);
+    free(orig);
+    free(rcounts);
+    rep_free(t, base);
+    if (rep)
+        MPI_Op_free(&op);
+}
+
+static void check_signatures(MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    static const size_t n4s[] = {0, 1, 3, 1000, 65537};
+    for (size_t i = 0; i < sizeof n4s / sizeof n4s[0]; i++) {
+        check_sig_moves(comm, n4s[i]);
+        for (int coll = 0; coll < SIG_NCOLL; coll++)
+            for (int root = 0; root < (coll == SIG_REDUCE ? n : 1); root++) {
+                check_sig_reduction(comm, coll, MPI_DOUBLE, n4s[i], (int)(i + root) % 2, root);
+                if (i % 2)
+                    check_sig_reduction(comm, coll, MPI_INT, n4s[i], (int)(i + root + 1) % 2,
+                                        root);
+            }
+    }
+}
+
 static void check_comm(MPI_Comm comm, int full)
 {
     for (int coll = 0; coll < NCOLL_RED; coll++)
@@ -452,6 +735,7 @@ static void check_comm(MPI_Comm comm, int full)
     check_more_pairs(comm);
     check_more_types(comm);
     check_user_and_derived(comm);
+    check_signatures(comm);
 }
 
 static long rss_kib(void)
@@ -525,6 +809,29 @@ static void check_mpit_enable(void)
     MPI_T_finalize();
 }
 
+/* With a fault injected into coll/tacos on one rank (TACOS_FAULT): that
+ * rank's call returns an error (MPI_ERRORS_RETURN), says so and aborts the
+ * job; the others are in the collective until the abort ends them. */
+static void check_fault(void)
+{
+    enum { COUNT = 1 << 18 };
+    static int s[COUNT], d[COUNT];
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 3; i++) {
+        int rc = MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, c);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(rc, msg, &len);
+            fprintf(stderr, "rank %d: MPI_Allreduce returned an error: %s\n", me_world, msg);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+    MPI_Comm_free(&c);
+}
+
 /* Every collective, type, op and count on world, a split and dup/free
  * cycles (full: the whole sweep on world). */
 static void check_all(int full)
@@ -550,6 +857,10 @@ int main(int argc, char **argv)
         check_leaks();
     else if (!strcmp(mode, "--mpit"))
         check_mpit_enable();
+    else if (!strcmp(mode, "--fault"))
+        check_fault();
+    else if (!strcmp(mode, "--signatures"))
+        check_signatures(MPI_COMM_WORLD);
     else
         check_all(strcmp(mode, "--quick") != 0);
     int total;
