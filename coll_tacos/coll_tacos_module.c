@@ -194,15 +194,10 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
     int n = ompi_comm_size(comm), ok = 1, agreed, rc;
     tacos_topo_t *t = NULL;
     if (m->cfg.topo_file) {
-        if (tacos_topo_read_file(m->cfg.topo_file, &t)) {
-            opal_output(0, "coll:tacos: coll_tacos_topo_file: %s; falling back to the previous "
-                           "component",
-                        tacos_last_error());
-            ok = 0;
-        } else if (t->npus != n) {
-            opal_output(0, "coll:tacos: coll_tacos_topo_file %s describes %d NPUs but the "
-                           "communicator has %d ranks; falling back to the previous component",
-                        m->cfg.topo_file, t->npus, n);
+        if (tacos_topo_read_file_npus(m->cfg.topo_file, n, &t)) {
+            opal_output(0, "coll:tacos: coll_tacos_topo_file: %s (the communicator has %d "
+                           "ranks); falling back to the previous component",
+                        tacos_last_error(), n);
             ok = 0;
         }
     } else if ((rc = mca_coll_tacos_probed_topology(m, comm, &t)) != OMPI_SUCCESS) {

@@ -99,7 +99,9 @@ int tacos_write_text(const char *path, const char *text);
 /* The topology as a cJSON object (caller deletes), NULL when out of memory. */
 struct cJSON;
 struct cJSON *tacos_topo_to_cjson(const tacos_topo_t *t);
-int tacos_topo_from_cjson(const struct cJSON *root, const char *where, tacos_topo_t **out);
+/* expect_npus: 0, or the NPU count the caller needs (checked before links). */
+int tacos_topo_from_cjson(const struct cJSON *root, const char *where, int expect_npus,
+                          tacos_topo_t **out);
 /* Parses JSON text (a file) with errors naming `where` (the path). */
 int tacos_json_parse(const char *text, const char *where, struct cJSON **out);
 int tacos_json_read_file(const char *path, struct cJSON **out);

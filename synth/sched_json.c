@@ -62,9 +62,11 @@ static int field_int(const cJSON *root, const char *name, const char *where, int
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, name);
     if (!v && !required)
         return TACOS_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0)
-        return tacos_error(TACOS_ERR_PARSE, "%s: field '%s' must be a non-negative integer", where,
-                           name);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > 9007199254740992.0) /* 2^53: exact in a double, fits long long */
+        return tacos_error(TACOS_ERR_PARSE,
+                           "%s: field '%s' must be an integer from 0 to 2^53, not %.17g", where,
+                           name, cJSON_IsNumber(v) ? v->valuedouble : 0.0);
     *out = (long long)v->valuedouble;
     return TACOS_OK;
 }
@@ -123,18 +125,19 @@ static int from_cjson(const cJSON *root, const char *where, tacos_sched_t **out)
         (rc = field_int(root, "root", where, 0, &root_rank)) ||
         (rc = field_int(root, "size_bytes", where, 1, &size)))
         return rc;
-    if (npus < 1 || k < 1 || npus * k > 1 << 28 || size < 1)
+    if (npus < 1 || npus > TACOS_MAX_NPUS || k < 1 || npus * k > 1 << 28 || size < 1 ||
+        root_rank >= npus)
         return tacos_error(TACOS_ERR_PARSE,
-                           "%s: npus, chunks_per_npu and size_bytes must be >= 1 (and npus x "
-                           "chunks_per_npu <= 2^28)",
-                           where);
+                           "%s: npus must be 1..%d, chunks_per_npu and size_bytes >= 1, npus x "
+                           "chunks_per_npu <= 2^28 and root < npus",
+                           where, TACOS_MAX_NPUS);
     const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
     if (!topo)
         return tacos_error(TACOS_ERR_PARSE, "%s: missing field 'topology'", where);
     tacos_topo_t *t;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "%s: field 'topology'", where);
-    if ((rc = tacos_topo_from_cjson(topo, ctx, &t)))
+    if ((rc = tacos_topo_from_cjson(topo, ctx, (int)npus, &t)))
         return rc;
     tacos_sched_t *s;
     rc = tacos_sched_alloc(c, (int)npus, (int)k, (int)root_rank, (uint64_t)size, NULL, &s);

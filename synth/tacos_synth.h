@@ -34,6 +34,10 @@ enum {
 const char *tacos_last_error(void);
 
 /* Two times closer than this are the same event (relative tolerance). */
+/* Sizes every reader and builder refuses beyond (before allocating). */
+#define TACOS_MAX_NPUS 65536
+#define TACOS_MAX_LINKS (1 << 22)
+
 #define TACOS_TIME_EPS(t_us) (1e-9 * ((t_us) > 1.0 ? (t_us) : 1.0))
 
 /* ---- topology ---------------------------------------------------------- */
@@ -110,6 +114,9 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
 int tacos_topo_from_json(const char *text, const char *where,
                          tacos_topo_t **out);
 int tacos_topo_read_file(const char *path, tacos_topo_t **out);
+/* The same, refusing (before reading links) a file whose NPU count is not
+ * `npus`. */
+int tacos_topo_read_file_npus(const char *path, int npus, tacos_topo_t **out);
 /* Returns a malloc'd JSON text (explicit links). */
 int tacos_topo_to_json(const tacos_topo_t *t, char **out);
 int tacos_topo_write_file(const tacos_topo_t *t, const char *path);

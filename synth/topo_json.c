@@ -162,7 +162,8 @@ static int read_switches(tacos_topo_t *t, const cJSON *sws, double lat0, double 
     return TACOS_OK;
 }
 
-int tacos_topo_from_cjson(const cJSON *root, const char *where, tacos_topo_t **out)
+int tacos_topo_from_cjson(const cJSON *root, const char *where, int expect_npus,
+                          tacos_topo_t **out)
 {
     if (!cJSON_IsObject(root))
         return tacos_error(TACOS_ERR_PARSE, "%s: a topology must be a JSON object", where);
@@ -192,6 +193,9 @@ int tacos_topo_from_cjson(const cJSON *root, const char *where, tacos_topo_t **o
             (rc = get_number(root, "lat_us", where, "topology", 1, -1, &lat0)) ||
             (rc = get_number(root, "bw_gbps", where, "topology", 1, -1, &bw0)))
             return rc;
+        if (expect_npus && npus != expect_npus)
+            return tacos_error(TACOS_ERR_TOPO, "%s describes %d NPUs, not %d", where, npus,
+                               expect_npus);
         if ((rc = tacos_topo_create(npus, NULL, &t)))
             return tacos_error(rc, "%s: field 'npus': %s", where, tacos_last_error());
         const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
@@ -226,6 +230,9 @@ int tacos_topo_from_cjson(const cJSON *root, const char *where, tacos_topo_t **o
             t->name = copy;
         }
     }
+    if (!rc && expect_npus && t->npus != expect_npus)
+        rc = tacos_error(TACOS_ERR_TOPO, "%s describes %d NPUs, not %d", where, t->npus,
+                         expect_npus);
     if (rc) {
         tacos_topo_free(t);
         return rc;
@@ -263,7 +270,7 @@ int tacos_topo_from_json(const char *text, const char *where, tacos_topo_t **out
     int rc = tacos_json_parse(text, where, &root);
     if (rc)
         return rc;
-    rc = tacos_topo_from_cjson(root, where, out);
+    rc = tacos_topo_from_cjson(root, where, 0, out);
     cJSON_Delete(root);
     return rc;
 }
@@ -304,15 +311,20 @@ int tacos_read_text(const char *path, char **out)
     return TACOS_OK;
 }
 
-int tacos_topo_read_file(const char *path, tacos_topo_t **out)
+int tacos_topo_read_file_npus(const char *path, int npus, tacos_topo_t **out)
 {
     cJSON *root;
     int rc = tacos_json_read_file(path, &root);
     if (rc)
         return rc;
-    rc = tacos_topo_from_cjson(root, path, out);
+    rc = tacos_topo_from_cjson(root, path, npus, out);
     cJSON_Delete(root);
     return rc;
+}
+
+int tacos_topo_read_file(const char *path, tacos_topo_t **out)
+{
+    return tacos_topo_read_file_npus(path, 0, out);
 }
 
 cJSON *tacos_topo_to_cjson(const tacos_topo_t *t)

@@ -8,8 +8,9 @@
 
 int tacos_topo_create(int npus, const char *name, tacos_topo_t **out)
 {
-    if (npus < 1)
-        return tacos_error(TACOS_ERR_ARG, "topology needs at least 1 NPU, got %d", npus);
+    if (npus < 1 || npus > TACOS_MAX_NPUS)
+        return tacos_error(TACOS_ERR_ARG, "a topology has 1 to %d NPUs, not %d", TACOS_MAX_NPUS,
+                           npus);
     tacos_topo_t *t = calloc(1, sizeof *t);
     if (!t || !(t->name = strdup(name ? name : "custom"))) {
         free(t);
@@ -50,6 +51,8 @@ int tacos_topo_add_link(tacos_topo_t *t, int src, int dst, double lat_us, double
     if (!(bw_gbps > 0) || !isfinite(bw_gbps))
         return tacos_error(TACOS_ERR_ARG, "link %d->%d: bandwidth must be > 0 GB/s, got %g", src,
                            dst, bw_gbps);
+    if (t->nlinks >= TACOS_MAX_LINKS)
+        return tacos_error(TACOS_ERR_ARG, "a topology has at most %d links", TACOS_MAX_LINKS);
     tacos_link_t *links = tacos_grow(t->links, &t->cap, t->nlinks, sizeof *links, 64);
     if (!links)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory adding link %d->%d", src, dst);
@@ -66,6 +69,11 @@ int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n, double lat_us
         return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
     if (degree > n - 1)
         degree = n - 1;
+    if ((double)n * degree + (double)t->nlinks > TACOS_MAX_LINKS)
+        return tacos_error(TACOS_ERR_ARG,
+                           "a switch of %d NPUs unwound with degree %d makes %.0f links, more "
+                           "than the %d a topology may have (lower unwind_degree)",
+                           n, degree, (double)n * degree, TACOS_MAX_LINKS);
     for (int i = 0; i < n; i++)
         for (int j = 1; j <= degree; j++) {
             int rc = tacos_topo_add_link(t, npus[i], npus[(i + j) % n], lat_us, bw_gbps / degree);

@@ -133,74 +133,118 @@ static int must_hold(const tacos_sched_t *s, int rank, int chunk)
     }
 }
 
-/* Sweeps one chunk's transfers (indices xs[0..n)) in time order. */
-static void check_chunk(const tacos_sched_t *s, int c, const size_t *xs, size_t n, event_t *ev,
-                        uint64_t *set, uint64_t *carried, size_t words, violation_t *v)
+/* Per chunk, a contribution set for each NPU its transfers touch (slot[npu],
+ * -1 elsewhere): memory grows with the schedule, not with npus^2 per chunk;
+ * an NPU no transfer touches keeps its initial state. */
+typedef struct {
+    int *slot;       /* per NPU */
+    int *touched;    /* the NPUs with a slot, in slot order */
+    uint64_t *set;   /* per slot, `words` words */
+    uint64_t *carried; /* per transfer in flight */
+    event_t *ev;
+    size_t words;
+} sweep_t;
+
+static void init_row(const tacos_sched_t *s, int c, int r, uint64_t *row, size_t words)
 {
+    memset(row, 0, words * sizeof *row);
     int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST;
-    memset(set, 0, (size_t)s->npus * words * sizeof *set);
-    for (int r = 0; r < s->npus; r++) {
-        uint64_t *row = set + (size_t)r * words;
-        if (reduction)
-            tacos_bit_set(row, (size_t)r);
-        else if (initially_complete(s, r, c))
-            for (int q = 0; q < s->npus; q++)
-                tacos_bit_set(row, (size_t)q);
+    if (reduction)
+        tacos_bit_set(row, (size_t)r);
+    else if (initially_complete(s, r, c))
+        for (int q = 0; q < s->npus; q++)
+            tacos_bit_set(row, (size_t)q);
+}
+
+static uint64_t *row_of(const tacos_sched_t *s, int c, sweep_t *w, int r, int *nslots)
+{
+    if (w->slot[r] < 0) {
+        w->slot[r] = *nslots;
+        w->touched[(*nslots)++] = r;
+        init_row(s, c, r, w->set + (size_t)w->slot[r] * w->words, w->words);
     }
+    return w->set + (size_t)w->slot[r] * w->words;
+}
+
+/* Whether NPU r ends the chunk complete; NULL row: untouched. */
+static int complete(const tacos_sched_t *s, int c, int r, const uint64_t *row)
+{
+    if (!row)
+        return s->npus == 1 || initially_complete(s, r, c);
+    for (int q = 0; q < s->npus; q++)
+        if (!tacos_bit_get(row, (size_t)q))
+            return 0;
+    return 1;
+}
+
+/* Sweeps one chunk's transfers (indices xs[0..n)) in time order. */
+static void check_chunk(const tacos_sched_t *s, int c, const size_t *xs, size_t n, sweep_t *w,
+                        violation_t *v)
+{
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST, nslots = 0;
+    size_t words = w->words;
     for (size_t i = 0; i < n; i++) {
         const tacos_xfer_t *x = &s->xfers[xs[i]];
+        row_of(s, c, w, x->src, &nslots);
+        row_of(s, c, w, x->dst, &nslots);
         /* an arrival within the tolerance of a departure comes first */
-        ev[2 * i] = (event_t){x->start_us, i, 0};
-        ev[2 * i + 1] = (event_t){x->end_us - TACOS_TIME_EPS(x->end_us), i, 1};
+        w->ev[2 * i] = (event_t){x->start_us, i, 0};
+        w->ev[2 * i + 1] = (event_t){x->end_us - TACOS_TIME_EPS(x->end_us), i, 1};
     }
-    qsort(ev, 2 * n, sizeof *ev, event_cmp);
+    qsort(w->ev, 2 * n, sizeof *w->ev, event_cmp);
     for (size_t e = 0; e < 2 * n; e++) {
-        size_t i = ev[e].xfer, xi = xs[i];
+        size_t i = w->ev[e].xfer, xi = xs[i];
         const tacos_xfer_t *x = &s->xfers[xi];
-        uint64_t *src = set + (size_t)x->src * words, *dst = set + (size_t)x->dst * words;
-        uint64_t *car = carried + i * words;
-        if (!ev[e].arrival) {
+        uint64_t *src = row_of(s, c, w, x->src, &nslots), *dst = row_of(s, c, w, x->dst, &nslots);
+        uint64_t *car = w->carried + i * words;
+        if (!w->ev[e].arrival) {
             int empty = 1;
-            for (size_t w = 0; w < words; w++) {
-                car[w] = src[w];
-                empty &= !src[w];
+            for (size_t k = 0; k < words; k++) {
+                car[k] = src[k];
+                empty &= !src[k];
             }
             if (empty) {
                 found(v, x->start_us, xi,
                       "transfer %zu: NPU %d sends chunk %d to %d at t=%.6g us but does not hold it",
                       xi, x->src, c, x->dst, x->start_us);
-                return;
+                goto out;
             }
             continue;
         }
-        for (size_t w = 0; w < words; w++) {
-            if (x->reduce && (dst[w] & car[w])) {
+        for (size_t k = 0; k < words; k++) {
+            if (x->reduce && (dst[k] & car[k])) {
                 found(v, x->end_us, xi,
                       "transfer %zu: chunk %d reduced into NPU %d at t=%.6g us counts the "
                       "contribution of rank %d twice",
-                      xi, c, x->dst, x->end_us, (int)(w * 64 + (size_t)tacos_ctz64(dst[w] & car[w])));
-                return;
+                      xi, c, x->dst, x->end_us, (int)(k * 64 + (size_t)tacos_ctz64(dst[k] & car[k])));
+                goto out;
             }
-            dst[w] = x->reduce ? dst[w] | car[w] : car[w];
+            dst[k] = x->reduce ? dst[k] | car[k] : car[k];
         }
     }
+    /* the touched NPUs, then the first untouched one that must hold the chunk */
     for (int r = 0; r < s->npus; r++) {
-        if (!must_hold(s, r, c))
+        const uint64_t *row = w->slot[r] >= 0 ? w->set + (size_t)w->slot[r] * words : NULL;
+        if (!must_hold(s, r, c) || complete(s, c, r, row))
             continue;
-        const uint64_t *row = set + (size_t)r * words;
-        for (int q = 0; q < s->npus; q++)
-            if (!tacos_bit_get(row, (size_t)q)) {
-                if (reduction)
+        if (reduction && row)
+            for (int q = 0; q < s->npus; q++)
+                if (!tacos_bit_get(row, (size_t)q)) {
                     found(v, s->time_us, s->nxfers,
                           "postcondition: NPU %d ends with chunk %d lacking the contribution of "
                           "rank %d",
                           r, c, q);
-                else
-                    found(v, s->time_us, s->nxfers, "postcondition: NPU %d never receives chunk %d",
-                          r, c);
-                return;
-            }
+                    goto out;
+                }
+        found(v, s->time_us, s->nxfers,
+              reduction ? "postcondition: NPU %d ends with chunk %d lacking contributions"
+                        : "postcondition: NPU %d never receives chunk %d",
+              r, c);
+        goto out;
     }
+out:
+    for (int i = 0; i < nslots; i++)
+        w->slot[w->touched[i]] = -1;
 }
 
 int tacos_sched_validate(const tacos_sched_t *s)
@@ -217,13 +261,14 @@ int tacos_sched_validate(const tacos_sched_t *s)
         return rc;
     if (malformed)
         return tacos_error(TACOS_ERR_INVALID, "%s", v.msg);
-    size_t words = TACOS_WORDS(s->npus), nc = (size_t)s->nchunks, maxn = 0;
+    size_t nc = (size_t)s->nchunks, maxn = 0;
+    sweep_t w = {.words = TACOS_WORDS(s->npus)};
     size_t *off = calloc(nc + 1, sizeof *off), *idx = malloc((s->nxfers + 1) * sizeof *idx);
-    uint64_t *set = malloc((size_t)s->npus * words * sizeof *set);
-    event_t *ev = NULL;
-    uint64_t *carried = NULL;
-    if (!off || !idx || !set)
+    w.slot = malloc((size_t)s->npus * sizeof *w.slot);
+    if (!off || !idx || !w.slot)
         goto nomem;
+    for (int r = 0; r < s->npus; r++)
+        w.slot[r] = -1;
     for (size_t i = 0; i < s->nxfers; i++)
         off[s->xfers[i].chunk + 1]++;
     for (size_t c = 0; c < nc; c++) {
@@ -236,12 +281,14 @@ int tacos_sched_validate(const tacos_sched_t *s)
     for (size_t c = nc; c > 0; c--)
         off[c] = off[c - 1];
     off[0] = 0;
-    ev = malloc((2 * maxn + 1) * sizeof *ev);
-    carried = malloc((maxn + 1) * words * sizeof *carried);
-    if (!ev || !carried)
+    w.ev = malloc((2 * maxn + 1) * sizeof *w.ev);
+    w.touched = malloc((2 * maxn + 1) * sizeof *w.touched);
+    w.set = malloc((2 * maxn + 1) * w.words * sizeof *w.set);
+    w.carried = malloc((maxn + 1) * w.words * sizeof *w.carried);
+    if (!w.ev || !w.touched || !w.set || !w.carried)
         goto nomem;
     for (size_t c = 0; c < nc; c++)
-        check_chunk(s, (int)c, idx + off[c], off[c + 1] - off[c], ev, set, carried, words, &v);
+        check_chunk(s, (int)c, idx + off[c], off[c + 1] - off[c], &w, &v);
     rc = v.msg[0] ? tacos_error(TACOS_ERR_INVALID, "%s", v.msg) : TACOS_OK;
     goto out;
 nomem:
@@ -250,8 +297,10 @@ nomem:
 out:
     free(off);
     free(idx);
-    free(set);
-    free(ev);
-    free(carried);
+    free(w.slot);
+    free(w.touched);
+    free(w.set);
+    free(w.ev);
+    free(w.carried);
     return rc;
 }

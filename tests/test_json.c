@@ -83,7 +83,7 @@ int main(void)
     expect_bad_topo("[1,2]", TACOS_ERR_PARSE, "must be a JSON object");
     expect_bad_topo("{\"npus\": 4}", TACOS_ERR_PARSE, "needs 'generator'");
     expect_bad_topo("{\"npus\": \"four\", \"links\": []}", TACOS_ERR_PARSE, "'npus' must be a number");
-    expect_bad_topo("{\"npus\": 0, \"links\": []}", TACOS_ERR_ARG, "at least 1 NPU");
+    expect_bad_topo("{\"npus\": 0, \"links\": []}", TACOS_ERR_ARG, "1 to 65536 NPUs");
     expect_bad_topo("{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1}]}", TACOS_ERR_PARSE,
                     "links[0]: missing field 'lat_us'");
     expect_bad_topo("{\"npus\": 2, \"lat_us\": 1, \"bw_gbps\": 1, \"links\": [{\"src\": 0, "
@@ -126,5 +126,43 @@ int main(void)
     snprintf(text, sizeof text, "%s[[0,0,1,0,0.51,0],[1,1,0,0,0.51,0]]}", head);
     CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_INVALID,
               "less than the link time");
+
+    /* sizes refused before anything is allocated (each of these once took
+     * seconds and gigabytes) */
+    expect_bad_topo("{\"npus\": 100000000, \"lat_us\": 1, \"bw_gbps\": 1, \"links\": []}",
+                    TACOS_ERR_ARG, "1 to 65536 NPUs, not 100000000");
+    {
+        char *big = malloc(64 * 5000 + 256);
+        int at = sprintf(big, "{\"npus\": 5000, \"lat_us\": 1, \"bw_gbps\": 1, "
+                              "\"unwind_degree\": 4999, \"switches\": [{\"npus\": [0");
+        for (int i = 1; i < 5000; i++)
+            at += sprintf(big + at, ",%d", i);
+        sprintf(big + at, "]}]}");
+        expect_bad_topo(big, TACOS_ERR_ARG, "more than the 4194304 a topology may have");
+        free(big);
+    }
+    snprintf(text, sizeof text,
+             "{\"format\":\"tacos-schedule\",\"collective\":\"allgather\",\"npus\":2,"
+             "\"chunks_per_npu\":1,\"root\":1e300,\"size_bytes\":2000,"
+             "\"topology\":{\"generator\":\"ring:2\"},\"transfers\":[]}");
+    CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_PARSE,
+              "'root' must be an integer from 0 to 2^53");
+    /* 16000 NPUs and a few transfers: the validator's memory follows the
+     * schedule (it took npus^2/8 bytes per chunk: 91 s) */
+    snprintf(text, sizeof text,
+             "{\"format\":\"tacos-schedule\",\"collective\":\"allgather\",\"npus\":16000,"
+             "\"chunks_per_npu\":1,\"size_bytes\":2000,"
+             "\"topology\":{\"generator\":\"ring:16000\"},\"transfers\":[[0,0,1,0,10.5,0]]}");
+    CHECK_ERR(tacos_sched_from_json(text, "s.json", &s), TACOS_ERR_INVALID,
+              "NPU 2 never receives chunk 0");
+    /* the component's reader: a file for another communicator size is
+     * refused before its links are read */
+    CHECK_OK(tacos_topo_generate("rfs:2x4x3", bw, 3, lat, 3, 2, &t));
+    CHECK_OK(tacos_topo_write_file(t, tmp_path("rfs24.json")));
+    tacos_topo_free(t);
+    CHECK_ERR(tacos_topo_read_file_npus(tmp_path("rfs24.json"), 4, &u), TACOS_ERR_TOPO,
+              "describes 24 NPUs, not 4");
+    CHECK_OK(tacos_topo_read_file_npus(tmp_path("rfs24.json"), 24, &u));
+    tacos_topo_free(u);
     return check_report("test_json");
 }

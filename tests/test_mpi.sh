@@ -91,7 +91,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "MPI_T enable: wrong result
 # bad topology files: a clear message, the previous component, right results
 printf '{"npus": 4, "links": [' >"$T/broken.json"
 for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
-           "$FIX/ring8.json:describes 8 NPUs but the communicator has 4"; do
+           "$FIX/ring8.json:describes 8 NPUs, not 4"; do
     file=${bad%%:*} msg=${bad#*:}
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_topo_file "$file" \
