@@ -31,6 +31,9 @@ typedef struct {
     char *ucx_lib;         /* libuct to dlopen; empty: no UCX */
     bool calibrate;        /* ping-pongs replace the probed α/β */
     int measure;           /* links between hosts: 0 off, 1 measured + job cache, 2 always */
+    int cache_size;        /* programs kept per communicator */
+    size_t scratch_max;    /* scratch kept between calls, whole process */
+    bool deterministic;    /* combine reductions in program order */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -42,14 +45,14 @@ typedef struct {
     tacos_prog_t *prog; /* NULL: this key falls back (reason logged once) */
 } mca_coll_tacos_entry_t;
 
-#define TACOS_CACHE_MAX 128
 
 /* The parameters that decide which messages a rank sends, captured when the
  * communicator is created and agreed by every rank at its first collective
  * (MPMD app contexts, per-node files and MPI_T writes can make them differ). */
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
-    int probe, calibrate, measure;
+    int probe, calibrate, measure, cache_size;
+    int deterministic; /* local: combine order only, no message changes */
     char *topo_file; /* NULL: probe */
 } mca_coll_tacos_settings_t;
 
@@ -72,8 +75,8 @@ typedef struct {
     int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
     tacos_topo_t *topo; /* built at the first collective that runs a schedule */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
-    mca_coll_tacos_entry_t cache[TACOS_CACHE_MAX];
-    int ncache, next_evict; /* full: replace the oldest entry */
+    mca_coll_tacos_entry_t *cache; /* cfg.cache_size entries */
+    int ncache, next_evict;        /* full: replace the oldest entry */
     /* set while setting up (topology, agreement): the previous component may
      * build its collectives from others (basic: allgather = gather + bcast)
      * and call back into ours, which must then fall back */

@@ -43,6 +43,9 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
     .probe_gpu = false,
     .calibrate = false,
     .measure = 1,
+    .cache_size = 32,
+    .scratch_max = 256 << 20,
+    .deterministic = false,
 };
 
 /* A parameter in ompi_info; settable ones can be written through MPI_T.
@@ -166,6 +169,22 @@ static int tacos_register(void)
             "host), reused by later communicators over the same hosts in this job; 2 measure again for every communicator; 0 never "
             "(the probed figures: one network switch). A topology file overrides it",
             &c->measure);
+    reg_int("cache_size",
+            "Schedules kept per communicator, one per (collective, root, power-of-two size "
+            "class) used; beyond it the oldest is dropped and synthesized again when needed "
+            "(default 32). Must be equal on all ranks",
+            &c->cache_size);
+    reg("scratch_max_bytes",
+        "Scratch memory (work buffers, space for arriving reductions) the communicators of a "
+        "process keep between calls to avoid page faults, in total; a call that finds the "
+        "total above it frees its communicator's scratch when it returns (default 268435456)",
+        MCA_BASE_VAR_TYPE_SIZE_T, READONLY, &c->scratch_max);
+    reg("deterministic",
+        "Combine the contributions arriving for a chunk in the schedule's fixed order instead "
+        "of as they arrive: floating-point reductions give the same bits in every run "
+        "(default false: arrival order, which waits less; README Reductions). Writable "
+        "through MPI_T: read when a communicator is created",
+        MCA_BASE_VAR_TYPE_BOOL, SETTABLE, &c->deterministic);
     reg_string("dump_dir",
                "Directory (created if missing) where each rank 0 writes the topology and every "
                "schedule it synthesizes as JSON (tacos-synth --validate/--simulate reads them), and every "

@@ -24,6 +24,43 @@
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
 
+/* ---- scratch kept between calls -------------------------------------------- */
+
+/* Bytes of scratch all communicators of the process keep between calls. */
+static size_t scratch_kept;
+
+/* A buffer of at least `bytes` in *buf (counted in scratch_kept). */
+static int fault(const char *what);
+static char *grow(char **buf, size_t *have, size_t bytes)
+{
+    if (bytes > *have || !*buf) {
+        free(*buf);
+        __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
+        *buf = fault("alloc") ? NULL : malloc(bytes ? bytes : 1);
+        *have = *buf ? bytes : 0;
+        __atomic_add_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
+    }
+    return *buf;
+}
+
+static void drop(char **buf, size_t *have)
+{
+    free(*buf);
+    __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
+    *buf = NULL;
+    *have = 0;
+}
+
+/* After a call: the communicator keeps its scratch (no page faults next
+ * time) while the process's total stays within coll_tacos_scratch_max_bytes. */
+static void release_scratch(mca_coll_tacos_module_t *m, int all)
+{
+    if (all || __atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > C->scratch_max) {
+        drop(&m->scratch, &m->scratch_bytes);
+        drop(&m->recv_scratch, &m->recv_scratch_bytes);
+    }
+}
+
 /* ---- module object -------------------------------------------------------- */
 
 static void module_construct(mca_coll_tacos_module_t *m)
@@ -42,10 +79,10 @@ static void module_destruct(mca_coll_tacos_module_t *m)
             OBJ_RELEASE(prev[i]);
     for (int i = 0; i < m->ncache; i++)
         tacos_prog_free(m->cache[i].prog);
+    free(m->cache);
     tacos_topo_free(m->topo);
     free(m->cfg.topo_file);
-    free(m->scratch);
-    free(m->recv_scratch);
+    release_scratch(m, 1);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
@@ -84,11 +121,14 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    m->cfg = (mca_coll_tacos_settings_t){C->enable,  C->min_bytes, C->rooted_min_bytes,
-                                         C->chunks,  C->seed,      C->trials,
-                                         C->unwind_degree, C->probe, C->calibrate,
-                                         C->measure, NULL};
-    if (C->topo_file && C->topo_file[0] && !(m->cfg.topo_file = strdup(C->topo_file))) {
+    m->cfg = (mca_coll_tacos_settings_t){C->enable,        C->min_bytes, C->rooted_min_bytes,
+                                         C->chunks,        C->seed,      C->trials,
+                                         C->unwind_degree, C->probe,     C->calibrate,
+                                         C->measure,       C->cache_size > 0 ? C->cache_size : 1,
+                                         C->deterministic, NULL};
+    m->cache = calloc((size_t)m->cfg.cache_size, sizeof *m->cache);
+    if (!m->cache ||
+        (C->topo_file && C->topo_file[0] && !(m->cfg.topo_file = strdup(C->topo_file)))) {
         OBJ_RELEASE(m);
         return NULL;
     }
@@ -105,16 +145,38 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
 
 /* ---- topology ------------------------------------------------------------- */
 
-/* All ranks agree on `ok` and on the 64-bit hash (max over ranks of each of
- * h and ~h equals the local value only when every rank has the same h). */
+/* Whether each of v[0..n) is equal on every rank (eq[i]), with one
+ * max-allreduce of the values and their complements (max of ~v = ~min). */
+static int all_equal(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                     const uint64_t *v, int n, char *eq)
+{
+    uint64_t w[32];
+    for (int i = 0; i < n; i++)
+        w[i] = v[i], w[n + i] = ~v[i];
+    int rc = m->prev_allreduce(MPI_IN_PLACE, w, 2 * n, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
+                               comm, m->prev_allreduce_module);
+    for (int i = 0; i < n; i++)
+        eq[i] = rc == OMPI_SUCCESS && w[i] == ~w[n + i];
+    return rc;
+}
+
+/* All ranks are ok and hold the same 64-bit hash. */
 static int agree(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int ok, uint64_t h,
                  int *agreed)
 {
-    uint64_t v[3] = {ok ? 0 : 1, h, ~h}, r[3];
-    int rc = m->prev_allreduce(v, r, 3, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
-                               m->prev_allreduce_module);
-    *agreed = rc == OMPI_SUCCESS && r[0] == 0 && r[1] == h && r[2] == ~h;
+    uint64_t v[2] = {(uint64_t)ok, h};
+    char eq[2];
+    int rc = all_equal(m, comm, v, 2, eq);
+    *agreed = ok && eq[0] && eq[1];
     return rc;
+}
+
+/* FNV-1a over 64-bit words. */
+static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    return h;
 }
 
 static uint64_t topo_hash(const tacos_topo_t *t)
@@ -125,8 +187,7 @@ static uint64_t topo_hash(const tacos_topo_t *t)
         uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
         memcpy(&v[2], &l->lat_us, 8);
         memcpy(&v[3], &l->bw_gbps, 8);
-        for (int j = 0; j < 4; j++)
-            h = (h ^ v[j]) * 1099511628211ull;
+        h = hash_words(h, v, 4);
     }
     return h;
 }
@@ -134,56 +195,50 @@ static uint64_t topo_hash(const tacos_topo_t *t)
 static uint64_t string_hash(const char *c)
 {
     uint64_t h = 1469598103934665603ull;
-    for (; c && *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (; c && *c; c++) {
+        uint64_t v = (unsigned char)*c;
+        h = hash_words(h, &v, 1);
+    }
     return c ? h : 0;
 }
 
 /* At the first collective on the communicator, every rank (also those with
- * coll_tacos_enable off) learns whether the settings are equal everywhere,
- * with one max-allreduce of each value and its complement.  Any difference:
- * one message naming the parameters, and the previous component for the
- * communicator's lifetime.  Returns 1 when schedules may run. */
-static int settings_agreed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
+ * coll_tacos_enable off) learns whether the settings are equal everywhere.
+ * Any difference: one message naming the parameters, and the previous
+ * component for the communicator's lifetime.  *use: schedules may run.  An
+ * error of the allreduce is returned (a rank alone must not fall back). */
+static int settings_agreed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                           int *use)
 {
+    *use = m->agreed > 0;
     if (m->agreed || m->in_setup)
-        return m->agreed > 0;
+        return OMPI_SUCCESS;
     const mca_coll_tacos_settings_t *c = &m->cfg;
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "topo_file"};
+                                  "cache_size", "topo_file"};
     enum { N = sizeof names / sizeof names[0] };
-    uint64_t v[2 * N] = {(uint64_t)c->enable, (uint64_t)c->min_bytes,
-                         (uint64_t)c->rooted_min_bytes, (uint64_t)c->chunks, (uint64_t)c->seed,
-                         (uint64_t)c->trials, (uint64_t)c->unwind_degree, (uint64_t)c->probe,
-                         (uint64_t)c->calibrate, (uint64_t)c->measure,
-                         string_hash(c->topo_file)};
-    for (int i = 0; i < N; i++)
-        v[N + i] = ~v[i];
+    uint64_t v[N] = {(uint64_t)c->enable, (uint64_t)c->min_bytes, (uint64_t)c->rooted_min_bytes,
+                     (uint64_t)c->chunks, (uint64_t)c->seed, (uint64_t)c->trials,
+                     (uint64_t)c->unwind_degree, (uint64_t)c->probe, (uint64_t)c->calibrate,
+                     (uint64_t)c->measure, (uint64_t)c->cache_size, string_hash(c->topo_file)};
+    char eq[N], differ[256] = "";
     m->in_setup = 1;
-    int rc = m->prev_allreduce(MPI_IN_PLACE, v, 2 * N, &ompi_mpi_uint64_t.dt,
-                               &ompi_mpi_op_max.op, comm, m->prev_allreduce_module);
+    int rc = all_equal(m, comm, v, N, eq);
     m->in_setup = 0;
-    char differ[256] = "";
-    for (int i = 0; rc == OMPI_SUCCESS && i < N; i++)
-        if (v[i] != ~v[N + i]) /* max != min */
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < N; i++)
+        if (!eq[i])
             snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%scoll_tacos_%s",
                      differ[0] ? ", " : "", names[i]);
-    if (rc != OMPI_SUCCESS) {
-        opal_output(0, "coll:tacos: agreeing on the settings failed (%d) on rank %d; falling "
+    if (differ[0] && ompi_comm_rank(comm) == 0)
+        opal_output(0, "coll:tacos: the ranks of communicator %u have different %s; falling "
                        "back to the previous component",
-                    rc, ompi_comm_rank(comm));
-        m->agreed = -1; /* every rank sees the error of the same allreduce */
-    } else if (differ[0]) {
-        if (ompi_comm_rank(comm) == 0)
-            opal_output(0, "coll:tacos: the ranks of communicator %u have different %s; "
-                           "falling back to the previous component",
-                        ompi_comm_get_cid(comm), differ);
-        m->agreed = -1;
-    } else {
-        m->agreed = c->enable ? 1 : -1;
-    }
-    return m->agreed > 0;
+                    ompi_comm_get_cid(comm), differ);
+    m->agreed = !differ[0] && c->enable ? 1 : -1;
+    *use = m->agreed > 0;
+    return OMPI_SUCCESS;
 }
 
 /* Builds the topology once per communicator; -1 state means fall back. */
@@ -209,10 +264,10 @@ static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_
     }
     rc = agree(m, comm, ok, ok ? topo_hash(t) : 0, &agreed);
     if (rc != OMPI_SUCCESS || !agreed) {
-        if (ok)
+        if (ok && rc == OMPI_SUCCESS)
             TRACE(1, "ranks disagree on the topology; falling back");
         tacos_topo_free(t);
-        m->topo_state = -1;
+        m->topo_state = rc == OMPI_SUCCESS ? -1 : 0; /* an error: undecided, returned */
         return rc;
     }
     m->topo = t;
@@ -237,7 +292,7 @@ static uint64_t sched_hash(const tacos_sched_t *s)
         const tacos_xfer_t *x = &s->xfers[i];
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
                      (uint64_t)x->reduce << 63;
-        h = (h ^ v) * 1099511628211ull;
+        h = hash_words(h, &v, 1);
     }
     return h;
 }
@@ -246,20 +301,21 @@ static uint64_t sched_hash(const tacos_sched_t *s)
  * (with *reason) when the call must fall back.  Decided from inputs equal on
  * every rank (the agreed settings and topology, the signature's bytes) and,
  * at first use, agreed. */
-static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                                   tacos_coll_t coll, int root, size_t bytes, int *k,
-                                   const char **reason)
+static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                   tacos_coll_t coll, int root, size_t bytes, int *k, const char **reason,
+                   const tacos_prog_t **out)
 {
+    *out = NULL;
     if (m->in_setup) {
         *reason = "called by the previous component during coll/tacos setup";
-        return NULL;
+        return OMPI_SUCCESS;
     }
     m->in_setup = 1;
     int rc = ensure_topology(m, comm);
     m->in_setup = 0;
     if (rc != OMPI_SUCCESS || m->topo_state < 0) {
         *reason = "no usable topology";
-        return NULL;
+        return rc;
     }
     int size_class = 0;
     while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
@@ -269,7 +325,8 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         if (e->coll == coll && e->root == root && e->size_class == size_class) {
             *k = e->k;
             *reason = "synthesis failed or ranks disagreed earlier";
-            return e->prog;
+            *out = e->prog;
+            return OMPI_SUCCESS;
         }
     }
     /* chunks per rank: the parameter, or the k whose schedule the model says
@@ -318,17 +375,20 @@ static const tacos_prog_t *program(mca_coll_tacos_module_t *m, struct ompi_commu
         tacos_prog_free(p);
         p = NULL;
     }
+    if (rc != OMPI_SUCCESS) /* not decided: returned, nothing cached */
+        return rc;
     mca_coll_tacos_entry_t *slot = &m->cache[m->ncache];
-    if (m->ncache < TACOS_CACHE_MAX) {
+    if (m->ncache < m->cfg.cache_size) {
         m->ncache++;
     } else { /* every rank evicts the same entry: the cache stays identical */
         slot = &m->cache[m->next_evict];
-        m->next_evict = (m->next_evict + 1) % TACOS_CACHE_MAX;
+        m->next_evict = (m->next_evict + 1) % m->cfg.cache_size;
         tacos_prog_free(slot->prog);
     }
     *slot = (mca_coll_tacos_entry_t){coll, root, *k, size_class, p};
     *reason = "synthesis failed or ranks disagreed";
-    return p;
+    *out = p;
+    return OMPI_SUCCESS;
 }
 
 /* ---- transport over the PML ------------------------------------------------ */
@@ -337,6 +397,7 @@ typedef struct {
     struct ompi_communicator_t *comm;
     int tag;
     struct ompi_datatype_t *dtype; /* what reductions combine */
+    ptrdiff_t shift;               /* the executor's unit i starts shift past element i */
     struct ompi_op_t *op;
     mca_coll_tacos_module_t *module;
     int error; /* the first MPI error of the transport (the executor's own
@@ -364,17 +425,6 @@ static int failed(pml_ctx_t *c, int rc)
     if (rc != OMPI_SUCCESS && !c->error)
         c->error = rc;
     return rc != OMPI_SUCCESS;
-}
-
-/* A buffer of at least `bytes` kept in *buf across calls. */
-static char *grow(char **buf, size_t *have, size_t bytes)
-{
-    if (bytes > *have || !*buf) {
-        free(*buf);
-        *buf = fault("alloc") ? NULL : malloc(bytes ? bytes : 1);
-        *have = *buf ? bytes : 0;
-    }
-    return *buf;
 }
 
 static void *recv_space(void *ctx, size_t bytes)
@@ -445,7 +495,7 @@ static void pml_abandon(void *ctx, void *req, int is_send)
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     pml_ctx_t *c = ctx;
-    ompi_op_reduce(c->op, (void *)src, dst, (int)count, c->dtype);
+    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->dtype);
     return OMPI_SUCCESS;
 }
 
@@ -463,8 +513,8 @@ static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 typedef struct {
     struct ompi_datatype_t *unit;
     size_t units, unit_ext, bytes;
-    ptrdiff_t lo; /* scratch for the units: [lo, lo + span) around unit 0 */
-    size_t span;
+    ptrdiff_t shift; /* where element 0's data starts (true lb): the executor
+                      * moves [shift + i*ext, shift + (i+1)*ext) for unit i */
 } view_t;
 
 static size_t type_size(struct ompi_datatype_t *dtype)
@@ -476,13 +526,15 @@ static size_t type_size(struct ompi_datatype_t *dtype)
 
 static const char *too_big(const view_t *v)
 {
-    return v->bytes > INT_MAX || v->span > INT_MAX ? "buffer larger than INT_MAX bytes" : NULL;
+    return v->bytes > INT_MAX || v->units * v->unit_ext > INT_MAX
+               ? "buffer larger than INT_MAX bytes"
+               : NULL;
 }
 
 static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, view_t *v)
 {
     size_t bytes = count * type_size(dtype);
-    *v = (view_t){&ompi_mpi_byte.dt, bytes, 1, bytes, 0, bytes};
+    *v = (view_t){&ompi_mpi_byte.dt, bytes, 1, bytes, 0};
     return too_big(v);
 }
 
@@ -494,28 +546,26 @@ static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
     if (!ompi_op_is_commute(op))
         return "non-commutative op";
-    if (ext <= 0)
-        return "datatype with a non-positive extent";
-    ptrdiff_t all = (ptrdiff_t)count * ext, last = count ? all - ext + tlb + text : 0;
-    ptrdiff_t lo = tlb < 0 ? tlb : 0, hi = last > all ? last : all;
-    *v = (view_t){dtype, count, (size_t)ext, count * type_size(dtype), lo, (size_t)(hi - lo)};
+    if (ext <= 0 || text > ext) /* the same datatype on every rank: the same answer */
+        return "datatype whose elements overlap";
+    *v = (view_t){dtype, count, (size_t)ext, count * type_size(dtype), tlb};
     return too_big(v);
 }
 
-/* buf itself as the units (its unit 0), or NULL where it must be packed. */
+/* buf itself as the units (unit 0's address), or NULL where it must be
+ * packed: the signature's bytes in a row, or elements with nothing between
+ * or around them (not pair types' padding: that is the caller's). */
 static char *direct(const view_t *v, const void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
     ptrdiff_t tlb, text;
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
-    if (v->unit == &ompi_mpi_byte.dt) /* the signature's bytes in a row */
-        return !count ? (char *)buf
-               : ompi_datatype_is_contiguous_memory_layout(dtype, (int)count) ? (char *)buf + tlb
-                                                                              : NULL;
-    /* elements of the datatype, nothing between or around them */
-    return ompi_datatype_is_predefined(dtype) ||
-                   (tlb == 0 && (size_t)text == v->unit_ext &&
-                    type_size(dtype) == v->unit_ext &&
-                    ompi_datatype_is_contiguous_memory_layout(dtype, (int)count))
+    if (!count)
+        return (char *)buf;
+    if (v->unit == &ompi_mpi_byte.dt)
+        return ompi_datatype_is_contiguous_memory_layout(dtype, (int)count) ? (char *)buf + tlb
+                                                                            : NULL;
+    return tlb == 0 && (size_t)text == v->unit_ext && type_size(dtype) == v->unit_ext &&
+                   ompi_datatype_is_contiguous_memory_layout(dtype, (int)count)
                ? (char *)buf
                : NULL;
 }
@@ -524,8 +574,8 @@ static char *direct(const view_t *v, const void *buf, size_t count, struct ompi_
  * returned address. */
 static char *work_space(mca_coll_tacos_module_t *m, const view_t *v)
 {
-    char *w = grow(&m->scratch, &m->scratch_bytes, v->span);
-    return w ? w - v->lo : NULL;
+    char *w = grow(&m->scratch, &m->scratch_bytes, v->units * v->unit_ext);
+    return w ? w - v->shift : NULL;
 }
 
 /* Between a (buffer, count, datatype) and its units in work. */
@@ -555,17 +605,23 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
                struct ompi_op_t *op, int tag, const tacos_exec_opts_t *opts)
 {
     int n = ompi_comm_size(comm);
-    pml_ctx_t ctx = {comm, tag, v->unit, op, m, OMPI_SUCCESS};
+    pml_ctx_t ctx = {comm, tag, v->unit, v->shift, op, m, OMPI_SUCCESS};
     tacos_transport_t tp = {&ctx,        pml_isend, pml_irecv, pml_wait_some, pml_abandon,
                             op_reduce, recv_space};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), v->bytes,
           n, k, p->nops);
-    int rc = tacos_exec_run(p, n, k, block_off, work, v->unit_ext, &tp, opts);
+    tacos_exec_opts_t o = opts ? *opts : (tacos_exec_opts_t){0};
+    o.ordered = m->cfg.deterministic;
+    if (o.input)
+        o.input = (const char *)o.input + v->shift;
+    int rc = tacos_exec_run(p, n, k, block_off, work + v->shift, v->unit_ext, &tp, &o);
     if (rc == TACOS_OK)
         return OMPI_SUCCESS;
-    /* sends abandoned in flight may still read the scratch: leave it to them */
-    m->scratch = NULL;
-    m->scratch_bytes = 0;
+    if (ctx.error) { /* sends abandoned in flight may still read the scratch */
+        __atomic_sub_fetch(&scratch_kept, m->scratch_bytes, __ATOMIC_RELAXED);
+        m->scratch = NULL;
+        m->scratch_bytes = 0;
+    }
     const char *what = ctx.error ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
                                                : "the schedule cannot progress (a coll/tacos bug)";
@@ -603,26 +659,40 @@ static size_t *even_blocks(int n, size_t units)
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-/* The program for a call of `bytes` signature bytes, or NULL with *why:
- * every reason is decided from what is equal on every rank. */
-static const tacos_prog_t *plan(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                                tacos_coll_t coll, int root, size_t bytes, int *k,
-                                const char **why)
+/* The program for a call of `bytes` signature bytes in *p, or NULL with
+ * *why: every reason is decided from what is equal on every rank.  Returns
+ * an error of the agreement collectives (never a reason to fall back: that
+ * rank alone would). */
+static int plan(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
+                int root, size_t bytes, int *k, const char **why, const tacos_prog_t **p)
 {
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
+    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
+    *p = NULL;
     if (*why)
-        return NULL;
-    if (!settings_agreed(m, comm)) {
+        return OMPI_SUCCESS;
+    if ((rc = settings_agreed(m, comm, &use)) != OMPI_SUCCESS)
+        return rc;
+    if (!use) {
         *why = m->in_setup ? "called by the previous component during coll/tacos setup"
                            : "coll/tacos is off or its settings differ between ranks";
-        return NULL;
+        return OMPI_SUCCESS;
     }
     if (bytes < (size_t)(rooted ? m->cfg.rooted_min_bytes : m->cfg.min_bytes)) {
         *why = rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
-        return NULL;
+        return OMPI_SUCCESS;
     }
-    return program(m, comm, coll, root, bytes, k, why);
+    return program(m, comm, coll, root, bytes, k, why, p);
 }
+
+/* Plans; returns an error, falls back, or goes on with p. */
+#define PLAN(m, comm, coll, root, v, k, why, p, name, ...)                                   \
+    do {                                                                                     \
+        int plan_rc_ = plan(m, comm, coll, root, (v).bytes, k, &(why), &(p));                \
+        if (plan_rc_ != OMPI_SUCCESS)                                                        \
+            return plan_rc_;                                                                 \
+        if (!(p))                                                                            \
+            FALLBACK(m, name, why, __VA_ARGS__);                                             \
+    } while (0)
 
 /* ---- collectives ------------------------------------------------------------- */
 
@@ -644,9 +714,8 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     if (!why)
         NOTHING_TO_DO(v);
     int k, n = ompi_comm_size(comm), rc;
-    const tacos_prog_t *p = plan(m, comm, TACOS_ALLREDUCE, 0, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, allreduce, why, sbuf, rbuf, count, dtype, op, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_ALLREDUCE, 0, v, &k, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *out = direct(&v, rbuf, (size_t)count, dtype), *src = direct(&v, in, (size_t)count, dtype);
     size_t *off = even_blocks(n, v.units);
@@ -666,6 +735,7 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
             rc = unpack(&v, work, rbuf, (size_t)count, dtype);
     }
     free(off);
+    release_scratch(m, 0);
     return rc;
 }
 
@@ -692,9 +762,8 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p = plan(m, comm, TACOS_ALLGATHER, 0, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, allgather, why, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_ALLGATHER, 0, v, &k, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     size_t block = v.bytes / (size_t)n;
     ptrdiff_t lb, rext;
     ompi_datatype_get_extent(rdtype, &lb, &rext);
@@ -722,6 +791,7 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     if (rc == OMPI_SUCCESS && !out)
         rc = unpack(&v, work, rbuf, (size_t)rcount * (size_t)n, rdtype);
     free(off);
+    release_scratch(m, 0);
     return rc;
 }
 
@@ -734,9 +804,8 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     const char *why = view_bytes(dtype, (size_t)count, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p = plan(m, comm, TACOS_BROADCAST, root, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, bcast, why, buf, count, dtype, root, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_BROADCAST, root, v, &k, why, p, bcast, buf, count, dtype, root, comm);
     char *at = direct(&v, buf, (size_t)count, dtype), *work = at ? at : work_space(m, &v);
     size_t *off = even_blocks(ompi_comm_size(comm), v.units);
     if (!work || !off) {
@@ -751,6 +820,7 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     if (rc == OMPI_SUCCESS && !at && me != root)
         rc = unpack(&v, work, buf, (size_t)count, dtype);
     free(off);
+    release_scratch(m, 0);
     return rc;
 }
 
@@ -764,15 +834,14 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE, root, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, reduce, why, sbuf, rbuf, count, dtype, op, root, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_REDUCE, root, v, &k, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     /* the root reduces in rbuf where it can, the others in scratch; the
      * input is read in place where it can */
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *src = direct(&v, in, (size_t)count, dtype);
     char *out = me == root ? direct(&v, rbuf, (size_t)count, dtype) : NULL;
-    char *work = out && (src || in == rbuf) ? out : work_space(m, &v);
+    char *work = out && src ? out : work_space(m, &v);
     size_t *off = even_blocks(ompi_comm_size(comm), v.units);
     if (!work || !off) {
         free(off);
@@ -787,6 +856,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (rc == OMPI_SUCCESS && me == root && work != out)
         rc = unpack(&v, work, rbuf, (size_t)count, dtype);
     free(off);
+    release_scratch(m, 0);
     return rc;
 }
 
@@ -824,6 +894,7 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, tacos_coll_t coll,
             rc = unpack(&r, res, rbuf, mine, dtype);
     }
     free(off);
+    release_scratch(m, 0);
     return rc;
 }
 
@@ -838,9 +909,8 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
     const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE_SCATTER, 0, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, reduce_scatter_block, why, sbuf, rbuf, rcount, dtype, op, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
     return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, NULL,
                                  (size_t)rcount, &v, dtype, op, comm,
                                  MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK);
@@ -859,9 +929,8 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     const char *why = view_elements(dtype, total, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p = plan(m, comm, TACOS_REDUCE_SCATTER, 0, v.bytes, &k, &why);
-    if (!p)
-        FALLBACK(m, reduce_scatter, why, sbuf, rbuf, rcounts, dtype, op, comm);
+    const tacos_prog_t *p;
+    PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, rcounts, 0, &v,
                                  dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER);
 }

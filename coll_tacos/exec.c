@@ -53,6 +53,7 @@ typedef struct {
     size_t nfinished, ndone;
     char *in_buf; /* per chunk, with opts->input: the buffer holds it */
     long *direct; /* per chunk, with opts->input: the reduce receive landing in the buffer */
+    long *after;  /* per op: the reduce receive it combines after, or -1 */
 } exec_t;
 
 /* Points e's arrays into base (or, with base NULL, only measures them);
@@ -81,23 +82,13 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(req_op, nops);
     PLACE(req_done, nops);
     PLACE(finished, nops);
+    PLACE(after, nops);
     if (e->opts && e->opts->input) {
         PLACE(in_buf, (size_t)nchunks);
         PLACE(direct, (size_t)nchunks);
     }
 #undef PLACE
     return at;
-}
-
-/* With an input, a reduce receive of a chunk other than its first combines
- * after the first one, which lands straight in the buffer. */
-static long after_direct(const exec_t *e, size_t i)
-{
-    const tacos_op_t *op = &e->p->ops[i];
-    if (!e->direct || op->kind != TACOS_OP_RECV || !op->reduce)
-        return -1;
-    long d = e->direct[op->chunk];
-    return d >= 0 && d != (long)i ? d : -1;
 }
 
 /* Dependency counts and the reverse edges (who waits for whom). */
@@ -107,7 +98,7 @@ static void link_users(exec_t *e)
     size_t n = p->nops;
     memset(e->user_off, 0, (n + 1) * sizeof *e->user_off);
     for (size_t i = 0; i < n; i++) {
-        long d = after_direct(e, i);
+        long d = e->after[i];
         e->pending[i] = p->ops[i].ndeps + (d >= 0);
         for (size_t j = 0; j < p->ops[i].ndeps; j++)
             e->user_off[p->dep[p->ops[i].deps + j]]++;
@@ -117,7 +108,7 @@ static void link_users(exec_t *e)
     for (size_t i = 1; i <= n; i++) /* running sums: user_off[i] = end of i's range */
         e->user_off[i] += e->user_off[i - 1];
     for (size_t i = n; i-- > 0;) { /* filling from the ends leaves the starts */
-        long d = after_direct(e, i);
+        long d = e->after[i];
         for (size_t j = 0; j < p->ops[i].ndeps; j++)
             e->users[--e->user_off[p->dep[p->ops[i].deps + j]]] = i;
         if (d >= 0)
@@ -253,7 +244,7 @@ static int complete_some(exec_t *e)
     if (rc)
         return rc;
     size_t kept = 0;
-    for (size_t r = 0; r < e->nreqs; r++) {
+    for (size_t r = 0; r < e->nreqs; r++) { /* in flight stays; the rest is handled */
         size_t i = e->req_op[r];
         const tacos_op_t *op = &e->p->ops[i];
         if (!e->req_done[r]) {
@@ -261,30 +252,42 @@ static int complete_some(exec_t *e)
             e->req_op[kept++] = i;
         } else if (op->kind == TACOS_OP_RECV && op->reduce) {
             e->state[i] = OP_RECEIVED;
-            if (!e->pending[i] && (rc = combine(e, i)))
-                return rc;
+            if (!rc && !e->pending[i])
+                rc = combine(e, i);
         } else {
             finish(e, i);
         }
     }
     e->nreqs = kept;
-    return release(e);
+    return rc ? rc : release(e);
 }
 
-/* Sets up chunk ranges, the direct receives and scratch space. */
-static int prepare(exec_t *e, int nchunks)
+/* Sets up chunk ranges, the direct receives, the order of combinations
+ * and scratch space.  A reduce receive other than a chunk's direct one
+ * combines after it; in order (opts->ordered), every reduce receive of a
+ * chunk combines after the one before it in the program. */
+static int prepare(exec_t *e, int nchunks, long *last)
 {
     const tacos_prog_t *p = e->p;
     size_t scratch_bytes = 0;
+    int ordered = e->opts && e->opts->ordered;
+    for (int c = 0; c < nchunks; c++)
+        last[c] = -1;
     for (int c = 0; e->direct && c < nchunks; c++)
         e->direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
     for (size_t i = 0; i < p->nops; i++) {
         const tacos_op_t *op = &p->ops[i];
         tacos_exec_chunk(e->block_off, e->k, op->chunk, &e->first[i], &e->len[i]);
+        e->after[i] = -1;
         if (op->kind != TACOS_OP_RECV)
             continue;
         if (e->direct && e->direct[op->chunk] == -2)
             e->direct[op->chunk] = op->reduce ? (long)i : -1;
+        if (op->reduce) {
+            long d = e->direct ? e->direct[op->chunk] : -1;
+            e->after[i] = ordered ? last[op->chunk] : d >= 0 && d != (long)i ? d : -1;
+            last[op->chunk] = (long)i;
+        }
         if (op->reduce && !(e->direct && e->direct[op->chunk] == (long)i))
             scratch_bytes += e->len[i] * e->elem;
     }
@@ -306,11 +309,12 @@ int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_o
     int nchunks = npus * k, rc = 0;
     exec_t e = {.p = p, .tp = tp, .opts = opts, .block_off = block_off, .k = k, .buf = buf,
                 .elem = elem_bytes};
-    char *arrays = calloc(1, lay_out(&e, NULL, p->nops, npus, nchunks) + 1);
+    size_t bytes = lay_out(&e, NULL, p->nops, npus, nchunks);
+    char *arrays = calloc(1, bytes + (size_t)nchunks * sizeof(long) + 1);
     if (!arrays)
         return TACOS_ERR_NOMEM;
     lay_out(&e, arrays, p->nops, npus, nchunks);
-    if ((rc = prepare(&e, nchunks)))
+    if ((rc = prepare(&e, nchunks, (long *)(arrays + bytes))))
         goto out;
     link_users(&e);
     build_queues(&e, npus);

@@ -40,7 +40,8 @@ typedef struct {
  *   chunks nothing wrote are copied from the input only there.
  * - own_src: sends of block own_block read from here (All-Gather's own
  *   block), and overlap runs once right after the first messages are posted,
- *   e.g. to copy that block into place meanwhile. */
+ *   e.g. to copy that block into place meanwhile.
+ * - ordered: see the field. */
 typedef enum { TACOS_KEEP_ALL, TACOS_KEEP_BLOCK, TACOS_KEEP_NONE } tacos_keep_t;
 
 typedef struct {
@@ -51,6 +52,9 @@ typedef struct {
     int own_block;
     void (*overlap)(void *arg);
     void *overlap_arg;
+    /* combine a chunk's arriving reductions in the program's order, not in
+     * arrival order: floating-point results identical from run to run */
+    int ordered;
 } tacos_exec_opts_t;
 
 /*

@@ -36,7 +36,7 @@ const char *tacos_last_error(void);
 /* Two times closer than this are the same event (relative tolerance). */
 /* Sizes every reader and builder refuses beyond (before allocating). */
 #define TACOS_MAX_NPUS 65536
-#define TACOS_MAX_LINKS (1 << 22)
+#define TACOS_MAX_LINKS (1 << 20)
 
 #define TACOS_TIME_EPS(t_us) (1e-9 * ((t_us) > 1.0 ? (t_us) : 1.0))
 

@@ -7,6 +7,7 @@
  * vector derived type, on MPI_COMM_WORLD, a split and a dup.
  * Exit status: number of failures (0 = all good).
  */
+#include <malloc.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -697,6 +698,82 @@ static void check_sig_reduction(MPI_Comm comm, int coll, MPI_Datatype base, size
         MPI_Op_free(&op);
 }
 
+/* Elements whose data lies before or after [0, extent) (a double at -8
+ * or at +8 in an 8-byte extent), through a user op; and the padding of
+ * MPI_DOUBLE_INT (bytes 12..15 of each 16) left as the caller had it. */
+static ptrdiff_t shifted_at;
+
+static void sum_shifted(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        double a, b;
+        memcpy(&a, (char *)in + 8 * i + shifted_at, 8);
+        memcpy(&b, (char *)inout + 8 * i + shifted_at, 8);
+        b += a;
+        memcpy((char *)inout + 8 * i + shifted_at, &b, 8);
+    }
+}
+
+static void check_layouts(MPI_Comm comm)
+{
+    enum { N = 16384 };
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Op op;
+    MPI_Op_create(sum_shifted, 1, &op);
+    for (int at = -8; at <= 8; at += 16) {
+        MPI_Datatype tmp, t;
+        int one = 1;
+        MPI_Aint disp = at;
+        MPI_Datatype dbl = MPI_DOUBLE;
+        MPI_Type_create_struct(1, &one, &disp, &dbl, &tmp);
+        MPI_Type_create_resized(tmp, at < 0 ? at : 0, 8, &t);
+        MPI_Type_commit(&t);
+        shifted_at = at;
+        for (int in_place = 0; in_place <= 1; in_place++) {
+            char *sb = calloc(8 * N + 32, 1), *rb = calloc(8 * N + 32, 1);
+            char *s = sb + 16, *d = rb + 16; /* element i's double at s + 8i + at */
+            for (int i = 0; i < N; i++) {
+                double v = me + i * 0.5;
+                memcpy(s + 8 * i + at, &v, 8);
+            }
+            if (in_place)
+                memcpy(rb, sb, 8 * N + 32);
+            MPI_Allreduce(in_place ? MPI_IN_PLACE : s, d, N, t, op, comm);
+            for (int i = 0; i < N; i++) {
+                double got, want = n * (n - 1) / 2.0 + n * i * 0.5;
+                memcpy(&got, d + 8 * i + at, 8);
+                if (got != want) {
+                    FAIL("allreduce of a double at %+d in an 8-byte extent%s n=%d: element %d = "
+                         "%g, want %g",
+                         at, in_place ? " in place" : "", n, i, got, want);
+                    break;
+                }
+            }
+            free(sb);
+            free(rb);
+        }
+        MPI_Type_free(&tmp);
+        MPI_Type_free(&t);
+    }
+    MPI_Op_free(&op);
+    struct { double v; int i; } *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
+    memset(in, 0, N * sizeof *in);
+    memset(out, GAP, N * sizeof *out);
+    for (int k = 0; k < N; k++)
+        in[k].v = (me * 5 + k) % 7, in[k].i = me;
+    MPI_Allreduce(in, out, N, MPI_DOUBLE_INT, MPI_MINLOC, comm);
+    for (int k = 0; k < N; k++)
+        if (((unsigned char *)&out[k])[12] != GAP || ((unsigned char *)&out[k])[15] != GAP) {
+            FAIL("minloc double_int n=%d: the padding of element %d was written", n, k);
+            break;
+        }
+    free(in);
+    free(out);
+}
+
 static void check_signatures(MPI_Comm comm)
 {
     int n;
@@ -750,26 +827,65 @@ static long rss_kib(void)
     return resident * 4;
 }
 
+/* Bytes the process has allocated with malloc (finer than the RSS). */
+static long heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (long)(mi.uordblks + mi.hblkhd);
+}
+
 /* Thousands of calls and communicator dup/free cycles: memory must not grow
- * (after a warm-up that fills caches and the PML's free lists). */
+ * (after a warm-up that fills caches and the PML's free lists) by more than
+ * 64 bytes a cycle. */
 static void check_leaks(void)
 {
-    enum { COUNT = 40000 };
+    enum { COUNT = 40000, ROUNDS = 3000, WARM = 500 };
     static int s[COUNT], d[COUNT];
-    long before = 0;
-    for (int round = 0; round < 3000; round++) {
+    long before = 0, rss = 0;
+    for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, dup);
         MPI_Bcast(s, COUNT, MPI_INT, round % 2, dup);
         MPI_Comm_free(&dup);
         MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (round == 500)
-            before = rss_kib();
+        if (round == WARM)
+            before = heap_bytes(), rss = rss_kib();
+    }
+    long grown = heap_bytes() - before;
+    if (grown > 64L * (ROUNDS - WARM) || rss_kib() - rss > 2048)
+        FAIL("memory grew by %ld bytes (%ld KiB RSS) over %d dup/allreduce/bcast/free cycles",
+             grown, rss_kib() - rss, ROUNDS - WARM);
+    if (me_world == 0)
+        printf("leak check: heap %+ld bytes over %d cycles\n", grown, ROUNDS - WARM);
+}
+
+/* Many communicators with large buffers: the scratch they keep between
+ * calls is bounded by coll_tacos_scratch_max_bytes for the whole process
+ * (run with it at 16 MiB: 64 communicators x 2 MiB reduce-scatters would
+ * keep about 240 MiB without it). */
+static void check_many_comms(void)
+{
+    enum { NCOMM = 64, COUNT = 1 << 19 };
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Comm c[NCOMM];
+    int *s = calloc((size_t)COUNT * (size_t)n, sizeof *s), *d = calloc(COUNT, sizeof *d);
+    long before = rss_kib();
+    for (int i = 0; i < NCOMM; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+        MPI_Reduce_scatter_block(s, d, COUNT, MPI_INT, MPI_SUM, c[i]);
+        MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i]);
     }
     long grown = rss_kib() - before;
-    if (grown > 2048)
-        FAIL("memory grew by %ld KiB over 2500 dup/allreduce/bcast/free cycles", grown);
+    if (grown > 64 * 1024)
+        FAIL("%d communicators keep %ld KiB", NCOMM, grown);
+    if (me_world == 0)
+        printf("many communicators: %+ld KiB\n", grown);
+    for (int i = 0; i < NCOMM; i++)
+        MPI_Comm_free(&c[i]);
+    free(s);
+    free(d);
 }
 
 /* coll_tacos_enable written through MPI_T decides for communicators created
@@ -807,6 +923,40 @@ static void check_mpit_enable(void)
     }
     MPI_T_cvar_handle_free(&h);
     MPI_T_finalize();
+}
+
+/* Floating-point reductions give the same bits in every call (run with
+ * coll_tacos_deterministic on): sums of values of very different
+ * magnitudes, where the order of the additions shows in the result. */
+static void check_deterministic(void)
+{
+    enum { COUNT = 1 << 17, CALLS = 40 };
+    int n, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    double *s = malloc(COUNT * sizeof *s), *d = malloc(COUNT * sizeof *d),
+           *first = malloc(COUNT * sizeof *first);
+    for (int i = 0; i < COUNT; i++)
+        s[i] = (me % 2 ? 1e16 : 1.0) * (1.0 + 1.0 / (3.0 + i + me)) * (me % 3 ? -1 : 1);
+    int differ = 0, root = n - 1; /* each collective against its own first result */
+    for (int call = 0; call < CALLS; call++) {
+        int reduce = call >= CALLS / 2;
+        if (reduce)
+            MPI_Reduce(s, d, COUNT, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        else
+            MPI_Allreduce(s, d, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (reduce && me != root)
+            continue;
+        if (call == 0 || call == CALLS / 2)
+            memcpy(first, d, COUNT * sizeof *d);
+        else if (memcmp(first, d, COUNT * sizeof *d))
+            differ++;
+    }
+    if (differ)
+        FAIL("%d of %d reductions gave other bits than the first", differ, CALLS);
+    free(s);
+    free(d);
+    free(first);
 }
 
 /* With a fault injected into coll/tacos on one rank (TACOS_FAULT): that
@@ -857,10 +1007,16 @@ int main(int argc, char **argv)
         check_leaks();
     else if (!strcmp(mode, "--mpit"))
         check_mpit_enable();
+    else if (!strcmp(mode, "--many-comms"))
+        check_many_comms();
+    else if (!strcmp(mode, "--deterministic"))
+        check_deterministic();
     else if (!strcmp(mode, "--fault"))
         check_fault();
-    else if (!strcmp(mode, "--signatures"))
+    else if (!strcmp(mode, "--signatures")) {
         check_signatures(MPI_COMM_WORLD);
+        check_layouts(MPI_COMM_WORLD);
+    }
     else
         check_all(strcmp(mode, "--quick") != 0);
     int total;

@@ -192,19 +192,18 @@ static void *run_rank(void *arg)
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
     tacos_transport_t tp = {&j->rt, t_isend, t_irecv, t_wait_some, t_abandon, t_reduce, t_scratch};
-    tacos_exec_opts_t o = {0};
-    const tacos_exec_opts_t *opts = NULL;
+    /* k = 2: reductions combined in program order (the rest: arrival order) */
+    tacos_exec_opts_t o = {.ordered = s->chunks_per_npu == 2};
+    const tacos_exec_opts_t *opts = &o;
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o = (tacos_exec_opts_t){.own_src = j->own, .own_block = me, .overlap = copy_own,
-                                .overlap_arg = j};
-        opts = &o;
+                                .overlap_arg = j, .ordered = o.ordered};
     } else if (s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST && !j->in_place) {
         o.input = j->in;
         o.keep = s->coll == TACOS_REDUCE_SCATTER       ? TACOS_KEEP_BLOCK
                  : s->coll == TACOS_REDUCE && me != s->root ? TACOS_KEEP_NONE
                                                            : TACOS_KEEP_ALL;
         o.keep_block = me;
-        opts = &o;
     }
     j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf, sizeof(int64_t),
                            &tp, opts);

@@ -138,7 +138,7 @@ int main(void)
         for (int i = 1; i < 5000; i++)
             at += sprintf(big + at, ",%d", i);
         sprintf(big + at, "]}]}");
-        expect_bad_topo(big, TACOS_ERR_ARG, "more than the 4194304 a topology may have");
+        expect_bad_topo(big, TACOS_ERR_ARG, "more than the 1048576 a topology may have");
         free(big);
     }
     snprintf(text, sizeof text,

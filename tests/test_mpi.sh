@@ -79,6 +79,25 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
 
+# many communicators with large buffers keep at most
+# coll_tacos_scratch_max_bytes of scratch between calls (the process total)
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_scratch_max_bytes 16777216 \
+    "$CHECK" --many-comms >"$T/out" 2>&1 || { fail "many communicators: exit $?"; tail -5 "$T/out" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "many communicators: scratch not bounded"
+
+# coll_tacos_deterministic: floating-point sums with the same bits in every
+# call, at 4, 5 and 7 ranks and 4 chunks per rank (arrival order differs)
+for np in 4 5 7; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_min_bytes 0 \
+        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_chunks 4 \
+        --mca coll_tacos_deterministic 1 \
+        "$CHECK" --deterministic >"$T/out" 2>&1 || fail "deterministic np=$np: exit $?"
+    grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "deterministic np=$np: bits differ"; grep "^rank" "$T/out" | head -3 >&2; }
+done
+
 # coll_tacos_enable through MPI_T: only the communicator made with it on
 # runs tacos schedules (5 calls per rank)
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
