@@ -59,7 +59,10 @@ static void reg(const char *name, const char *help, mca_base_var_type_t type, in
     (void)mca_base_component_var_register(
         &mca_coll_tacos_component.super.collm_version, name, help, type, NULL, 0,
         how & SETTABLE ? MCA_BASE_VAR_FLAG_SETTABLE : 0, OPAL_INFO_LVL_6,
-        how & ALL_EQ ? MCA_BASE_VAR_SCOPE_ALL_EQ : MCA_BASE_VAR_SCOPE_READONLY, storage);
+        how & ALL_EQ     ? MCA_BASE_VAR_SCOPE_ALL_EQ
+        : how & SETTABLE ? MCA_BASE_VAR_SCOPE_LOCAL
+                         : MCA_BASE_VAR_SCOPE_READONLY,
+        storage);
 }
 
 static void reg_int(const char *name, const char *help, int *storage)
@@ -89,7 +92,9 @@ static int tacos_register(void)
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
-            "0 or less never selects it",
+            "0 or less never selects it. Must be equal on all ranks, as must the coll "
+            "selection itself (--mca coll): a communicator where only some ranks have "
+            "coll/tacos hangs at its first collective, as with any coll component",
             &c->priority);
     reg("enable",
         "Run collectives through coll/tacos schedules (default true); false: every call goes "
@@ -99,11 +104,11 @@ static int tacos_register(void)
         "sends, it must be equal on all ranks of a communicator: they check at its first "
         "collective, and fall back with one message naming the parameters that differ",
         MCA_BASE_VAR_TYPE_BOOL, SETTABLE | ALL_EQ, &c->enable);
-    reg_int("verbose",
-            "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
-            "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
-            "and why)",
-            &c->verbose);
+    reg("verbose",
+        "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
+        "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
+        "and why)",
+        MCA_BASE_VAR_TYPE_INT, READONLY, &c->verbose);
     reg("topo_file",
         "Topology JSON file (the format tacos-synth reads) describing the links between "
         "the communicator's ranks, rank i = NPU i; its NPU count must equal the "

@@ -103,9 +103,16 @@ static int calibrate(mca_coll_tacos_module_t *m, struct ompi_communicator_t *com
             if (pair[cls][0] < 0)
                 pair[cls][0] = i, pair[cls][1] = j;
         }
+    /* every rank learns first whether any lacks the buffer: a partner must
+     * not wait for ping-pongs that never come */
     char *buf = calloc(1, big);
-    double v[4] = {0, 0, 0, 0}, r[4];
-    int failed = !buf;
+    double v[4] = {0, 0, 0, 0}, r[4], lacking = !buf;
+    int failed = m->prev_allreduce(MPI_IN_PLACE, &lacking, 1, &ompi_mpi_double.dt,
+                                   &ompi_mpi_op_max.op, comm, m->prev_allreduce_module);
+    if (failed != OMPI_SUCCESS || lacking > 0) {
+        free(buf);
+        return failed != OMPI_SUCCESS ? failed : OMPI_ERR_OUT_OF_RESOURCE;
+    }
     for (int cls = 0; cls < 2 && !failed; cls++) {
         if (pair[cls][0] < 0)
             continue;
