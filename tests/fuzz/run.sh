@@ -17,9 +17,14 @@ probe=$(ls "$top"/topo_probe/*.c | grep -v tacos_probe_cli)
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$top/synth -I$top/topo_probe -I$top"
 for target in topo sched hwloc; do
     bin=$out/fuzz_$target
+    case $target in
+        topo) src="fuzz_json.c" ;;
+        sched) src="fuzz_json.c -DFUZZ_SCHEDULE" ;;
+        hwloc) src="fuzz_hwloc.c" ;;
+    esac
     # shellcheck disable=SC2086
-    clang $cflags -o "$bin" "$top/tests/fuzz/fuzz_$target.c" $synth $probe \
-        -lcjson -lhwloc -ldl -lm -lpthread
+    (cd "$top/tests/fuzz" && clang $cflags -o "$bin" $src $synth $probe \
+        -lcjson -lhwloc -ldl -lm -lpthread)
     corpus=$out/$target/corpus
     mkdir -p "$corpus" "$out/$target/found"
     case $target in
