@@ -2,7 +2,7 @@
  * Correctness of MPI collectives under whatever coll component runs them
  * (the test script forces coll/tacos): every result element is compared
  * with a reference computed locally from the known inputs of every rank.
- * Sweeps counts, predefined types and ops, MINLOC/MAXLOC pairs, MPI_IN_PLACE,
+ * Sweeps counts, predefined types and ops, roots, MINLOC/MAXLOC pairs, MPI_IN_PLACE,
  * user ops (commutative runs, non-commutative falls back), a contiguous and a
  * vector derived type, on MPI_COMM_WORLD, a split and a dup.
  * Exit status: number of failures (0 = all good).
@@ -185,7 +185,7 @@ static void check_reduction(MPI_Comm comm, int coll, const type_t *t, int o, siz
     for (size_t i = 0; i < total; i++)
         put(t, s, i, input(o, me, i));
     memset(d, 0x5a, total * t->size + 1);
-    int root = n - 1;
+    int root = (int)((count + (size_t)o) % (size_t)n); /* every position, over the sweep */
     void *sb = s;
     if (in_place && (coll != REDUCE || me == root)) {
         memcpy(d, s, total * t->size);
@@ -232,7 +232,7 @@ static void check_allgather_bcast(MPI_Comm comm, size_t count, int in_place)
                  n, i, d[i]);
             break;
         }
-    for (int root = 0; root < n; root += n > 2 ? n - 1 : 1) {
+    for (int root = 0; root < n; root++) {
         for (size_t i = 0; i < count; i++)
             s[i] = me == root ? (int)(i * 7 + 1) : -7;
         MPI_Bcast(s, (int)count, MPI_INT, root, comm);
