@@ -7,6 +7,7 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 
+#include "exec.h"
 #include "tacos_synth.h"
 
 BEGIN_C_DECLS
@@ -38,11 +39,15 @@ typedef struct {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
 
-/* A synthesized program, cached per communicator and key. */
+/* A synthesized program, cached per communicator and key, with what every
+ * call of it needs (made when the ranks agree on it, so a call allocates
+ * nothing but scratch). */
 typedef struct {
     tacos_coll_t coll;
     int root, k, size_class;
-    tacos_prog_t *prog; /* NULL: this key falls back (reason logged once) */
+    tacos_prog_t *prog;  /* NULL: this key falls back (reason logged once) */
+    tacos_exec_t *exec;  /* the executor's state */
+    size_t *off;         /* block offsets, npus + 1 */
 } mca_coll_tacos_entry_t;
 
 

@@ -63,6 +63,13 @@ static void release_scratch(mca_coll_tacos_module_t *m, int all)
 
 /* ---- module object -------------------------------------------------------- */
 
+static void entry_free(mca_coll_tacos_entry_t *e)
+{
+    tacos_exec_free(e->exec);
+    tacos_prog_free(e->prog);
+    free(e->off);
+}
+
 static void module_construct(mca_coll_tacos_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
@@ -78,7 +85,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
         if (prev[i])
             OBJ_RELEASE(prev[i]);
     for (int i = 0; i < m->ncache; i++)
-        tacos_prog_free(m->cache[i].prog);
+        entry_free(&m->cache[i]);
     free(m->cache);
     tacos_topo_free(m->topo);
     free(m->cfg.topo_file);
@@ -303,7 +310,7 @@ static uint64_t sched_hash(const tacos_sched_t *s)
  * at first use, agreed. */
 static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                    tacos_coll_t coll, int root, size_t bytes, int *k, const char **reason,
-                   const tacos_prog_t **out)
+                   const mca_coll_tacos_entry_t **out)
 {
     *out = NULL;
     if (m->in_setup) {
@@ -325,7 +332,7 @@ static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
         if (e->coll == coll && e->root == root && e->size_class == size_class) {
             *k = e->k;
             *reason = "synthesis failed or ranks disagreed earlier";
-            *out = e->prog;
+            *out = e->prog ? e : NULL;
             return OMPI_SUCCESS;
         }
     }
@@ -353,6 +360,14 @@ static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
     if (!ok)
         opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
                     m->topo->name, tacos_last_error());
+    int n = ompi_comm_size(comm);
+    tacos_exec_t *x = NULL;
+    size_t *off = NULL;
+    if (ok && (tacos_exec_new(p, n, *k, &x) || !(off = malloc(((size_t)n + 1) * sizeof *off)))) {
+        opal_output(0, "coll:tacos: out of memory for a %s schedule on rank %d; falling back",
+                    tacos_coll_name(coll), ompi_comm_rank(comm));
+        ok = 0; /* agreed below: every rank falls back */
+    }
     int agreed = 0;
     m->in_setup = 1;
     rc = agree(m, comm, ok, ok ? sched_hash(s) : 0, &agreed);
@@ -371,9 +386,10 @@ static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
         TRACE(5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
               tacos_coll_name(coll), root, *k, (size_t)s->size_bytes, s->nxfers, s->time_us);
     tacos_sched_free(s);
+    mca_coll_tacos_entry_t made = {coll, root, *k, size_class, p, x, off};
     if (rc != OMPI_SUCCESS || !agreed) {
-        tacos_prog_free(p);
-        p = NULL;
+        entry_free(&made);
+        made.prog = NULL, made.exec = NULL, made.off = NULL;
     }
     if (rc != OMPI_SUCCESS) /* not decided: returned, nothing cached */
         return rc;
@@ -383,11 +399,11 @@ static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
     } else { /* every rank evicts the same entry: the cache stays identical */
         slot = &m->cache[m->next_evict];
         m->next_evict = (m->next_evict + 1) % m->cfg.cache_size;
-        tacos_prog_free(slot->prog);
+        entry_free(slot);
     }
-    *slot = (mca_coll_tacos_entry_t){coll, root, *k, size_class, p};
+    *slot = made;
     *reason = "synthesis failed or ranks disagreed";
-    *out = p;
+    *out = slot->prog ? slot : NULL;
     return OMPI_SUCCESS;
 }
 
@@ -477,6 +493,21 @@ static int pml_wait_some(void *ctx, void **reqs, size_t n, char *done)
         return failed(c, OMPI_ERROR);
     for (int i = 0; i < outcount; i++)
         rc |= reap(c, &r[idx[i]], &done[idx[i]]);
+    return rc;
+}
+
+static int pml_test_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    pml_ctx_t *c = ctx;
+    ompi_request_t **r = (ompi_request_t **)reqs;
+    int outcount = 0, idx[64], rc = 0;
+    size_t base = 0;
+    for (; base < n; base += 64) { /* in slices of 64 */
+        int m = (int)(n - base < 64 ? n - base : 64);
+        ompi_request_test_some(m, r + base, &outcount, idx, MPI_STATUSES_IGNORE);
+        for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++)
+            rc |= reap(c, &r[base + idx[i]], &done[base + idx[i]]);
+    }
     return rc;
 }
 
@@ -599,22 +630,25 @@ static int unpack(const view_t *v, const char *work, void *buf, size_t count,
 
 /* ---- running a program -------------------------------------------------------- */
 
-/* Runs p on the units in work, cut into blocks block_off (in units). */
+/* Runs the plan p on the units in work, cut into blocks p->off (in units):
+ * start + wait on the state cached with the program. */
 static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-               const tacos_prog_t *p, int k, const size_t *block_off, char *work, const view_t *v,
-               struct ompi_op_t *op, int tag, const tacos_exec_opts_t *opts)
+               const mca_coll_tacos_entry_t *p, char *work, const view_t *v, struct ompi_op_t *op,
+               int tag, const tacos_exec_opts_t *opts)
 {
     int n = ompi_comm_size(comm);
     pml_ctx_t ctx = {comm, tag, v->unit, v->shift, op, m, OMPI_SUCCESS};
-    tacos_transport_t tp = {&ctx,        pml_isend, pml_irecv, pml_wait_some, pml_abandon,
-                            op_reduce, recv_space};
+    tacos_transport_t tp = {&ctx,        pml_isend,   pml_irecv, pml_wait_some,
+                            pml_test_some, pml_abandon, op_reduce, recv_space};
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), v->bytes,
-          n, k, p->nops);
+          n, p->k, p->prog->nops);
     tacos_exec_opts_t o = opts ? *opts : (tacos_exec_opts_t){0};
     o.ordered = m->cfg.deterministic;
     if (o.input)
         o.input = (const char *)o.input + v->shift;
-    int rc = tacos_exec_run(p, n, k, block_off, work + v->shift, v->unit_ext, &tp, &o);
+    int rc = tacos_exec_start(p->exec, p->off, work + v->shift, v->unit_ext, &tp, &o);
+    if (rc == TACOS_OK)
+        rc = tacos_exec_wait(p->exec);
     if (rc == TACOS_OK)
         return OMPI_SUCCESS;
     if (ctx.error) { /* sends abandoned in flight may still read the scratch */
@@ -633,24 +667,20 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
                                    : OMPI_ERROR;
 }
 
-/* Blocks of counts[r] * scale units (or `each` when counts is NULL). */
-static size_t *sized_blocks(int n, const int *counts, size_t each, size_t scale)
+/* Blocks of counts[r] * scale units (or `each` when counts is NULL), into
+ * off[0..n] (the cached plan's array: no allocation per call). */
+static const size_t *sized_blocks(size_t *off, int n, const int *counts, size_t each, size_t scale)
 {
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
-    if (!off)
-        return NULL;
     off[0] = 0;
     for (int r = 0; r < n; r++)
         off[r + 1] = off[r] + (counts ? (size_t)counts[r] * scale : each);
     return off;
 }
 
-static size_t *even_blocks(int n, size_t units)
+static void even_blocks(size_t *off, int n, size_t units)
 {
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
-    for (int r = 0; off && r <= n; r++)
+    for (int r = 0; r <= n; r++)
         off[r] = units * (size_t)r / (size_t)n;
-    return off;
 }
 
 #define FALLBACK(m, name, why, ...)                                                          \
@@ -664,7 +694,8 @@ static size_t *even_blocks(int n, size_t units)
  * an error of the agreement collectives (never a reason to fall back: that
  * rank alone would). */
 static int plan(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-                int root, size_t bytes, int *k, const char **why, const tacos_prog_t **p)
+                int root, size_t bytes, int *k, const char **why,
+                const mca_coll_tacos_entry_t **p)
 {
     int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
     *p = NULL;
@@ -714,27 +745,24 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     if (!why)
         NOTHING_TO_DO(v);
     int k, n = ompi_comm_size(comm), rc;
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_ALLREDUCE, 0, v, &k, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *out = direct(&v, rbuf, (size_t)count, dtype), *src = direct(&v, in, (size_t)count, dtype);
-    size_t *off = even_blocks(n, v.units);
-    if (!off)
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    even_blocks(p->off, n, v.units);
     if (out && src) { /* the input read in place; rbuf gets each chunk when first written */
         tacos_exec_opts_t opts = {.input = src};
-        rc = run(m, comm, TACOS_ALLREDUCE, p, k, off, out, &v, op, MCA_COLL_BASE_TAG_ALLREDUCE,
+        rc = run(m, comm, TACOS_ALLREDUCE, p, out, &v, op, MCA_COLL_BASE_TAG_ALLREDUCE,
                  src == out ? NULL : &opts);
     } else { /* through scratch */
         char *work = work_space(m, &v);
         rc = !work ? OMPI_ERR_OUT_OF_RESOURCE : pack(&v, in, (size_t)count, dtype, work);
         if (rc == OMPI_SUCCESS)
-            rc = run(m, comm, TACOS_ALLREDUCE, p, k, off, work, &v, op,
+            rc = run(m, comm, TACOS_ALLREDUCE, p, work, &v, op,
                      MCA_COLL_BASE_TAG_ALLREDUCE, NULL);
         if (rc == OMPI_SUCCESS)
             rc = unpack(&v, work, rbuf, (size_t)count, dtype);
     }
-    free(off);
     release_scratch(m, 0);
     return rc;
 }
@@ -762,7 +790,7 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_ALLGATHER, 0, v, &k, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     size_t block = v.bytes / (size_t)n;
     ptrdiff_t lb, rext;
@@ -770,11 +798,9 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     char *out = direct(&v, rbuf, (size_t)rcount * (size_t)n, rdtype);
     char *work = out ? out : work_space(m, &v);
     const char *own = sbuf == MPI_IN_PLACE ? NULL : direct(&v, sbuf, (size_t)scount, sdtype);
-    size_t *off = sized_blocks(n, NULL, block, 0);
-    if (!work || !off) {
-        free(off);
+    sized_blocks(p->off, n, NULL, block, 0);
+    if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     /* the own block: sent straight from sbuf and copied into place while
      * the first messages travel, or packed into place first */
     copy_args_t copy = {work + block * (size_t)me, own, block};
@@ -786,11 +812,10 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
         rc = pack(&v, (char *)rbuf + (ptrdiff_t)me * rcount * rext, (size_t)rcount, rdtype,
                   work + block * (size_t)me);
     if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_ALLGATHER, p, k, off, work, &v, NULL, MCA_COLL_BASE_TAG_ALLGATHER,
+        rc = run(m, comm, TACOS_ALLGATHER, p, work, &v, NULL, MCA_COLL_BASE_TAG_ALLGATHER,
                  own ? &opts : NULL);
     if (rc == OMPI_SUCCESS && !out)
         rc = unpack(&v, work, rbuf, (size_t)rcount * (size_t)n, rdtype);
-    free(off);
     release_scratch(m, 0);
     return rc;
 }
@@ -804,22 +829,19 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     const char *why = view_bytes(dtype, (size_t)count, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_BROADCAST, root, v, &k, why, p, bcast, buf, count, dtype, root, comm);
     char *at = direct(&v, buf, (size_t)count, dtype), *work = at ? at : work_space(m, &v);
-    size_t *off = even_blocks(ompi_comm_size(comm), v.units);
-    if (!work || !off) {
-        free(off);
+    even_blocks(p->off, ompi_comm_size(comm), v.units);
+    if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     if (!at && me == root)
         rc = pack(&v, buf, (size_t)count, dtype, work);
     if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_BROADCAST, p, k, off, work, &v, NULL, MCA_COLL_BASE_TAG_BCAST,
+        rc = run(m, comm, TACOS_BROADCAST, p, work, &v, NULL, MCA_COLL_BASE_TAG_BCAST,
                  NULL);
     if (rc == OMPI_SUCCESS && !at && me != root)
         rc = unpack(&v, work, buf, (size_t)count, dtype);
-    free(off);
     release_scratch(m, 0);
     return rc;
 }
@@ -834,7 +856,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_REDUCE, root, v, &k, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     /* the root reduces in rbuf where it can, the others in scratch; the
      * input is read in place where it can */
@@ -842,20 +864,17 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     char *src = direct(&v, in, (size_t)count, dtype);
     char *out = me == root ? direct(&v, rbuf, (size_t)count, dtype) : NULL;
     char *work = out && src ? out : work_space(m, &v);
-    size_t *off = even_blocks(ompi_comm_size(comm), v.units);
-    if (!work || !off) {
-        free(off);
+    even_blocks(p->off, ompi_comm_size(comm), v.units);
+    if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     tacos_exec_opts_t opts = {.input = src, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
     if (!src || src == work) /* the input in the work buffer already, or packed there */
         rc = src ? OMPI_SUCCESS : pack(&v, in, (size_t)count, dtype, work);
     if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_REDUCE, p, k, off, work, &v, op, MCA_COLL_BASE_TAG_REDUCE,
+        rc = run(m, comm, TACOS_REDUCE, p, work, &v, op, MCA_COLL_BASE_TAG_REDUCE,
                  src && src != work ? &opts : NULL);
     if (rc == OMPI_SUCCESS && me == root && work != out)
         rc = unpack(&v, work, rbuf, (size_t)count, dtype);
-    free(off);
     release_scratch(m, 0);
     return rc;
 }
@@ -864,8 +883,8 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
  * runs in scratch holding the whole input, which it reads from the caller's
  * buffer in place where it can; only the result block is written to rbuf
  * (with MPI_IN_PLACE the rest of rbuf stays as the caller left it). */
-static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, tacos_coll_t coll,
-                                 const tacos_prog_t *p, int k, const void *sbuf, void *rbuf,
+static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const mca_coll_tacos_entry_t *p,
+                                 const void *sbuf, void *rbuf,
                                  const int *counts, size_t each, const view_t *v,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                  struct ompi_communicator_t *comm, int tag)
@@ -873,16 +892,14 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, tacos_coll_t coll,
     int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *src = direct(v, in, v->units, dtype), *work = work_space(m, v);
-    size_t *off = sized_blocks(n, counts, each, 1);
-    if (!work || !off) {
-        free(off);
+    const size_t *off = sized_blocks(p->off, n, counts, each, 1);
+    if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     tacos_exec_opts_t opts = {.input = src, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
     if (!src)
         rc = pack(v, in, v->units, dtype, work);
     if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, coll, p, k, off, work, v, op, tag, src ? &opts : NULL);
+        rc = run(m, comm, TACOS_REDUCE_SCATTER, p, work, v, op, tag, src ? &opts : NULL);
     size_t mine = off[me + 1] - off[me];
     if (rc == OMPI_SUCCESS && mine) {
         view_t r = *v;
@@ -893,7 +910,6 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, tacos_coll_t coll,
         else
             rc = unpack(&r, res, rbuf, mine, dtype);
     }
-    free(off);
     release_scratch(m, 0);
     return rc;
 }
@@ -909,9 +925,9 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
     const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
-    return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, NULL,
+    return reduce_scatter_blocks(m, p, sbuf, rbuf, NULL,
                                  (size_t)rcount, &v, dtype, op, comm,
                                  MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK);
 }
@@ -929,8 +945,8 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     const char *why = view_elements(dtype, total, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const tacos_prog_t *p;
+    const mca_coll_tacos_entry_t *p;
     PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-    return reduce_scatter_blocks(m, TACOS_REDUCE_SCATTER, p, k, sbuf, rbuf, rcounts, 0, &v,
+    return reduce_scatter_blocks(m, p, sbuf, rbuf, rcounts, 0, &v,
                                  dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER);
 }

@@ -83,10 +83,8 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(req_done, nops);
     PLACE(finished, nops);
     PLACE(after, nops);
-    if (e->opts && e->opts->input) {
-        PLACE(in_buf, (size_t)nchunks);
-        PLACE(direct, (size_t)nchunks);
-    }
+    PLACE(in_buf, (size_t)nchunks); /* used with an input only */
+    PLACE(direct, (size_t)nchunks);
 #undef PLACE
     return at;
 }
@@ -236,11 +234,13 @@ static int release(exec_t *e)
     return 0;
 }
 
-/* Waits for at least one message and handles what completed. */
-static int complete_some(exec_t *e)
+/* Waits for at least one message (or, not blocking, looks for any) and
+ * handles what completed. */
+static int complete_some(exec_t *e, int block)
 {
     memset(e->req_done, 0, e->nreqs);
-    int rc = e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
+    int rc = block ? e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done)
+                   : e->tp->test_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
     if (rc)
         return rc;
     size_t kept = 0;
@@ -303,51 +303,145 @@ static int prepare(exec_t *e, int nchunks, long *last)
     return 0;
 }
 
+struct tacos_exec {
+    exec_t e;
+    int npus, nchunks;
+    char *in_buf; /* the arrays used with an input */
+    long *direct, *last;
+    int rc; /* the call's first error */
+};
+
+int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
+{
+    tacos_exec_t *x = calloc(1, sizeof *x);
+    if (!x)
+        return TACOS_ERR_NOMEM;
+    x->npus = npus;
+    x->nchunks = npus * k;
+    x->e = (exec_t){.p = p, .k = k};
+    size_t bytes = lay_out(&x->e, NULL, p->nops, npus, x->nchunks);
+    char *arrays = calloc(1, bytes + (size_t)x->nchunks * sizeof(long) + 1);
+    if (!arrays) {
+        free(x);
+        return TACOS_ERR_NOMEM;
+    }
+    lay_out(&x->e, arrays, p->nops, npus, x->nchunks);
+    x->in_buf = x->e.in_buf;
+    x->direct = x->e.direct;
+    x->last = (long *)(arrays + bytes);
+    *out = x;
+    return TACOS_OK;
+}
+
+void tacos_exec_free(tacos_exec_t *x)
+{
+    if (!x)
+        return;
+    free(x->e.state); /* the first of the arrays */
+    free(x);
+}
+
+/* After an error: what is in flight is abandoned (see exec.h). */
+static int fail(tacos_exec_t *x, int rc)
+{
+    exec_t *e = &x->e;
+    for (size_t r = 0; r < e->nreqs; r++)
+        e->tp->abandon(e->tp->ctx, e->reqs[r], e->p->ops[e->req_op[r]].kind == TACOS_OP_SEND);
+    e->nreqs = 0;
+    return x->rc = rc;
+}
+
+int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t elem_bytes,
+                     const tacos_transport_t *tp, const tacos_exec_opts_t *opts)
+{
+    exec_t *e = &x->e;
+    int input = opts && opts->input, rc = 0;
+    e->tp = tp;
+    e->opts = opts;
+    e->block_off = block_off;
+    e->buf = buf;
+    e->elem = elem_bytes;
+    e->nreqs = e->nfinished = e->ndone = 0;
+    e->in_buf = input ? x->in_buf : NULL;
+    e->direct = input ? x->direct : NULL;
+    x->rc = 0;
+    memset(e->state, OP_WAITING, e->p->nops);
+    if (input)
+        memset(e->in_buf, 0, (size_t)x->nchunks);
+    if ((rc = prepare(e, x->nchunks, x->last)))
+        return fail(x, rc);
+    link_users(e);
+    build_queues(e, x->npus);
+    for (size_t q = 0; q < 2 * (size_t)x->npus && !rc; q++)
+        rc = advance(e, q);
+    if (!rc)
+        rc = release(e);
+    if (rc)
+        return fail(x, rc);
+    if (opts && opts->overlap) /* local work while the first messages travel */
+        opts->overlap(opts->overlap_arg);
+    return 0;
+}
+
+/* Copies the chunks the caller reads that nothing wrote from the input. */
+static void copy_unwritten(tacos_exec_t *x)
+{
+    exec_t *e = &x->e;
+    const tacos_exec_opts_t *o = e->opts;
+    int lo = 0, hi = x->nchunks;
+    if (!e->in_buf)
+        return;
+    if (o->keep == TACOS_KEEP_BLOCK)
+        lo = o->keep_block * e->k, hi = lo + e->k;
+    else if (o->keep == TACOS_KEEP_NONE)
+        hi = 0;
+    for (int c = lo; c < hi; c++)
+        if (!e->in_buf[c]) {
+            size_t first, len;
+            tacos_exec_chunk(e->block_off, e->k, c, &first, &len);
+            memcpy(e->buf + first * e->elem, (const char *)o->input + first * e->elem,
+                   len * e->elem);
+        }
+}
+
+/* One step: blocking, until something completes; else whatever has. */
+static int step(tacos_exec_t *x, int block, int *done)
+{
+    exec_t *e = &x->e;
+    int rc = x->rc;
+    *done = 0;
+    if (!rc && e->ndone < e->p->nops)
+        rc = e->nreqs ? complete_some(e, block)
+                      : TACOS_ERR_INVALID; /* nothing in flight, nothing can go: a bug */
+    if (rc)
+        return x->rc ? rc : fail(x, rc);
+    if (e->ndone == e->p->nops) {
+        copy_unwritten(x);
+        *done = 1;
+    }
+    return 0;
+}
+
+int tacos_exec_progress(tacos_exec_t *x, int *done)
+{
+    return step(x, 0, done);
+}
+
+int tacos_exec_wait(tacos_exec_t *x)
+{
+    int done = 0, rc = 0;
+    while (!rc && !done)
+        rc = step(x, 1, &done);
+    return rc;
+}
+
 int tacos_exec_run(const tacos_prog_t *p, int npus, int k, const size_t *block_off, void *buf,
                    size_t elem_bytes, const tacos_transport_t *tp, const tacos_exec_opts_t *opts)
 {
-    int nchunks = npus * k, rc = 0;
-    exec_t e = {.p = p, .tp = tp, .opts = opts, .block_off = block_off, .k = k, .buf = buf,
-                .elem = elem_bytes};
-    size_t bytes = lay_out(&e, NULL, p->nops, npus, nchunks);
-    char *arrays = calloc(1, bytes + (size_t)nchunks * sizeof(long) + 1);
-    if (!arrays)
-        return TACOS_ERR_NOMEM;
-    lay_out(&e, arrays, p->nops, npus, nchunks);
-    if ((rc = prepare(&e, nchunks, (long *)(arrays + bytes))))
-        goto out;
-    link_users(&e);
-    build_queues(&e, npus);
-    for (size_t q = 0; q < 2 * (size_t)npus && !rc; q++)
-        rc = advance(&e, q);
-    if (!rc)
-        rc = release(&e);
-    if (!rc && opts && opts->overlap) /* local work while the first messages travel */
-        opts->overlap(opts->overlap_arg);
-    while (!rc && e.ndone < p->nops) {
-        if (!e.nreqs) { /* nothing in flight and nothing can go: a schedule bug */
-            rc = TACOS_ERR_INVALID;
-            break;
-        }
-        rc = complete_some(&e);
-    }
-    int kept_lo = 0, kept_hi = nchunks; /* the chunks the caller reads */
-    if (opts && opts->keep == TACOS_KEEP_BLOCK)
-        kept_lo = opts->keep_block * k, kept_hi = kept_lo + k;
-    else if (opts && opts->keep == TACOS_KEEP_NONE)
-        kept_hi = 0;
-    for (int c = kept_lo; !rc && e.in_buf && c < kept_hi; c++) /* ... that nothing wrote */
-        if (!e.in_buf[c]) {
-            size_t first, len;
-            tacos_exec_chunk(block_off, k, c, &first, &len);
-            memcpy((char *)buf + first * elem_bytes,
-                   (const char *)opts->input + first * elem_bytes, len * elem_bytes);
-        }
-out:
-    /* on an error, nothing in flight may land in or read freed memory, and
-     * nothing may wait for peers that wait for this rank */
-    for (size_t r = 0; rc && r < e.nreqs; r++)
-        tp->abandon(tp->ctx, e.reqs[r], p->ops[e.req_op[r]].kind == TACOS_OP_SEND);
-    free(arrays);
+    tacos_exec_t *x;
+    int rc = tacos_exec_new(p, npus, k, &x);
+    if (!rc && !(rc = tacos_exec_start(x, block_off, buf, elem_bytes, tp, opts)))
+        rc = tacos_exec_wait(x);
+    tacos_exec_free(x);
     return rc;
 }

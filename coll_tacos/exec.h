@@ -20,6 +20,8 @@ typedef struct {
      * the completed ones (and forget them), also when one of them failed
      * (the error is returned). */
     int (*wait_some)(void *ctx, void **reqs, size_t n, char *done);
+    /* The same without blocking: done may stay all 0 (nonblocking use). */
+    int (*test_some)(void *ctx, void **reqs, size_t n, char *done);
     /* After an error: give up a request still in flight without blocking on
      * peers (a receive is cancelled, a send left to finish on its own; its
      * buffer must stay allocated). */
@@ -66,7 +68,26 @@ typedef struct {
  * in flight is abandoned (never waited for: the peers may be waiting for
  * this rank), so sends may still read the buffer and its sources after the
  * return: the caller must not free or reuse them.
+ *
+ * The state lives on the heap, allocated once per program (tacos_exec_new:
+ * the only allocation; a caller can make it where every rank agrees, e.g.
+ * with the program it caches) and reused by each call:
+ *   tacos_exec_start  posts what can go at once (the only step that may need
+ *                     scratch from the transport);
+ *   tacos_exec_progress  handles what completed, never blocking (transport
+ *                     test_some); *done = 1 at the end;
+ *   tacos_exec_wait   the same, blocking (wait_some) until the end.
+ * The buffers, block_off, the transport and opts must stay valid until the
+ * end.  tacos_exec_run = new + start + wait + free.
  */
+typedef struct tacos_exec tacos_exec_t;
+
+int tacos_exec_new(const tacos_prog_t *prog, int npus, int chunks_per_npu, tacos_exec_t **out);
+void tacos_exec_free(tacos_exec_t *x);
+int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t elem_bytes,
+                     const tacos_transport_t *tp, const tacos_exec_opts_t *opts);
+int tacos_exec_progress(tacos_exec_t *x, int *done);
+int tacos_exec_wait(tacos_exec_t *x);
 int tacos_exec_run(const tacos_prog_t *prog, int npus, int chunks_per_npu,
                    const size_t *block_off, void *buf, size_t elem_bytes,
                    const tacos_transport_t *tp, const tacos_exec_opts_t *opts);

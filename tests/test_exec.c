@@ -9,6 +9,7 @@
  * that they come back from every rank without a hang.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -134,6 +135,21 @@ static int t_wait_some(void *ctx, void **reqs, size_t n, char *done)
     return rc;
 }
 
+static int t_test_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    world_t *w = ((rank_t *)ctx)->w;
+    int any = 0;
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < n; i++)
+        if (((msg_t *)reqs[i])->done)
+            done[i] = 1, any = 1;
+    int failed = w->failed;
+    pthread_mutex_unlock(&w->mu);
+    if (!any)
+        sched_yield();
+    return !any && failed ? ERR_WAIT : 0;
+}
+
 static void t_abandon(void *ctx, void *req, int is_send)
 {
     (void)is_send;
@@ -171,8 +187,24 @@ typedef struct {
     const size_t *off;
     int in_place;
     int64_t *in, *buf, *own; /* own: All-Gather's own block, sent from here */
-    int rc;
+    int rc, calls;           /* calls: 2 runs the same state twice (k = 3) */
+    pthread_barrier_t *barrier;
 } job_t;
+
+/* The buffer as the caller hands it over: garbage where results go, the
+ * input where the collective reads it in place. */
+static void reset_buffers(job_t *j)
+{
+    const tacos_sched_t *s = j->s;
+    int r = j->rt.rank;
+    size_t total = j->off[s->npus];
+    for (size_t i = 0; i < total; i++)
+        j->buf[i] = -1;
+    if (j->in_place && s->coll == TACOS_ALLGATHER)
+        memcpy(j->buf + j->off[r], j->own, (j->off[r + 1] - j->off[r]) * sizeof(int64_t));
+    else if (j->in_place || (s->coll == TACOS_BROADCAST && r == s->root))
+        memcpy(j->buf, j->in, total * sizeof(int64_t));
+}
 
 static int64_t value(int r, size_t i)
 {
@@ -191,7 +223,7 @@ static void *run_rank(void *arg)
     job_t *j = arg;
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
-    tacos_transport_t tp = {&j->rt, t_isend, t_irecv, t_wait_some, t_abandon, t_reduce, t_scratch};
+    tacos_transport_t tp = {&j->rt, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce, t_scratch};
     /* k = 2: reductions combined in program order (the rest: arrival order) */
     tacos_exec_opts_t o = {.ordered = s->chunks_per_npu == 2};
     const tacos_exec_opts_t *opts = &o;
@@ -205,8 +237,26 @@ static void *run_rank(void *arg)
                                                            : TACOS_KEEP_ALL;
         o.keep_block = me;
     }
-    j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf, sizeof(int64_t),
-                           &tp, opts);
+    if (s->chunks_per_npu != 3) {
+        j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf,
+                               sizeof(int64_t), &tp, opts);
+        return NULL;
+    }
+    /* k = 3: the nonblocking form, a state made once and used twice */
+    tacos_exec_t *x;
+    int done = 0;
+    j->rc = tacos_exec_new(j->prog, s->npus, s->chunks_per_npu, &x);
+    for (int call = 0; call < j->calls && !j->rc; call++) {
+        if (call) { /* the second call starts from the same inputs */
+            pthread_barrier_wait(j->barrier);
+            reset_buffers(j);
+            pthread_barrier_wait(j->barrier);
+        }
+        j->rc = tacos_exec_start(x, j->off, j->buf, sizeof(int64_t), &tp, opts);
+        for (done = 0; !j->rc && !done;)
+            j->rc = tacos_exec_progress(x, &done);
+    }
+    tacos_exec_free(x);
     return NULL;
 }
 
@@ -238,26 +288,24 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     w.recv_tail = calloc(pairs, sizeof(msg_t *));
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, (unsigned)n);
     job_t *jobs = calloc((size_t)n, sizeof *jobs);
     pthread_t *th = calloc((size_t)n, sizeof *th);
     int64_t *sum = calloc(total + 1, sizeof *sum);
     for (int r = 0; r < n; r++) {
         job_t *j = &jobs[r];
-        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0}, .off = off, .in_place = in_place};
+        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0}, .off = off, .in_place = in_place,
+                     .calls = fail_at >= 0 ? 1 : 2, .barrier = &barrier};
         CHECK_OK(tacos_sched_program(s, r, &j->prog));
         j->in = malloc((total + 1) * sizeof(int64_t));
         j->buf = malloc((total + 1) * sizeof(int64_t));
         j->own = malloc((off[r + 1] - off[r] + 1) * sizeof(int64_t));
-        for (size_t i = 0; i < total; i++) {
+        for (size_t i = 0; i < total; i++)
             j->in[i] = value(r, i);
-            j->buf[i] = -1; /* garbage where the result goes */
-        }
         for (size_t i = off[r]; i < off[r + 1]; i++)
             j->own[i - off[r]] = value(r, i);
-        if (in_place && s->coll == TACOS_ALLGATHER)
-            memcpy(j->buf + off[r], j->own, (off[r + 1] - off[r]) * sizeof(int64_t));
-        else if (in_place || (s->coll == TACOS_BROADCAST && r == s->root))
-            memcpy(j->buf, j->in, total * sizeof(int64_t));
+        reset_buffers(j);
         for (size_t i = 0; i < total; i++)
             sum[i] += value(r, i);
     }
@@ -321,6 +369,7 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     free(w.recv_tail);
     pthread_mutex_destroy(&w.mu);
     pthread_cond_destroy(&w.cv);
+    pthread_barrier_destroy(&barrier);
     free(jobs);
     free(th);
     free(sum);
@@ -385,7 +434,7 @@ int main(void)
     int64_t buf[8] = {0};
     world_t w = {.n = 2};
     rank_t me = {&w, 0, NULL, 0};
-    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_abandon, t_reduce, t_scratch};
+    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce, t_scratch};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
           "a send waiting for itself was not refused");
     return check_report("test_exec");
