@@ -106,7 +106,7 @@ static int calibrate(mca_coll_tacos_module_t *m, struct ompi_communicator_t *com
     /* every rank learns first whether any lacks the buffer: a partner must
      * not wait for ping-pongs that never come */
     char *buf = calloc(1, big);
-    double v[4] = {0, 0, 0, 0}, r[4], lacking = !buf;
+    double v[5] = {0, 0, 0, 0, 0}, r[5], lacking = !buf;
     int failed = m->prev_allreduce(MPI_IN_PLACE, &lacking, 1, &ompi_mpi_double.dt,
                                    &ompi_mpi_op_max.op, comm, m->prev_allreduce_module);
     if (failed != OMPI_SUCCESS || lacking > 0) {
@@ -125,10 +125,11 @@ static int calibrate(mca_coll_tacos_module_t *m, struct ompi_communicator_t *com
         }
     }
     free(buf);
-    int rc = m->prev_allreduce(v, r, 4, &ompi_mpi_double.dt, &ompi_mpi_op_max.op, comm,
+    v[4] = failed; /* a failed ping-pong: every rank keeps the probed figures */
+    int rc = m->prev_allreduce(v, r, 5, &ompi_mpi_double.dt, &ompi_mpi_op_max.op, comm,
                                m->prev_allreduce_module);
-    if (rc != OMPI_SUCCESS || failed)
-        return failed ? OMPI_ERROR : rc;
+    if (rc != OMPI_SUCCESS || r[4] > 0)
+        return rc != OMPI_SUCCESS ? rc : OMPI_ERROR;
     const int classes[2] = {TACOS_CLASS_SHM, TACOS_CLASS_NET};
     for (int cls = 0; cls < 2; cls++) {
         if (!(r[2 * cls + 1] > 0))

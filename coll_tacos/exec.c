@@ -239,10 +239,9 @@ static int release(exec_t *e)
 static int complete_some(exec_t *e, int block)
 {
     memset(e->req_done, 0, e->nreqs);
+    /* what completed is handled (and forgotten) also when one failed */
     int rc = block ? e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done)
                    : e->tp->test_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
-    if (rc)
-        return rc;
     size_t kept = 0;
     for (size_t r = 0; r < e->nreqs; r++) { /* in flight stays; the rest is handled */
         size_t i = e->req_op[r];
@@ -303,12 +302,15 @@ static int prepare(exec_t *e, int nchunks, long *last)
     return 0;
 }
 
+enum { IDLE, RUNNING, DONE, FAILED };
+
 struct tacos_exec {
     exec_t e;
     int npus, nchunks;
+    char *arrays; /* every array, one allocation */
     char *in_buf; /* the arrays used with an input */
     long *direct, *last;
-    int rc; /* the call's first error */
+    int phase, rc; /* rc: the failed call's first error */
 };
 
 int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
@@ -326,6 +328,7 @@ int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
         return TACOS_ERR_NOMEM;
     }
     lay_out(&x->e, arrays, p->nops, npus, x->nchunks);
+    x->arrays = arrays;
     x->in_buf = x->e.in_buf;
     x->direct = x->e.direct;
     x->last = (long *)(arrays + bytes);
@@ -337,7 +340,7 @@ void tacos_exec_free(tacos_exec_t *x)
 {
     if (!x)
         return;
-    free(x->e.state); /* the first of the arrays */
+    free(x->arrays);
     free(x);
 }
 
@@ -348,6 +351,7 @@ static int fail(tacos_exec_t *x, int rc)
     for (size_t r = 0; r < e->nreqs; r++)
         e->tp->abandon(e->tp->ctx, e->reqs[r], e->p->ops[e->req_op[r]].kind == TACOS_OP_SEND);
     e->nreqs = 0;
+    x->phase = FAILED;
     return x->rc = rc;
 }
 
@@ -356,6 +360,9 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
 {
     exec_t *e = &x->e;
     int input = opts && opts->input, rc = 0;
+    if (x->phase == RUNNING) /* its requests are in flight: not to be lost */
+        return TACOS_ERR_INVALID;
+    x->phase = RUNNING;
     e->tp = tp;
     e->opts = opts;
     e->block_off = block_off;
@@ -404,19 +411,24 @@ static void copy_unwritten(tacos_exec_t *x)
         }
 }
 
-/* One step: blocking, until something completes; else whatever has. */
+/* One step: blocking, until something completes; else whatever has.  A
+ * finished call stays done (its buffers are the caller's again), a failed
+ * one failed, one never started is an error. */
 static int step(tacos_exec_t *x, int block, int *done)
 {
     exec_t *e = &x->e;
-    int rc = x->rc;
-    *done = 0;
-    if (!rc && e->ndone < e->p->nops)
+    *done = x->phase == DONE;
+    if (x->phase != RUNNING)
+        return x->phase == FAILED ? x->rc : x->phase == IDLE ? TACOS_ERR_INVALID : 0;
+    int rc = 0;
+    if (e->ndone < e->p->nops)
         rc = e->nreqs ? complete_some(e, block)
                       : TACOS_ERR_INVALID; /* nothing in flight, nothing can go: a bug */
     if (rc)
-        return x->rc ? rc : fail(x, rc);
+        return fail(x, rc);
     if (e->ndone == e->p->nops) {
         copy_unwritten(x);
+        x->phase = DONE;
         *done = 1;
     }
     return 0;

@@ -78,7 +78,10 @@ typedef struct {
  *                     test_some); *done = 1 at the end;
  *   tacos_exec_wait   the same, blocking (wait_some) until the end.
  * The buffers, block_off, the transport and opts must stay valid until the
- * end.  tacos_exec_run = new + start + wait + free.
+ * end; afterwards progress/wait only say done (or the error again), and a
+ * new start is refused while a call runs.  One state serves one call at a
+ * time: concurrent calls of one program need states of their own.
+ * tacos_exec_run = new + start + wait + free.
  */
 typedef struct tacos_exec tacos_exec_t;
 

@@ -218,44 +218,75 @@ static void copy_own(void *arg)
     memcpy(j->buf + j->off[me], j->own, (j->off[me + 1] - j->off[me]) * sizeof(int64_t));
 }
 
+/* The options a caller gives for this rank's call; k = 2, 3: reductions
+ * combined in program order (k = 1: arrival order). */
+static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
+{
+    const tacos_sched_t *s = j->s;
+    int me = j->rt.rank;
+    *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2};
+    if (s->coll == TACOS_ALLGATHER && !j->in_place) {
+        o->own_src = j->own;
+        o->own_block = me;
+        o->overlap = copy_own;
+        o->overlap_arg = j;
+    } else if (s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST && !j->in_place) {
+        o->input = j->in;
+        o->keep = s->coll == TACOS_REDUCE_SCATTER            ? TACOS_KEEP_BLOCK
+                  : s->coll == TACOS_REDUCE && me != s->root ? TACOS_KEEP_NONE
+                                                             : TACOS_KEEP_ALL;
+        o->keep_block = me;
+    }
+    return o;
+}
+
 static void *run_rank(void *arg)
 {
     job_t *j = arg;
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
-    tacos_transport_t tp = {&j->rt, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce, t_scratch};
-    /* k = 2: reductions combined in program order (the rest: arrival order) */
-    tacos_exec_opts_t o = {.ordered = s->chunks_per_npu == 2};
-    const tacos_exec_opts_t *opts = &o;
-    if (s->coll == TACOS_ALLGATHER && !j->in_place) {
-        o = (tacos_exec_opts_t){.own_src = j->own, .own_block = me, .overlap = copy_own,
-                                .overlap_arg = j, .ordered = o.ordered};
-    } else if (s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST && !j->in_place) {
-        o.input = j->in;
-        o.keep = s->coll == TACOS_REDUCE_SCATTER       ? TACOS_KEEP_BLOCK
-                 : s->coll == TACOS_REDUCE && me != s->root ? TACOS_KEEP_NONE
-                                                           : TACOS_KEEP_ALL;
-        o.keep_block = me;
-    }
+    tacos_transport_t tp = {&j->rt,    t_isend,   t_irecv,  t_wait_some,
+                            t_test_some, t_abandon, t_reduce, t_scratch};
+    tacos_exec_opts_t o;
+    const tacos_exec_opts_t *opts = rank_opts(j, &o);
     if (s->chunks_per_npu != 3) {
         j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf,
                                sizeof(int64_t), &tp, opts);
         return NULL;
     }
-    /* k = 3: the nonblocking form, a state made once and used twice */
-    tacos_exec_t *x;
-    int done = 0;
-    j->rc = tacos_exec_new(j->prog, s->npus, s->chunks_per_npu, &x);
-    for (int call = 0; call < j->calls && !j->rc; call++) {
-        if (call) { /* the second call starts from the same inputs */
+    /* k = 3: the nonblocking form, a state made once and used twice (the
+     * first call with the other in-place setting where there is one) */
+    tacos_exec_t *x = NULL;
+    int done = 0, rc = tacos_exec_new(j->prog, s->npus, s->chunks_per_npu, &x);
+    int toggle = s->coll != TACOS_BROADCAST && j->calls == 2;
+    for (int call = 0; call < j->calls; call++) {
+        if (call) { /* every rank takes both barriers, whatever happened */
             pthread_barrier_wait(j->barrier);
             reset_buffers(j);
             pthread_barrier_wait(j->barrier);
+        } else if (toggle) {
+            j->in_place = !j->in_place;
+            reset_buffers(j);
+            opts = rank_opts(j, &o);
         }
-        j->rc = tacos_exec_start(x, j->off, j->buf, sizeof(int64_t), &tp, opts);
-        for (done = 0; !j->rc && !done;)
-            j->rc = tacos_exec_progress(x, &done);
+        if (rc)
+            continue;
+        rc = tacos_exec_start(x, j->off, j->buf, sizeof(int64_t), &tp, opts);
+        if (!rc && j->prog->nops) /* a state with a call in flight is not started again */
+            CHECK(tacos_exec_start(x, j->off, j->buf, sizeof(int64_t), &tp, opts) ==
+                      TACOS_ERR_INVALID,
+                  "rank %d: a second start during a call was accepted", me);
+        for (done = 0; !rc && !done;)
+            rc = tacos_exec_progress(x, &done);
+        if (!rc) /* after the end: done again, nothing touched */
+            CHECK(tacos_exec_progress(x, &done) == 0 && done, "rank %d: progress after done",
+                  me);
+        if (call == 0 && toggle) {
+            j->in_place = !j->in_place;
+            opts = rank_opts(j, &o);
+        }
     }
+    j->rc = rc;
     tacos_exec_free(x);
     return NULL;
 }
