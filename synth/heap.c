@@ -13,17 +13,6 @@ static int less(const tacos_heap_item_t *a, const tacos_heap_item_t *b)
     return a->id < b->id;
 }
 
-void *tacos_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return v;
-    size_t c = *cap ? 2 * *cap : first;
-    void *p = realloc(v, c * elem);
-    if (p)
-        *cap = c;
-    return p;
-}
-
 int tacos_heap_push(tacos_heap_t *h, tacos_heap_item_t it)
 {
     tacos_heap_item_t *v = tacos_grow(h->v, &h->cap, h->n, sizeof *v, 8);

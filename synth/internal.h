@@ -3,6 +3,7 @@
 #define TACOS_INTERNAL_H
 
 #include <stdint.h>
+#include "grow.h"
 #include "tacos_synth.h"
 
 #if defined(__GNUC__)
@@ -11,8 +12,11 @@
 #define TACOS_PRINTF(f, a)
 #endif
 
-/* Records the message for tacos_last_error() and returns `code`. */
-int tacos_error(int code, const char *fmt, ...) TACOS_PRINTF(2, 3);
+/* Everything below stays inside the library: not exported from
+ * libtacos-synth.so (tacos_error is public: tacos_synth.h). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
 
 /* xoshiro256** seeded through splitmix64: same seed, same stream, on every
  * machine. */
@@ -56,10 +60,6 @@ static inline int tacos_popcount64(uint64_t x)
 }
 static inline int tacos_ctz64(uint64_t x) { return __builtin_ctzll(x); }
 
-/* Room for one more element in a growable array v of *cap slots, n used
- * (doubling, from `first` slots): returns the array, moved or not, or NULL
- * when out of memory (v is then left as it was). */
-void *tacos_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* Binary min-heap of (k1, k2, id), lexicographic; grows as needed (zero-
  * initialize, free v). */
@@ -105,5 +105,9 @@ int tacos_topo_from_cjson(const struct cJSON *root, const char *where, int expec
 /* Parses JSON text (a file) with errors naming `where` (the path). */
 int tacos_json_parse(const char *text, const char *where, struct cJSON **out);
 int tacos_json_read_file(const char *path, struct cJSON **out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -162,7 +162,7 @@ static int from_cjson(const cJSON *root, const char *where, tacos_sched_t **out)
 
 int tacos_sched_from_json(const char *text, const char *where, tacos_sched_t **out)
 {
-    cJSON *root;
+    cJSON *root = NULL;
     int rc = tacos_json_parse(text, where, &root);
     if (rc)
         return rc;
@@ -173,7 +173,7 @@ int tacos_sched_from_json(const char *text, const char *where, tacos_sched_t **o
 
 int tacos_sched_read_file(const char *path, tacos_sched_t **out)
 {
-    cJSON *root;
+    cJSON *root = NULL;
     int rc = tacos_json_read_file(path, &root);
     if (rc)
         return rc;

@@ -32,6 +32,14 @@ enum {
 
 /* Message of the last error raised by this thread (never NULL). */
 const char *tacos_last_error(void);
+/* Records the message tacos_last_error() returns and returns `code`: for
+ * libraries built on this one (libtacos-probe), so one message reaches the
+ * caller whichever library failed. */
+int tacos_error(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Two times closer than this are the same event (relative tolerance). */
 /* Sizes every reader and builder refuses beyond (before allocating). */

@@ -4,11 +4,19 @@
 
 #include "internal.h"
 
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* Moves chunks over `topo` (finalized) until every NPU holds its `post`
  * chunks, starting from `pre` (both [npus][TACOS_WORDS(nchunks)] bitsets).
  * Appends copy transfers to `out` in start order; *time_us is the finish. */
 int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
                      const uint64_t *pre, const uint64_t *post, uint64_t seed,
                      tacos_sched_t *out, double *time_us);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

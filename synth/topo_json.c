@@ -266,7 +266,7 @@ int tacos_json_read_file(const char *path, cJSON **out)
 
 int tacos_topo_from_json(const char *text, const char *where, tacos_topo_t **out)
 {
-    cJSON *root;
+    cJSON *root = NULL;
     int rc = tacos_json_parse(text, where, &root);
     if (rc)
         return rc;
@@ -313,7 +313,7 @@ int tacos_read_text(const char *path, char **out)
 
 int tacos_topo_read_file_npus(const char *path, int npus, tacos_topo_t **out)
 {
-    cJSON *root;
+    cJSON *root = NULL;
     int rc = tacos_json_read_file(path, &root);
     if (rc)
         return rc;

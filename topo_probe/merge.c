@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "grow.h"
 #include "probe_internal.h"
 
 typedef struct {

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "grow.h"
 #include "probe_internal.h"
 
 #define SMALL_BYTES 8

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "probe_internal.h"
 
 void tacos_probe_opts_init(tacos_probe_opts_t *o)

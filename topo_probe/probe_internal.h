@@ -4,6 +4,11 @@
 
 #include "tacos_probe.h"
 
+/* Not exported from libtacos-probe.so. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* The default model's figures (README "Topology probing"): used where no
  * source measured anything. */
 #define TACOS_DEFAULT_SHM_LAT_US 0.5
@@ -27,5 +32,9 @@ int tacos_probe_nvml(tacos_probe_record_t *r, char (*busids)[16], int ngpus);
 /* Latency and bandwidth of the shared-memory and network transports UCT
  * offers (dlopen of `lib`); classes it has nothing for keep their figures. */
 int tacos_probe_ucx(tacos_probe_record_t *r, const char *lib);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

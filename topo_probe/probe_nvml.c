@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
 #include "probe_internal.h"
 
 typedef struct nvml_device *nvml_device_t;

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <uct/api/uct.h>
 
-#include "internal.h"
 #include "probe_internal.h"
 
 typedef struct {

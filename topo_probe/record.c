@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "probe_internal.h"
 
 const char *tacos_probe_src_name(int src)
