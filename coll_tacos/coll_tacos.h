@@ -7,7 +7,7 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 
-#include "exec.h"
+#include "tacos_comm.h"
 #include "tacos_synth.h"
 
 BEGIN_C_DECLS
@@ -39,28 +39,6 @@ typedef struct {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
 
-/* A synthesized program, cached per communicator and key, with what every
- * call of it needs (made when the ranks agree on it, so a call allocates
- * nothing but scratch). */
-typedef struct {
-    tacos_coll_t coll;
-    int root, k, size_class;
-    tacos_prog_t *prog;  /* NULL: this key falls back (reason logged once) */
-    tacos_exec_t *exec;  /* the executor's state */
-    size_t *off;         /* block offsets, npus + 1 */
-} mca_coll_tacos_entry_t;
-
-
-/* The parameters that decide which messages a rank sends, captured when the
- * communicator is created and agreed by every rank at its first collective
- * (MPMD app contexts, per-node files and MPI_T writes can make them differ). */
-typedef struct {
-    int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
-    int probe, calibrate, measure, cache_size;
-    int deterministic; /* local: combine order only, no message changes */
-    char *topo_file; /* NULL: probe */
-} mca_coll_tacos_settings_t;
-
 typedef struct {
     mca_coll_base_module_t super;
     /* the previous component's functions, used for fallback and setup */
@@ -76,16 +54,8 @@ typedef struct {
     mca_coll_base_module_t *prev_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
-    mca_coll_tacos_settings_t cfg;
-    int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
-    tacos_topo_t *topo; /* built at the first collective that runs a schedule */
-    int topo_state;     /* 0 not yet, 1 ready, -1 unusable (fall back) */
-    mca_coll_tacos_entry_t *cache; /* cfg.cache_size entries */
-    int ncache, next_evict;        /* full: replace the oldest entry */
-    /* set while setting up (topology, agreement): the previous component may
-     * build its collectives from others (basic: allgather = gather + bcast)
-     * and call back into ours, which must then fall back */
-    int in_setup;
+    struct ompi_communicator_t *comm;
+    tacos_comm_t *core; /* settings, topology, schedules: the MPI-neutral part */
     char *scratch; /* work buffer reused across calls */
     size_t scratch_bytes;
     char *recv_scratch; /* the executor's space for arriving reductions */

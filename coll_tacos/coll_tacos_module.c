@@ -19,7 +19,6 @@
 #include "ompi/request/request.h"
 
 #include "coll_tacos.h"
-#include "exec.h"
 
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
@@ -63,13 +62,6 @@ static void release_scratch(mca_coll_tacos_module_t *m, int all)
 
 /* ---- module object -------------------------------------------------------- */
 
-static void entry_free(mca_coll_tacos_entry_t *e)
-{
-    tacos_exec_free(e->exec);
-    tacos_prog_free(e->prog);
-    free(e->off);
-}
-
 static void module_construct(mca_coll_tacos_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
@@ -84,11 +76,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
     for (size_t i = 0; i < sizeof prev / sizeof prev[0]; i++)
         if (prev[i])
             OBJ_RELEASE(prev[i]);
-    for (int i = 0; i < m->ncache; i++)
-        entry_free(&m->cache[i]);
-    free(m->cache);
-    tacos_topo_free(m->topo);
-    free(m->cfg.topo_file);
+    tacos_comm_free(m->core);
     release_scratch(m, 1);
 }
 
@@ -118,6 +106,30 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
     return OMPI_SUCCESS;
 }
 
+/* ---- the core's callbacks --------------------------------------------------- */
+
+static int core_max_u64(void *ctx, uint64_t *v, int n)
+{
+    mca_coll_tacos_module_t *m = ctx;
+    return m->prev_allreduce(MPI_IN_PLACE, v, n, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
+                             m->comm, m->prev_allreduce_module);
+}
+
+static int core_probe(void *ctx, tacos_topo_t **out)
+{
+    mca_coll_tacos_module_t *m = ctx;
+    return mca_coll_tacos_probed_topology(m, m->comm, out);
+}
+
+static void core_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    if (level == 0)
+        opal_output(0, "coll:tacos: %s", msg);
+    else
+        TRACE(level, "%s", msg);
+}
+
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     /* cheap and the same on every rank; coll_tacos_enable is not checked
@@ -128,17 +140,21 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    m->cfg = (mca_coll_tacos_settings_t){C->enable,        C->min_bytes, C->rooted_min_bytes,
-                                         C->chunks,        C->seed,      C->trials,
-                                         C->unwind_degree, C->probe,     C->calibrate,
-                                         C->measure,       C->cache_size > 0 ? C->cache_size : 1,
-                                         C->deterministic, NULL};
-    m->cache = calloc((size_t)m->cfg.cache_size, sizeof *m->cache);
-    if (!m->cache ||
-        (C->topo_file && C->topo_file[0] && !(m->cfg.topo_file = strdup(C->topo_file)))) {
+    tacos_settings_t st = {C->enable,        C->min_bytes,  C->rooted_min_bytes,
+                           C->chunks,        C->seed,       C->trials,
+                           C->unwind_degree, C->probe,      C->calibrate,
+                           C->measure,       C->cache_size, C->topo_file,
+                           C->deterministic, C->dump_dir,   "coll_tacos_"};
+    tacos_comm_ops_t ops = {m,           ompi_comm_rank(comm), ompi_comm_size(comm),
+                            ompi_comm_get_cid(comm), core_max_u64, core_probe,
+                            core_log};
+    m->comm = comm;
+    if (!(m->core = tacos_comm_new(&st, &ops))) {
         OBJ_RELEASE(m);
         return NULL;
     }
+    if (C->dump_dir && C->dump_dir[0])
+        mca_coll_tacos_dump_dir();
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
     m->super.coll_allreduce = mca_coll_tacos_allreduce;
@@ -148,263 +164,6 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     m->super.coll_reduce_scatter = mca_coll_tacos_reduce_scatter;
     m->super.coll_reduce_scatter_block = mca_coll_tacos_reduce_scatter_block;
     return &m->super;
-}
-
-/* ---- topology ------------------------------------------------------------- */
-
-/* Whether each of v[0..n) is equal on every rank (eq[i]), with one
- * max-allreduce of the values and their complements (max of ~v = ~min). */
-static int all_equal(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                     const uint64_t *v, int n, char *eq)
-{
-    uint64_t w[32];
-    for (int i = 0; i < n; i++)
-        w[i] = v[i], w[n + i] = ~v[i];
-    int rc = m->prev_allreduce(MPI_IN_PLACE, w, 2 * n, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
-                               comm, m->prev_allreduce_module);
-    for (int i = 0; i < n; i++)
-        eq[i] = rc == OMPI_SUCCESS && w[i] == ~w[n + i];
-    return rc;
-}
-
-/* All ranks are ok and hold the same 64-bit hash. */
-static int agree(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int ok, uint64_t h,
-                 int *agreed)
-{
-    uint64_t v[2] = {(uint64_t)ok, h};
-    char eq[2];
-    int rc = all_equal(m, comm, v, 2, eq);
-    *agreed = ok && eq[0] && eq[1];
-    return rc;
-}
-
-/* FNV-1a over 64-bit words. */
-static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ v[i]) * 1099511628211ull;
-    return h;
-}
-
-static uint64_t topo_hash(const tacos_topo_t *t)
-{
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)t->npus;
-    for (size_t i = 0; i < t->nlinks; i++) {
-        const tacos_link_t *l = &t->links[i];
-        uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
-        memcpy(&v[2], &l->lat_us, 8);
-        memcpy(&v[3], &l->bw_gbps, 8);
-        h = hash_words(h, v, 4);
-    }
-    return h;
-}
-
-static uint64_t string_hash(const char *c)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; c && *c; c++) {
-        uint64_t v = (unsigned char)*c;
-        h = hash_words(h, &v, 1);
-    }
-    return c ? h : 0;
-}
-
-/* At the first collective on the communicator, every rank (also those with
- * coll_tacos_enable off) learns whether the settings are equal everywhere.
- * Any difference: one message naming the parameters, and the previous
- * component for the communicator's lifetime.  *use: schedules may run.  An
- * error of the allreduce is returned (a rank alone must not fall back). */
-static int settings_agreed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                           int *use)
-{
-    *use = m->agreed > 0;
-    if (m->agreed || m->in_setup)
-        return OMPI_SUCCESS;
-    const mca_coll_tacos_settings_t *c = &m->cfg;
-    static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
-                                  "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "cache_size", "topo_file"};
-    enum { N = sizeof names / sizeof names[0] };
-    uint64_t v[N] = {(uint64_t)c->enable, (uint64_t)c->min_bytes, (uint64_t)c->rooted_min_bytes,
-                     (uint64_t)c->chunks, (uint64_t)c->seed, (uint64_t)c->trials,
-                     (uint64_t)c->unwind_degree, (uint64_t)c->probe, (uint64_t)c->calibrate,
-                     (uint64_t)c->measure, (uint64_t)c->cache_size, string_hash(c->topo_file)};
-    char eq[N], differ[256] = "";
-    m->in_setup = 1;
-    int rc = all_equal(m, comm, v, N, eq);
-    m->in_setup = 0;
-    if (rc != OMPI_SUCCESS)
-        return rc;
-    for (int i = 0; i < N; i++)
-        if (!eq[i])
-            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%scoll_tacos_%s",
-                     differ[0] ? ", " : "", names[i]);
-    if (differ[0] && ompi_comm_rank(comm) == 0)
-        opal_output(0, "coll:tacos: the ranks of communicator %u have different %s; falling "
-                       "back to the previous component",
-                    ompi_comm_get_cid(comm), differ);
-    m->agreed = !differ[0] && c->enable ? 1 : -1;
-    *use = m->agreed > 0;
-    return OMPI_SUCCESS;
-}
-
-/* Builds the topology once per communicator; -1 state means fall back. */
-static int ensure_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm)
-{
-    if (m->topo_state)
-        return OMPI_SUCCESS;
-    int n = ompi_comm_size(comm), ok = 1, agreed, rc;
-    tacos_topo_t *t = NULL;
-    if (m->cfg.topo_file) {
-        if (tacos_topo_read_file_npus(m->cfg.topo_file, n, &t)) {
-            opal_output(0, "coll:tacos: coll_tacos_topo_file: %s (the communicator has %d "
-                           "ranks); falling back to the previous component",
-                        tacos_last_error(), n);
-            ok = 0;
-        }
-    } else if ((rc = mca_coll_tacos_probed_topology(m, comm, &t)) != OMPI_SUCCESS) {
-        ok = 0;
-    }
-    if (ok && tacos_topo_check_connected(t)) {
-        opal_output(0, "coll:tacos: %s; falling back to the previous component", tacos_last_error());
-        ok = 0;
-    }
-    rc = agree(m, comm, ok, ok ? topo_hash(t) : 0, &agreed);
-    if (rc != OMPI_SUCCESS || !agreed) {
-        if (ok && rc == OMPI_SUCCESS)
-            TRACE(1, "ranks disagree on the topology; falling back");
-        tacos_topo_free(t);
-        m->topo_state = rc == OMPI_SUCCESS ? -1 : 0; /* an error: undecided, returned */
-        return rc;
-    }
-    m->topo = t;
-    m->topo_state = 1;
-    if (C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
-        char path[4096];
-        mca_coll_tacos_dump_dir();
-        snprintf(path, sizeof path, "%s/tacos-comm%u-topology.json", C->dump_dir,
-                 ompi_comm_get_cid(comm));
-        if (tacos_topo_write_file(t, path))
-            opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
-    }
-    return OMPI_SUCCESS;
-}
-
-/* ---- schedules ------------------------------------------------------------ */
-
-static uint64_t sched_hash(const tacos_sched_t *s)
-{
-    uint64_t h = 1469598103934665603ull ^ s->nxfers;
-    for (size_t i = 0; i < s->nxfers; i++) {
-        const tacos_xfer_t *x = &s->xfers[i];
-        uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
-                     (uint64_t)x->reduce << 63;
-        h = hash_words(h, &v, 1);
-    }
-    return h;
-}
-
-/* This rank's program for (coll, root, bytes), synthesized on first use; NULL
- * (with *reason) when the call must fall back.  Decided from inputs equal on
- * every rank (the agreed settings and topology, the signature's bytes) and,
- * at first use, agreed. */
-static int program(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                   tacos_coll_t coll, int root, size_t bytes, int *k, const char **reason,
-                   const mca_coll_tacos_entry_t **out)
-{
-    *out = NULL;
-    if (m->in_setup) {
-        *reason = "called by the previous component during coll/tacos setup";
-        return OMPI_SUCCESS;
-    }
-    m->in_setup = 1;
-    int rc = ensure_topology(m, comm);
-    m->in_setup = 0;
-    if (rc != OMPI_SUCCESS || m->topo_state < 0) {
-        *reason = "no usable topology";
-        return rc;
-    }
-    int size_class = 0;
-    while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
-        size_class++;
-    for (int i = 0; i < m->ncache; i++) {
-        mca_coll_tacos_entry_t *e = &m->cache[i];
-        if (e->coll == coll && e->root == root && e->size_class == size_class) {
-            *k = e->k;
-            *reason = "synthesis failed or ranks disagreed earlier";
-            *out = e->prog ? e : NULL;
-            return OMPI_SUCCESS;
-        }
-    }
-    /* chunks per rank: the parameter, or the k whose schedule the model says
-     * is fastest for this size (every rank computes the same) */
-    tacos_sched_t *s = NULL;
-    tacos_prog_t *p = NULL;
-    int ok = 1;
-    const mca_coll_tacos_settings_t *c = &m->cfg;
-    for (int kk = c->chunks > 0 ? c->chunks : 1; ok && kk <= (c->chunks > 0 ? c->chunks : 8);
-         kk *= 2) {
-        tacos_synth_opts_t o = {coll, root, kk, (uint64_t)1 << size_class, (uint64_t)c->seed,
-                                c->trials > 0 ? c->trials : 1};
-        tacos_sched_t *cand = NULL;
-        ok = tacos_synthesize(m->topo, &o, &cand) == TACOS_OK;
-        if (ok && (!s || cand->time_us < s->time_us)) {
-            tacos_sched_free(s);
-            s = cand;
-            *k = kk;
-        } else {
-            tacos_sched_free(cand);
-        }
-    }
-    ok = ok && tacos_sched_program(s, ompi_comm_rank(comm), &p) == TACOS_OK;
-    if (!ok)
-        opal_output(0, "coll:tacos: %s synthesis on %s: %s; falling back", tacos_coll_name(coll),
-                    m->topo->name, tacos_last_error());
-    int n = ompi_comm_size(comm);
-    tacos_exec_t *x = NULL;
-    size_t *off = NULL;
-    if (ok && (tacos_exec_new(p, n, *k, &x) || !(off = malloc(((size_t)n + 1) * sizeof *off)))) {
-        opal_output(0, "coll:tacos: out of memory for a %s schedule on rank %d; falling back",
-                    tacos_coll_name(coll), ompi_comm_rank(comm));
-        ok = 0; /* agreed below: every rank falls back */
-    }
-    int agreed = 0;
-    m->in_setup = 1;
-    rc = agree(m, comm, ok, ok ? sched_hash(s) : 0, &agreed);
-    m->in_setup = 0;
-    if (ok && !agreed)
-        TRACE(1, "ranks synthesized different %s schedules; falling back", tacos_coll_name(coll));
-    if (agreed && C->dump_dir && C->dump_dir[0] && ompi_comm_rank(comm) == 0) {
-        char path[4096];
-        mca_coll_tacos_dump_dir();
-        snprintf(path, sizeof path, "%s/tacos-comm%u-%s-root%d-k%d-%zuB.json", C->dump_dir,
-                 ompi_comm_get_cid(comm), tacos_coll_name(coll), root, *k, (size_t)s->size_bytes);
-        if (tacos_sched_write_file(s, path))
-            opal_output(0, "coll:tacos: dump: %s", tacos_last_error());
-    }
-    if (agreed)
-        TRACE(5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
-              tacos_coll_name(coll), root, *k, (size_t)s->size_bytes, s->nxfers, s->time_us);
-    tacos_sched_free(s);
-    mca_coll_tacos_entry_t made = {coll, root, *k, size_class, p, x, off};
-    if (rc != OMPI_SUCCESS || !agreed) {
-        entry_free(&made);
-        made.prog = NULL, made.exec = NULL, made.off = NULL;
-    }
-    if (rc != OMPI_SUCCESS) /* not decided: returned, nothing cached */
-        return rc;
-    mca_coll_tacos_entry_t *slot = &m->cache[m->ncache];
-    if (m->ncache < m->cfg.cache_size) {
-        m->ncache++;
-    } else { /* every rank evicts the same entry: the cache stays identical */
-        slot = &m->cache[m->next_evict];
-        m->next_evict = (m->next_evict + 1) % m->cfg.cache_size;
-        entry_free(slot);
-    }
-    *slot = made;
-    *reason = "synthesis failed or ranks disagreed";
-    *out = slot->prog ? slot : NULL;
-    return OMPI_SUCCESS;
 }
 
 /* ---- transport over the PML ------------------------------------------------ */
@@ -633,7 +392,7 @@ static int unpack(const view_t *v, const char *work, void *buf, size_t count,
 /* Runs the plan p on the units in work, cut into blocks p->off (in units):
  * start + wait on the state cached with the program. */
 static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-               const mca_coll_tacos_entry_t *p, char *work, const view_t *v, struct ompi_op_t *op,
+               const tacos_plan_t *p, char *work, const view_t *v, struct ompi_op_t *op,
                int tag, const tacos_exec_opts_t *opts)
 {
     int n = ompi_comm_size(comm);
@@ -643,7 +402,7 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), v->bytes,
           n, p->k, p->prog->nops);
     tacos_exec_opts_t o = opts ? *opts : (tacos_exec_opts_t){0};
-    o.ordered = m->cfg.deterministic;
+    o.ordered = tacos_comm_settings(m->core)->deterministic;
     if (o.input)
         o.input = (const char *)o.input + v->shift;
     int rc = tacos_exec_start(p->exec, p->off, work + v->shift, v->unit_ext, &tp, &o);
@@ -689,36 +448,10 @@ static void even_blocks(size_t *off, int n, size_t units)
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-/* The program for a call of `bytes` signature bytes in *p, or NULL with
- * *why: every reason is decided from what is equal on every rank.  Returns
- * an error of the agreement collectives (never a reason to fall back: that
- * rank alone would). */
-static int plan(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-                int root, size_t bytes, int *k, const char **why,
-                const mca_coll_tacos_entry_t **p)
-{
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
-    *p = NULL;
-    if (*why)
-        return OMPI_SUCCESS;
-    if ((rc = settings_agreed(m, comm, &use)) != OMPI_SUCCESS)
-        return rc;
-    if (!use) {
-        *why = m->in_setup ? "called by the previous component during coll/tacos setup"
-                           : "coll/tacos is off or its settings differ between ranks";
-        return OMPI_SUCCESS;
-    }
-    if (bytes < (size_t)(rooted ? m->cfg.rooted_min_bytes : m->cfg.min_bytes)) {
-        *why = rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
-        return OMPI_SUCCESS;
-    }
-    return program(m, comm, coll, root, bytes, k, why, p);
-}
-
 /* Plans; returns an error, falls back, or goes on with p. */
-#define PLAN(m, comm, coll, root, v, k, why, p, name, ...)                                   \
+#define PLAN(m, coll, root, v, why, p, name, ...)                                            \
     do {                                                                                     \
-        int plan_rc_ = plan(m, comm, coll, root, (v).bytes, k, &(why), &(p));                \
+        int plan_rc_ = tacos_comm_plan((m)->core, coll, root, (v).bytes, &(why), &(p));      \
         if (plan_rc_ != OMPI_SUCCESS)                                                        \
             return plan_rc_;                                                                 \
         if (!(p))                                                                            \
@@ -744,9 +477,9 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    int k, n = ompi_comm_size(comm), rc;
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_ALLREDUCE, 0, v, &k, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    int n = ompi_comm_size(comm), rc;
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_ALLREDUCE, 0, v, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *out = direct(&v, rbuf, (size_t)count, dtype), *src = direct(&v, in, (size_t)count, dtype);
     even_blocks(p->off, n, v.units);
@@ -785,13 +518,13 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), k, rc = OMPI_SUCCESS;
+    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
     view_t v;
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_ALLGATHER, 0, v, &k, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_ALLGATHER, 0, v, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     size_t block = v.bytes / (size_t)n;
     ptrdiff_t lb, rext;
     ompi_datatype_get_extent(rdtype, &lb, &rext);
@@ -824,13 +557,13 @@ int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int k, me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
+    int me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
     view_t v;
     const char *why = view_bytes(dtype, (size_t)count, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_BROADCAST, root, v, &k, why, p, bcast, buf, count, dtype, root, comm);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_BROADCAST, root, v, why, p, bcast, buf, count, dtype, root, comm);
     char *at = direct(&v, buf, (size_t)count, dtype), *work = at ? at : work_space(m, &v);
     even_blocks(p->off, ompi_comm_size(comm), v.units);
     if (!work)
@@ -851,13 +584,13 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                           mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int me = ompi_comm_rank(comm), k, rc = OMPI_SUCCESS;
+    int me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
     view_t v;
     const char *why = view_elements(dtype, (size_t)count, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_REDUCE, root, v, &k, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_REDUCE, root, v, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     /* the root reduces in rbuf where it can, the others in scratch; the
      * input is read in place where it can */
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -883,7 +616,7 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
  * runs in scratch holding the whole input, which it reads from the caller's
  * buffer in place where it can; only the result block is written to rbuf
  * (with MPI_IN_PLACE the rest of rbuf stays as the caller left it). */
-static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const mca_coll_tacos_entry_t *p,
+static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const tacos_plan_t *p,
                                  const void *sbuf, void *rbuf,
                                  const int *counts, size_t each, const view_t *v,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -920,13 +653,13 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
                                         mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm), k;
+    int n = ompi_comm_size(comm);
     view_t v;
     const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_REDUCE_SCATTER, 0, v, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
     return reduce_scatter_blocks(m, p, sbuf, rbuf, NULL,
                                  (size_t)rcount, &v, dtype, op, comm,
                                  MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK);
@@ -937,7 +670,7 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm), k;
+    int n = ompi_comm_size(comm);
     size_t total = 0;
     for (int r = 0; r < n; r++)
         total += (size_t)rcounts[r];
@@ -945,8 +678,8 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     const char *why = view_elements(dtype, total, op, &v);
     if (!why)
         NOTHING_TO_DO(v);
-    const mca_coll_tacos_entry_t *p;
-    PLAN(m, comm, TACOS_REDUCE_SCATTER, 0, v, &k, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_REDUCE_SCATTER, 0, v, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     return reduce_scatter_blocks(m, p, sbuf, rbuf, rcounts, 0, &v,
                                  dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER);
 }

@@ -295,7 +295,7 @@ static int measure_network(mca_coll_tacos_module_t *m, struct ompi_communicator_
     if (ok) {
         h = tacos_probe_hosts(recs, n, host, local);
         host_ids(recs, n, host, ids);
-        *cached = m->cfg.measure == 1 && cache_find(ids, h, net);
+        *cached = tacos_comm_settings(m->core)->measure == 1 && cache_find(ids, h, net);
     }
     /* every rank learns whether any lacks memory or the cached figures */
     double v[2] = {!ok, !*cached};
@@ -393,17 +393,17 @@ int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_commu
     int usable = tacos_probe_check(recs, n) == TACOS_OK, crc;
     if (!usable)
         opal_output(0, "coll:tacos: %s; using the default model", tacos_last_error());
-    if (usable && m->cfg.calibrate && (crc = calibrate(m, comm, recs)) != OMPI_SUCCESS)
+    if (usable && tacos_comm_settings(m->core)->calibrate && (crc = calibrate(m, comm, recs)) != OMPI_SUCCESS)
         opal_output(0, "coll:tacos: calibration failed (%d); using the probed figures", crc);
     /* decided from inputs identical on every rank: the records, the parameter */
     tacos_net_t net = {0};
     int have_net = 0, cached = 0;
-    if (usable && m->cfg.measure > 0 && spans_hosts(recs, n)) {
+    if (usable && tacos_comm_settings(m->core)->measure > 0 && spans_hosts(recs, n)) {
         have_net = measure_network(m, comm, recs, n, &net, &cached) == OMPI_SUCCESS;
         if (!have_net && ompi_comm_rank(comm) == 0)
             opal_output(0, "coll:tacos: using the probed network figures instead");
     }
-    if (tacos_probe_merge_net(recs, n, m->cfg.unwind_degree, !usable || !m->cfg.probe,
+    if (tacos_probe_merge_net(recs, n, tacos_comm_settings(m->core)->unwind_degree, !usable || !tacos_comm_settings(m->core)->probe,
                               have_net ? &net : NULL, out)) {
         opal_output(0, "coll:tacos: merging the probe records: %s", tacos_last_error());
         rc = OMPI_ERROR;

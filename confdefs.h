@@ -1,0 +1,21 @@
+/* confdefs.h */
+#define PACKAGE_NAME "coll-tacos"
+#define PACKAGE_TARNAME "coll-tacos"
+#define PACKAGE_VERSION "0.1.0"
+#define PACKAGE_STRING "coll-tacos 0.1.0"
+#define PACKAGE_BUGREPORT "https://github.com/coll-tacos/coll-tacos/issues"
+#define PACKAGE_URL ""
+#define PACKAGE "coll-tacos"
+#define VERSION "0.1.0"
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define STDC_HEADERS 1
+#define HAVE_DLFCN_H 1
+#define LT_OBJDIR ".libs/"

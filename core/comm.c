@@ -1,0 +1,342 @@
+/*
+ * One communicator's coll/tacos state and the decisions every rank must
+ * make alike: the settings compared across ranks, the topology (a file or
+ * the binding's probe) agreed by hash, and a cache of synthesized programs,
+ * each agreed by the hash of its schedule, with the executor's state.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tacos_comm.h"
+
+struct tacos_comm {
+    tacos_settings_t s;
+    tacos_comm_ops_t ops;
+    int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
+    tacos_topo_t *topo; /* built at the first plan that runs a schedule */
+    int topo_state;     /* 0 not yet, 1 ready, -1 unusable */
+    int busy;           /* running its own collectives */
+    tacos_plan_t *cache; /* s.cache_size entries */
+    int ncache, next_evict;
+};
+
+static void say(const tacos_comm_t *c, int level, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->ops.log(c->ops.ctx, level, msg);
+}
+
+static void plan_free(tacos_plan_t *p)
+{
+    tacos_exec_free(p->exec);
+    tacos_prog_free(p->prog);
+    free(p->off);
+    p->prog = NULL, p->exec = NULL, p->off = NULL;
+}
+
+tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *ops)
+{
+    tacos_comm_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->s = *s;
+    c->ops = *ops;
+    c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
+    c->s.topo_file = NULL;
+    c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
+    if (!c->cache || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+        tacos_comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void tacos_comm_free(tacos_comm_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->ncache; i++)
+        plan_free(&c->cache[i]);
+    free(c->cache);
+    tacos_topo_free(c->topo);
+    free(c->s.topo_file);
+    free(c);
+}
+
+const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c) { return &c->s; }
+
+/* ---- agreement ------------------------------------------------------------ */
+
+/* Whether each of v[0..n) (n <= 16) is equal on every rank (eq[i]), with
+ * one max over the values and their complements (max of ~v = ~min). */
+static int all_equal(tacos_comm_t *c, const uint64_t *v, int n, char *eq)
+{
+    uint64_t w[32];
+    for (int i = 0; i < n; i++)
+        w[i] = v[i], w[n + i] = ~v[i];
+    c->busy = 1;
+    int rc = c->ops.max_u64(c->ops.ctx, w, 2 * n);
+    c->busy = 0;
+    for (int i = 0; i < n; i++)
+        eq[i] = !rc && w[i] == ~w[n + i];
+    return rc;
+}
+
+/* All ranks are ok and hold the same 64-bit hash. */
+static int agree(tacos_comm_t *c, int ok, uint64_t h, int *agreed)
+{
+    uint64_t v[2] = {(uint64_t)ok, h};
+    char eq[2];
+    int rc = all_equal(c, v, 2, eq);
+    *agreed = ok && eq[0] && eq[1];
+    return rc;
+}
+
+/* FNV-1a over 64-bit words. */
+static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t string_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; s && *s; s++) {
+        uint64_t v = (unsigned char)*s;
+        h = hash_words(h, &v, 1);
+    }
+    return s ? h : 0;
+}
+
+static uint64_t topo_hash(const tacos_topo_t *t)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)t->npus;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
+        memcpy(&v[2], &l->lat_us, 8);
+        memcpy(&v[3], &l->bw_gbps, 8);
+        h = hash_words(h, v, 4);
+    }
+    return h;
+}
+
+static uint64_t sched_hash(const tacos_sched_t *s)
+{
+    uint64_t h = 1469598103934665603ull ^ s->nxfers;
+    for (size_t i = 0; i < s->nxfers; i++) {
+        const tacos_xfer_t *x = &s->xfers[i];
+        uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
+                     (uint64_t)x->reduce << 63;
+        h = hash_words(h, &v, 1);
+    }
+    return h;
+}
+
+/* At the first plan, every rank (also those with enable off) learns whether
+ * the settings are equal everywhere; any difference: one message naming
+ * them, and the fall-back for the communicator's lifetime. */
+static int settings_agreed(tacos_comm_t *c, int *use)
+{
+    *use = c->agreed > 0;
+    if (c->agreed || c->busy)
+        return 0;
+    const tacos_settings_t *s = &c->s;
+    static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
+                                  "trials", "unwind_degree", "probe", "calibrate", "measure",
+                                  "cache_size", "topo_file"};
+    enum { N = sizeof names / sizeof names[0] };
+    uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
+                     (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
+                     (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
+                     (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file)};
+    char eq[N], differ[384] = "";
+    int rc = all_equal(c, v, N, eq);
+    if (rc)
+        return rc;
+    for (int i = 0; i < N; i++)
+        if (!eq[i])
+            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s%s",
+                     differ[0] ? ", " : "", s->param_prefix, names[i]);
+    if (differ[0] && c->ops.rank == 0)
+        say(c, 0, "the ranks of communicator %u have different %s; falling back to the previous "
+                  "component",
+            c->ops.id, differ);
+    c->agreed = !differ[0] && s->enable ? 1 : -1;
+    *use = c->agreed > 0;
+    return 0;
+}
+
+/* ---- topology ------------------------------------------------------------- */
+
+static void dump(const tacos_comm_t *c, const char *what, const tacos_topo_t *t,
+                 const tacos_sched_t *s)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tacos-comm%u-%s.json", c->s.dump_dir, c->ops.id, what);
+    if (t ? tacos_topo_write_file(t, path) : tacos_sched_write_file(s, path))
+        say(c, 0, "dump: %s", tacos_last_error());
+}
+
+/* Builds the topology once; an agreed -1 state means fall back. */
+static int ensure_topology(tacos_comm_t *c)
+{
+    if (c->topo_state)
+        return 0;
+    int n = c->ops.size, ok = 1, agreed, rc = 0;
+    tacos_topo_t *t = NULL;
+    if (c->s.topo_file) {
+        if (tacos_topo_read_file_npus(c->s.topo_file, n, &t)) {
+            say(c, 0, "%stopo_file: %s (the communicator has %d ranks); falling back to the "
+                      "previous component",
+                c->s.param_prefix, tacos_last_error(), n);
+            ok = 0;
+        }
+    } else {
+        c->busy = 1;
+        rc = c->ops.probe_topology(c->ops.ctx, &t);
+        c->busy = 0;
+        ok = !rc && t;
+    }
+    if (ok && tacos_topo_check_connected(t)) {
+        say(c, 0, "%s; falling back to the previous component", tacos_last_error());
+        ok = 0;
+    }
+    rc = agree(c, ok, ok ? topo_hash(t) : 0, &agreed);
+    if (rc || !agreed) {
+        if (ok && !rc)
+            say(c, 1, "ranks disagree on the topology; falling back");
+        tacos_topo_free(t);
+        c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
+        return rc;
+    }
+    c->topo = t;
+    c->topo_state = 1;
+    if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0)
+        dump(c, "topology", t, NULL);
+    return 0;
+}
+
+/* ---- programs --------------------------------------------------------------- */
+
+/* Synthesizes (coll, root, size class) for every k tried, keeps the one
+ * the model times fastest (the same on every rank), makes this rank's
+ * program and its state, and agrees on the schedule. */
+static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
+                      tacos_plan_t *made)
+{
+    const tacos_settings_t *st = &c->s;
+    tacos_sched_t *s = NULL;
+    int ok = 1, n = c->ops.size, agreed = 0;
+    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL};
+    for (int k = st->chunks > 0 ? st->chunks : 1; ok && k <= (st->chunks > 0 ? st->chunks : 8);
+         k *= 2) {
+        tacos_synth_opts_t o = {coll, root, k, (uint64_t)1 << size_class, (uint64_t)st->seed,
+                                st->trials > 0 ? st->trials : 1};
+        tacos_sched_t *cand = NULL;
+        ok = tacos_synthesize(c->topo, &o, &cand) == TACOS_OK;
+        if (ok && (!s || cand->time_us < s->time_us)) {
+            tacos_sched_free(s);
+            s = cand;
+            made->k = k;
+        } else {
+            tacos_sched_free(cand);
+        }
+    }
+    ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
+    if (!ok)
+        say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll), c->topo->name,
+            tacos_last_error());
+    if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
+               !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)))) {
+        say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
+            tacos_coll_name(coll), c->ops.rank);
+        ok = 0; /* agreed below: every rank falls back */
+    }
+    int rc = agree(c, ok, ok ? sched_hash(s) : 0, &agreed);
+    if (ok && !rc && !agreed)
+        say(c, 1, "ranks synthesized different %s schedules; falling back",
+            tacos_coll_name(coll));
+    if (agreed && st->dump_dir && st->dump_dir[0] && c->ops.rank == 0) {
+        char what[128];
+        snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", tacos_coll_name(coll), root, made->k,
+                 (size_t)s->size_bytes);
+        dump(c, what, NULL, s);
+    }
+    if (agreed)
+        say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
+            tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us);
+    tacos_sched_free(s);
+    if (rc || !agreed)
+        plan_free(made);
+    return rc;
+}
+
+/* This rank's program for (coll, root, bytes), synthesized on first use. */
+static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
+                   const tacos_plan_t **out)
+{
+    int rc = ensure_topology(c);
+    if (rc || c->topo_state < 0) {
+        *why = "no usable topology";
+        return rc;
+    }
+    int size_class = 0;
+    while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
+        size_class++;
+    for (int i = 0; i < c->ncache; i++) {
+        tacos_plan_t *e = &c->cache[i];
+        if (e->coll == coll && e->root == root && e->size_class == size_class) {
+            *why = "synthesis failed or ranks disagreed earlier";
+            *out = e->prog ? e : NULL;
+            return 0;
+        }
+    }
+    tacos_plan_t made;
+    if ((rc = synthesize(c, coll, root, size_class, &made))) /* undecided: nothing cached */
+        return rc;
+    tacos_plan_t *slot = &c->cache[c->ncache];
+    if (c->ncache < c->s.cache_size) {
+        c->ncache++;
+    } else { /* every rank evicts the same entry: the caches stay identical */
+        slot = &c->cache[c->next_evict];
+        c->next_evict = (c->next_evict + 1) % c->s.cache_size;
+        plan_free(slot);
+    }
+    *slot = made;
+    *why = "synthesis failed or ranks disagreed";
+    *out = slot->prog ? slot : NULL;
+    return 0;
+}
+
+int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
+                    const tacos_plan_t **plan)
+{
+    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
+    *plan = NULL;
+    if (*why)
+        return 0;
+    if (c->busy) {
+        *why = "called by the previous component during coll/tacos setup";
+        return 0;
+    }
+    if ((rc = settings_agreed(c, &use)))
+        return rc;
+    if (!use) {
+        *why = "coll/tacos is off or its settings differ between ranks";
+        return 0;
+    }
+    if (bytes < (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes)) {
+        *why = rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
+        return 0;
+    }
+    return program(c, coll, root, bytes, why, plan);
+}

@@ -1,0 +1,192 @@
+/*
+ * The core's per-communicator decisions without MPI: every rank is a thread
+ * with its own tacos_comm_t; the max-allreduce the binding would provide is
+ * a barrier over shared slots, the probe a generated topology.  Checks that
+ * equal settings give plans (cached, agreed), that one rank's different
+ * setting makes every rank fall back with one message, thresholds, cache
+ * eviction, and a topology file of the wrong size.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "tacos_comm.h"
+
+enum { MAXN = 8 };
+
+typedef struct {
+    int n;
+    pthread_barrier_t bar;
+    uint64_t slot[MAXN][32];
+    atomic_int errors_logged, synthesized;
+} world_t;
+
+typedef struct {
+    world_t *w;
+    int rank;
+    tacos_settings_t s;
+    tacos_comm_t *c;
+    int result; /* per scenario */
+} rank_t;
+
+static int max_u64(void *ctx, uint64_t *v, int n)
+{
+    rank_t *r = ctx;
+    world_t *w = r->w;
+    memcpy(w->slot[r->rank], v, (size_t)n * sizeof *v);
+    pthread_barrier_wait(&w->bar);
+    for (int q = 0; q < w->n; q++)
+        for (int i = 0; i < n; i++)
+            if (w->slot[q][i] > v[i])
+                v[i] = w->slot[q][i];
+    pthread_barrier_wait(&w->bar);
+    return 0;
+}
+
+static int probe(void *ctx, tacos_topo_t **out)
+{
+    rank_t *r = ctx;
+    double bw = 10, lat = 1;
+    char spec[32];
+    snprintf(spec, sizeof spec, "ring:%d", r->w->n);
+    return tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, out) ? 99 : 0;
+}
+
+static void logger(void *ctx, int level, const char *msg)
+{
+    rank_t *r = ctx;
+    if (level == 0)
+        atomic_fetch_add(&r->w->errors_logged, 1);
+    if (level == 5 && strstr(msg, "modelled"))
+        atomic_fetch_add(&r->w->synthesized, 1);
+}
+
+static tacos_settings_t base_settings(void)
+{
+    return (tacos_settings_t){.enable = 1, .min_bytes = 1000, .rooted_min_bytes = 1000,
+                              .chunks = 0, .seed = 1, .trials = 1, .cache_size = 4,
+                              .param_prefix = "coll_tacos_"};
+}
+
+typedef void (*scenario_t)(rank_t *r);
+
+static void *thread_main(void *arg)
+{
+    rank_t *r = ((void **)arg)[0];
+    scenario_t f = (scenario_t)((void **)arg)[1];
+    tacos_comm_ops_t ops = {r, r->rank, r->w->n, 7, max_u64, probe, logger};
+    r->c = tacos_comm_new(&r->s, &ops);
+    f(r);
+    tacos_comm_free(r->c);
+    return NULL;
+}
+
+static const char *topo_file; /* every rank's, with the file scenario */
+
+/* Runs f on n ranks; tweak changes rank 1's settings (NULL: none). */
+static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *ranks,
+                world_t *w)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    pthread_barrier_init(&w->bar, NULL, (unsigned)n);
+    pthread_t th[MAXN];
+    void *args[MAXN][2];
+    for (int i = 0; i < n; i++) {
+        ranks[i] = (rank_t){w, i, base_settings(), NULL, 0};
+        ranks[i].s.topo_file = (char *)topo_file;
+        if (tweak && i == 1)
+            tweak(&ranks[i].s);
+        args[i][0] = &ranks[i];
+        args[i][1] = (void *)f;
+        pthread_create(&th[i], NULL, thread_main, args[i]);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&w->bar);
+}
+
+/* result: 1 plan for a large Allreduce, cached the second time, with a
+ * program of this rank; 2 more when the small call falls back for the
+ * threshold with that reason. */
+static void plans(rank_t *r)
+{
+    const tacos_plan_t *p = NULL, *q = NULL;
+    const char *why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 1 << 20, &why, &p) == 0, "plan");
+    why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, (1 << 20) + 5, &why, &q) == 0, "plan again");
+    r->result = p && p == q && p->prog && p->exec && p->off && p->k >= 1;
+    why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 999, &why, &q) == 0, "small plan");
+    if (!q && why && strstr(why, "below coll_tacos_min_bytes"))
+        r->result += 2;
+}
+
+static void seed_differs(tacos_settings_t *s) { s->seed = 2; }
+static void disabled(tacos_settings_t *s) { s->enable = 0; }
+
+/* result: 1 when the plan falls back because the settings differ. */
+static void falls_back(rank_t *r)
+{
+    const tacos_plan_t *p = NULL;
+    const char *why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_BROADCAST, 2, 1 << 20, &why, &p) == 0, "plan");
+    r->result = !p && why && strstr(why, "settings differ");
+}
+
+/* cache of 4: five size classes, then the first again (evicted: made anew) */
+static void eviction(rank_t *r)
+{
+    const tacos_plan_t *p = NULL;
+    for (int i = 0; i < 6; i++) {
+        const char *why = NULL;
+        size_t bytes = (size_t)4096 << (i % 5);
+        CHECK(tacos_comm_plan(r->c, TACOS_ALLGATHER, 0, bytes, &why, &p) == 0 && p, "plan %d", i);
+    }
+}
+
+static void file_plan(rank_t *r)
+{
+    const tacos_plan_t *p = NULL;
+    const char *why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 1 << 20, &why, &p) == 0, "plan");
+    r->result = !p && why && strstr(why, "no usable topology");
+}
+
+int main(void)
+{
+    world_t w;
+    rank_t ranks[MAXN];
+    for (int n = 2; n <= 5; n++) {
+        run(n, plans, NULL, ranks, &w);
+        for (int i = 0; i < n; i++)
+            CHECK(ranks[i].result == 3, "n=%d rank %d: plans result %d", n, i, ranks[i].result);
+        CHECK(w.errors_logged == 0, "n=%d: %d messages", n, (int)w.errors_logged);
+        CHECK(w.synthesized == n, "n=%d: %d syntheses (one per rank)", n, (int)w.synthesized);
+    }
+    void (*tweaks[])(tacos_settings_t *) = {seed_differs, disabled};
+    for (int t = 0; t < 2; t++) {
+        run(4, falls_back, tweaks[t], ranks, &w);
+        for (int i = 0; i < 4; i++)
+            CHECK(ranks[i].result == 1, "tweak %d rank %d: no fall-back", t, i);
+        /* one message, from rank 0 (rank 1 alone off is a difference too) */
+        CHECK(w.errors_logged == 1, "tweak %d: %d messages, want 1", t, (int)w.errors_logged);
+        CHECK(w.synthesized == 0, "tweak %d: synthesized anyway", t);
+    }
+    run(3, eviction, NULL, ranks, &w);
+    CHECK(w.synthesized == 3 * 6, "eviction: %d syntheses, want 18 (the first class again)",
+          (int)w.synthesized);
+    /* a topology file for 8 NPUs on 3 ranks: every rank falls back */
+    const char *fix = getenv("TACOS_FIXTURES");
+    char path[512];
+    snprintf(path, sizeof path, "%s/ring8.json", fix ? fix : "fixtures");
+    topo_file = path;
+    run(3, file_plan, NULL, ranks, &w);
+    topo_file = NULL;
+    for (int i = 0; i < 3; i++)
+        CHECK(ranks[i].result == 1, "wrong-size file: rank %d did not fall back", i);
+    CHECK(w.errors_logged == 3, "wrong-size file: %d messages", (int)w.errors_logged);
+    return check_report("test_comm");
+}
