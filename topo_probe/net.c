@@ -109,6 +109,9 @@ static double *times(const tacos_net_t *net, int a, int b)
     return &net->t_us[3 * ((size_t)a * (size_t)net->nhosts + (size_t)b)];
 }
 
+/* The latency fitted is at most this many 8-byte exchange times. */
+#define LAT_CAP 4.0
+
 int tacos_net_fit(tacos_net_t *net, size_t s1)
 {
     int h = net->nhosts;
@@ -127,9 +130,13 @@ int tacos_net_fit(tacos_net_t *net, size_t s1)
             if (!(s2 > (double)s1))
                 return tacos_error(TACOS_ERR_INVALID, "hosts %d and %d: no second size", a, b);
             double bytes_per_us = t[2] > t[1] ? (s2 - (double)s1) / (t[2] - t[1]) : s2 / t[2];
+            /* the intercept, within [t0, LAT_CAP * t0]: more than a few 8-byte
+             * times is the queueing of the large exchanges (TCP's start, a
+             * shaper's burst), which a message of a schedule's chunk size
+             * does not see the way a 512 KiB one does */
             double lat = t[2] - s2 / bytes_per_us;
             net->bw_gbps[ab] = bytes_per_us / 1e3;
-            net->lat_us[ab] = lat > t[0] ? lat : t[0];
+            net->lat_us[ab] = lat < t[0] ? t[0] : lat > LAT_CAP * t[0] ? LAT_CAP * t[0] : lat;
         }
     return TACOS_OK;
 }
