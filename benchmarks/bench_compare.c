@@ -19,7 +19,7 @@
 static const char *base_names[NBASE] = {"ring", "direct", "rhd", "dbt"};
 
 typedef struct {
-    double tacos_us, ideal_us, synth_s;
+    double tacos_us, ideal_us, optimal_us, synth_s;
     int k;
     double base_us[NBASE]; /* < 0: not applicable */
 } row_t;
@@ -69,6 +69,8 @@ static row_t run(const tacos_topo_t *t, uint64_t size, int max_k, int trials)
     row.synth_s = now_s() - t0;
     if (tacos_ideal_bound(t, TACOS_ALLREDUCE, size, &row.ideal_us))
         die("ideal");
+    if (tacos_optimal_bound(t, TACOS_ALLREDUCE, 0, size, &row.optimal_us))
+        die("optimal");
     for (int b = 0; b < NBASE; b++) {
         tacos_sched_t *s;
         row.base_us[b] = -1;
@@ -94,9 +96,9 @@ static tacos_topo_t *topo(const char *spec, const char *bw_list, const int *fail
 static void header(const char *title)
 {
     printf("\n%s\n", title);
-    printf("%-16s %5s %8s %3s %12s %12s %12s %12s %12s %12s %7s %8s %8s\n", "topology", "NPUs",
-           "size_MB", "k", "tacos_us", "ring_us", "direct_us", "rhd_us", "dbt_us", "ideal_us",
-           "eff", "best_bl", "synth_s");
+    printf("%-16s %5s %8s %3s %12s %12s %12s %12s %12s %12s %7s %12s %7s %8s %8s\n", "topology",
+           "NPUs", "size_MB", "k", "tacos_us", "ring_us", "direct_us", "rhd_us", "dbt_us",
+           "ideal_us", "eff", "optimal_us", "eff_opt", "best_bl", "synth_s");
 }
 
 /* One row: absolute times, efficiency vs ideal, speedup over the best baseline. */
@@ -113,13 +115,15 @@ static void print_row(int table, const char *label, const tacos_topo_t *t, uint6
         if (r->base_us[b] >= 0 && (best < 0 || r->base_us[b] < best))
             best = r->base_us[b];
     }
-    printf(" %12.1f %6.1f%% %7.2fx %8.3f\n", r->ideal_us, 100 * r->ideal_us / r->tacos_us,
+    printf(" %12.1f %6.1f%% %12.1f %6.1f%% %7.2fx %8.3f\n", r->ideal_us,
+           100 * r->ideal_us / r->tacos_us, r->optimal_us, 100 * r->optimal_us / r->tacos_us,
            best / r->tacos_us, r->synth_s);
     fprintf(csv, "%d,%s,%d,%llu,%d,%.3f", table, label, t->npus, (unsigned long long)size, r->k,
             r->tacos_us);
     for (int b = 0; b < NBASE; b++)
         fprintf(csv, ",%.3f", r->base_us[b]);
-    fprintf(csv, ",%.3f,%.4f,%.4f\n", r->ideal_us, r->ideal_us / r->tacos_us, best / r->tacos_us);
+    fprintf(csv, ",%.3f,%.4f,%.4f,%.3f,%.4f\n", r->ideal_us, r->ideal_us / r->tacos_us,
+            best / r->tacos_us, r->optimal_us, r->optimal_us / r->tacos_us);
 }
 
 /* Table 2 style: every algorithm normalized to TACOS. */
@@ -150,7 +154,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(csv, "table,topology,npus,size_bytes,k,tacos_us,ring_us,direct_us,rhd_us,dbt_us,"
-                 "ideal_us,efficiency,speedup_vs_best_baseline\n");
+                 "ideal_us,efficiency,speedup_vs_best_baseline,optimal_us,optimal_efficiency\n");
     int max_k = quick ? 2 : 8;
     uint64_t GB = 1000000000ull;
 

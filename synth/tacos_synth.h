@@ -194,6 +194,15 @@ double tacos_sched_chunk_bytes(const tacos_sched_t *s);
 int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
                       int chunks_per_npu, uint64_t size_bytes, double *out_us);
 
+/* Throughput-optimal bound (us): for All-Gather, the largest over sets S of
+ * NPUs of the bytes S must receive / the bandwidth into S (ForestColl's cut
+ * bound, reached by spanning-tree packings), computed exactly by max-flow;
+ * Reduce-Scatter the same on the transposed links, All-Reduce both added;
+ * Broadcast/Reduce the bytes / the root's min cut (Edmonds).  Each phase is
+ * at least the latency diameter (no chunk count goes below it). */
+int tacos_optimal_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
+                        uint64_t size_bytes, double *out_us);
+
 /* Proves a schedule correct against its own topology: transfers are on
  * links, last at least the link cost, never overlap on a link; each send's
  * chunk is present at its start; reductions combine each rank's

@@ -50,7 +50,8 @@ static const char usage[] =
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
     "                            synth_seconds, collective_us, lower_bound_us,\n"
-    "                            efficiency, transfers, ...\n"
+    "                            efficiency, optimal_us, optimal_efficiency,\n"
+    "                            transfers, ...\n"
     "      --no-validate         skip validating the synthesized schedule\n"
     "      --validate FILE       read a schedule JSON, validate it, print its summary\n"
     "      --simulate FILE       read a schedule JSON, validate it and simulate it on its\n"
@@ -180,6 +181,7 @@ typedef struct {
     const tacos_sched_t *s;
     double synth_s; /* < 0: the schedule was read from a file */
     double bound_us;
+    double optimal_us; /* throughput-optimal (cut) bound, latency-aware */
     uint64_t seed;
     int trials;
     tacos_sim_t *sim; /* the schedule simulated on its topology, if asked */
@@ -197,10 +199,12 @@ static void print_json(const report_t *r)
     printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
            "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
            "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
-           "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"transfers\":%zu",
+           "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"optimal_us\":%.6f,"
+           "\"optimal_efficiency\":%.6f,\"transfers\":%zu",
            t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu, s->nchunks,
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
-           s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, s->nxfers);
+           s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, r->optimal_us,
+           s->time_us > 0 ? r->optimal_us / s->time_us : 1.0, s->nxfers);
     if (r->sim) {
         printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
                r->ideal_us);
@@ -232,6 +236,8 @@ static void print_summary(const report_t *r, int json)
     printf("time          %.3f us\n", s->time_us);
     printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
            100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));
+    printf("optimal       %.3f us (efficiency %.1f%%; throughput-optimal cut bound)\n",
+           r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
     printf("transfers     %zu\n", s->nxfers);
     if (!r->sim)
         return;
@@ -487,7 +493,8 @@ int main(int argc, char **argv)
     }
     r.s = s;
     if ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
-                                &r.bound_us)))
+                                &r.bound_us)) ||
+        (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us)))
         goto fail;
     if ((simulate || compare_list || heatmap || utilization) &&
         (rc = compare(&r, compare_list, heatmap, utilization)))
