@@ -106,8 +106,9 @@ static int tacos_register(void)
         MCA_BASE_VAR_TYPE_BOOL, SETTABLE | ALL_EQ, &c->enable);
     reg("verbose",
         "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
-        "schedule synthesized, 10 one line per call (collective, bytes, schedule or fallback "
-        "and why)",
+        "schedule synthesized (modelled and throughput-optimal time; the optimum costs up to "
+        "seconds at hundreds of ranks), 10 one line per call (collective, bytes, schedule or "
+        "fallback and why)",
         MCA_BASE_VAR_TYPE_INT, READONLY, &c->verbose);
     reg("topo_file",
         "Topology JSON file (the format tacos-synth reads) describing the links between "

@@ -144,7 +144,8 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                            C->chunks,        C->seed,       C->trials,
                            C->unwind_degree, C->probe,      C->calibrate,
                            C->measure,       C->cache_size, C->topo_file,
-                           C->deterministic, C->dump_dir,   "coll_tacos_"};
+                           C->deterministic, C->verbose,    C->dump_dir,
+                           "coll_tacos_"};
     tacos_comm_ops_t ops = {m,           ompi_comm_rank(comm), ompi_comm_size(comm),
                             ompi_comm_get_cid(comm), core_max_u64, core_probe,
                             core_log};

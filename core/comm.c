@@ -271,7 +271,17 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
                  (size_t)s->size_bytes);
         dump(c, what, NULL, s);
     }
-    if (agreed)
+    double opt = 0; /* the throughput-optimal time: seconds at hundreds of ranks */
+    if (agreed && st->verbose >= 5 &&
+        tacos_optimal_bound(c->topo, coll, root, (uint64_t)s->size_bytes, &opt))
+        opt = 0;
+    if (agreed && opt > 0)
+        say(c, 5,
+            "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled, optimal "
+            "%.3f us (%.0f%%)",
+            tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
+            opt, 100 * opt / s->time_us);
+    else if (agreed)
         say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
             tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us);
     tacos_sched_free(s);
