@@ -151,6 +151,39 @@ static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
     return TACOS_OK;
 }
 
+typedef int (*phase_fn)(const tacos_topo_t *topo, tacos_coll_t gather,
+                        const tacos_synth_opts_t *o, uint64_t seed, tacos_sched_t **out);
+
+/* One phase (best_spread or reversed) with more chunks never hurting: for
+ * k > 1 the phase's 1-chunk schedule split into k parts per chunk is a
+ * candidate too, kept when faster (valid by construction: every part
+ * follows its chunk's path in the same order; the tests validate every
+ * synthesized schedule).  Per phase, so All-Reduce stays two phases and its
+ * bounds hold. */
+static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
+                 const tacos_synth_opts_t *o, uint64_t seed, tacos_sched_t **out)
+{
+    int rc = make(topo, gather, o, seed, out);
+    if (rc || o->chunks_per_npu == 1)
+        return rc;
+    tacos_synth_opts_t one = *o;
+    tacos_sched_t *s1 = NULL, *split = NULL;
+    one.chunks_per_npu = 1;
+    if (!make(topo, gather, &one, seed, &s1)) {
+        tacos_sched_sort(s1);
+        if (!tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
+            split->time_us < (*out)->time_us) {
+            tacos_sched_free(*out);
+            tacos_sched_sort(split);
+            *out = split;
+            split = NULL;
+        }
+    }
+    tacos_sched_free(s1);
+    tacos_sched_free(split);
+    return TACOS_OK;
+}
+
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
 {
     int rc = check_opts(topo, o);
@@ -161,18 +194,18 @@ int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, taco
     switch (o->coll) {
     case TACOS_ALLGATHER:
     case TACOS_BROADCAST:
-        rc = best_spread(topo, o->coll, o, seed, &s);
+        rc = phase(best_spread, topo, o->coll, o, seed, &s);
         break;
     case TACOS_REDUCE_SCATTER:
-        rc = reversed(topo, TACOS_ALLGATHER, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &s);
         break;
     case TACOS_REDUCE:
-        rc = reversed(topo, TACOS_BROADCAST, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_BROADCAST, o, seed, &s);
         break;
     case TACOS_ALLREDUCE:
-        rc = reversed(topo, TACOS_ALLGATHER, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &s);
         if (!rc)
-            rc = best_spread(topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &ag);
+            rc = phase(best_spread, topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &ag);
         if (!rc)
             rc = append(s, ag, s->time_us);
         break;

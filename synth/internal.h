@@ -86,6 +86,10 @@ int tacos_sched_alloc(tacos_coll_t coll, int npus, int chunks_per_npu,
 int tacos_sched_reserve(tacos_sched_t *s, size_t n);
 /* Sorts transfers by (start, src, dst, chunk) and sets time_us. */
 void tacos_sched_sort(tacos_sched_t *s);
+/* The k-chunk version of a 1-chunk schedule (split.c), time_us set but its
+ * transfers not yet sorted (tacos_sched_sort). */
+int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *topo, int k,
+                      tacos_sched_t **out);
 
 /* Which chunks each rank holds at t=0 (pre) and must hold at the end (post)
  * for the gather-like collectives (All-Gather, Broadcast). */

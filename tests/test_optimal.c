@@ -134,5 +134,40 @@ int main(void)
               trial, n, tacos_coll_name(coll), got, want);
         tacos_topo_free(t);
     }
+
+    /* more chunks never hurt: with latency 0 a k-chunk schedule is never
+     * slower than the 1-chunk one (its split is a candidate; with latency,
+     * up to one latency per extra message) */
+    static const struct {
+        const char *spec;
+        double bw[3];
+        int nbw;
+    } shapes[] = {{"fs:4x4", {100, 25}, 2},       {"fs:8x8", {100, 25}, 2},
+                  {"rfs:2x4x2", {200, 100, 50}, 3}, {"ss:4x4", {300, 25}, 2},
+                  {"dragonfly:3x4", {400, 200}, 2}, {"mesh2d:3x4", {50}, 1},
+                  {"ring:6", {50}, 1},              {"dgx1", {50}, 1}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int coll = 0; coll <= TACOS_ALLREDUCE; coll++) {
+            double lat[3] = {0, 0, 0};
+            CHECK_OK(tacos_topo_generate(shapes[i].spec, shapes[i].bw, shapes[i].nbw, lat, 1, 1,
+                                         &t));
+            double one = 0;
+            for (int k = 1; k <= 4; k++) {
+                tacos_synth_opts_t o = {(tacos_coll_t)coll, 1, k, 64 << 20, 1, 1};
+                tacos_sched_t *sc = NULL;
+                CHECK_OK(tacos_synthesize(t, &o, &sc));
+                if (!sc)
+                    continue;
+                CHECK_OK(tacos_sched_validate(sc));
+                if (k == 1)
+                    one = sc->time_us;
+                else
+                    CHECK(sc->time_us <= one * (1 + 1e-9), "%s %s k=%d: %.3f us, k=1 %.3f us",
+                          shapes[i].spec, tacos_coll_name((tacos_coll_t)coll), k, sc->time_us,
+                          one);
+                tacos_sched_free(sc);
+            }
+            tacos_topo_free(t);
+        }
     return check_report("test_optimal");
 }

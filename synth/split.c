@@ -1,0 +1,112 @@
+/*
+ * The k-chunk schedule obtained from a 1-chunk one by splitting every chunk
+ * into k parts sent back to back along the same paths, each as soon as its
+ * link is free and the sender holds that part (what the sender had received
+ * of the chunk before the original transfer started).  It is never slower
+ * than the 1-chunk schedule by more than the extra latency per message, so
+ * offering it to the synthesizer as a candidate makes more chunks never
+ * hurt.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Arrivals into (npu, chunk): sorted by that key, then by original end. */
+typedef struct {
+    size_t key, xfer;
+    double end;
+} arrival_t;
+
+static int by_key_end(const void *a, const void *b)
+{
+    const arrival_t *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, tacos_sched_t **out)
+{
+    size_t n = one->nxfers, kk = (size_t)k;
+    tacos_sched_t *s = NULL;
+    arrival_t *arr = malloc((n + 1) * sizeof *arr);
+    size_t *link = malloc((n + 1) * sizeof *link), *done = NULL;
+    /* end[i*k + j]: when part j of transfer i arrives; ready[a*k + j]: the
+     * latest part-j arrival among arrivals 0..a of a's (npu, chunk) group */
+    double *end = malloc((n * kk + 1) * sizeof *end), *ready = malloc((n * kk + 1) * sizeof *ready);
+    double *free_at = calloc(t->nlinks + 1, sizeof *free_at);
+    int rc = tacos_sched_alloc(one->coll, one->npus, k, one->root, one->size_bytes, NULL, &s);
+    if (!rc && (!arr || !link || !end || !ready || !free_at ||
+                !(done = calloc(n + 1, sizeof *done))))
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");
+    if (!rc)
+        rc = tacos_sched_reserve(s, n * kk);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tacos_xfer_t *x = &one->xfers[i];
+        long l = tacos_topo_find_link(t, x->src, x->dst);
+        if (l < 0)
+            rc = tacos_error(TACOS_ERR_INVALID, "split: transfer %zu is on no link", i);
+        link[i] = (size_t)l;
+        arr[i] = (arrival_t){(size_t)x->dst * (size_t)one->nchunks + (size_t)x->chunk, i,
+                             x->end_us};
+    }
+    if (!rc)
+        qsort(arr, n, sizeof *arr, by_key_end);
+    /* done[g]: how many of group g's first arrivals have `ready` filled; a
+     * group is named by the index of its first arrival */
+    double part = (double)one->size_bytes / ((double)one->nchunks * kk);
+    /* the transfers in start order (one's order): each part after the link
+     * frees and after that part reached the sender by every transfer of the
+     * chunk into the sender that ended before the original one started
+     * (those were handled before: they started earlier) */
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tacos_xfer_t *x = &one->xfers[i];
+        size_t want = (size_t)x->src * (size_t)one->nchunks + (size_t)x->chunk, lo = 0, hi = n;
+        while (lo < hi) { /* the group's first arrival */
+            size_t mid = (lo + hi) / 2;
+            if (arr[mid].key < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t last = lo; /* one past the arrivals that ended before x started */
+        double limit = x->start_us + TACOS_TIME_EPS(x->start_us);
+        while (last < n && arr[last].key == want && arr[last].end <= limit)
+            last++;
+        for (size_t a = lo + done[lo]; a < last; a++) { /* extend the group's running max */
+            for (size_t j = 0; j < kk; j++) {
+                double e = end[arr[a].xfer * kk + j];
+                ready[a * kk + j] = a > lo && ready[(a - 1) * kk + j] > e ? ready[(a - 1) * kk + j] : e;
+            }
+            done[lo]++;
+        }
+        double cost = tacos_link_cost_us(&t->links[link[i]], part);
+        for (size_t j = 0; j < kk; j++) {
+            double at = free_at[link[i]];
+            if (last > lo && ready[(last - 1) * kk + j] > at)
+                at = ready[(last - 1) * kk + j];
+            end[i * kk + j] = at + cost;
+            free_at[link[i]] = at + cost;
+            s->xfers[s->nxfers++] = (tacos_xfer_t){at, at + cost,
+                                                    (int32_t)((size_t)x->chunk * kk + j), x->src,
+                                                    x->dst, x->reduce};
+        }
+    }
+    free(arr);
+    free(link);
+    free(end);
+    free(ready);
+    free(free_at);
+    free(done);
+    if (rc) {
+        tacos_sched_free(s);
+        return rc;
+    }
+    /* unsorted: the caller sorts it if it keeps it; time_us already right */
+    s->time_us = 0;
+    for (size_t i = 0; i < s->nxfers; i++)
+        if (s->xfers[i].end_us > s->time_us)
+            s->time_us = s->xfers[i].end_us;
+    *out = s;
+    return TACOS_OK;
+}
