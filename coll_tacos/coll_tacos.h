@@ -69,8 +69,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
 /* The communicator's topology from every rank's probe record (or the
  * default model) and, across hosts, measured links; built with the previous
  * component's collectives. */
-int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                                   tacos_topo_t **out);
+int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, tacos_topo_t **out);
 
 /* Creates coll_tacos_dump_dir if missing (message once if it cannot). */
 void mca_coll_tacos_dump_dir(void);

@@ -106,8 +106,8 @@ static int tacos_register(void)
         MCA_BASE_VAR_TYPE_BOOL, SETTABLE | ALL_EQ, &c->enable);
     reg("verbose",
         "Verbosity: 1 errors and fallbacks of a whole communicator, 5 the topology and each "
-        "schedule synthesized (modelled and throughput-optimal time; the optimum costs up to "
-        "seconds at hundreds of ranks), 10 one line per call (collective, bytes, schedule or "
+        "schedule synthesized (modelled time and, on rank 0, the throughput-optimal time, which "
+        "costs up to seconds at hundreds of ranks), 10 one line per call (collective, bytes, schedule or "
         "fallback and why)",
         MCA_BASE_VAR_TYPE_INT, READONLY, &c->verbose);
     reg("topo_file",

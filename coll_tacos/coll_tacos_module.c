@@ -117,8 +117,7 @@ static int core_max_u64(void *ctx, uint64_t *v, int n)
 
 static int core_probe(void *ctx, tacos_topo_t **out)
 {
-    mca_coll_tacos_module_t *m = ctx;
-    return mca_coll_tacos_probed_topology(m, m->comm, out);
+    return mca_coll_tacos_probed_topology(ctx, out);
 }
 
 static void core_log(void *ctx, int level, const char *msg)
@@ -419,22 +418,20 @@ static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tac
     const char *what = ctx.error ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
                                                : "the schedule cannot progress (a coll/tacos bug)";
+    int ret = ctx.error ? ctx.error : rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
     opal_output(0, "coll:tacos: %s of %zu bytes on rank %d of %d: %s (%d); the other ranks may "
                    "wait for this one until the error handler ends the job",
-                tacos_coll_name(coll), v->bytes, ompi_comm_rank(comm), n, what, ctx.error);
-    return ctx.error                ? ctx.error
-           : rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE
-                                   : OMPI_ERROR;
+                tacos_coll_name(coll), v->bytes, ompi_comm_rank(comm), n, what, ret);
+    return ret;
 }
 
-/* Blocks of counts[r] * scale units (or `each` when counts is NULL), into
- * off[0..n] (the cached plan's array: no allocation per call). */
-static const size_t *sized_blocks(size_t *off, int n, const int *counts, size_t each, size_t scale)
+/* Blocks of counts[r] units (or `each` when counts is NULL), into off[0..n]
+ * (the cached plan's array: no allocation per call). */
+static void sized_blocks(size_t *off, int n, const int *counts, size_t each)
 {
     off[0] = 0;
     for (int r = 0; r < n; r++)
-        off[r + 1] = off[r] + (counts ? (size_t)counts[r] * scale : each);
-    return off;
+        off[r + 1] = off[r] + (counts ? (size_t)counts[r] : each);
 }
 
 static void even_blocks(size_t *off, int n, size_t units)
@@ -532,7 +529,7 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     char *out = direct(&v, rbuf, (size_t)rcount * (size_t)n, rdtype);
     char *work = out ? out : work_space(m, &v);
     const char *own = sbuf == MPI_IN_PLACE ? NULL : direct(&v, sbuf, (size_t)scount, sdtype);
-    sized_blocks(p->off, n, NULL, block, 0);
+    sized_blocks(p->off, n, NULL, block);
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
     /* the own block: sent straight from sbuf and copied into place while
@@ -602,8 +599,8 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
     tacos_exec_opts_t opts = {.input = src, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
-    if (!src || src == work) /* the input in the work buffer already, or packed there */
-        rc = src ? OMPI_SUCCESS : pack(&v, in, (size_t)count, dtype, work);
+    if (!src) /* packed into the work buffer (else read in place, or already there) */
+        rc = pack(&v, in, (size_t)count, dtype, work);
     if (rc == OMPI_SUCCESS)
         rc = run(m, comm, TACOS_REDUCE, p, work, &v, op, MCA_COLL_BASE_TAG_REDUCE,
                  src && src != work ? &opts : NULL);
@@ -626,7 +623,8 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const tacos_plan_t 
     int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *src = direct(v, in, v->units, dtype), *work = work_space(m, v);
-    const size_t *off = sized_blocks(p->off, n, counts, each, 1);
+    const size_t *off = p->off;
+    sized_blocks(p->off, n, counts, each);
     if (!work)
         return OMPI_ERR_OUT_OF_RESOURCE;
     tacos_exec_opts_t opts = {.input = src, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
@@ -636,13 +634,11 @@ static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const tacos_plan_t 
         rc = run(m, comm, TACOS_REDUCE_SCATTER, p, work, v, op, tag, src ? &opts : NULL);
     size_t mine = off[me + 1] - off[me];
     if (rc == OMPI_SUCCESS && mine) {
-        view_t r = *v;
-        r.units = mine;
-        char *out = direct(&r, rbuf, mine, dtype), *res = work + off[me] * v->unit_ext;
+        char *out = direct(v, rbuf, mine, dtype), *res = work + off[me] * v->unit_ext;
         if (out)
             memcpy(out, res, mine * v->unit_ext);
         else
-            rc = unpack(&r, res, rbuf, mine, dtype);
+            rc = unpack(v, res, rbuf, mine, dtype);
     }
     release_scratch(m, 0);
     return rc;

@@ -377,9 +377,9 @@ static void dump_records(struct ompi_communicator_t *comm, const tacos_probe_rec
         opal_output(0, "coll:tacos: dump: cannot write %s", path);
 }
 
-int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                                   tacos_topo_t **out)
+int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, tacos_topo_t **out)
 {
+    struct ompi_communicator_t *comm = m->comm;
     int n = ompi_comm_size(comm), rc;
     tacos_probe_record_t *recs = malloc((size_t)n * sizeof *recs);
     if (!recs)

@@ -98,7 +98,9 @@ static int agree(tacos_comm_t *c, int ok, uint64_t h, int *agreed)
     return rc;
 }
 
-/* FNV-1a over 64-bit words. */
+/* FNV-1a over 64-bit words, from FNV_OFFSET. */
+#define FNV_OFFSET 1469598103934665603ull
+
 static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -108,7 +110,7 @@ static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
 
 static uint64_t string_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = FNV_OFFSET;
     for (; s && *s; s++) {
         uint64_t v = (unsigned char)*s;
         h = hash_words(h, &v, 1);
@@ -118,7 +120,7 @@ static uint64_t string_hash(const char *s)
 
 static uint64_t topo_hash(const tacos_topo_t *t)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)t->npus;
+    uint64_t h = FNV_OFFSET ^ (uint64_t)t->npus;
     for (size_t i = 0; i < t->nlinks; i++) {
         const tacos_link_t *l = &t->links[i];
         uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
@@ -131,7 +133,7 @@ static uint64_t topo_hash(const tacos_topo_t *t)
 
 static uint64_t sched_hash(const tacos_sched_t *s)
 {
-    uint64_t h = 1469598103934665603ull ^ s->nxfers;
+    uint64_t h = FNV_OFFSET ^ s->nxfers;
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
@@ -147,7 +149,7 @@ static uint64_t sched_hash(const tacos_sched_t *s)
 static int settings_agreed(tacos_comm_t *c, int *use)
 {
     *use = c->agreed > 0;
-    if (c->agreed || c->busy)
+    if (c->agreed)
         return 0;
     const tacos_settings_t *s = &c->s;
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
@@ -271,19 +273,18 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
                  (size_t)s->size_bytes);
         dump(c, what, NULL, s);
     }
-    double opt = 0; /* the throughput-optimal time: seconds at hundreds of ranks */
-    if (agreed && st->verbose >= 5 &&
-        tacos_optimal_bound(c->topo, coll, root, (uint64_t)s->size_bytes, &opt))
-        opt = 0;
-    if (agreed && opt > 0)
-        say(c, 5,
-            "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled, optimal "
-            "%.3f us (%.0f%%)",
+    /* the throughput-optimal time costs seconds at hundreds of ranks and is
+     * the same on all: rank 0 alone computes it, and only when it is shown */
+    char optimal[64] = "";
+    double opt;
+    if (agreed && st->verbose >= 5 && c->ops.rank == 0 &&
+        !tacos_optimal_bound(c->topo, coll, root, (uint64_t)s->size_bytes, &opt))
+        snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
+                 100 * opt / s->time_us);
+    if (agreed)
+        say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
             tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
-            opt, 100 * opt / s->time_us);
-    else if (agreed)
-        say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled",
-            tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us);
+            optimal);
     tacos_sched_free(s);
     if (rc || !agreed)
         plan_free(made);

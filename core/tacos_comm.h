@@ -27,7 +27,7 @@ typedef struct {
     char *topo_file; /* NULL: the binding's probe */
     /* local: no message depends on them */
     int deterministic;
-    int verbose;          /* >= 5: schedule lines also give the optimal time (costly) */
+    int verbose;          /* >= 5: rank 0's schedule lines also give the optimal time */
     const char *dump_dir; /* NULL or empty: no dumps */
     const char *param_prefix; /* how the binding names parameters: "coll_tacos_" */
 } tacos_settings_t;
