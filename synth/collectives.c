@@ -173,8 +173,7 @@ static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
         tacos_sched_sort(s1);
         if (!tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
             split->time_us < (*out)->time_us) {
-            tacos_sched_free(*out);
-            tacos_sched_sort(split);
+            tacos_sched_free(*out); /* tacos_synthesize sorts what it returns */
             *out = split;
             split = NULL;
         }
