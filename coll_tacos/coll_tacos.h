@@ -55,24 +55,12 @@ typedef struct {
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
     struct ompi_communicator_t *comm;
-    tacos_comm_t *core; /* settings, topology, schedules: the MPI-neutral part */
-    char *scratch; /* work buffer reused across calls */
-    size_t scratch_bytes;
-    char *recv_scratch; /* the executor's space for arriving reductions */
-    size_t recv_scratch_bytes;
+    tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);
 
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority);
-
-/* The communicator's topology from every rank's probe record (or the
- * default model) and, across hosts, measured links; built with the previous
- * component's collectives. */
-int mca_coll_tacos_probed_topology(mca_coll_tacos_module_t *m, tacos_topo_t **out);
-
-/* Creates coll_tacos_dump_dir if missing (message once if it cannot). */
-void mca_coll_tacos_dump_dir(void);
 
 int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,

@@ -1,9 +1,6 @@
 /* Component: MCA parameters, open/close, and the communicator query. */
 #include "ompi_config.h"
 
-#include <pthread.h>
-
-#include "opal/util/os_dirpath.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 
@@ -30,22 +27,7 @@ mca_coll_tacos_component_t mca_coll_tacos_component = {
         .collm_comm_query = mca_coll_tacos_comm_query,
     },
     .priority = 35,
-    .enable = true,
-    .verbose = 0,
     .output = -1,
-    .unwind_degree = 0,
-    .chunks = 0,
-    .min_bytes = 65536,
-    .rooted_min_bytes = 4194304,
-    .seed = 1,
-    .trials = 1,
-    .probe = true,
-    .probe_gpu = false,
-    .calibrate = false,
-    .measure = 1,
-    .cache_size = 32,
-    .scratch_max = 256 << 20,
-    .deterministic = false,
 };
 
 /* A parameter in ompi_info; settable ones can be written through MPI_T.
@@ -80,16 +62,15 @@ static void reg_bool(const char *name, const char *help, bool *storage)
     reg(name, help, MCA_BASE_VAR_TYPE_BOOL, ALL_EQ, storage);
 }
 
-static void make_dump_dir(void)
-{
-    const char *d = mca_coll_tacos_component.dump_dir;
-    if (d && d[0] && opal_os_dirpath_create(d, 0755) != OPAL_SUCCESS)
-        opal_output(0, "coll:tacos: coll_tacos_dump_dir: cannot create %s", d);
-}
-
 static int tacos_register(void)
 {
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
+    const tacos_settings_t d = TACOS_SETTINGS_DEFAULT; /* every binding's defaults */
+    c->enable = d.enable, c->min_bytes = d.min_bytes, c->rooted_min_bytes = d.rooted_min_bytes;
+    c->chunks = d.chunks, c->seed = d.seed, c->trials = d.trials;
+    c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
+    c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
+    c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "
@@ -157,7 +138,6 @@ static int tacos_register(void)
              "its NVLink/NVSwitch links (default false: this build moves host buffers, which "
              "travel through shared memory whatever GPUs the host has)",
              &c->probe_gpu);
-    c->ucx_lib = "libuct.so.0";
     reg_string("ucx_lib",
                "The UCT library loaded (dlopen) to read transport latency and bandwidth "
                "(default libuct.so.0); empty: do not ask UCX, keep the default figures",
@@ -197,12 +177,6 @@ static int tacos_register(void)
                "rank's probe record (tacos-commN-probe.json); empty: off",
                &c->dump_dir);
     return OMPI_SUCCESS;
-}
-
-void mca_coll_tacos_dump_dir(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, make_dump_dir);
 }
 
 static int tacos_open(void)

@@ -1,13 +1,16 @@
 /*
- * Module: per-communicator state, lazy topology and schedule synthesis with a
- * cross-rank agreement check, the PML transport for the executor, and the
- * collectives.  Every case it cannot serve goes to the previous component.
+ * Module: the Open MPI side of a communicator's coll/tacos state (the core's
+ * tacos_comm_t does the rest): the previous component's functions, the
+ * core's callbacks over them and the PML, the PML transport for the
+ * executor, Open MPI's datatype and op engines, and the module slots.
+ * Every case the core does not serve goes to the previous component.
  */
 #include "ompi_config.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "opal/util/output.h"
@@ -22,43 +25,6 @@
 
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
-
-/* ---- scratch kept between calls -------------------------------------------- */
-
-/* Bytes of scratch all communicators of the process keep between calls. */
-static size_t scratch_kept;
-
-/* A buffer of at least `bytes` in *buf (counted in scratch_kept). */
-static int fault(const char *what);
-static char *grow(char **buf, size_t *have, size_t bytes)
-{
-    if (bytes > *have || !*buf) {
-        free(*buf);
-        __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
-        *buf = fault("alloc") ? NULL : malloc(bytes ? bytes : 1);
-        *have = *buf ? bytes : 0;
-        __atomic_add_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
-    }
-    return *buf;
-}
-
-static void drop(char **buf, size_t *have)
-{
-    free(*buf);
-    __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
-    *buf = NULL;
-    *have = 0;
-}
-
-/* After a call: the communicator keeps its scratch (no page faults next
- * time) while the process's total stays within coll_tacos_scratch_max_bytes. */
-static void release_scratch(mca_coll_tacos_module_t *m, int all)
-{
-    if (all || __atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > C->scratch_max) {
-        drop(&m->scratch, &m->scratch_bytes);
-        drop(&m->recv_scratch, &m->recv_scratch_bytes);
-    }
-}
 
 /* ---- module object -------------------------------------------------------- */
 
@@ -77,7 +43,6 @@ static void module_destruct(mca_coll_tacos_module_t *m)
         if (prev[i])
             OBJ_RELEASE(prev[i]);
     tacos_comm_free(m->core);
-    release_scratch(m, 1);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
@@ -108,6 +73,13 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
 
 /* ---- the core's callbacks --------------------------------------------------- */
 
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static int core_max_u64(void *ctx, uint64_t *v, int n)
 {
     mca_coll_tacos_module_t *m = ctx;
@@ -115,9 +87,44 @@ static int core_max_u64(void *ctx, uint64_t *v, int n)
                              m->comm, m->prev_allreduce_module);
 }
 
-static int core_probe(void *ctx, tacos_topo_t **out)
+static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
 {
-    return mca_coll_tacos_probed_topology(ctx, out);
+    mca_coll_tacos_module_t *m = ctx;
+    return m->prev_allgather(mine, (int)bytes, &ompi_mpi_byte.dt, all, (int)bytes,
+                             &ompi_mpi_byte.dt, m->comm, m->prev_allgather_module);
+}
+
+/* The measurements' messages; the tag is barrier's: coll/tacos serves no
+ * barrier and every rank is inside the core's setup, so nothing else can
+ * match it. */
+static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
+                         void *rbuf, size_t rbytes, double *t_us)
+{
+    mca_coll_tacos_module_t *m = ctx;
+    ompi_request_t *req[4];
+    int rc = OMPI_SUCCESS, posted = 0, peer_of[4];
+    if (n > 2)
+        return OMPI_ERR_BAD_PARAM;
+    double t0 = now_us();
+    for (int i = 0; i < n && rc == OMPI_SUCCESS; i++) {
+        if (rbytes && (rc = MCA_PML_CALL(irecv((char *)rbuf + (size_t)i * rbytes, (int)rbytes,
+                                               &ompi_mpi_byte.dt, peers[i],
+                                               MCA_COLL_BASE_TAG_BARRIER, m->comm,
+                                               &req[posted]))) == OMPI_SUCCESS)
+            peer_of[posted++] = i;
+        if (sbytes && rc == OMPI_SUCCESS &&
+            (rc = MCA_PML_CALL(isend(sbuf, (int)sbytes, &ompi_mpi_byte.dt, peers[i],
+                                     MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
+                                     m->comm, &req[posted]))) == OMPI_SUCCESS)
+            peer_of[posted++] = i;
+    }
+    for (int left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
+        int idx = 0; /* a peer is done when both of its are */
+        if ((rc = ompi_request_wait_any((size_t)posted, req, &idx, MPI_STATUS_IGNORE)) ==
+            OMPI_SUCCESS)
+            t_us[peer_of[idx]] = now_us() - t0;
+    }
+    return rc;
 }
 
 static void core_log(void *ctx, int level, const char *msg)
@@ -139,22 +146,28 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    tacos_settings_t st = {C->enable,        C->min_bytes,  C->rooted_min_bytes,
-                           C->chunks,        C->seed,       C->trials,
-                           C->unwind_degree, C->probe,      C->calibrate,
-                           C->measure,       C->cache_size, C->topo_file,
-                           C->deterministic, C->verbose,    C->dump_dir,
-                           "coll_tacos_"};
-    tacos_comm_ops_t ops = {m,           ompi_comm_rank(comm), ompi_comm_size(comm),
-                            ompi_comm_get_cid(comm), core_max_u64, core_probe,
+    tacos_settings_t st = {C->enable,        C->min_bytes,       C->rooted_min_bytes,
+                           C->chunks,        C->seed,            C->trials,
+                           C->unwind_degree, C->probe,           C->calibrate,
+                           C->measure,       C->cache_size,      C->topo_file,
+                           C->deterministic, C->verbose,         C->dump_dir,
+                           "coll_tacos_",    C->probe_hwloc_xml, C->ucx_lib,
+                           C->probe_gpu,     C->scratch_max};
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    tacos_comm_ops_t ops = {m,
+                            ompi_comm_rank(comm),
+                            ompi_comm_size(comm),
+                            lr ? atoi(lr) : 0,
+                            ompi_comm_get_cid(comm),
+                            core_max_u64,
+                            core_allgather,
+                            core_exchange,
                             core_log};
     m->comm = comm;
     if (!(m->core = tacos_comm_new(&st, &ops))) {
         OBJ_RELEASE(m);
         return NULL;
     }
-    if (C->dump_dir && C->dump_dir[0])
-        mca_coll_tacos_dump_dir();
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
     m->super.coll_allreduce = mca_coll_tacos_allreduce;
@@ -168,32 +181,17 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
 
 /* ---- transport over the PML ------------------------------------------------ */
 
+/* One call: what the transport and the datatype callbacks need. */
 typedef struct {
     struct ompi_communicator_t *comm;
     int tag;
-    struct ompi_datatype_t *dtype; /* what reductions combine */
-    ptrdiff_t shift;               /* the executor's unit i starts shift past element i */
+    struct ompi_datatype_t *unit; /* MPI_BYTE, or the datatype reductions combine */
+    ptrdiff_t shift;              /* the executor's unit i starts shift past element i */
     struct ompi_op_t *op;
     mca_coll_tacos_module_t *module;
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */
 } pml_ctx_t;
-
-/* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
- * posted by the process of that MPI_COMM_WORLD rank fail, RANK:alloc:N its
- * N-th scratch allocation. */
-static int fault(const char *what)
-{
-    static int rank = -2, left;
-    static char kind[8];
-    if (rank == -2) {
-        const char *e = getenv("TACOS_FAULT");
-        if (!e || sscanf(e, "%d:%7[a-z]:%d", &rank, kind, &left) != 3 ||
-            rank != ompi_comm_rank(&ompi_mpi_comm_world.comm))
-            rank = -1;
-    }
-    return rank >= 0 && !strcmp(kind, what) && --left == 0;
-}
 
 static int failed(pml_ctx_t *c, int rc)
 {
@@ -204,14 +202,13 @@ static int failed(pml_ctx_t *c, int rc)
 
 static void *recv_space(void *ctx, size_t bytes)
 {
-    mca_coll_tacos_module_t *m = ((pml_ctx_t *)ctx)->module;
-    return grow(&m->recv_scratch, &m->recv_scratch_bytes, bytes);
+    return tacos_comm_recv_scratch(((pml_ctx_t *)ctx)->module->core, bytes);
 }
 
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
     pml_ctx_t *c = ctx;
-    if (fault("send"))
+    if (tacos_fault("send"))
         return failed(c, OMPI_ERR_OUT_OF_RESOURCE);
     return failed(c, MCA_PML_CALL(isend(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
                                         MCA_PML_BASE_SEND_STANDARD, c->comm,
@@ -285,27 +282,11 @@ static void pml_abandon(void *ctx, void *req, int is_send)
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     pml_ctx_t *c = ctx;
-    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->dtype);
+    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
     return OMPI_SUCCESS;
 }
 
 /* ---- the data as schedules see it ------------------------------------------ */
-
-/* A rank's data as `units` elements of `unit`, `unit_ext` bytes apart:
- * - collectives that only move data: the type signature's bytes (unit
- *   MPI_BYTE), cut the same on every rank whatever (count, datatype) each
- *   passes;
- * - reductions: elements of the datatype (MPI wants the same datatype on
- *   every rank there, and Open MPI's predefined ops take predefined types).
- * `bytes`, the signature's size, is equal on every rank and makes every
- * decision.  Whether a rank works in its own buffer or in scratch (packed
- * by Open MPI's datatype engine) is its own affair: no message changes. */
-typedef struct {
-    struct ompi_datatype_t *unit;
-    size_t units, unit_ext, bytes;
-    ptrdiff_t shift; /* where element 0's data starts (true lb): the executor
-                      * moves [shift + i*ext, shift + (i+1)*ext) for unit i */
-} view_t;
 
 static size_t type_size(struct ompi_datatype_t *dtype)
 {
@@ -314,131 +295,105 @@ static size_t type_size(struct ompi_datatype_t *dtype)
     return size;
 }
 
-static const char *too_big(const view_t *v)
+static const char *too_big(const tacos_view_t *v)
 {
     return v->bytes > INT_MAX || v->units * v->unit_ext > INT_MAX
                ? "buffer larger than INT_MAX bytes"
                : NULL;
 }
 
-static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, view_t *v)
+/* Collectives that only move data: the signature's bytes (MPI_BYTE units). */
+static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, tacos_view_t *v,
+                              pml_ctx_t *x)
 {
     size_t bytes = count * type_size(dtype);
-    *v = (view_t){&ompi_mpi_byte.dt, bytes, 1, bytes, 0};
+    *v = (tacos_view_t){bytes, 1, bytes, 0};
+    x->unit = &ompi_mpi_byte.dt;
     return too_big(v);
 }
 
+/* Reductions: elements of the datatype (MPI wants the same datatype on
+ * every rank there, and Open MPI's predefined ops take predefined types). */
 static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
-                                 struct ompi_op_t *op, view_t *v)
+                                 struct ompi_op_t *op, tacos_view_t *v, pml_ctx_t *x)
 {
     ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    x->unit = dtype;
+    x->shift = tlb;
     if (!ompi_op_is_commute(op))
         return "non-commutative op";
     if (ext <= 0 || text > ext) /* the same datatype on every rank: the same answer */
         return "datatype whose elements overlap";
-    *v = (view_t){dtype, count, (size_t)ext, count * type_size(dtype), tlb};
+    *v = (tacos_view_t){count, (size_t)ext, count * type_size(dtype), tlb};
     return too_big(v);
 }
 
 /* buf itself as the units (unit 0's address), or NULL where it must be
  * packed: the signature's bytes in a row, or elements with nothing between
  * or around them (not pair types' padding: that is the caller's). */
-static char *direct(const view_t *v, const void *buf, size_t count, struct ompi_datatype_t *dtype)
+static char *dt_direct(void *ctx, const tacos_data_t *d)
 {
+    pml_ctx_t *x = ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
     ptrdiff_t tlb, text;
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
-    if (!count)
-        return (char *)buf;
-    if (v->unit == &ompi_mpi_byte.dt)
-        return ompi_datatype_is_contiguous_memory_layout(dtype, (int)count) ? (char *)buf + tlb
-                                                                            : NULL;
-    return tlb == 0 && (size_t)text == v->unit_ext && type_size(dtype) == v->unit_ext &&
-                   ompi_datatype_is_contiguous_memory_layout(dtype, (int)count)
-               ? (char *)buf
+    if (!d->count)
+        return d->buf;
+    if (x->unit == &ompi_mpi_byte.dt)
+        return ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count)
+                   ? (char *)d->buf + tlb
+                   : NULL;
+    return tlb == 0 && text == d->extent && (ptrdiff_t)type_size(dtype) == d->extent &&
+                   ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count)
+               ? d->buf
                : NULL;
 }
 
-/* Scratch for the units, kept across calls (no page faults); unit 0 at the
- * returned address. */
-static char *work_space(mca_coll_tacos_module_t *m, const view_t *v)
+/* Between a (buffer, count, datatype) and its units in work: Open MPI's
+ * datatype engine (elements keep their layout; bytes are packed). */
+static int dt_pack(void *ctx, const tacos_data_t *d, char *work)
 {
-    char *w = grow(&m->scratch, &m->scratch_bytes, v->units * v->unit_ext);
-    return w ? w - v->shift : NULL;
+    pml_ctx_t *x = ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
+    if (x->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count, dtype);
+    return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work,
+                                (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt);
 }
 
-/* Between a (buffer, count, datatype) and its units in work. */
-static int pack(const view_t *v, const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                char *work)
+static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
 {
-    if (v->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(buf, (int)count, dtype, work, (int)count, dtype);
-    return ompi_datatype_sndrcv(buf, (int)count, dtype, work, (int)(count * type_size(dtype)),
-                                &ompi_mpi_packed.dt);
+    pml_ctx_t *x = ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
+    if (x->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(work, (int)d->count, dtype, d->buf, (int)d->count, dtype);
+    return ompi_datatype_sndrcv(work, (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt,
+                                d->buf, (int)d->count, dtype);
 }
 
-static int unpack(const view_t *v, const char *work, void *buf, size_t count,
-                  struct ompi_datatype_t *dtype)
+static tacos_data_t data(const void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
-    if (v->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(work, (int)count, dtype, buf, (int)count, dtype);
-    return ompi_datatype_sndrcv(work, (int)(count * type_size(dtype)), &ompi_mpi_packed.dt, buf,
-                                (int)count, dtype);
+    ptrdiff_t lb, ext;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    return (tacos_data_t){(void *)buf, count, dtype, ext};
 }
 
-/* ---- running a program -------------------------------------------------------- */
+/* ---- collectives ------------------------------------------------------------- */
 
-/* Runs the plan p on the units in work, cut into blocks p->off (in units):
- * start + wait on the state cached with the program. */
-static int run(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, tacos_coll_t coll,
-               const tacos_plan_t *p, char *work, const view_t *v, struct ompi_op_t *op,
-               int tag, const tacos_exec_opts_t *opts)
-{
-    int n = ompi_comm_size(comm);
-    pml_ctx_t ctx = {comm, tag, v->unit, v->shift, op, m, OMPI_SUCCESS};
-    tacos_transport_t tp = {&ctx,        pml_isend,   pml_irecv, pml_wait_some,
-                            pml_test_some, pml_abandon, op_reduce, recv_space};
-    TRACE(10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops", tacos_coll_name(coll), v->bytes,
-          n, p->k, p->prog->nops);
-    tacos_exec_opts_t o = opts ? *opts : (tacos_exec_opts_t){0};
-    o.ordered = tacos_comm_settings(m->core)->deterministic;
-    if (o.input)
-        o.input = (const char *)o.input + v->shift;
-    int rc = tacos_exec_start(p->exec, p->off, work + v->shift, v->unit_ext, &tp, &o);
-    if (rc == TACOS_OK)
-        rc = tacos_exec_wait(p->exec);
-    if (rc == TACOS_OK)
-        return OMPI_SUCCESS;
-    if (ctx.error) { /* sends abandoned in flight may still read the scratch */
-        __atomic_sub_fetch(&scratch_kept, m->scratch_bytes, __ATOMIC_RELAXED);
-        m->scratch = NULL;
-        m->scratch_bytes = 0;
-    }
-    const char *what = ctx.error ? "a message failed"
-                       : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
-                                               : "the schedule cannot progress (a coll/tacos bug)";
-    int ret = ctx.error ? ctx.error : rc == TACOS_ERR_NOMEM ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
-    opal_output(0, "coll:tacos: %s of %zu bytes on rank %d of %d: %s (%d); the other ranks may "
-                   "wait for this one until the error handler ends the job",
-                tacos_coll_name(coll), v->bytes, ompi_comm_rank(comm), n, what, ret);
-    return ret;
-}
-
-/* Blocks of counts[r] units (or `each` when counts is NULL), into off[0..n]
- * (the cached plan's array: no allocation per call). */
-static void sized_blocks(size_t *off, int n, const int *counts, size_t each)
-{
-    off[0] = 0;
-    for (int r = 0; r < n; r++)
-        off[r + 1] = off[r] + (counts ? (size_t)counts[r] : each);
-}
-
-static void even_blocks(size_t *off, int n, size_t units)
-{
-    for (int r = 0; r <= n; r++)
-        off[r] = units * (size_t)r / (size_t)n;
-}
+/* A call's context and what the core needs of it. */
+#define CALL(m, comm, name, op)                                                              \
+    pml_ctx_t x = {comm, MCA_COLL_BASE_TAG_##name, &ompi_mpi_byte.dt, 0, op, m, OMPI_SUCCESS}; \
+    tacos_call_t call = {{&x, pml_isend, pml_irecv, pml_wait_some, pml_test_some,            \
+                          pml_abandon, op_reduce, recv_space},                                \
+                         {0, 0, 0, 0},                                                        \
+                         dt_direct,                                                           \
+                         dt_pack,                                                             \
+                         dt_unpack,                                                           \
+                         OMPI_ERR_OUT_OF_RESOURCE,                                            \
+                         OMPI_ERROR,                                                          \
+                         &x.error}
 
 #define FALLBACK(m, name, why, ...)                                                          \
     do {                                                                                     \
@@ -446,24 +401,18 @@ static void even_blocks(size_t *off, int n, size_t units)
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-/* Plans; returns an error, falls back, or goes on with p. */
-#define PLAN(m, coll, root, v, why, p, name, ...)                                            \
+/* An empty signature moves nothing on any rank (count 0, or a type of size
+ * 0): done, with no message.  Else plans; returns an error, falls back, or
+ * goes on with p. */
+#define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
-        int plan_rc_ = tacos_comm_plan((m)->core, coll, root, (v).bytes, &(why), &(p));      \
+        if (!(why) && call.v.bytes == 0)                                                     \
+            return OMPI_SUCCESS;                                                             \
+        int plan_rc_ = tacos_comm_plan((m)->core, coll, root, call.v.bytes, &(why), &(p));   \
         if (plan_rc_ != OMPI_SUCCESS)                                                        \
             return plan_rc_;                                                                 \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
-    } while (0)
-
-/* ---- collectives ------------------------------------------------------------- */
-
-/* An empty signature moves nothing on any rank (count 0, or a type of size
- * 0): done, with no message. */
-#define NOTHING_TO_DO(v)                                                                     \
-    do {                                                                                     \
-        if ((v).bytes == 0)                                                                  \
-            return OMPI_SUCCESS;                                                             \
     } while (0)
 
 int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -471,44 +420,12 @@ int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct omp
                              mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    view_t v;
-    const char *why = view_elements(dtype, (size_t)count, op, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
-    int n = ompi_comm_size(comm), rc;
+    CALL(m, comm, ALLREDUCE, op);
+    const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_ALLREDUCE, 0, v, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    char *out = direct(&v, rbuf, (size_t)count, dtype), *src = direct(&v, in, (size_t)count, dtype);
-    even_blocks(p->off, n, v.units);
-    if (out && src) { /* the input read in place; rbuf gets each chunk when first written */
-        tacos_exec_opts_t opts = {.input = src};
-        rc = run(m, comm, TACOS_ALLREDUCE, p, out, &v, op, MCA_COLL_BASE_TAG_ALLREDUCE,
-                 src == out ? NULL : &opts);
-    } else { /* through scratch */
-        char *work = work_space(m, &v);
-        rc = !work ? OMPI_ERR_OUT_OF_RESOURCE : pack(&v, in, (size_t)count, dtype, work);
-        if (rc == OMPI_SUCCESS)
-            rc = run(m, comm, TACOS_ALLREDUCE, p, work, &v, op,
-                     MCA_COLL_BASE_TAG_ALLREDUCE, NULL);
-        if (rc == OMPI_SUCCESS)
-            rc = unpack(&v, work, rbuf, (size_t)count, dtype);
-    }
-    release_scratch(m, 0);
-    return rc;
-}
-
-typedef struct {
-    void *dst;
-    const void *src;
-    size_t bytes;
-} copy_args_t;
-
-static void copy_block(void *arg)
-{
-    copy_args_t *c = arg;
-    if (c->bytes)
-        memcpy(c->dst, c->src, c->bytes);
+    PLAN(m, TACOS_ALLREDUCE, 0, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
+    return tacos_run_allreduce(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r);
 }
 
 int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -516,65 +433,26 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
-    view_t v;
-    const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
+    int n = ompi_comm_size(comm);
+    CALL(m, comm, ALLGATHER, NULL);
+    const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_ALLGATHER, 0, v, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    size_t block = v.bytes / (size_t)n;
-    ptrdiff_t lb, rext;
-    ompi_datatype_get_extent(rdtype, &lb, &rext);
-    char *out = direct(&v, rbuf, (size_t)rcount * (size_t)n, rdtype);
-    char *work = out ? out : work_space(m, &v);
-    const char *own = sbuf == MPI_IN_PLACE ? NULL : direct(&v, sbuf, (size_t)scount, sdtype);
-    sized_blocks(p->off, n, NULL, block);
-    if (!work)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    /* the own block: sent straight from sbuf and copied into place while
-     * the first messages travel, or packed into place first */
-    copy_args_t copy = {work + block * (size_t)me, own, block};
-    tacos_exec_opts_t opts = {.own_src = own, .own_block = me, .overlap = copy_block,
-                              .overlap_arg = &copy};
-    if (sbuf != MPI_IN_PLACE && !own)
-        rc = pack(&v, sbuf, (size_t)scount, sdtype, work + block * (size_t)me);
-    else if (sbuf == MPI_IN_PLACE && !out)
-        rc = pack(&v, (char *)rbuf + (ptrdiff_t)me * rcount * rext, (size_t)rcount, rdtype,
-                  work + block * (size_t)me);
-    if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_ALLGATHER, p, work, &v, NULL, MCA_COLL_BASE_TAG_ALLGATHER,
-                 own ? &opts : NULL);
-    if (rc == OMPI_SUCCESS && !out)
-        rc = unpack(&v, work, rbuf, (size_t)rcount * (size_t)n, rdtype);
-    release_scratch(m, 0);
-    return rc;
+    PLAN(m, TACOS_ALLGATHER, 0, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+         comm);
+    tacos_data_t s = data(sbuf, scount, sdtype), r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
+    return tacos_run_allgather(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r);
 }
 
 int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
-    view_t v;
-    const char *why = view_bytes(dtype, (size_t)count, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
+    CALL(m, comm, BCAST, NULL);
+    const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_BROADCAST, root, v, why, p, bcast, buf, count, dtype, root, comm);
-    char *at = direct(&v, buf, (size_t)count, dtype), *work = at ? at : work_space(m, &v);
-    even_blocks(p->off, ompi_comm_size(comm), v.units);
-    if (!work)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    if (!at && me == root)
-        rc = pack(&v, buf, (size_t)count, dtype, work);
-    if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_BROADCAST, p, work, &v, NULL, MCA_COLL_BASE_TAG_BCAST,
-                 NULL);
-    if (rc == OMPI_SUCCESS && !at && me != root)
-        rc = unpack(&v, work, buf, (size_t)count, dtype);
-    release_scratch(m, 0);
-    return rc;
+    PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
+    tacos_data_t d = data(buf, count, dtype);
+    return tacos_run_bcast(m->core, p, &call, &d, root);
 }
 
 int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -582,66 +460,12 @@ int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                           mca_coll_base_module_t *module)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
-    view_t v;
-    const char *why = view_elements(dtype, (size_t)count, op, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
+    CALL(m, comm, REDUCE, op);
+    const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_REDUCE, root, v, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
-    /* the root reduces in rbuf where it can, the others in scratch; the
-     * input is read in place where it can */
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    char *src = direct(&v, in, (size_t)count, dtype);
-    char *out = me == root ? direct(&v, rbuf, (size_t)count, dtype) : NULL;
-    char *work = out && src ? out : work_space(m, &v);
-    even_blocks(p->off, ompi_comm_size(comm), v.units);
-    if (!work)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    tacos_exec_opts_t opts = {.input = src, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
-    if (!src) /* packed into the work buffer (else read in place, or already there) */
-        rc = pack(&v, in, (size_t)count, dtype, work);
-    if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_REDUCE, p, work, &v, op, MCA_COLL_BASE_TAG_REDUCE,
-                 src && src != work ? &opts : NULL);
-    if (rc == OMPI_SUCCESS && me == root && work != out)
-        rc = unpack(&v, work, rbuf, (size_t)count, dtype);
-    release_scratch(m, 0);
-    return rc;
-}
-
-/* Reduce-Scatter over blocks of counts[r] elements (or `each`): the schedule
- * runs in scratch holding the whole input, which it reads from the caller's
- * buffer in place where it can; only the result block is written to rbuf
- * (with MPI_IN_PLACE the rest of rbuf stays as the caller left it). */
-static int reduce_scatter_blocks(mca_coll_tacos_module_t *m, const tacos_plan_t *p,
-                                 const void *sbuf, void *rbuf,
-                                 const int *counts, size_t each, const view_t *v,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, int tag)
-{
-    int n = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    char *src = direct(v, in, v->units, dtype), *work = work_space(m, v);
-    const size_t *off = p->off;
-    sized_blocks(p->off, n, counts, each);
-    if (!work)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    tacos_exec_opts_t opts = {.input = src, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
-    if (!src)
-        rc = pack(v, in, v->units, dtype, work);
-    if (rc == OMPI_SUCCESS)
-        rc = run(m, comm, TACOS_REDUCE_SCATTER, p, work, v, op, tag, src ? &opts : NULL);
-    size_t mine = off[me + 1] - off[me];
-    if (rc == OMPI_SUCCESS && mine) {
-        char *out = direct(v, rbuf, mine, dtype), *res = work + off[me] * v->unit_ext;
-        if (out)
-            memcpy(out, res, mine * v->unit_ext);
-        else
-            rc = unpack(v, res, rbuf, mine, dtype);
-    }
-    release_scratch(m, 0);
-    return rc;
+    PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
+    return tacos_run_reduce(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r, root);
 }
 
 int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
@@ -651,15 +475,15 @@ int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     int n = ompi_comm_size(comm);
-    view_t v;
-    const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
+    CALL(m, comm, REDUCE_SCATTER_BLOCK, op);
+    const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_REDUCE_SCATTER, 0, v, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
-    return reduce_scatter_blocks(m, p, sbuf, rbuf, NULL,
-                                 (size_t)rcount, &v, dtype, op, comm,
-                                 MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK);
+    PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
+         comm);
+    tacos_data_t s = data(sbuf, (size_t)rcount * (size_t)n, dtype),
+                 r = data(rbuf, (size_t)rcount * (size_t)n, dtype);
+    return tacos_run_reduce_scatter(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r,
+                                    NULL, (size_t)rcount);
 }
 
 int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -671,12 +495,11 @@ int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     size_t total = 0;
     for (int r = 0; r < n; r++)
         total += (size_t)rcounts[r];
-    view_t v;
-    const char *why = view_elements(dtype, total, op, &v);
-    if (!why)
-        NOTHING_TO_DO(v);
+    CALL(m, comm, REDUCE_SCATTER, op);
+    const char *why = view_elements(dtype, total, op, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(m, TACOS_REDUCE_SCATTER, 0, v, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-    return reduce_scatter_blocks(m, p, sbuf, rbuf, rcounts, 0, &v,
-                                 dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER);
+    PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);
+    return tacos_run_reduce_scatter(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r,
+                                    rcounts, 0);
 }

@@ -4,25 +4,18 @@
  * the binding's probe) agreed by hash, and a cache of synthesized programs,
  * each agreed by the hash of its schedule, with the executor's state.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tacos_comm.h"
+#include <sys/stat.h>
 
-struct tacos_comm {
-    tacos_settings_t s;
-    tacos_comm_ops_t ops;
-    int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
-    tacos_topo_t *topo; /* built at the first plan that runs a schedule */
-    int topo_state;     /* 0 not yet, 1 ready, -1 unusable */
-    int busy;           /* running its own collectives */
-    tacos_plan_t *cache; /* s.cache_size entries */
-    int ncache, next_evict;
-};
+#include "comm_internal.h"
 
-static void say(const tacos_comm_t *c, int level, const char *fmt, ...)
+
+void tacos_comm_say(const tacos_comm_t *c, int level, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -40,6 +33,41 @@ static void plan_free(tacos_plan_t *p)
     p->prog = NULL, p->exec = NULL, p->off = NULL;
 }
 
+const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[64])
+{
+    const char *prefix = c->s.param_prefix ? c->s.param_prefix : "";
+    int upper = prefix[0] >= 'A' && prefix[0] <= 'Z';
+    size_t n = (size_t)snprintf(buf, 64, "%s%s", prefix, name);
+    for (size_t i = strlen(prefix); upper && i < n && i < 63; i++)
+        if (buf[i] >= 'a' && buf[i] <= 'z')
+            buf[i] = (char)(buf[i] - 'a' + 'A');
+    return buf;
+}
+
+/* mkdir -p, tried once per process (a message if it cannot). */
+static void make_dirs(const tacos_comm_t *c, const char *dir)
+{
+    static int tried;
+    if (__atomic_exchange_n(&tried, 1, __ATOMIC_RELAXED))
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *q = path + 1;; q++) {
+        if (*q && *q != '/')
+            continue;
+        char end = *q;
+        *q = 0;
+        if (mkdir(path, 0755) && errno != EEXIST) {
+            char p[64];
+            tacos_comm_say(c, 0, "%s: cannot create %s: %s", tacos_comm_param(c, "dump_dir", p),
+                           path, strerror(errno));
+            return;
+        }
+        if (!(*q = end))
+            return;
+    }
+}
+
 tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *ops)
 {
     tacos_comm_t *c = calloc(1, sizeof *c);
@@ -50,6 +78,8 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
     c->s.topo_file = NULL;
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
+    if (s->dump_dir && s->dump_dir[0])
+        make_dirs(c, s->dump_dir);
     if (!c->cache || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
         tacos_comm_free(c);
         return NULL;
@@ -64,6 +94,7 @@ void tacos_comm_free(tacos_comm_t *c)
     for (int i = 0; i < c->ncache; i++)
         plan_free(&c->cache[i]);
     free(c->cache);
+    tacos_comm_drop_scratch(c);
     tacos_topo_free(c->topo);
     free(c->s.topo_file);
     free(c);
@@ -160,16 +191,16 @@ static int settings_agreed(tacos_comm_t *c, int *use)
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file)};
-    char eq[N], differ[384] = "";
+    char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)
         return rc;
     for (int i = 0; i < N; i++)
         if (!eq[i])
-            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s%s",
-                     differ[0] ? ", " : "", s->param_prefix, names[i]);
+            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s",
+                     differ[0] ? ", " : "", tacos_comm_param(c, names[i], param));
     if (differ[0] && c->ops.rank == 0)
-        say(c, 0, "the ranks of communicator %u have different %s; falling back to the previous "
+        tacos_comm_say(c, 0, "the ranks of communicator %u have different %s; falling back to the previous "
                   "component",
             c->ops.id, differ);
     c->agreed = !differ[0] && s->enable ? 1 : -1;
@@ -185,7 +216,7 @@ static void dump(const tacos_comm_t *c, const char *what, const tacos_topo_t *t,
     char path[4096];
     snprintf(path, sizeof path, "%s/tacos-comm%u-%s.json", c->s.dump_dir, c->ops.id, what);
     if (t ? tacos_topo_write_file(t, path) : tacos_sched_write_file(s, path))
-        say(c, 0, "dump: %s", tacos_last_error());
+        tacos_comm_say(c, 0, "dump: %s", tacos_last_error());
 }
 
 /* Builds the topology once; an agreed -1 state means fall back. */
@@ -197,25 +228,26 @@ static int ensure_topology(tacos_comm_t *c)
     tacos_topo_t *t = NULL;
     if (c->s.topo_file) {
         if (tacos_topo_read_file_npus(c->s.topo_file, n, &t)) {
-            say(c, 0, "%stopo_file: %s (the communicator has %d ranks); falling back to the "
-                      "previous component",
-                c->s.param_prefix, tacos_last_error(), n);
+            char p[64];
+            tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to the "
+                                 "previous component",
+                           tacos_comm_param(c, "topo_file", p), tacos_last_error(), n);
             ok = 0;
         }
     } else {
         c->busy = 1;
-        rc = c->ops.probe_topology(c->ops.ctx, &t);
+        rc = tacos_comm_probed_topology(c, &t);
         c->busy = 0;
         ok = !rc && t;
     }
     if (ok && tacos_topo_check_connected(t)) {
-        say(c, 0, "%s; falling back to the previous component", tacos_last_error());
+        tacos_comm_say(c, 0, "%s; falling back to the previous component", tacos_last_error());
         ok = 0;
     }
     rc = agree(c, ok, ok ? topo_hash(t) : 0, &agreed);
     if (rc || !agreed) {
         if (ok && !rc)
-            say(c, 1, "ranks disagree on the topology; falling back");
+            tacos_comm_say(c, 1, "ranks disagree on the topology; falling back");
         tacos_topo_free(t);
         c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
         return rc;
@@ -255,17 +287,17 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
     }
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
-        say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll), c->topo->name,
+        tacos_comm_say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll), c->topo->name,
             tacos_last_error());
     if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
                !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)))) {
-        say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
+        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
             tacos_coll_name(coll), c->ops.rank);
         ok = 0; /* agreed below: every rank falls back */
     }
     int rc = agree(c, ok, ok ? sched_hash(s) : 0, &agreed);
     if (ok && !rc && !agreed)
-        say(c, 1, "ranks synthesized different %s schedules; falling back",
+        tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
             tacos_coll_name(coll));
     if (agreed && st->dump_dir && st->dump_dir[0] && c->ops.rank == 0) {
         char what[128];
@@ -282,7 +314,7 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
     if (agreed)
-        say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
+        tacos_comm_say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
             tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
             optimal);
     tacos_sched_free(s);
@@ -346,7 +378,10 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
         return 0;
     }
     if (bytes < (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes)) {
-        *why = rooted ? "below coll_tacos_rooted_min_bytes" : "below coll_tacos_min_bytes";
+        char p[64];
+        snprintf(c->why, sizeof c->why, "below %s",
+                 tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
+        *why = c->why;
         return 0;
     }
     return program(c, coll, root, bytes, why, plan);

@@ -20,26 +20,45 @@
 #include "tacos_synth.h"
 
 /* The settings that decide which messages a rank sends (compared across
- * ranks at the first plan), and the local ones. */
+ * ranks at the first plan), and the local ones.  The defaults, which every
+ * binding uses, are TACOS_SETTINGS_DEFAULT. */
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
     int probe, calibrate, measure, cache_size;
-    char *topo_file; /* NULL: the binding's probe */
+    char *topo_file; /* NULL: the probe */
     /* local: no message depends on them */
     int deterministic;
     int verbose;          /* >= 5: rank 0's schedule lines also give the optimal time */
     const char *dump_dir; /* NULL or empty: no dumps */
-    const char *param_prefix; /* how the binding names parameters: "coll_tacos_" */
+    const char *param_prefix; /* how the binding names parameters: "coll_tacos_", or
+                               * "TACOS_" (names then in upper case) */
+    /* the probe of this process (the first communicator's, once) */
+    const char *probe_hwloc_xml; /* NULL or empty: this machine */
+    const char *ucx_lib;         /* NULL or empty: no UCX */
+    int probe_gpu;
+    size_t scratch_max; /* scratch all communicators of the process keep between calls */
 } tacos_settings_t;
+
+#define TACOS_SETTINGS_DEFAULT                                                               \
+    {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .chunks = 0, .seed = 1,  \
+     .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0, .measure = 1,              \
+     .cache_size = 32, .ucx_lib = "libuct.so.0", .scratch_max = (size_t)256 << 20}
 
 typedef struct {
     void *ctx;
     int rank, size;
-    unsigned id; /* names the communicator in messages and dump files */
+    int local_rank; /* among the ranks of its host (which GPU it uses) */
+    unsigned id;    /* names the communicator in messages and dump files */
     /* v[0..n) = its maximum over the ranks, in place (a collective). */
     int (*max_u64)(void *ctx, uint64_t *v, int n);
-    /* The topology when no file is given (it may run collectives). */
-    int (*probe_topology)(void *ctx, tacos_topo_t **out);
+    /* all[r*bytes .. (r+1)*bytes) = rank r's mine (a collective). */
+    int (*allgather)(void *ctx, const void *mine, void *all, size_t bytes);
+    /* Measurements: sends sbytes from sbuf to each of peers[0..n) and
+     * receives rbytes from each into rbuf + i*rbytes, all at once (0 bytes:
+     * that direction is not posted); t_us[i] = microseconds until both with
+     * peers[i] completed.  Blocking, inside a collective of the core. */
+    int (*exchange)(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
+                    void *rbuf, size_t rbytes, double *t_us);
     /* A message: level 0 always (errors, once where every rank says the same:
      * the core prints those on rank 0 only), higher ones by verbosity. */
     void (*log)(void *ctx, int level, const char *msg);
@@ -57,7 +76,8 @@ typedef struct {
 
 typedef struct tacos_comm tacos_comm_t;
 
-/* NULL when out of memory.  The settings are copied. */
+/* NULL when out of memory.  The settings are copied (topo_file too; the
+ * other strings must outlive the communicator). */
 tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *ops);
 void tacos_comm_free(tacos_comm_t *c);
 const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
@@ -70,5 +90,76 @@ const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
  * gets a NULL plan ("called ... during coll/tacos setup"). */
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan);
+
+
+/* ---- a call: the drivers every binding shares (coll.c) --------------------- */
+
+/* A rank's data as schedules see it: `units` units `unit_ext` bytes apart,
+ * unit i's data at shift + i*unit_ext past unit 0's address:
+ * - collectives that only move data: the type signature's bytes, cut the
+ *   same on every rank whatever (count, datatype) each passes;
+ * - reductions: elements of the datatype (the same on every rank).
+ * `bytes`, the signature's size, is equal on every rank and makes every
+ * decision; whether a rank works in its own buffer or in scratch (packed)
+ * is its own affair: no message changes. */
+typedef struct {
+    size_t units, unit_ext, bytes;
+    ptrdiff_t shift; /* where element 0's data starts (the true lower bound) */
+} tacos_view_t;
+
+/* One of the caller's (buffer, count, datatype); extent: the datatype's. */
+typedef struct {
+    void *buf;
+    size_t count;
+    const void *type;
+    ptrdiff_t extent;
+} tacos_data_t;
+
+/* What the binding gives a call: its transport (tp.ctx is passed to every
+ * callback here), the view, and how its datatypes move. */
+typedef struct {
+    tacos_transport_t tp;
+    tacos_view_t v;
+    /* d's units in place (unit 0's address), or NULL: it goes through
+     * scratch, packed and unpacked by the two below */
+    char *(*direct)(void *ctx, const tacos_data_t *d);
+    int (*pack)(void *ctx, const tacos_data_t *d, char *work);
+    int (*unpack)(void *ctx, const char *work, const tacos_data_t *d);
+    /* the binding's status for out of memory and for an executor that
+     * cannot progress (a bug); a failed message returns *error, the first
+     * error the transport met (the binding's status, 0 none) */
+    int err_nomem, err_internal;
+    const int *error;
+} tacos_call_t;
+
+/* Run plan p (from tacos_comm_plan, every rank the same) on the caller's
+ * buffers: send NULL means MPI_IN_PLACE.  Return 0 or the binding's status
+ * (a message printed on this rank).  Allgather's recv holds every rank's
+ * block (count = n x the per-rank count); Reduce_scatter's recv is the
+ * result buffer with count = the whole input (counts[r], or `each` when
+ * counts is NULL, elements per block). */
+int tacos_run_allreduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                        const tacos_data_t *send, const tacos_data_t *recv);
+int tacos_run_allgather(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                        const tacos_data_t *send, const tacos_data_t *recv);
+int tacos_run_bcast(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                    const tacos_data_t *data, int root);
+int tacos_run_reduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                     const tacos_data_t *send, const tacos_data_t *recv, int root);
+int tacos_run_reduce_scatter(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                             const tacos_data_t *send, const tacos_data_t *recv,
+                             const int *counts, size_t each);
+
+/* The space for the executor's arriving reductions (the transport's scratch
+ * callback): kept by the communicator across calls within the process's
+ * scratch_max; NULL when out of memory. */
+void *tacos_comm_recv_scratch(tacos_comm_t *c, size_t bytes);
+
+/* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
+ * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks
+ * tacos_fault("send") before each), RANK:alloc:N its N-th scratch
+ * allocation.  The rank comes from the launcher's environment
+ * (OMPI_COMM_WORLD_RANK, PMI_RANK). */
+int tacos_fault(const char *what);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The core's per-communicator decisions without MPI: every rank is a thread
  * with its own tacos_comm_t; the max-allreduce the binding would provide is
- * a barrier over shared slots, the probe a generated topology.  Checks that
+ * a barrier over shared slots, and so is the allgather of probe records
+ * (the default model: one host).  Checks that
  * equal settings give plans (cached, agreed), that one rank's different
  * setting makes every rank fall back with one message, thresholds, cache
  * eviction, and a topology file of the wrong size.
@@ -19,6 +20,7 @@ typedef struct {
     int n;
     pthread_barrier_t bar;
     uint64_t slot[MAXN][32];
+    char *gathered; /* the allgather's */
     atomic_int errors_logged, synthesized;
 } world_t;
 
@@ -44,13 +46,29 @@ static int max_u64(void *ctx, uint64_t *v, int n)
     return 0;
 }
 
-static int probe(void *ctx, tacos_topo_t **out)
+static int allgather(void *ctx, const void *mine, void *all, size_t bytes)
 {
     rank_t *r = ctx;
-    double bw = 10, lat = 1;
-    char spec[32];
-    snprintf(spec, sizeof spec, "ring:%d", r->w->n);
-    return tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, out) ? 99 : 0;
+    world_t *w = r->w;
+    if (r->rank == 0)
+        w->gathered = malloc(bytes * (size_t)w->n);
+    pthread_barrier_wait(&w->bar);
+    memcpy(w->gathered + bytes * (size_t)r->rank, mine, bytes);
+    pthread_barrier_wait(&w->bar);
+    memcpy(all, w->gathered, bytes * (size_t)w->n);
+    pthread_barrier_wait(&w->bar);
+    if (r->rank == 0)
+        free(w->gathered);
+    return 0;
+}
+
+/* no measurement on one host */
+static int exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
+                    void *rbuf, size_t rbytes, double *t_us)
+{
+    (void)ctx, (void)peers, (void)n, (void)sbuf, (void)sbytes, (void)rbuf, (void)rbytes,
+        (void)t_us;
+    return 99;
 }
 
 static void logger(void *ctx, int level, const char *msg)
@@ -64,9 +82,12 @@ static void logger(void *ctx, int level, const char *msg)
 
 static tacos_settings_t base_settings(void)
 {
-    return (tacos_settings_t){.enable = 1, .min_bytes = 1000, .rooted_min_bytes = 1000,
-                              .chunks = 0, .seed = 1, .trials = 1, .cache_size = 4,
-                              .param_prefix = "coll_tacos_"};
+    tacos_settings_t s = TACOS_SETTINGS_DEFAULT;
+    s.min_bytes = s.rooted_min_bytes = 1000;
+    s.cache_size = 4;
+    s.probe = 0;
+    s.param_prefix = "coll_tacos_";
+    return s;
 }
 
 typedef void (*scenario_t)(rank_t *r);
@@ -75,7 +96,7 @@ static void *thread_main(void *arg)
 {
     rank_t *r = ((void **)arg)[0];
     scenario_t f = (scenario_t)((void **)arg)[1];
-    tacos_comm_ops_t ops = {r, r->rank, r->w->n, 7, max_u64, probe, logger};
+    tacos_comm_ops_t ops = {r, r->rank, r->w->n, r->rank, 7, max_u64, allgather, exchange, logger};
     r->c = tacos_comm_new(&r->s, &ops);
     f(r);
     tacos_comm_free(r->c);

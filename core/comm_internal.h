@@ -1,0 +1,44 @@
+/* What the files of the core share about a communicator (not for bindings). */
+#ifndef TACOS_COMM_INTERNAL_H
+#define TACOS_COMM_INTERNAL_H
+
+#include "tacos_comm.h"
+
+struct tacos_comm {
+    tacos_settings_t s;
+    tacos_comm_ops_t ops;
+    int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
+    tacos_topo_t *topo; /* built at the first plan that runs a schedule */
+    int topo_state;     /* 0 not yet, 1 ready, -1 unusable */
+    int busy;           /* running its own collectives */
+    tacos_plan_t *cache; /* s.cache_size entries */
+    int ncache, next_evict;
+    char why[128];      /* a reason naming a parameter */
+    /* scratch kept across calls (coll.c): the work buffer, and the
+     * executor's space for arriving reductions */
+    char *work, *recv;
+    size_t work_bytes, recv_bytes;
+};
+
+/* Frees the communicator's scratch (coll.c). */
+void tacos_comm_drop_scratch(tacos_comm_t *c);
+
+/* A message through the binding's log (printf format). */
+void tacos_comm_say(const tacos_comm_t *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A parameter's name as the binding spells it: the prefix and the name,
+ * upper case when the prefix is ("TACOS_MIN_BYTES"). */
+const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[64]);
+
+/* The topology from every rank's probe record, calibrated and with the
+ * links between hosts measured as the settings say (topology.c; a
+ * collective over the binding's callbacks).  0 with *out, or nonzero: the
+ * callback's status or a TACOS_ERR_* code, with a message. */
+int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
+
+/* Element-wise maximum over the ranks of v[0..n), every value >= 0 (one
+ * max_u64: nonnegative doubles order as their bits do). */
+int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
+
+#endif

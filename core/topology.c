@@ -1,0 +1,392 @@
+/*
+ * The communicator's topology when no topology file is given: every rank's
+ * probe record (probed once per process), exchanged with one allgather,
+ * optionally calibrated with ping-pongs; when the ranks span several hosts,
+ * the links between hosts measured (libtacos-probe's tacos_net_measure over
+ * the binding's exchange, cached per job); merged by libtacos-probe.  Any
+ * problem falls back to the default model (hosts only), with a message.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "comm_internal.h"
+#include "tacos_probe.h"
+
+/* ---- this process's record ---------------------------------------------------- */
+
+/* Probed once, at the first topology any thread builds, with that
+ * communicator's settings (the probe settings are the process's). */
+static tacos_probe_record_t the_record;
+static const tacos_comm_t *first_comm;
+
+static void probe_once(void)
+{
+    const tacos_comm_t *c = first_comm;
+    if (!c->s.probe) {
+        tacos_probe_record_default(&the_record, NULL);
+        return;
+    }
+    tacos_probe_opts_t o;
+    tacos_probe_opts_init(&o);
+    o.hwloc_xml = c->s.probe_hwloc_xml && c->s.probe_hwloc_xml[0] ? c->s.probe_hwloc_xml : NULL;
+    o.ucx_lib = c->s.ucx_lib ? c->s.ucx_lib : "";
+    o.local_rank = c->s.probe_gpu ? c->ops.local_rank : -1;
+    if (tacos_probe_local(&o, &the_record))
+        tacos_comm_say(c, 0, "probe: %s; the default model's figures stand in for what it could "
+                             "not learn",
+                       tacos_last_error());
+}
+
+static const tacos_probe_record_t *local_record(const tacos_comm_t *c)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (!first_comm)
+        first_comm = c;
+    pthread_mutex_unlock(&lock);
+    pthread_once(&once, probe_once);
+    return &the_record;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n)
+{
+    uint64_t *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+    if (!w)
+        return TACOS_ERR_NOMEM;
+    memcpy(w, v, (size_t)n * sizeof *w);
+    int rc = c->ops.max_u64(c->ops.ctx, w, n);
+    memcpy(v, w, (size_t)n * sizeof *w);
+    free(w);
+    return rc;
+}
+
+/* ---- calibration ----------------------------------------------------------------- */
+
+/* Microseconds per one-way trip of `bytes` between ranks a and b (measured
+ * on a; 0 elsewhere). */
+static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
+{
+    const int iters = 8, me = c->ops.rank;
+    if (me != a && me != b)
+        return 0;
+    int peer = me == a ? b : a;
+    double t0 = 0, t;
+    for (int i = -1; i < iters; i++) { /* i = -1: warm-up */
+        if (i == 0)
+            t0 = now_us();
+        for (int leg = 0; leg < 2; leg++) {
+            int sends = (me == a) == (leg == 0);
+            if (c->ops.exchange(c->ops.ctx, &peer, 1, buf, sends ? bytes : 0, buf,
+                                sends ? 0 : bytes, &t))
+                return -1;
+        }
+    }
+    return me == a ? (now_us() - t0) / (2.0 * iters) : 0;
+}
+
+/* Ping-pongs of 8 B and 1 MiB over one pair per link class (two ranks of
+ * one host; rank 0 and a rank on another host) replace the probed α/β of
+ * that class in every record. */
+static int calibrate(tacos_comm_t *c, tacos_probe_record_t *recs)
+{
+    const size_t big = 1 << 20;
+    int n = c->ops.size, pair[2][2] = {{-1, -1}, {-1, -1}};
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int cls = recs[i].host_id == recs[j].host_id ? 0 : 1;
+            if (pair[cls][0] < 0)
+                pair[cls][0] = i, pair[cls][1] = j;
+        }
+    /* every rank learns first whether any lacks the buffer: a partner must
+     * not wait for ping-pongs that never come */
+    char *buf = calloc(1, big);
+    double v[5] = {0, 0, 0, 0, 0}, lacking = !buf;
+    int failed = tacos_comm_max_nonneg(c, &lacking, 1);
+    if (failed || lacking > 0) {
+        free(buf);
+        return failed ? failed : TACOS_ERR_NOMEM;
+    }
+    for (int cls = 0; cls < 2 && !failed; cls++) {
+        if (pair[cls][0] < 0)
+            continue;
+        double small_us = pingpong(c, pair[cls][0], pair[cls][1], buf, 8);
+        double big_us = pingpong(c, pair[cls][0], pair[cls][1], buf, big);
+        failed = small_us < 0 || big_us < 0;
+        if (c->ops.rank == pair[cls][0] && big_us > small_us) {
+            v[2 * cls] = small_us;
+            v[2 * cls + 1] = (double)(big - 8) / ((big_us - small_us) * 1e3); /* GB/s */
+        }
+    }
+    free(buf);
+    v[4] = failed; /* a failed ping-pong: every rank keeps the probed figures */
+    int rc = tacos_comm_max_nonneg(c, v, 5);
+    if (rc || v[4] > 0)
+        return rc ? rc : TACOS_ERR_ARG;
+    const int classes[2] = {TACOS_CLASS_SHM, TACOS_CLASS_NET};
+    for (int cls = 0; cls < 2; cls++) {
+        if (!(v[2 * cls + 1] > 0))
+            continue;
+        for (int i = 0; i < n; i++) {
+            tacos_probe_link_class_t *l = &recs[i].cls[classes[cls]];
+            l->lat_us = v[2 * cls];
+            l->bw_gbps = v[2 * cls + 1];
+            l->src = TACOS_SRC_CALIBRATION;
+        }
+    }
+    return 0;
+}
+
+/* ---- the network between hosts ---------------------------------------------- */
+
+typedef struct {
+    tacos_comm_t *c;
+    char *sbuf, *rbuf; /* TACOS_NET_MAX_BYTES, and twice that */
+} net_ctx_t;
+
+static int net_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
+{
+    net_ctx_t *x = ctx;
+    if (n > 2 || bytes > TACOS_NET_MAX_BYTES)
+        return TACOS_ERR_ARG;
+    return x->c->ops.exchange(x->c->ops.ctx, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
+}
+
+static int net_max(void *ctx, double *v, int n)
+{
+    return tacos_comm_max_nonneg(((net_ctx_t *)ctx)->c, v, n);
+}
+
+/* Measurements kept for the job, keyed by the communicator's hosts in the
+ * order of their first rank. */
+typedef struct net_cache {
+    struct net_cache *next;
+    int nhosts;
+    uint64_t *host_ids;
+    tacos_net_t net;
+} net_cache_t;
+static net_cache_t *net_cache;
+static pthread_mutex_t net_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Copies src's figures into dst (both allocated for the same hosts). */
+static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
+{
+    size_t hh = (size_t)src->nhosts * (size_t)src->nhosts;
+    memcpy(dst->lat_us, src->lat_us, hh * sizeof *dst->lat_us);
+    memcpy(dst->bw_gbps, src->bw_gbps, hh * sizeof *dst->bw_gbps);
+    memcpy(dst->t_us, src->t_us, 3 * hh * sizeof *dst->t_us);
+    memcpy(dst->routed, src->routed, hh);
+    memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
+    dst->ntests = src->ntests;
+    dst->note = src->note;
+}
+
+static void host_ids(const tacos_probe_record_t *recs, int n, const int *host, uint64_t *ids)
+{
+    for (int i = n - 1; i >= 0; i--)
+        ids[host[i]] = recs[i].host_id;
+}
+
+/* A copy of the cached measurement of these hosts into *net (allocated),
+ * or 0 when there is none. */
+static int cache_find(const uint64_t *ids, int h, tacos_net_t *net)
+{
+    int found = 0;
+    pthread_mutex_lock(&net_cache_lock);
+    for (net_cache_t *e = net_cache; e && !found; e = e->next)
+        if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids) &&
+            tacos_net_alloc(net, h) == TACOS_OK) {
+            copy_net(net, &e->net);
+            found = 1;
+        }
+    pthread_mutex_unlock(&net_cache_lock);
+    return found;
+}
+
+static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
+{
+    net_cache_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->host_ids = malloc((size_t)h * sizeof *ids)) || tacos_net_alloc(&e->net, h)) {
+        if (e)
+            free(e->host_ids);
+        free(e);
+        return; /* not cached: measured again next time */
+    }
+    memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
+    e->nhosts = h;
+    copy_net(&e->net, net);
+    pthread_mutex_lock(&net_cache_lock);
+    e->next = net_cache;
+    net_cache = e;
+    pthread_mutex_unlock(&net_cache_lock);
+}
+
+/* Rank 0's cached copy on every rank (the others' copies may come from
+ * other communicators' measurements): a max with zeros elsewhere. */
+static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
+{
+    int h = net->nhosts, rank0 = c->ops.rank == 0;
+    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 1;
+    double *v = calloc(len, sizeof *v);
+    if (!v)
+        return TACOS_ERR_NOMEM;
+    for (size_t i = 0; rank0 && i < hh; i++) {
+        v[i] = net->lat_us[i];
+        v[hh + i] = net->bw_gbps[i];
+        v[2 * hh + i] = net->routed[i];
+    }
+    v[3 * hh] = rank0 ? net->ntests : 0;
+    int rc = tacos_comm_max_nonneg(c, v, (int)len);
+    for (size_t i = 0; !rc && i < hh; i++) {
+        net->lat_us[i] = v[i];
+        net->bw_gbps[i] = v[hh + i];
+        net->routed[i] = (unsigned char)v[2 * hh + i];
+    }
+    net->ntests = (int)v[3 * hh];
+    free(v);
+    return rc;
+}
+
+/* The measured network between the communicator's hosts, from the job's
+ * cache when every rank has it (measure 1), else measured now.  Returns 0
+ * with *net filled, or an error (message printed). */
+static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, tacos_net_t *net,
+                           int *cached)
+{
+    int n = c->ops.size;
+    int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
+    uint64_t *ids = malloc((size_t)n * sizeof *ids);
+    /* untouched unless measured (calloc: zero pages mapped on first use) */
+    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES)};
+    int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
+    *cached = 0;
+    if (ok) {
+        h = tacos_probe_hosts(recs, n, host, local);
+        host_ids(recs, n, host, ids);
+        *cached = c->s.measure == 1 && cache_find(ids, h, net);
+    }
+    /* every rank learns whether any lacks memory or the cached figures */
+    double v[2] = {!ok, !*cached};
+    if ((rc = tacos_comm_max_nonneg(c, v, 2)) || v[0] > 0) {
+        if (!rc)
+            tacos_comm_say(c, 0, "out of memory measuring the network (rank %d)", c->ops.rank);
+        rc = rc ? rc : TACOS_ERR_NOMEM;
+        goto out;
+    }
+    if (v[1] == 0) {
+        rc = share_rank0(c, net);
+        goto out;
+    }
+    if (*cached)
+        tacos_net_free(net);
+    *cached = 0;
+    tacos_net_comm_t nc = {&x, net_exchange, net_max};
+    if ((rc = tacos_net_measure(recs, n, c->ops.rank, &nc, net))) {
+        tacos_comm_say(c, 0, "measuring the network between %d hosts: %s", h, tacos_last_error());
+        goto out;
+    }
+    cache_add(ids, h, net);
+out:
+    if (rc && *cached)
+        tacos_net_free(net);
+    free(host);
+    free(local);
+    free(ids);
+    free(x.sbuf);
+    free(x.rbuf);
+    return rc;
+}
+
+static int spans_hosts(const tacos_probe_record_t *recs, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (recs[i].host_id != recs[0].host_id)
+            return 1;
+    return 0;
+}
+
+/* Each pair of hosts as measured, for the verbose summary (rank 0). */
+static void say_network(const tacos_comm_t *c, const tacos_probe_record_t *recs,
+                        const tacos_net_t *net, int cached)
+{
+    char *text = NULL, *save = NULL;
+    tacos_comm_say(c, 5, "network between %d hosts %s: %d rounds, %d concurrent tests, %.1f ms%s%s",
+                   net->nhosts, cached ? "from this job's earlier measurement" : "measured",
+                   tacos_net_rounds(net->nhosts), net->ntests, net->measure_us / 1e3,
+                   net->note ? "; " : "", net->note ? net->note : "");
+    if (tacos_net_describe(recs, c->ops.size, net, &text) == TACOS_OK)
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+            tacos_comm_say(c, 5, "  %s", l);
+    free(text);
+}
+
+static void dump_records(const tacos_comm_t *c, const tacos_probe_record_t *recs)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tacos-comm%u-probe.json", c->s.dump_dir, c->ops.id);
+    FILE *f = fopen(path, "w");
+    int n = c->ops.size, ok = f != NULL && fputs("[\n", f) >= 0;
+    for (int i = 0; i < n && ok; i++) {
+        char *json = NULL;
+        ok = tacos_probe_record_to_json(&recs[i], &json) == TACOS_OK &&
+             fprintf(f, "%s%s\n", json, i + 1 < n ? "," : "") >= 0;
+        free(json);
+    }
+    ok = ok && fputs("]\n", f) >= 0;
+    if (f && fclose(f))
+        ok = 0;
+    if (!ok)
+        tacos_comm_say(c, 0, "dump: cannot write %s", path);
+}
+
+int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
+{
+    const tacos_settings_t *s = &c->s;
+    int n = c->ops.size, rc;
+    tacos_probe_record_t *recs = malloc((size_t)n * sizeof *recs);
+    const tacos_probe_record_t *mine = local_record(c);
+    if (!recs)
+        return TACOS_ERR_NOMEM;
+    if ((rc = c->ops.allgather(c->ops.ctx, mine, recs, sizeof *recs))) {
+        free(recs);
+        return rc;
+    }
+    int usable = tacos_probe_check(recs, n) == TACOS_OK, crc;
+    if (!usable)
+        tacos_comm_say(c, 0, "%s; using the default model", tacos_last_error());
+    if (usable && s->calibrate && (crc = calibrate(c, recs)))
+        tacos_comm_say(c, 0, "calibration failed (%d); using the probed figures", crc);
+    /* decided from inputs identical on every rank: the records, the settings */
+    tacos_net_t net = {0};
+    int have_net = 0, cached = 0;
+    if (usable && s->measure > 0 && spans_hosts(recs, n)) {
+        have_net = measure_network(c, recs, &net, &cached) == 0;
+        if (!have_net && c->ops.rank == 0)
+            tacos_comm_say(c, 0, "using the probed network figures instead");
+    }
+    if ((rc = tacos_probe_merge_net(recs, n, s->unwind_degree, !usable || !s->probe,
+                                    have_net ? &net : NULL, out)))
+        tacos_comm_say(c, 0, "merging the probe records: %s", tacos_last_error());
+    if (!rc && c->ops.rank == 0) {
+        char summary[512];
+        tacos_probe_summary(recs, n, summary, sizeof summary);
+        tacos_comm_say(c, 5, "topology %s: %s; %zu links", (*out)->name, summary, (*out)->nlinks);
+        if (have_net)
+            say_network(c, recs, &net, cached);
+        if (s->dump_dir && s->dump_dir[0])
+            dump_records(c, recs);
+    }
+    tacos_net_free(&net);
+    free(recs);
+    return rc;
+}
