@@ -127,7 +127,9 @@ static MPI_Comm dup_variant(const char *variant)
     return c;
 }
 
-/* A duplicate of MPI_COMM_WORLD created with coll_tacos_enable = on. */
+/* A duplicate of MPI_COMM_WORLD created with coll/tacos on or off: the
+ * Open MPI component's MPI_T variable coll_tacos_enable, or else (MPICH with
+ * libtacos-pmpi) the communicator info key tacos_enable. */
 static MPI_Comm dup_with_tacos(int on)
 {
     int idx, count;
@@ -136,10 +138,12 @@ static MPI_Comm dup_with_tacos(int on)
     if (MPI_T_cvar_get_index("coll_tacos_enable", &idx) != MPI_SUCCESS ||
         MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS ||
         MPI_T_cvar_write(h, &on) != MPI_SUCCESS) {
-        fprintf(stderr, "osu_coll: cannot set coll_tacos_enable through MPI_T (is coll/tacos "
-                        "loaded?)\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-        return MPI_COMM_NULL;
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "tacos_enable", on ? "true" : "false");
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+        MPI_Info_free(&info);
+        return c;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     on = 1;

@@ -295,21 +295,12 @@ static size_t type_size(struct ompi_datatype_t *dtype)
     return size;
 }
 
-static const char *too_big(const tacos_view_t *v)
-{
-    return v->bytes > INT_MAX || v->units * v->unit_ext > INT_MAX
-               ? "buffer larger than INT_MAX bytes"
-               : NULL;
-}
-
 /* Collectives that only move data: the signature's bytes (MPI_BYTE units). */
 static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, tacos_view_t *v,
                               pml_ctx_t *x)
 {
-    size_t bytes = count * type_size(dtype);
-    *v = (tacos_view_t){bytes, 1, bytes, 0};
     x->unit = &ompi_mpi_byte.dt;
-    return too_big(v);
+    return tacos_view_bytes(count, type_size(dtype), v);
 }
 
 /* Reductions: elements of the datatype (MPI wants the same datatype on
@@ -322,12 +313,7 @@ static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
     x->unit = dtype;
     x->shift = tlb;
-    if (!ompi_op_is_commute(op))
-        return "non-commutative op";
-    if (ext <= 0 || text > ext) /* the same datatype on every rank: the same answer */
-        return "datatype whose elements overlap";
-    *v = (tacos_view_t){count, (size_t)ext, count * type_size(dtype), tlb};
-    return too_big(v);
+    return tacos_view_elements(count, type_size(dtype), ext, tlb, text, ompi_op_is_commute(op), v);
 }
 
 /* buf itself as the units (unit 0's address), or NULL where it must be

@@ -3,6 +3,8 @@
  * buffer the schedule runs in, block layouts, what is packed and when), the
  * scratch a communicator keeps across calls, and fault injection for tests.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +79,35 @@ static int finish(tacos_comm_t *c, int rc)
     if (__atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > c->s.scratch_max)
         tacos_comm_drop_scratch(c);
     return rc;
+}
+
+/* ---- views ------------------------------------------------------------------------ */
+
+/* Messages and packing take int counts of bytes. */
+static const char *too_big(const tacos_view_t *v)
+{
+    return v->bytes > INT_MAX || v->units * v->unit_ext > INT_MAX
+               ? "buffer larger than INT_MAX bytes"
+               : NULL;
+}
+
+const char *tacos_view_bytes(size_t count, size_t size, tacos_view_t *v)
+{
+    *v = (tacos_view_t){count * size, 1, count * size, 0};
+    return count && size > SIZE_MAX / count ? "buffer larger than INT_MAX bytes" : too_big(v);
+}
+
+const char *tacos_view_elements(size_t count, size_t size, ptrdiff_t ext, ptrdiff_t tlb,
+                                ptrdiff_t text, int commutative, tacos_view_t *v)
+{
+    *v = (tacos_view_t){0, 0, 0, tlb};
+    if (!commutative)
+        return "non-commutative op";
+    if (ext <= 0 || text > ext) /* the same datatype on every rank: the same answer */
+        return "datatype whose elements overlap";
+    *v = (tacos_view_t){count, (size_t)ext, count * size, tlb};
+    return count && (size_t)ext > SIZE_MAX / count ? "buffer larger than INT_MAX bytes"
+                                                    : too_big(v);
 }
 
 /* ---- running a program -------------------------------------------------------- */

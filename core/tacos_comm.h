@@ -107,6 +107,15 @@ typedef struct {
     ptrdiff_t shift; /* where element 0's data starts (the true lower bound) */
 } tacos_view_t;
 
+/* The view of `count` elements of a datatype of `size` bytes of signature:
+ * as bytes (collectives that only move data), or as elements of extent
+ * `ext` whose data starts at true lower bound `tlb` and spans `text`
+ * (reductions; `commutative`: the op's).  NULL, or why it cannot be served
+ * (the same on every rank). */
+const char *tacos_view_bytes(size_t count, size_t size, tacos_view_t *v);
+const char *tacos_view_elements(size_t count, size_t size, ptrdiff_t ext, ptrdiff_t tlb,
+                                ptrdiff_t text, int commutative, tacos_view_t *v);
+
 /* One of the caller's (buffer, count, datatype); extent: the datatype's. */
 typedef struct {
     void *buf;

@@ -98,6 +98,7 @@ typedef struct {
 } state_t;
 
 static int keyval = MPI_KEYVAL_INVALID;
+static int enable_keyval = MPI_KEYVAL_INVALID; /* the info key tacos_enable, until the state */
 static MPI_Comm self_comm = MPI_COMM_NULL; /* copies of element data */
 static int live_states;                    /* for the verbose summary at MPI_Finalize */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -124,6 +125,7 @@ static void init_once(void)
 {
     read_settings();
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &enable_keyval, NULL);
     PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
@@ -202,9 +204,15 @@ static state_t *make_state(MPI_Comm comm)
                                 core_log};
         /* errors come back here, then go to the application's handler */
         PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        tacos_settings_t set = settings;
+        void *on;
+        int found = 0;
+        PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
+        if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
+            set.enable = on != NULL;
         if (st) {
             st->comm = dup;
-            st->core = tacos_comm_new(&settings, &ops);
+            st->core = tacos_comm_new(&set, &ops);
         }
         ok = st && st->core;
         PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, dup);
@@ -349,13 +357,6 @@ static void *recv_space(void *ctx, size_t bytes)
 
 /* ---- the data as schedules see it (see tacos_view_t) ------------------------------- */
 
-static const char *too_big(const tacos_view_t *v)
-{
-    return v->bytes > INT_MAX || v->units * v->unit_ext > INT_MAX
-               ? "buffer larger than INT_MAX bytes"
-               : NULL;
-}
-
 static size_t type_size(MPI_Datatype dtype)
 {
     MPI_Count size = 0;
@@ -365,10 +366,8 @@ static size_t type_size(MPI_Datatype dtype)
 
 static const char *view_bytes(MPI_Datatype dtype, size_t count, tacos_view_t *v, call_ctx_t *x)
 {
-    size_t bytes = count * type_size(dtype);
-    *v = (tacos_view_t){bytes, 1, bytes, 0};
     x->unit = MPI_BYTE;
-    return too_big(v);
+    return tacos_view_bytes(count, type_size(dtype), v);
 }
 
 static const char *view_elements(MPI_Datatype dtype, size_t count, MPI_Op op, tacos_view_t *v,
@@ -378,14 +377,10 @@ static const char *view_elements(MPI_Datatype dtype, size_t count, MPI_Op op, ta
     int commute = 0;
     PMPI_Type_get_extent(dtype, &lb, &ext);
     PMPI_Type_get_true_extent(dtype, &tlb, &text);
+    PMPI_Op_commutative(op, &commute);
     x->unit = dtype;
     x->shift = tlb;
-    if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS || !commute)
-        return "non-commutative op";
-    if (ext <= 0 || text > ext) /* the same datatype on every rank: the same answer */
-        return "datatype whose elements overlap";
-    *v = (tacos_view_t){count, (size_t)ext, count * type_size(dtype), tlb};
-    return too_big(v);
+    return tacos_view_elements(count, type_size(dtype), ext, tlb, text, commute, v);
 }
 
 /* Whether count elements of dtype are one run of bytes: predefined types
@@ -630,6 +625,42 @@ LARGE_COUNT(Reduce_scatter, (const void *sbuf, void *rbuf, const MPI_Count rcoun
             sbuf, rbuf, rcounts, dtype, op, comm)
 #endif
 
+/* The info key "tacos_enable" ("true" or "false"; MPI_Comm_dup_with_info,
+ * MPI_Comm_set_info before the communicator's first collective) overrides
+ * TACOS_ENABLE for that communicator: a switch that needs no environment,
+ * e.g. to compare with MPICH's own collectives in one job.  MPICH keeps no
+ * info key it does not know, so the library reads it on the way in. */
+static void note_enable(MPI_Comm comm, MPI_Info info)
+{
+    char v[16];
+    int flag = 0;
+    pthread_once(&once, init_once);
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, "tacos_enable", sizeof v - 1, v, &flag) ||
+        !flag)
+        return;
+    int on = !strcmp(v, "true") || !strcmp(v, "1");
+    if (!on && strcmp(v, "false") && strcmp(v, "0"))
+        say(0, "info key tacos_enable=%s is neither true nor false; ignored", v);
+    else
+        PMPI_Comm_set_attr(comm, enable_keyval, on ? (void *)1 : NULL);
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    if (rc == MPI_SUCCESS)
+        note_enable(*newcomm, info);
+    return rc;
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    int rc = PMPI_Comm_set_info(comm, info);
+    if (rc == MPI_SUCCESS)
+        note_enable(comm, info);
+    return rc;
+}
+
 /* States of MPI_COMM_WORLD and MPI_COMM_SELF go before MPI does (their
  * attributes may outlive the library's last chance to free a duplicate). */
 int MPI_Finalize(void)
@@ -639,6 +670,7 @@ int MPI_Finalize(void)
         PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
         PMPI_Comm_free(&self_comm);
         PMPI_Comm_free_keyval(&keyval);
+        PMPI_Comm_free_keyval(&enable_keyval);
         int me;
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
         if (me == 0)

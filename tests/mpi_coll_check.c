@@ -5,17 +5,23 @@
  * Sweeps counts, predefined types and ops, roots, MINLOC/MAXLOC pairs, MPI_IN_PLACE,
  * user ops (commutative runs, non-commutative falls back), a contiguous and a
  * vector derived type, on MPI_COMM_WORLD, a split and a dup.
+ * --p2p, --dup-storm, --freed-cached and --threads: the six intercepted
+ * collectives next to the application's own messages (ANY_SOURCE/ANY_TAG
+ * receives posted across them), communicator churn, communicators freed
+ * after use and MPI_THREAD_MULTIPLE (what a PMPI library must not disturb).
  * Exit status: number of failures (0 = all good).
  */
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, me_world;
+static _Atomic int failures; /* FAIL may run in the threads of --threads */
+static int me_world;
 
 #define FAIL(...)                                                                            \
     do {                                                                                     \
@@ -982,6 +988,274 @@ static void check_fault(void)
     MPI_Comm_free(&c);
 }
 
+/* ---- the application's traffic and communicators around the interception --
+ * The six intercepted collectives with checked results, run next to the
+ * application's own point-to-point messages, communicator churn and threads.
+ * Rank r's element i is (r+1)*(i+1)+salt, so a sum over n ranks is
+ * n(n+1)/2*(i+1) + n*salt (exact in int and in double at these sizes). */
+static const int six_counts[] = {1, 7, 1000, 65537}; /* 65537 doubles: 512 KiB */
+#define NSIX_COUNTS (int)(sizeof six_counts / sizeof six_counts[0])
+
+enum { C_ALLREDUCE, C_ALLGATHER, C_BCAST, C_REDUCE, C_RS_BLOCK, C_RS, NSIX };
+#define SIX_ALL ((1 << NSIX) - 1)
+static const char *const six_name[] = {"allreduce", "allgather",            "bcast",
+                                       "reduce",    "reduce_scatter_block", "reduce_scatter"};
+
+static double six_in(int r, size_t i, int salt) { return (double)(r + 1) * (double)(i + 1) + salt; }
+
+static double six_sum(int n, size_t i, int salt)
+{
+    return (double)n * (n + 1) / 2 * (double)(i + 1) + (double)n * salt;
+}
+
+static void val_put(MPI_Datatype t, void *b, size_t i, double v)
+{
+    if (t == MPI_INT)
+        ((int *)b)[i] = (int)v;
+    else
+        ((double *)b)[i] = v;
+}
+
+static double val_get(MPI_Datatype t, const void *b, size_t i)
+{
+    return t == MPI_INT ? ((const int *)b)[i] : ((const double *)b)[i];
+}
+
+/* Collective c with count elements (per rank for allgather, in all for the
+ * reduce-scatters) on comm, every element this rank receives checked.
+ * Allgather and reduce_scatter move ints, the others doubles. */
+static void run_one(MPI_Comm comm, int c, int count, int salt, const char *where)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Datatype t = c == C_ALLGATHER || c == C_RS ? MPI_INT : MPI_DOUBLE;
+    int root = (count + salt) % n, block = (count + n - 1) / n, *rcounts = malloc(n * sizeof(int));
+    size_t cnt = (size_t)count, blk = (size_t)block, nr = (size_t)n;
+    size_t total = c == C_ALLGATHER ? cnt * nr : c == C_RS_BLOCK ? blk * nr : cnt;
+    size_t first = 0, len = c == C_ALLGATHER ? total : c == C_RS_BLOCK ? blk : cnt;
+    for (int r = 0, at = 0; r < n; r++) { /* reduce_scatter: rank r gets about (r+1)/n(n+1)/2 */
+        size_t nn = (size_t)n * (size_t)(n + 1);
+        rcounts[r] = (int)(total * (size_t)(r + 1) * (size_t)(r + 2) / nn -
+                           total * (size_t)r * (size_t)(r + 1) / nn);
+        if (r == me && c == C_RS)
+            first = (size_t)at, len = (size_t)rcounts[r];
+        at += rcounts[r];
+    }
+    if (c == C_RS_BLOCK)
+        first = blk * (size_t)me;
+    char *s = malloc(total * 8), *d = malloc(total * 8);
+    for (size_t i = 0; i < total; i++) {
+        val_put(t, s, i, c == C_BCAST && me != root ? -1 : six_in(me, i, salt));
+        val_put(t, d, i, -1);
+    }
+    switch (c) {
+    case C_ALLREDUCE: MPI_Allreduce(s, d, count, t, MPI_SUM, comm); break;
+    case C_ALLGATHER: MPI_Allgather(s, count, t, d, count, t, comm); break;
+    case C_BCAST: MPI_Bcast(s, count, t, root, comm); break;
+    case C_REDUCE: MPI_Reduce(s, d, count, t, MPI_SUM, root, comm); break;
+    case C_RS_BLOCK: MPI_Reduce_scatter_block(s, d, block, t, MPI_SUM, comm); break;
+    default: MPI_Reduce_scatter(s, d, rcounts, t, MPI_SUM, comm); break;
+    }
+    if (c == C_REDUCE && me != root)
+        len = 0;
+    for (size_t j = 0; j < len; j++) {
+        size_t g = first + j;
+        double want = c == C_ALLGATHER ? six_in((int)(g / cnt), g % cnt, salt)
+                      : c == C_BCAST   ? six_in(root, g, salt)
+                                       : six_sum(n, g, salt);
+        double got = val_get(t, c == C_BCAST ? s : d, j);
+        if (got != want) {
+            FAIL("%s: %s count %d salt %d n=%d: element %zu = %.17g, want %.17g", where, six_name[c],
+                 count, salt, n, g, got, want);
+            break;
+        }
+    }
+    free(s);
+    free(d);
+    free(rcounts);
+}
+
+/* The collectives in the mask `which`, at every size of six_counts. */
+static void run_six(MPI_Comm comm, int which, int salt, const char *where)
+{
+    for (int k = 0; k < NSIX_COUNTS; k++)
+        for (int c = 0; c < NSIX; c++)
+            if (which & 1 << c)
+                run_one(comm, c, six_counts[k], salt + k, where);
+}
+
+/* --p2p: the application's messages on the communicator the collectives run
+ * on.  Each rank sends P2P_PER messages to each neighbour, dir 0 to
+ * (me+1)%n and dir 1 to (me+n-1)%n, tag 700+2*seq+dir, payload {source,
+ * seq, dir, magic+round}; it receives them with MPI_ANY_SOURCE/MPI_ANY_TAG
+ * into buffers larger than the payload (a stolen message would show). */
+enum { P2P_PER = 2, P2P_MSGS = 2 * P2P_PER, P2P_LEN = 4, P2P_RLEN = 64, P2P_MAGIC = 0x7ac05 };
+
+static void p2p_send(MPI_Comm comm, int round, int buf[][P2P_LEN], MPI_Request *req)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    for (int k = 0; k < P2P_MSGS; k++) {
+        int seq = k / 2, dir = k % 2, to = dir ? (me + n - 1) % n : (me + 1) % n;
+        buf[k][0] = me, buf[k][1] = seq, buf[k][2] = dir, buf[k][3] = P2P_MAGIC + round;
+        MPI_Isend(buf[k], P2P_LEN, MPI_INT, to, 700 + 2 * seq + dir, comm, &req[k]);
+    }
+}
+
+static void p2p_post(MPI_Comm comm, int buf[][P2P_RLEN], MPI_Request *req)
+{
+    for (int k = 0; k < P2P_MSGS; k++)
+        MPI_Irecv(buf[k], P2P_RLEN, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &req[k]);
+}
+
+/* Receives first (posted before the collectives, sends after them) or
+ * sends first (the receives posted after the collectives); then exactly
+ * the messages sent arrived, each once, and nothing else is pending. */
+static void p2p_round(MPI_Comm comm, int sends_first, int round, const char *where)
+{
+    int n, me, sbuf[P2P_MSGS][P2P_LEN], rbuf[P2P_MSGS][P2P_RLEN], seen[P2P_MSGS] = {0};
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Request req[2 * P2P_MSGS]; /* receives, then sends */
+    MPI_Status st[2 * P2P_MSGS];
+    memset(rbuf, 0xff, sizeof rbuf); /* -1: what a short message leaves */
+    if (sends_first)
+        p2p_send(comm, round, sbuf, req + P2P_MSGS);
+    else
+        p2p_post(comm, rbuf, req);
+    run_six(comm, SIX_ALL, round, where);
+    if (sends_first)
+        p2p_post(comm, rbuf, req);
+    else
+        p2p_send(comm, round, sbuf, req + P2P_MSGS);
+    MPI_Waitall(2 * P2P_MSGS, req, st);
+    for (int k = 0; k < P2P_MSGS; k++) {
+        int got, *m = rbuf[k], seq = m[1], dir = m[2];
+        MPI_Get_count(&st[k], MPI_INT, &got);
+        int from = dir ? (me + 1) % n : (me + n - 1) % n; /* who sends dir to me */
+        if (got != P2P_LEN || m[3] != P2P_MAGIC + round || seq < 0 || seq >= P2P_PER ||
+            (dir & ~1) || m[0] != from || st[k].MPI_SOURCE != from ||
+            st[k].MPI_TAG != 700 + 2 * seq + dir || seen[2 * seq + dir]++)
+            FAIL("%s: receive %d got %d ints {%d,%d,%d,%#x} from %d tag %d (want from %d, "
+                 "each of %d messages once)",
+                 where, k, got, m[0], seq, dir, m[3], st[k].MPI_SOURCE, st[k].MPI_TAG, from,
+                 P2P_MSGS);
+    }
+    MPI_Barrier(comm);
+    int flag;
+    MPI_Status extra;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &extra);
+    if (flag)
+        FAIL("%s: a message nobody sent is pending, from %d tag %d", where, extra.MPI_SOURCE,
+             extra.MPI_TAG);
+}
+
+static void check_p2p(void)
+{
+    static const char *const where[] = {"p2p world, receives first", "p2p dup, receives first",
+                                        "p2p world, sends first", "p2p dup, sends first"};
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    for (int round = 0; round < 4; round++)
+        p2p_round(round % 2 ? dup : MPI_COMM_WORLD, round / 2, round, where[round]);
+    MPI_Comm_free(&dup);
+}
+
+/* --dup-storm: 300 communicators created, used once and freed (every 3rd
+ * a split by parity), then 50 rounds of 8 at once (dups of world and of the
+ * previous one) freed in reverse order. */
+static void check_dup_storm(void)
+{
+    for (int it = 0; it < 300; it++) {
+        MPI_Comm c;
+        if (it % 3 == 2)
+            MPI_Comm_split(MPI_COMM_WORLD, me_world % 2, me_world, &c);
+        else
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        run_one(c, C_ALLREDUCE, 65537, it, it % 3 == 2 ? "dup storm, split" : "dup storm, dup");
+        MPI_Comm_free(&c);
+    }
+    for (int it = 0; it < 50; it++) {
+        MPI_Comm c[8];
+        for (int k = 0; k < 8; k++)
+            MPI_Comm_dup(k % 2 ? c[k - 1] : MPI_COMM_WORLD, &c[k]);
+        for (int k = 0; k < 8; k++)
+            run_one(c[k], C_ALLREDUCE, six_counts[(it + k) % NSIX_COUNTS], it * 8 + k,
+                    "dup storm, 8 at once");
+        for (int k = 7; k >= 0; k--)
+            MPI_Comm_free(&c[k]);
+    }
+}
+
+/* --freed-cached: a communicator used with large counts (what it caches)
+ * and freed; one freed right after creation; then a dup of the same size
+ * and a split, which may get the freed one's handle or context, checked. */
+static void check_freed_cached(void)
+{
+    for (int it = 0; it < 20; it++) {
+        MPI_Comm a, b, s, unused;
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        for (int rep = 0; rep < 3; rep++)
+            for (int c = 0; c < NSIX; c++) {
+                run_one(a, c, 65537, it + rep, "freed-cached, before the free");
+                run_one(a, c, 1000, it + rep, "freed-cached, before the free");
+            }
+        MPI_Comm_free(&a);
+        if (it % 2) /* no collective on it */
+            MPI_Comm_dup(MPI_COMM_WORLD, &unused);
+        else
+            MPI_Comm_split(MPI_COMM_WORLD, me_world % 2, me_world, &unused);
+        MPI_Comm_free(&unused);
+        MPI_Comm_dup(MPI_COMM_WORLD, &b);
+        MPI_Comm_split(MPI_COMM_WORLD, me_world % 2, -me_world, &s);
+        run_six(b, SIX_ALL, it, "freed-cached, new dup");
+        run_six(s, SIX_ALL, it, "freed-cached, new split");
+        MPI_Comm_free(&b);
+        MPI_Comm_free(&s);
+    }
+}
+
+/* --threads: 4 threads, each with its own dup of world (made before they
+ * start, in the same order on every rank), 50 rounds each of allreduce,
+ * allgather, bcast and reduce, sizes varying by round. */
+typedef struct {
+    MPI_Comm comm;
+    int id;
+} thread_arg_t;
+
+static void *thread_main(void *p)
+{
+    thread_arg_t *a = p;
+    char where[32];
+    snprintf(where, sizeof where, "threads, thread %d", a->id);
+    for (int it = 0; it < 50; it++)
+        for (int c = C_ALLREDUCE; c <= C_REDUCE; c++)
+            run_one(a->comm, c, six_counts[(it + a->id + c) % NSIX_COUNTS], it, where);
+    return NULL;
+}
+
+static void check_threads(void)
+{
+    enum { NTHREADS = 4 };
+    pthread_t th[NTHREADS];
+    thread_arg_t arg[NTHREADS];
+    int started[NTHREADS];
+    for (int k = 0; k < NTHREADS; k++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &arg[k].comm);
+        arg[k].id = k;
+    }
+    for (int k = 0; k < NTHREADS; k++)
+        if (!(started[k] = !pthread_create(&th[k], NULL, thread_main, &arg[k])))
+            FAIL("pthread_create failed for thread %d", k);
+    for (int k = 0; k < NTHREADS; k++)
+        if (started[k])
+            pthread_join(th[k], NULL);
+    for (int k = 0; k < NTHREADS; k++)
+        MPI_Comm_free(&arg[k].comm);
+}
+
 /* Every collective, type, op and count on world, a split and dup/free
  * cycles (full: the whole sweep on world). */
 static void check_all(int full)
@@ -1000,9 +1274,13 @@ static void check_all(int full)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
     const char *mode = argc > 1 ? argv[1] : "";
+    int threads = !strcmp(mode, "--threads"), provided = MPI_THREAD_SINGLE;
+    if (threads)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me_world);
     if (!strcmp(mode, "--leaks"))
         check_leaks();
     else if (!strcmp(mode, "--mpit"))
@@ -1013,14 +1291,25 @@ int main(int argc, char **argv)
         check_deterministic();
     else if (!strcmp(mode, "--fault"))
         check_fault();
+    else if (!strcmp(mode, "--p2p"))
+        check_p2p();
+    else if (!strcmp(mode, "--dup-storm"))
+        check_dup_storm();
+    else if (!strcmp(mode, "--freed-cached"))
+        check_freed_cached();
+    else if (threads && provided < MPI_THREAD_MULTIPLE) {
+        if (me_world == 0)
+            printf("mpi_coll_check: MPI_THREAD_MULTIPLE not provided, skipped\n");
+    } else if (threads)
+        check_threads();
     else if (!strcmp(mode, "--signatures")) {
         check_signatures(MPI_COMM_WORLD);
         check_layouts(MPI_COMM_WORLD);
     }
     else
         check_all(strcmp(mode, "--quick") != 0);
-    int total;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int mine = failures, total;
+    MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me_world == 0)
         printf("mpi_coll_check: %d failure(s)\n", total);
     MPI_Finalize();

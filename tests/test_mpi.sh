@@ -79,6 +79,19 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
 
+# the application's own messages interleaved with collectives (ANY_SOURCE /
+# ANY_TAG receives posted), communicator churn, communicators freed while
+# cached, MPI_THREAD_MULTIPLE (the cases test_mpich.sh runs for the PMPI
+# library)
+for mode in --p2p --dup-storm --freed-cached --threads; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        "$CHECK" $mode >"$T/out" 2>&1 || { fail "$mode: exit $?"; tail -5 "$T/out" >&2; }
+    grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "$mode: wrong results"
+    grep -q "allreduce [0-9]* bytes on .*schedule k=" "$T/out" || fail "$mode: coll/tacos never ran"
+done
+
 # many communicators with large buffers keep at most
 # coll_tacos_scratch_max_bytes of scratch between calls (the process total)
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \

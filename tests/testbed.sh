@@ -24,7 +24,8 @@
 #               that comes last in (lower end, higher end) order), the same path both
 #               ways, so routed traffic really crosses and shares the emulated links.
 # COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
-# run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_NP,
+# run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_MPIEXEC (the
+# same for MPICH: "$TESTBED_MPIEXEC ./prog"), TESTBED_NP,
 # TESTBED_HOSTS and TESTBED_TOPO exported; the environment reaches the ranks
 # (Open MPI refuses an --mca parameter given twice: do not repeat the prefix's).
 # Everything is torn down on exit, error or signal. One testbed at a time.
@@ -304,6 +305,11 @@ run() {
 --map-by slot --bind-to none --mca plm_rsh_agent $OUT/agent --mca plm_rsh_no_tree_spawn 1 \
 --mca oob_tcp_if_include $MGMT_NET --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include $HOST_NET \
 --mca mpi_yield_when_idle 1"
+    # MPICH's hydra: the same agent; UCX over TCP on the host address (its
+    # shared memory would join namespaces of one machine), so one rank per
+    # host is what this emulates faithfully under MPICH
+    export TESTBED_MPIEXEC="mpiexec.mpich -launcher ssh -launcher-exec $OUT/agent -iface br0 \
+-hosts $(sed 's/ slots=/:/' "$OUT/hostfile" | paste -sd,) -n $NP -env UCX_TLS tcp,self -env UCX_NET_DEVICES ha"
     # in the background so that a signal runs its trap at once; keep stdin
     { exec 3<&0; } 2>/dev/null || exec 3</dev/null
     ip netns exec tacos-head "$@" <&3 &
