@@ -66,6 +66,32 @@ for coll in $COLLS; do
         grep -v setpgid
 done
 EOF
+# MPI=mpich: libtacos-pmpi under MPICH's hydra (TESTBED_MPIEXEC; one rank per
+# host is what the testbed emulates faithfully there): per collective, two
+# A/B jobs against MPICH's own collectives (the info key tacos_enable): with
+# the measured topology, and with the true topology file (TACOS_TOPO_FILE).
+if [ "${MPI:-openmpi}" = mpich ]; then
+    cat >"${TMPDIR:-/tmp}/bench_testbed_job.sh" <<'EOF'
+sed 's/^/# /' "$TESTBED_DIR/shape.txt"
+run() { $TESTBED_MPIEXEC -env LD_PRELOAD "$B/pmpi/.libs/libtacos-pmpi.so" "$@"; }
+for coll in $COLLS; do
+    echo "## $coll (MPICH)"
+    run "$B/benchmarks/osu_coll_mpich" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+        >"$TESTBED_DIR/a" 2>&1
+    run -env TACOS_TOPO_FILE "$TESTBED_TOPO" "$B/benchmarks/osu_coll_mpich" "$coll" \
+        --min "$MIN" --max "$MAX" --ab "$ROUNDS" >"$TESTBED_DIR/b" 2>&1
+    printf "| bytes | tacos µs | MPICH µs | tacos/MPICH | tacos+file µs | MPICH µs | file/MPICH |\n"
+    printf "|---|---|---|---|---|---|---|\n"
+    grep -v '^#' "$TESTBED_DIR/a" | while read -r bytes tacos mpich r; do
+        set -- $(awk -v b="$bytes" '$1 == b { print $2, $3 }' "$TESTBED_DIR/b")
+        awk -v B="$bytes" -v a="$tacos" -v m="$mpich" -v f="$1" -v m2="$2" \
+            'BEGIN { printf "| %d Ki | %.0f | %.0f | %.2fx | %.0f | %.0f | %.2fx |\n",
+                     B / 1024, a, m, a / m, f, m2, f / m2 }'
+    done
+    grep -q "^#" "$TESTBED_DIR/a" || { echo "job failed:"; tail -5 "$TESTBED_DIR/a"; }
+done
+EOF
+fi
 for shape in $SHAPES; do
     echo "# ===== $shape, $RANKS rank(s) per host ====="
     bash "$B/tests/testbed.sh" run "$shape" -r "$RANKS" -- sh "${TMPDIR:-/tmp}/bench_testbed_job.sh"

@@ -146,23 +146,24 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    tacos_settings_t st = {C->enable,        C->min_bytes,       C->rooted_min_bytes,
-                           C->chunks,        C->seed,            C->trials,
-                           C->unwind_degree, C->probe,           C->calibrate,
-                           C->measure,       C->cache_size,      C->topo_file,
-                           C->deterministic, C->verbose,         C->dump_dir,
-                           "coll_tacos_",    C->probe_hwloc_xml, C->ucx_lib,
-                           C->probe_gpu,     C->scratch_max};
+    tacos_settings_t st = TACOS_SETTINGS_DEFAULT;
+    st.enable = C->enable, st.min_bytes = C->min_bytes, st.rooted_min_bytes = C->rooted_min_bytes;
+    st.chunks = C->chunks, st.seed = C->seed, st.trials = C->trials;
+    st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
+    st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
+    st.deterministic = C->deterministic, st.verbose = C->verbose, st.dump_dir = C->dump_dir;
+    st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
+    st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    tacos_comm_ops_t ops = {m,
-                            ompi_comm_rank(comm),
-                            ompi_comm_size(comm),
-                            lr ? atoi(lr) : 0,
-                            ompi_comm_get_cid(comm),
-                            core_max_u64,
-                            core_allgather,
-                            core_exchange,
-                            core_log};
+    tacos_comm_ops_t ops = {.ctx = m,
+                            .rank = ompi_comm_rank(comm),
+                            .size = ompi_comm_size(comm),
+                            .local_rank = lr ? atoi(lr) : 0,
+                            .id = ompi_comm_get_cid(comm),
+                            .max_u64 = core_max_u64,
+                            .allgather = core_allgather,
+                            .exchange = core_exchange,
+                            .log = core_log};
     m->comm = comm;
     if (!(m->core = tacos_comm_new(&st, &ops))) {
         OBJ_RELEASE(m);
@@ -425,7 +426,9 @@ int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
-    tacos_data_t s = data(sbuf, scount, sdtype), r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
+    /* with MPI_IN_PLACE, scount and sdtype are not to be read */
+    tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
+    tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
     return tacos_run_allgather(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r);
 }
 

@@ -4,6 +4,7 @@
  * scratch a communicator keeps across calls, and fault injection for tests.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,20 +14,26 @@
 
 /* ---- fault injection ----------------------------------------------------------- */
 
-int tacos_fault(const char *what)
+static int fault_rank = -1, fault_left;
+static char fault_kind[8];
+
+static void fault_init(void)
 {
-    static __thread int rank = -2, left;
-    static __thread char kind[8];
-    if (rank == -2) {
-        const char *e = getenv("TACOS_FAULT"), *r = getenv("OMPI_COMM_WORLD_RANK");
-        if (!r)
-            r = getenv("PMI_RANK");
-        if (!e || !r || sscanf(e, "%d:%7[a-z]:%d", &rank, kind, &left) != 3 || rank != atoi(r))
-            rank = -1;
-    }
-    return rank >= 0 && !strcmp(kind, what) && --left == 0;
+    const char *e = getenv("TACOS_FAULT"), *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMI_RANK");
+    if (!e || !r || sscanf(e, "%d:%7[a-z]:%d", &fault_rank, fault_kind, &fault_left) != 3 ||
+        fault_rank != atoi(r))
+        fault_rank = -1;
 }
 
+int tacos_fault(const char *what)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fault_init);
+    return fault_rank >= 0 && !strcmp(fault_kind, what) &&
+           __atomic_sub_fetch(&fault_left, 1, __ATOMIC_RELAXED) == 0;
+}
 /* ---- scratch kept between calls ------------------------------------------------- */
 
 /* Bytes of scratch all communicators of the process keep between calls. */
@@ -130,8 +137,8 @@ static int run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
     if (rc == TACOS_OK)
         return 0;
     int error = *call->error;
-    if (error) /* sends abandoned in flight may still read the work buffer */
-        drop(&c->work, &c->work_bytes, 0);
+    /* sends abandoned in flight may still read the work buffer: set aside */
+    drop(&c->work, &c->work_bytes, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
                                                : "the schedule cannot progress (a coll/tacos bug)";

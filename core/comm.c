@@ -200,9 +200,8 @@ static int settings_agreed(tacos_comm_t *c, int *use)
             snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s",
                      differ[0] ? ", " : "", tacos_comm_param(c, names[i], param));
     if (differ[0] && c->ops.rank == 0)
-        tacos_comm_say(c, 0, "the ranks of communicator %u have different %s; falling back to the previous "
-                  "component",
-            c->ops.id, differ);
+        tacos_comm_say(c, 0, "the ranks of communicator %u have different %s; falling back to %s",
+                       c->ops.id, differ, c->s.previous);
     c->agreed = !differ[0] && s->enable ? 1 : -1;
     *use = c->agreed > 0;
     return 0;
@@ -230,8 +229,9 @@ static int ensure_topology(tacos_comm_t *c)
         if (tacos_topo_read_file_npus(c->s.topo_file, n, &t)) {
             char p[64];
             tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to the "
-                                 "previous component",
-                           tacos_comm_param(c, "topo_file", p), tacos_last_error(), n);
+                                 "%s",
+                           tacos_comm_param(c, "topo_file", p), tacos_last_error(), n,
+                           c->s.previous);
             ok = 0;
         }
     } else {
@@ -241,7 +241,7 @@ static int ensure_topology(tacos_comm_t *c)
         ok = !rc && t;
     }
     if (ok && tacos_topo_check_connected(t)) {
-        tacos_comm_say(c, 0, "%s; falling back to the previous component", tacos_last_error());
+        tacos_comm_say(c, 0, "%s; falling back to %s", tacos_last_error(), c->s.previous);
         ok = 0;
     }
     rc = agree(c, ok, ok ? topo_hash(t) : 0, &agreed);

@@ -37,8 +37,9 @@ const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[6
  * callback's status or a TACOS_ERR_* code, with a message. */
 int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
 
-/* Element-wise maximum over the ranks of v[0..n), every value >= 0 (one
- * max_u64: nonnegative doubles order as their bits do). */
+/* Element-wise maximum over the ranks of v[0..n), every value >= 0 and
+ * finite, not -0.0 (one max_u64 in place: such doubles order as their bits
+ * do). */
 int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
 
 #endif

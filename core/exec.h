@@ -26,7 +26,9 @@ typedef struct {
      * peers (a receive is cancelled, a send left to finish on its own; its
      * buffer must stay allocated). */
     void (*abandon)(void *ctx, void *req, int is_send);
-    /* dst[i] = dst[i] op src[i] for `count` elements. */
+    /* dst[i] = dst[i] op src[i] for `count` elements (MPI_Reduce_local and
+     * ompi_op_reduce compute src op dst: the same for the commutative ops
+     * the core serves). */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
     /* Space for arriving reductions, at least `bytes`, owned by the caller and
      * reused across calls (fresh memory costs page faults every call). */

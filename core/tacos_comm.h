@@ -30,6 +30,7 @@ typedef struct {
     int deterministic;
     int verbose;          /* >= 5: rank 0's schedule lines also give the optimal time */
     const char *dump_dir; /* NULL or empty: no dumps */
+    const char *previous; /* what serves a call coll/tacos does not: "the previous component" */
     const char *param_prefix; /* how the binding names parameters: "coll_tacos_", or
                                * "TACOS_" (names then in upper case) */
     /* the probe of this process (the first communicator's, once) */
@@ -42,7 +43,8 @@ typedef struct {
 #define TACOS_SETTINGS_DEFAULT                                                               \
     {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .chunks = 0, .seed = 1,  \
      .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0, .measure = 1,              \
-     .cache_size = 32, .ucx_lib = "libuct.so.0", .scratch_max = (size_t)256 << 20}
+     .cache_size = 32, .previous = "the previous component", .ucx_lib = "libuct.so.0",       \
+     .scratch_max = (size_t)256 << 20}
 
 typedef struct {
     void *ctx;

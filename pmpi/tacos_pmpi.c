@@ -27,7 +27,10 @@
 #include "tacos_comm.h"
 
 /* Tags on the private duplicate: one per collective, one for measurements. */
-enum { TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE };
+enum {
+    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
+    TAG_COPY /* element copies: a message to self */
+};
 
 /* ---- parameters --------------------------------------------------------------- */
 
@@ -73,6 +76,7 @@ static void read_settings(void)
     if (getenv("TACOS_UCX_LIB"))
         s->ucx_lib = getenv("TACOS_UCX_LIB");
     s->param_prefix = "TACOS_";
+    s->previous = "the MPI library's own collectives";
 }
 
 static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -93,15 +97,15 @@ static void say(int level, const char *fmt, ...)
 typedef struct {
     MPI_Comm comm;      /* the private duplicate */
     tacos_comm_t *core; /* NULL: every call of this communicator falls back */
-    MPI_Request *reqs;  /* the executor's requests in MPI's type, per wait */
-    size_t nreqs;
+    void *space; /* per wait: statuses, the executor's requests in MPI's type, indices */
+    size_t nspace;
 } state_t;
 
 static int keyval = MPI_KEYVAL_INVALID;
 static int enable_keyval = MPI_KEYVAL_INVALID; /* the info key tacos_enable, until the state */
-static MPI_Comm self_comm = MPI_COMM_NULL; /* copies of element data */
 static int live_states;                    /* for the verbose summary at MPI_Finalize */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int finalizing; /* from MPI_Finalize on, every call goes to MPI */
 
 /* A communicator whose state could not be allocated: it falls back. */
 static state_t no_state;
@@ -115,7 +119,7 @@ static int delete_state(MPI_Comm comm, int key, void *attr, void *extra)
     tacos_comm_free(st->core);
     if (st->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&st->comm);
-    free(st->reqs);
+    free(st->space);
     free(st);
     __atomic_sub_fetch(&live_states, 1, __ATOMIC_RELAXED);
     return MPI_SUCCESS;
@@ -126,7 +130,6 @@ static void init_once(void)
     read_settings();
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &enable_keyval, NULL);
-    PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
 /* the core's callbacks over the private duplicate */
@@ -193,15 +196,15 @@ static state_t *make_state(MPI_Comm comm)
     MPI_Comm dup = MPI_COMM_NULL;
     if (!inter && n >= 2 && PMPI_Comm_dup(comm, &dup) == MPI_SUCCESS) {
         const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
-        tacos_comm_ops_t ops = {st,
-                                me,
-                                n,
-                                lr ? atoi(lr) : 0,
-                                __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
-                                core_max_u64,
-                                core_allgather,
-                                core_exchange,
-                                core_log};
+        tacos_comm_ops_t ops = {.ctx = st,
+                                .rank = me,
+                                .size = n,
+                                .local_rank = lr ? atoi(lr) : 0,
+                                .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
+                                .max_u64 = core_max_u64,
+                                .allgather = core_allgather,
+                                .exchange = core_exchange,
+                                .log = core_log};
         /* errors come back here, then go to the application's handler */
         PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         tacos_settings_t set = settings;
@@ -210,10 +213,8 @@ static state_t *make_state(MPI_Comm comm)
         PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
         if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
             set.enable = on != NULL;
-        if (st) {
-            st->comm = dup;
+        if (st)
             st->core = tacos_comm_new(&set, &ops);
-        }
         ok = st && st->core;
         PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, dup);
         if (!ok && st) {
@@ -228,7 +229,7 @@ static state_t *make_state(MPI_Comm comm)
             PMPI_Comm_free(&dup);
         st = &no_state;
     } else {
-        st->comm = dup;
+        st->comm = dup; /* MPI_COMM_NULL: intercommunicator or one rank */
         __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
     }
     PMPI_Comm_set_attr(comm, keyval, st);
@@ -241,7 +242,8 @@ static state_t *state_of(MPI_Comm comm)
     pthread_once(&once, init_once);
     state_t *st = NULL;
     int found = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
+    if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
     if (!found)
         st = make_state(comm);
@@ -291,33 +293,37 @@ static int pmpi_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
     return failed(c, rc);
 }
 
-/* PMPI_Waitsome or PMPI_Testsome over the executor's requests.  (gcc takes
- * MPICH's MPI_STATUSES_IGNORE, a pointer of value 1, for a buffer.) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
+/* PMPI_Waitsome or PMPI_Testsome over the executor's requests: a request
+ * MPI set to MPI_REQUEST_NULL is done (also where the call failed: then
+ * some may have completed); a failed one's error is taken from its status. */
 static int some(call_ctx_t *c, void **reqs, size_t n, char *done, int block)
 {
     state_t *st = c->st;
-    if (n > st->nreqs) {
-        MPI_Request *r = realloc(st->reqs, n * (sizeof *r + sizeof(int)));
+    if (n > st->nspace) {
+        void *r = realloc(st->space, n * (sizeof(MPI_Status) + sizeof(MPI_Request) + sizeof(int)));
         if (!r)
             return failed(c, MPI_ERR_NO_MEM);
-        st->reqs = r, st->nreqs = n;
+        st->space = r, st->nspace = n;
     }
-    int *idx = (int *)(st->reqs + st->nreqs), out = 0;
+    MPI_Status *status = st->space;
+    MPI_Request *mreq = (MPI_Request *)(status + st->nspace);
+    int *idx = (int *)(mreq + st->nspace), out = 0;
     for (size_t i = 0; i < n; i++)
-        st->reqs[i] = to_req(reqs[i]);
-    int rc = block ? PMPI_Waitsome((int)n, st->reqs, &out, idx, MPI_STATUSES_IGNORE)
-                   : PMPI_Testsome((int)n, st->reqs, &out, idx, MPI_STATUSES_IGNORE);
-    if (rc == MPI_SUCCESS && block && (out == MPI_UNDEFINED || out <= 0))
+        mreq[i] = to_req(reqs[i]);
+    int rc = block ? PMPI_Waitsome((int)n, mreq, &out, idx, status)
+                   : PMPI_Testsome((int)n, mreq, &out, idx, status);
+    if (rc == MPI_SUCCESS && block && out == MPI_UNDEFINED)
         rc = MPI_ERR_INTERN; /* nothing to wait for: the executor's bug */
-    for (int i = 0; out != MPI_UNDEFINED && i < out; i++) {
-        done[idx[i]] = 1;
-        reqs[idx[i]] = from_req(MPI_REQUEST_NULL);
+    for (int i = 0; rc == MPI_ERR_IN_STATUS && i < out; i++)
+        if (status[i].MPI_ERROR != MPI_SUCCESS && status[i].MPI_ERROR != MPI_ERR_PENDING)
+            rc = status[i].MPI_ERROR;
+    for (size_t i = 0; i < n; i++) {
+        if (reqs[i] != from_req(MPI_REQUEST_NULL) && mreq[i] == MPI_REQUEST_NULL)
+            done[i] = 1;
+        reqs[i] = from_req(mreq[i]);
     }
     return failed(c, rc);
 }
-#pragma GCC diagnostic pop
 
 static int pmpi_wait_some(void *ctx, void **reqs, size_t n, char *done)
 {
@@ -429,16 +435,26 @@ static char *dt_direct(void *ctx, const tacos_data_t *d)
                : NULL;
 }
 
+/* Elements copied in their layout: a message to self on the duplicate. */
+static int copy_elements(call_ctx_t *x, const void *src, void *dst, int count,
+                         MPI_Datatype dtype)
+{
+    int me;
+    PMPI_Comm_rank(x->st->comm, &me);
+    return PMPI_Sendrecv(src, count, dtype, me, TAG_COPY, dst, count, dtype, me, TAG_COPY,
+                         x->st->comm, MPI_STATUS_IGNORE);
+}
+
 /* Between a (buffer, count, datatype) and its units in work: bytes packed
- * with MPI_Pack, elements copied in their layout (a message to self). */
+ * with MPI_Pack (MPICH's format: the signature's bytes in a row), elements
+ * copied in their layout. */
 static int dt_pack(void *ctx, const tacos_data_t *d, char *work)
 {
     call_ctx_t *x = ctx;
     MPI_Datatype dtype = *(const MPI_Datatype *)d->type;
     int pos = 0, bytes = (int)(d->count * type_size(dtype)), rc;
     if (x->unit != MPI_BYTE)
-        return PMPI_Sendrecv(d->buf, (int)d->count, dtype, 0, 0, work, (int)d->count, dtype, 0, 0,
-                             self_comm, MPI_STATUS_IGNORE);
+        return copy_elements(x, d->buf, work, (int)d->count, dtype);
     rc = PMPI_Pack(d->buf, (int)d->count, dtype, work, bytes, &pos, x->st->comm);
     return rc == MPI_SUCCESS && pos != bytes ? MPI_ERR_INTERN : rc;
 }
@@ -449,8 +465,7 @@ static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
     MPI_Datatype dtype = *(const MPI_Datatype *)d->type;
     int pos = 0, bytes = (int)(d->count * type_size(dtype));
     if (x->unit != MPI_BYTE)
-        return PMPI_Sendrecv(work, (int)d->count, dtype, 0, 0, d->buf, (int)d->count, dtype, 0, 0,
-                             self_comm, MPI_STATUS_IGNORE);
+        return copy_elements(x, work, d->buf, (int)d->count, dtype);
     return PMPI_Unpack(work, bytes, &pos, d->buf, (int)d->count, dtype, x->st->comm);
 }
 
@@ -529,7 +544,8 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLGATHER, 0, why, p, Allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
-    tacos_data_t s = data(sbuf, (size_t)scount, &sdtype);
+    /* with MPI_IN_PLACE, scount and sdtype are not to be read */
+    tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     return done(comm, tacos_run_allgather(st->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s,
                                           &r));
@@ -596,33 +612,72 @@ int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Da
                                                sbuf == MPI_IN_PLACE ? NULL : &s, &r, rcounts, 0));
 }
 
-/* The large-count forms go to the MPI library, after making the state like
- * the others: a rank's MPI_Allreduce_c may match another's MPI_Allreduce,
- * and both must take part in the same duplicate. */
 #if MPI_VERSION >= 4
-#define LARGE_COUNT(name, params, ...)                                                       \
-    int MPI_##name##_c params                                                                \
-    {                                                                                        \
-        (void)state_of(comm);                                                                \
-        return PMPI_##name##_c(__VA_ARGS__);                                                 \
-    }
-LARGE_COUNT(Allreduce, (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
-                        MPI_Op op, MPI_Comm comm),
-            sbuf, rbuf, count, dtype, op, comm)
-LARGE_COUNT(Allgather, (const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
-                        MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm),
-            sbuf, scount, sdtype, rbuf, rcount, rdtype, comm)
-LARGE_COUNT(Bcast, (void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm),
-            buf, count, dtype, root, comm)
-LARGE_COUNT(Reduce, (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
-                     MPI_Op op, int root, MPI_Comm comm),
-            sbuf, rbuf, count, dtype, op, root, comm)
-LARGE_COUNT(Reduce_scatter_block, (const void *sbuf, void *rbuf, MPI_Count rcount,
-                                   MPI_Datatype dtype, MPI_Op op, MPI_Comm comm),
-            sbuf, rbuf, rcount, dtype, op, comm)
-LARGE_COUNT(Reduce_scatter, (const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                             MPI_Datatype dtype, MPI_Op op, MPI_Comm comm),
-            sbuf, rbuf, rcounts, dtype, op, comm)
+/* The large-count forms: served by the int forms where the call fits them,
+ * decided from the signature's size (equal on every rank, whatever
+ * (count, datatype) each passes: one rank's MPI_Bcast_c may match another's
+ * MPI_Bcast); larger calls go to MPI on every rank. */
+static int fits(MPI_Count count, MPI_Datatype dtype)
+{
+    MPI_Count size = 0;
+    PMPI_Type_size_c(dtype, &size);
+    return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
+}
+
+int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                    MPI_Comm comm)
+{
+    return fits(count, dtype) ? MPI_Allreduce(sbuf, rbuf, (int)count, dtype, op, comm)
+                              : PMPI_Allreduce_c(sbuf, rbuf, count, dtype, op, comm);
+}
+
+int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
+{
+    int n;
+    PMPI_Comm_size(comm, &n);
+    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
+               ? MPI_Allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
+               : PMPI_Allgather_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+}
+
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)
+{
+    return fits(count, dtype) ? MPI_Bcast(buf, (int)count, dtype, root, comm)
+                              : PMPI_Bcast_c(buf, count, dtype, root, comm);
+}
+
+int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 int root, MPI_Comm comm)
+{
+    return fits(count, dtype) ? MPI_Reduce(sbuf, rbuf, (int)count, dtype, op, root, comm)
+                              : PMPI_Reduce_c(sbuf, rbuf, count, dtype, op, root, comm);
+}
+
+int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                               MPI_Op op, MPI_Comm comm)
+{
+    int n;
+    PMPI_Comm_size(comm, &n);
+    return fits(rcount * n, dtype)
+               ? MPI_Reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm)
+               : PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, dtype, op, comm);
+}
+
+/* rcounts are equal on every rank: so is the decision */
+int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                         MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    enum { MAX_RANKS = 1024 }; /* int counts on the stack (larger: MPI) */
+    int n, counts[MAX_RANKS];
+    MPI_Count total = 0;
+    PMPI_Comm_size(comm, &n);
+    for (int r = 0; r < n && r < MAX_RANKS; r++)
+        total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
+    if (n > MAX_RANKS || !fits(total, dtype))
+        return PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, dtype, op, comm);
+    return MPI_Reduce_scatter(sbuf, rbuf, counts, dtype, op, comm);
+}
 #endif
 
 /* The info key "tacos_enable" ("true" or "false"; MPI_Comm_dup_with_info,
@@ -662,15 +717,15 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 }
 
 /* States of MPI_COMM_WORLD and MPI_COMM_SELF go before MPI does (their
- * attributes may outlive the library's last chance to free a duplicate). */
+ * attributes may outlive the library's last chance to free a duplicate);
+ * collectives called from then on (e.g. in attribute callbacks that
+ * PMPI_Finalize runs) go to MPI. */
 int MPI_Finalize(void)
 {
     if (keyval != MPI_KEYVAL_INVALID) {
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
         PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
-        PMPI_Comm_free(&self_comm);
-        PMPI_Comm_free_keyval(&keyval);
-        PMPI_Comm_free_keyval(&enable_keyval);
+        __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
         int me;
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
         if (me == 0)

@@ -96,7 +96,9 @@ static void *thread_main(void *arg)
 {
     rank_t *r = ((void **)arg)[0];
     scenario_t f = (scenario_t)((void **)arg)[1];
-    tacos_comm_ops_t ops = {r, r->rank, r->w->n, r->rank, 7, max_u64, allgather, exchange, logger};
+    tacos_comm_ops_t ops = {.ctx = r, .rank = r->rank, .size = r->w->n, .local_rank = r->rank,
+                            .id = 7, .max_u64 = max_u64, .allgather = allgather,
+                            .exchange = exchange, .log = logger};
     r->c = tacos_comm_new(&r->s, &ops);
     f(r);
     tacos_comm_free(r->c);

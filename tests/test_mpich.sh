@@ -39,13 +39,20 @@ ran_all() {
     done
 }
 
+# (the full sweep at 1 and 2 ranks, --quick above: MPICH's ranks spin while
+# they wait, and on 2 cores 4 of them take 20 times as long as Open MPI's)
 for np in 1 2 3 4 5 7 8; do
-    if [ "$np" -le 4 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
+    if [ "$np" -le 2 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
     [ "$np" -gt 1 ] && ran_all "np=$np"
     echo "np=$np: $(grep -c 'schedule k=' "$T/out") calls through tacos schedules, $(grep -c 'fallback:' "$T/out") fallbacks"
 done
-mpich 4 TACOS_TOPO_FILE="$FIX/mesh2x2.json" -- --quick && ran_all "mesh2x2"
-mpich 8 TACOS_TOPO_FILE="$FIX/rfs2x2x2.json" TACOS_CHUNKS=3 -- --quick && ran_all "rfs2x2x2"
+# topology files of the world's size: the split communicators fall back to
+# MPICH's own collectives, whose reductions crash on some derived datatypes
+# with user ops (MPICH 4.0.2): those run with predefined types and ops here
+mpich 4 TACOS_TOPO_FILE="$FIX/mesh2x2.json" MPI_COLL_CHECK_PLAIN_REDUCTIONS=1 -- --quick &&
+    ran_all "mesh2x2"
+mpich 8 TACOS_TOPO_FILE="$FIX/rfs2x2x2.json" TACOS_CHUNKS=3 MPI_COLL_CHECK_PLAIN_REDUCTIONS=1 \
+    -- --quick && ran_all "rfs2x2x2"
 
 # signature-equal but different (count, datatype) pairs, roots, packed types
 for np in 2 3 5; do
