@@ -228,8 +228,7 @@ static int ensure_topology(tacos_comm_t *c)
     if (c->s.topo_file) {
         if (tacos_topo_read_file_npus(c->s.topo_file, n, &t)) {
             char p[64];
-            tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to the "
-                                 "%s",
+            tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to %s",
                            tacos_comm_param(c, "topo_file", p), tacos_last_error(), n,
                            c->s.previous);
             ok = 0;
