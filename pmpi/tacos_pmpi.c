@@ -194,7 +194,9 @@ static state_t *make_state(MPI_Comm comm)
     PMPI_Comm_rank(comm, &me);
     state_t *st = calloc(1, sizeof *st);
     MPI_Comm dup = MPI_COMM_NULL;
-    if (!inter && n >= 2 && PMPI_Comm_dup(comm, &dup) == MPI_SUCCESS) {
+    /* a split in rank order: the same group, but unlike a dup it runs none
+     * of the application's attribute copy (and later delete) callbacks */
+    if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
         const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
         tacos_comm_ops_t ops = {.ctx = st,
                                 .rank = me,
