@@ -317,25 +317,15 @@ static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
     return tacos_view_elements(count, type_size(dtype), ext, tlb, text, ompi_op_is_commute(op), v);
 }
 
-/* buf itself as the units (unit 0's address), or NULL where it must be
- * packed: the signature's bytes in a row, or elements with nothing between
- * or around them (not pair types' padding: that is the caller's). */
-static char *dt_direct(void *ctx, const tacos_data_t *d)
+/* d's data as one run of bytes (its first byte), or NULL. */
+static char *dt_contiguous(void *ctx, const tacos_data_t *d)
 {
-    pml_ctx_t *x = ctx;
+    (void)ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
     ptrdiff_t tlb, text;
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
-    if (!d->count)
-        return d->buf;
-    if (x->unit == &ompi_mpi_byte.dt)
-        return ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count)
-                   ? (char *)d->buf + tlb
-                   : NULL;
-    return tlb == 0 && text == d->extent && (ptrdiff_t)type_size(dtype) == d->extent &&
-                   ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count)
-               ? d->buf
-               : NULL;
+    return ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count) ? (char *)d->buf + tlb
+                                                                           : NULL;
 }
 
 /* Between a (buffer, count, datatype) and its units in work: Open MPI's
@@ -375,7 +365,7 @@ static tacos_data_t data(const void *buf, size_t count, struct ompi_datatype_t *
     tacos_call_t call = {{&x, pml_isend, pml_irecv, pml_wait_some, pml_test_some,            \
                           pml_abandon, op_reduce, recv_space},                                \
                          {0, 0, 0, 0},                                                        \
-                         dt_direct,                                                           \
+                         dt_contiguous,                                                       \
                          dt_pack,                                                             \
                          dt_unpack,                                                           \
                          OMPI_ERR_OUT_OF_RESOURCE,                                            \

@@ -164,7 +164,20 @@ static void even_blocks(size_t *off, int n, size_t units)
         off[r] = units * (size_t)r / (size_t)n;
 }
 
-#define DIRECT(call, d) (call)->direct((call)->tp.ctx, d)
+/* d's units in place (unit 0's address), or NULL where it goes through
+ * scratch: its data is one run of bytes and, for elements, they are packed
+ * tightly (no lower bound, no padding: the signature's size is the units'
+ * extent; always so for bytes). */
+static char *direct(const tacos_call_t *call, const tacos_data_t *d)
+{
+    const tacos_view_t *v = &call->v;
+    if (!d->count)
+        return d->buf;
+    if (v->shift != 0 || v->units * v->unit_ext != v->bytes)
+        return NULL;
+    return call->contiguous(call->tp.ctx, d);
+}
+
 #define PACK(call, d, work) (call)->pack((call)->tp.ctx, d, work)
 #define UNPACK(call, work, d) (call)->unpack((call)->tp.ctx, work, d)
 
@@ -174,7 +187,7 @@ int tacos_run_allreduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call
                         const tacos_data_t *send, const tacos_data_t *recv)
 {
     const tacos_data_t *in = send ? send : recv;
-    char *out = DIRECT(call, recv), *src = DIRECT(call, in);
+    char *out = direct(call, recv), *src = direct(call, in);
     int rc;
     even_blocks(p->off, c->ops.size, call->v.units);
     if (out && src) { /* the input read in place; rbuf gets each chunk when first written */
@@ -209,8 +222,8 @@ int tacos_run_allgather(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call
 {
     int n = c->ops.size, me = c->ops.rank, rc = 0;
     size_t block = call->v.bytes / (size_t)n, per_rank = recv->count / (size_t)n;
-    char *out = DIRECT(call, recv), *work = out ? out : work_space(c, &call->v);
-    const char *own = send ? DIRECT(call, send) : NULL;
+    char *out = direct(call, recv), *work = out ? out : work_space(c, &call->v);
+    const char *own = send ? direct(call, send) : NULL;
     sized_blocks(p->off, n, NULL, block);
     if (!work)
         return finish(c, call->err_nomem);
@@ -236,7 +249,7 @@ int tacos_run_bcast(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *
                     const tacos_data_t *data, int root)
 {
     int me = c->ops.rank, rc = 0;
-    char *at = DIRECT(call, data), *work = at ? at : work_space(c, &call->v);
+    char *at = direct(call, data), *work = at ? at : work_space(c, &call->v);
     even_blocks(p->off, c->ops.size, call->v.units);
     if (!work)
         return finish(c, call->err_nomem);
@@ -256,7 +269,7 @@ int tacos_run_reduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t 
     /* the root reduces in rbuf where it can, the others in scratch; the
      * input is read in place where it can */
     const tacos_data_t *in = send ? send : recv;
-    char *src = DIRECT(call, in), *out = me == root ? DIRECT(call, recv) : NULL;
+    char *src = direct(call, in), *out = me == root ? direct(call, recv) : NULL;
     char *work = out && src ? out : work_space(c, &call->v);
     even_blocks(p->off, c->ops.size, call->v.units);
     if (!work)
@@ -281,7 +294,7 @@ int tacos_run_reduce_scatter(tacos_comm_t *c, const tacos_plan_t *p, const tacos
     int me = c->ops.rank, rc = 0;
     const tacos_view_t *v = &call->v;
     const tacos_data_t *in = send ? send : recv;
-    char *src = DIRECT(call, in), *work = work_space(c, v);
+    char *src = direct(call, in), *work = work_space(c, v);
     sized_blocks(p->off, c->ops.size, counts, each);
     if (!work)
         return finish(c, call->err_nomem);
@@ -293,7 +306,7 @@ int tacos_run_reduce_scatter(tacos_comm_t *c, const tacos_plan_t *p, const tacos
     size_t first = p->off[me], mine = p->off[me + 1] - first;
     tacos_data_t result = {recv->buf, mine, recv->type, recv->extent};
     if (!rc && mine) {
-        char *out = DIRECT(call, &result), *res = work + first * v->unit_ext;
+        char *out = direct(call, &result), *res = work + first * v->unit_ext;
         if (out)
             memcpy(out, res, mine * v->unit_ext);
         else

@@ -131,9 +131,11 @@ typedef struct {
 typedef struct {
     tacos_transport_t tp;
     tacos_view_t v;
-    /* d's units in place (unit 0's address), or NULL: it goes through
-     * scratch, packed and unpacked by the two below */
-    char *(*direct)(void *ctx, const tacos_data_t *d);
+    /* Where d's data is one run of bytes: the address of its first byte
+     * (buf + the true lower bound), else NULL: then, and where the view's
+     * elements are not tightly packed, it goes through scratch, packed and
+     * unpacked by the two below */
+    char *(*contiguous)(void *ctx, const tacos_data_t *d);
     int (*pack)(void *ctx, const tacos_data_t *d, char *work);
     int (*unpack)(void *ctx, const char *work, const tacos_data_t *d);
     /* the binding's status for out of memory and for an executor that

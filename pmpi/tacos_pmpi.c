@@ -420,21 +420,14 @@ static int contiguous(MPI_Datatype dtype, size_t count)
     return ok && (size_t)text == type_size(dtype) && (count <= 1 || ext == text);
 }
 
-/* d's units in place (unit 0's address), or NULL: packed through scratch. */
-static char *dt_direct(void *ctx, const tacos_data_t *d)
+/* d's data as one run of bytes (its first byte), or NULL. */
+static char *dt_contiguous(void *ctx, const tacos_data_t *d)
 {
-    call_ctx_t *x = ctx;
+    (void)ctx;
     MPI_Datatype dtype = *(const MPI_Datatype *)d->type;
     MPI_Aint tlb, text;
     PMPI_Type_get_true_extent(dtype, &tlb, &text);
-    if (!d->count)
-        return d->buf;
-    if (x->unit == MPI_BYTE)
-        return contiguous(dtype, d->count) ? (char *)d->buf + tlb : NULL;
-    return tlb == 0 && text == d->extent && (MPI_Aint)type_size(dtype) == d->extent &&
-                   contiguous(dtype, d->count)
-               ? d->buf
-               : NULL;
+    return contiguous(dtype, d->count) ? (char *)d->buf + tlb : NULL;
 }
 
 /* Elements copied in their layout: a message to self on the duplicate. */
@@ -486,7 +479,7 @@ static tacos_data_t data(const void *buf, size_t count, const MPI_Datatype *dtyp
     tacos_call_t call = {{&x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,        \
                           pmpi_abandon, reduce_local, recv_space},                            \
                          {0, 0, 0, 0},                                                        \
-                         dt_direct,                                                           \
+                         dt_contiguous,                                                       \
                          dt_pack,                                                             \
                          dt_unpack,                                                           \
                          MPI_ERR_NO_MEM,                                                      \
