@@ -350,8 +350,13 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     int n = c->ops.size, rc;
     tacos_probe_record_t *recs = malloc((size_t)n * sizeof *recs);
     const tacos_probe_record_t *mine = local_record(c);
-    if (!recs)
-        return TACOS_ERR_NOMEM;
+    /* every rank learns first whether any lacks the records' space: one
+     * that returned here alone would leave the others in the allgather */
+    uint64_t lacking = !recs;
+    if ((rc = c->ops.max_u64(c->ops.ctx, &lacking, 1)) || lacking) {
+        free(recs);
+        return rc ? rc : TACOS_ERR_NOMEM;
+    }
     if ((rc = c->ops.allgather(c->ops.ctx, mine, recs, sizeof *recs))) {
         free(recs);
         return rc;
