@@ -39,47 +39,35 @@ typedef struct {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
 
+/* The previous component's function for a slot, and its module. */
+#define TACOS_PREV(name)                                                                     \
+    mca_coll_base_module_##name##_fn_t prev_##name;                                          \
+    mca_coll_base_module_t *prev_##name##_module
+
+/* Every slot coll/tacos fills: blocking, nonblocking, persistent. */
+#define TACOS_SLOTS(X)                                                                       \
+    X(allreduce) X(allgather) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)  \
+    X(iallreduce) X(iallgather) X(ibcast) X(ireduce) X(ireduce_scatter)                      \
+    X(ireduce_scatter_block) X(allreduce_init) X(allgather_init) X(bcast_init)               \
+    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(barrier)
+
+#define TACOS_PREV_FIELD(name) TACOS_PREV(name);
+
 typedef struct {
     mca_coll_base_module_t super;
     /* the previous component's functions, used for fallback and setup */
-    mca_coll_base_module_allreduce_fn_t prev_allreduce;
-    mca_coll_base_module_t *prev_allreduce_module;
-    mca_coll_base_module_allgather_fn_t prev_allgather;
-    mca_coll_base_module_t *prev_allgather_module;
-    mca_coll_base_module_bcast_fn_t prev_bcast;
-    mca_coll_base_module_t *prev_bcast_module;
-    mca_coll_base_module_reduce_fn_t prev_reduce;
-    mca_coll_base_module_t *prev_reduce_module;
-    mca_coll_base_module_reduce_scatter_fn_t prev_reduce_scatter;
-    mca_coll_base_module_t *prev_reduce_scatter_module;
-    mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
-    mca_coll_base_module_t *prev_reduce_scatter_block_module;
+    TACOS_SLOTS(TACOS_PREV_FIELD)
     struct ompi_communicator_t *comm;
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
+    unsigned nonblocking_seq; /* operations started with a tag of their own */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);
 
 mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                             mca_coll_base_module_t *module);
-int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module);
-int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                        struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *module);
+/* Progress of nonblocking and persistent operations (opal_progress). */
+int mca_coll_tacos_progress(void);
 
 END_C_DECLS
 

@@ -1,6 +1,7 @@
 /* Component: MCA parameters, open/close, and the communicator query. */
 #include "ompi_config.h"
 
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 
@@ -188,6 +189,7 @@ static int tacos_open(void)
 
 static int tacos_close(void)
 {
+    opal_progress_unregister(mca_coll_tacos_progress); /* where it was registered */
     if (mca_coll_tacos_component.output >= 0)
         opal_output_close(mca_coll_tacos_component.output);
     mca_coll_tacos_component.output = -1;

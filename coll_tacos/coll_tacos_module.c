@@ -8,14 +8,17 @@
 #include "ompi_config.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/errhandler/errcode-internal.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/op/op.h"
@@ -26,6 +29,46 @@
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
 
+/* The slots (at the end of the file). */
+#define DT struct ompi_datatype_t
+#define OP struct ompi_op_t *op
+#define COMM struct ompi_communicator_t *comm
+#define INFO struct ompi_info_t *info
+#define REQ ompi_request_t **request
+#define MOD mca_coll_base_module_t *module
+static int tacos_barrier(COMM, MOD);
+static int tacos_allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD);
+static int tacos_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                           DT *rdtype, COMM, MOD);
+static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD);
+static int tacos_reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+                        MOD);
+static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+                                      COMM, MOD);
+static int tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+                                COMM, MOD);
+static int tacos_iallreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, REQ, MOD);
+static int tacos_allreduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, INFO,
+                                REQ, MOD);
+static int tacos_iallgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                            DT *rdtype, COMM, REQ, MOD);
+static int tacos_allgather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                                DT *rdtype, COMM, INFO, REQ, MOD);
+static int tacos_ibcast(void *buf, int count, DT *dtype, int root, COMM, REQ, MOD);
+static int tacos_bcast_init(void *buf, int count, DT *dtype, int root, COMM, INFO, REQ, MOD);
+static int tacos_ireduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+                         REQ, MOD);
+static int tacos_reduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root,
+                             COMM, INFO, REQ, MOD);
+static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+                                       COMM, REQ, MOD);
+static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, DT *dtype,
+                                           OP, COMM, INFO, REQ, MOD);
+static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+                                 COMM, REQ, MOD);
+static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
+                                     OP, COMM, INFO, REQ, MOD);
+
 /* ---- module object -------------------------------------------------------- */
 
 static void module_construct(mca_coll_tacos_module_t *m)
@@ -33,41 +76,54 @@ static void module_construct(mca_coll_tacos_module_t *m)
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
 }
 
+#define RELEASE_PREV(name)                                                                   \
+    if (m->prev_##name##_module)                                                             \
+        OBJ_RELEASE(m->prev_##name##_module);
+
 static void module_destruct(mca_coll_tacos_module_t *m)
 {
-    mca_coll_base_module_t *prev[] = {m->prev_allreduce_module, m->prev_allgather_module,
-                                      m->prev_bcast_module, m->prev_reduce_module,
-                                      m->prev_reduce_scatter_module,
-                                      m->prev_reduce_scatter_block_module};
-    for (size_t i = 0; i < sizeof prev / sizeof prev[0]; i++)
-        if (prev[i])
-            OBJ_RELEASE(prev[i]);
+    TACOS_SLOTS(RELEASE_PREV)
     tacos_comm_free(m->core);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
                    module_destruct);
 
-#define SAVE(m, comm, name)                                                                  \
+/* The previous component's function for a slot.  The blocking ones are
+ * required (fall-backs and the core's own collectives); where nothing
+ * provides a nonblocking or persistent one, coll/tacos leaves it empty. */
+#define SAVE(m, comm, name, required)                                                        \
     do {                                                                                     \
         if (!(comm)->c_coll->coll_##name || !(comm)->c_coll->coll_##name##_module) {         \
-            TRACE(1, "no previous component provides " #name "; declining");                 \
-            return OMPI_ERROR;                                                               \
+            TRACE(1, "no previous component provides " #name "%s", required ? "; declining" : ""); \
+            if (required)                                                                    \
+                return OMPI_ERROR;                                                           \
+            (m)->super.coll_##name = NULL;                                                   \
+            break;                                                                           \
         }                                                                                    \
         (m)->prev_##name = (comm)->c_coll->coll_##name;                                      \
         (m)->prev_##name##_module = (comm)->c_coll->coll_##name##_module;                    \
         OBJ_RETAIN((m)->prev_##name##_module);                                               \
     } while (0)
 
+#define SAVE_OPTIONAL(name) SAVE(m, comm, i##name, 0); SAVE(m, comm, name##_init, 0);
+
 static int module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    SAVE(m, comm, allreduce);
-    SAVE(m, comm, allgather);
-    SAVE(m, comm, bcast);
-    SAVE(m, comm, reduce);
-    SAVE(m, comm, reduce_scatter);
-    SAVE(m, comm, reduce_scatter_block);
+    SAVE(m, comm, allreduce, 1);
+    SAVE(m, comm, allgather, 1);
+    SAVE(m, comm, bcast, 1);
+    SAVE(m, comm, reduce, 1);
+    SAVE(m, comm, reduce_scatter, 1);
+    SAVE(m, comm, reduce_scatter_block, 1);
+    SAVE(m, comm, barrier, 1);
+    SAVE_OPTIONAL(allreduce)
+    SAVE_OPTIONAL(allgather)
+    SAVE_OPTIONAL(bcast)
+    SAVE_OPTIONAL(reduce)
+    SAVE_OPTIONAL(reduce_scatter)
+    SAVE_OPTIONAL(reduce_scatter_block)
     return OMPI_SUCCESS;
 }
 
@@ -171,12 +227,25 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     }
     *priority = C->priority;
     m->super.coll_module_enable = module_enable;
-    m->super.coll_allreduce = mca_coll_tacos_allreduce;
-    m->super.coll_allgather = mca_coll_tacos_allgather;
-    m->super.coll_bcast = mca_coll_tacos_bcast;
-    m->super.coll_reduce = mca_coll_tacos_reduce;
-    m->super.coll_reduce_scatter = mca_coll_tacos_reduce_scatter;
-    m->super.coll_reduce_scatter_block = mca_coll_tacos_reduce_scatter_block;
+    m->super.coll_allreduce = tacos_allreduce;
+    m->super.coll_allgather = tacos_allgather;
+    m->super.coll_bcast = tacos_bcast;
+    m->super.coll_reduce = tacos_reduce;
+    m->super.coll_reduce_scatter = tacos_reduce_scatter;
+    m->super.coll_reduce_scatter_block = tacos_reduce_scatter_block;
+    m->super.coll_barrier = tacos_barrier;
+    m->super.coll_iallreduce = tacos_iallreduce;
+    m->super.coll_iallgather = tacos_iallgather;
+    m->super.coll_ibcast = tacos_ibcast;
+    m->super.coll_ireduce = tacos_ireduce;
+    m->super.coll_ireduce_scatter = tacos_ireduce_scatter;
+    m->super.coll_ireduce_scatter_block = tacos_ireduce_scatter_block;
+    m->super.coll_allreduce_init = tacos_allreduce_init;
+    m->super.coll_allgather_init = tacos_allgather_init;
+    m->super.coll_bcast_init = tacos_bcast_init;
+    m->super.coll_reduce_init = tacos_reduce_init;
+    m->super.coll_reduce_scatter_init = tacos_reduce_scatter_init;
+    m->super.coll_reduce_scatter_block_init = tacos_reduce_scatter_block_init;
     return &m->super;
 }
 
@@ -189,7 +258,6 @@ typedef struct {
     struct ompi_datatype_t *unit; /* MPI_BYTE, or the datatype reductions combine */
     ptrdiff_t shift;              /* the executor's unit i starts shift past element i */
     struct ompi_op_t *op;
-    mca_coll_tacos_module_t *module;
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */
 } pml_ctx_t;
@@ -199,11 +267,6 @@ static int failed(pml_ctx_t *c, int rc)
     if (rc != OMPI_SUCCESS && !c->error)
         c->error = rc;
     return rc != OMPI_SUCCESS;
-}
-
-static void *recv_space(void *ctx, size_t bytes)
-{
-    return tacos_comm_recv_scratch(((pml_ctx_t *)ctx)->module->core, bytes);
 }
 
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
@@ -357,13 +420,202 @@ static tacos_data_t data(const void *buf, size_t count, struct ompi_datatype_t *
     return (tacos_data_t){(void *)buf, count, dtype, ext};
 }
 
+/* ---- requests: nonblocking and persistent operations ----------------------------- */
+
+/* Their messages carry a tag of their own per operation started (every
+ * rank starts a communicator's operations in the same order), below every
+ * range Open MPI's components use (libnbc's, the neighbourhood
+ * collectives', UCC's; HCOLL's range ends far above it). */
+#define TAG_BASE (-INT_MAX)
+#define TAG_RANGE (1 << 20)
+
+typedef struct mca_coll_tacos_request {
+    ompi_request_t super;
+    pml_ctx_t x;         /* the transport's context */
+    tacos_req_t *op;     /* the core's operation (freed at completion unless persistent) */
+    mca_coll_tacos_module_t *module;
+    struct ompi_datatype_t *types[2]; /* held while the request lives */
+    struct ompi_op_t *reduce_op;
+    int free_when_done; /* MPI_Request_free while active */
+    struct mca_coll_tacos_request *prev, *next; /* in the active list */
+} mca_coll_tacos_request_t;
+
+static int request_free(ompi_request_t **req);
+static int request_cancel(ompi_request_t *req, int complete);
+static int request_start(size_t n, ompi_request_t **reqs);
+
+static void request_construct(mca_coll_tacos_request_t *r)
+{
+    memset((char *)r + sizeof(r->super), 0, sizeof(*r) - sizeof(r->super));
+    r->super.req_type = OMPI_REQUEST_COLL;
+    r->super.req_free = request_free;
+    r->super.req_cancel = request_cancel;
+    r->super.req_start = request_start;
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_tacos_request_t, ompi_request_t, request_construct, NULL);
+
+/* The operations in flight, progressed by whichever thread gets the lock. */
+static mca_coll_tacos_request_t *active;
+static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static int progress_registered;
+
+static void destroy(mca_coll_tacos_request_t *r)
+{
+    tacos_req_free(r->op);
+    for (int i = 0; i < 2; i++)
+        if (r->types[i])
+            OBJ_RELEASE(r->types[i]);
+    if (r->reduce_op)
+        OBJ_RELEASE(r->reduce_op);
+    OBJ_RELEASE(r->super.req_mpi_object.comm);
+    OMPI_REQUEST_FINI(&r->super);
+    OBJ_RELEASE(r);
+}
+
+/* Under active_lock: the operation is over (rc: its status). */
+static void finished(mca_coll_tacos_request_t *r, int rc)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        active = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+    r->super.req_status.MPI_ERROR = rc == OMPI_SUCCESS ? MPI_SUCCESS : ompi_errcode_get_mpi_code(rc);
+    if (!r->super.req_persistent) { /* its scratch goes now */
+        tacos_req_free(r->op);
+        r->op = NULL;
+    }
+    int free_it = r->free_when_done;
+    ompi_request_complete(&r->super, true);
+    if (free_it)
+        destroy(r);
+}
+
+int mca_coll_tacos_progress(void)
+{
+    int events = 0;
+    if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || pthread_mutex_trylock(&active_lock))
+        return 0; /* nothing to do, or another thread does it */
+    for (mca_coll_tacos_request_t *r = active, *next; r; r = next) {
+        int done = 0, rc = tacos_req_progress(r->op, &done);
+        next = r->next;
+        if (done)
+            finished(r, rc), events++;
+    }
+    pthread_mutex_unlock(&active_lock);
+    return events;
+}
+
+/* Posts the operation's first messages under a tag of its own. */
+static int start_one(mca_coll_tacos_request_t *r)
+{
+    r->x.tag = TAG_BASE + (int)(r->module->nonblocking_seq++ % TAG_RANGE);
+    r->x.error = OMPI_SUCCESS;
+    r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    r->super.req_status._cancelled = 0;
+    int rc = tacos_req_start(r->op);
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    r->super.req_complete = REQUEST_PENDING;
+    r->super.req_state = OMPI_REQUEST_ACTIVE;
+    pthread_mutex_lock(&active_lock);
+    if (!progress_registered) {
+        opal_progress_register(mca_coll_tacos_progress);
+        progress_registered = 1;
+    }
+    r->prev = NULL;
+    r->next = active;
+    if (active)
+        active->prev = r;
+    active = r;
+    pthread_mutex_unlock(&active_lock);
+    return OMPI_SUCCESS;
+}
+
+static int request_start(size_t n, ompi_request_t **reqs)
+{
+    for (size_t i = 0; i < n; i++) {
+        mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)reqs[i];
+        if (r->super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super))
+            return OMPI_ERR_REQUEST;
+        int rc = start_one(r);
+        if (rc != OMPI_SUCCESS)
+            return rc;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A request freed while its operation runs is freed when it is over. */
+static int request_free(ompi_request_t **req)
+{
+    mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)*req;
+    pthread_mutex_lock(&active_lock);
+    if (r->super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super))
+        r->free_when_done = 1;
+    else
+        destroy(r);
+    pthread_mutex_unlock(&active_lock);
+    *req = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *req, int complete)
+{
+    (void)req, (void)complete;
+    return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
+}
+
+/* A request for a call of plan p: nonblocking (started now) or persistent. */
+static int launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
+                  const tacos_args_t *a, struct ompi_datatype_t *t0, struct ompi_datatype_t *t1,
+                  int persistent, ompi_request_t **request)
+{
+    mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
+    if (!r)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    pml_ctx_t *x = call->tp.ctx;
+    r->x = *x;
+    r->module = m;
+    tacos_call_t own = *call;
+    own.tp.ctx = &r->x;
+    own.error = &r->x.error;
+    int rc = tacos_req_new(m->core, p, &own, a, &r->op);
+    if (rc != OMPI_SUCCESS) {
+        OBJ_RELEASE(r);
+        return rc;
+    }
+    OMPI_REQUEST_INIT(&r->super, persistent);
+    r->super.req_mpi_object.comm = x->comm;
+    OBJ_RETAIN(x->comm);
+    r->types[0] = t0, r->types[1] = t1, r->reduce_op = x->op;
+    for (int i = 0; i < 2; i++)
+        if (r->types[i])
+            OBJ_RETAIN(r->types[i]);
+    if (r->reduce_op)
+        OBJ_RETAIN(r->reduce_op);
+    if (!persistent && (rc = start_one(r)) != OMPI_SUCCESS) {
+        destroy(r);
+        return rc;
+    }
+    *request = &r->super;
+    return OMPI_SUCCESS;
+}
+
 /* ---- collectives ------------------------------------------------------------- */
 
+/* How a slot was called: blocking, nonblocking (MPI_I...), persistent (..._init). */
+typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
+
+static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_init"};
+
 /* A call's context and what the core needs of it. */
-#define CALL(m, comm, name, op)                                                              \
-    pml_ctx_t x = {comm, MCA_COLL_BASE_TAG_##name, &ompi_mpi_byte.dt, 0, op, m, OMPI_SUCCESS}; \
+#define CALL(comm, name, op)                                                                 \
+    pml_ctx_t x = {comm, MCA_COLL_BASE_TAG_##name, &ompi_mpi_byte.dt, 0, op, OMPI_SUCCESS};  \
     tacos_call_t call = {{&x, pml_isend, pml_irecv, pml_wait_some, pml_test_some,            \
-                          pml_abandon, op_reduce, recv_space},                                \
+                          pml_abandon, op_reduce},                                            \
                          {0, 0, 0, 0},                                                        \
                          dt_contiguous,                                                       \
                          dt_pack,                                                             \
@@ -372,113 +624,210 @@ static tacos_data_t data(const void *buf, size_t count, struct ompi_datatype_t *
                          OMPI_ERROR,                                                          \
                          &x.error}
 
+/* The previous component's function in the call's mode. */
 #define FALLBACK(m, name, why, ...)                                                          \
     do {                                                                                     \
-        TRACE(10, #name ": fallback: %s", why);                                              \
+        TRACE(10, "%s" #name "%s: fallback: %s", mode_prefix[mode], mode_suffix[mode], why); \
+        if (mode == NONBLOCKING)                                                             \
+            return (m)->prev_i##name(__VA_ARGS__, request, (m)->prev_i##name##_module);      \
+        if (mode == PERSISTENT)                                                              \
+            return (m)->prev_##name##_init(__VA_ARGS__, info, request,                       \
+                                           (m)->prev_##name##_init_module);                  \
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
 /* An empty signature moves nothing on any rank (count 0, or a type of size
- * 0): done, with no message.  Else plans; returns an error, falls back, or
- * goes on with p. */
+ * 0): a blocking call is done, with no message (the others fall back).
+ * Else plans (nonblocking and persistent calls: only what is planned
+ * already); returns an error, falls back, or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
-        if (!(why) && call.v.bytes == 0)                                                     \
+        int empty_ = !(why) && call.v.bytes == 0;                                            \
+        if (empty_ && mode == BLOCKING)                                                      \
             return OMPI_SUCCESS;                                                             \
-        int plan_rc_ = tacos_comm_plan((m)->core, coll, root, call.v.bytes, &(why), &(p));   \
-        if (plan_rc_ != OMPI_SUCCESS)                                                        \
-            return plan_rc_;                                                                 \
+        if (empty_)                                                                          \
+            (why) = "nothing to move";                                                       \
+        if (mode == BLOCKING) {                                                              \
+            int plan_rc_ = tacos_comm_plan((m)->core, coll, root, call.v.bytes, &(why), &(p)); \
+            if (plan_rc_ != OMPI_SUCCESS)                                                    \
+                return plan_rc_;                                                             \
+        } else {                                                                             \
+            (p) = tacos_comm_plan_nonblocking((m)->core, coll, root, call.v.bytes, &(why));  \
+        }                                                                                    \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)
 
-int mca_coll_tacos_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                             mca_coll_base_module_t *module)
+/* Runs plan p in the call's mode. */
+#define RUN(m, p, a, t0, t1)                                                                 \
+    (mode == BLOCKING ? tacos_run((m)->core, p, &call, a)                                    \
+                      : launch(m, p, &call, a, t0, t1, mode == PERSISTENT, request))
+
+#define MODE_ARGS call_mode_t mode, struct ompi_info_t *info, ompi_request_t **request
+
+static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                     mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    CALL(m, comm, ALLREDUCE, op);
+    CALL(comm, ALLREDUCE, op);
     const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLREDUCE, 0, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    return tacos_run_allreduce(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    return RUN(m, p, &a, dtype, NULL);
 }
 
-int mca_coll_tacos_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                     int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                     mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     int n = ompi_comm_size(comm);
-    CALL(m, comm, ALLGATHER, NULL);
+    CALL(comm, ALLGATHER, NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
     /* with MPI_IN_PLACE, scount and sdtype are not to be read */
-    tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
+    int in_place = sbuf == MPI_IN_PLACE;
+    tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
-    return tacos_run_allgather(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r);
+    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0};
+    return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
-int mca_coll_tacos_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    CALL(m, comm, BCAST, NULL);
+    CALL(comm, BCAST, NULL);
     const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, count, dtype);
-    return tacos_run_bcast(m->core, p, &call, &d, root);
+    tacos_args_t a = {NULL, &d, root, NULL, 0};
+    return RUN(m, p, &a, dtype, NULL);
 }
 
-int mca_coll_tacos_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module)
+static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                  struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                  mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    CALL(m, comm, REDUCE, op);
+    CALL(comm, REDUCE, op);
     const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    return tacos_run_reduce(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r, root);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0};
+    return RUN(m, p, &a, dtype, NULL);
 }
 
-int mca_coll_tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                        struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *module)
+static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     int n = ompi_comm_size(comm);
-    CALL(m, comm, REDUCE_SCATTER_BLOCK, op);
+    CALL(comm, REDUCE_SCATTER_BLOCK, op);
     const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
          comm);
     tacos_data_t s = data(sbuf, (size_t)rcount * (size_t)n, dtype),
                  r = data(rbuf, (size_t)rcount * (size_t)n, dtype);
-    return tacos_run_reduce_scatter(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r,
-                                    NULL, (size_t)rcount);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount};
+    return RUN(m, p, &a, dtype, NULL);
 }
 
-int mca_coll_tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                          MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     int n = ompi_comm_size(comm);
     size_t total = 0;
     for (int r = 0; r < n; r++)
         total += (size_t)rcounts[r];
-    CALL(m, comm, REDUCE_SCATTER, op);
+    CALL(comm, REDUCE_SCATTER, op);
     const char *why = view_elements(dtype, total, op, &call.v, &x);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);
-    return tacos_run_reduce_scatter(m->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r,
-                                    rcounts, 0);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0};
+    return RUN(m, p, &a, dtype, NULL);
 }
+
+/* MPI_Barrier: coll/tacos serves none, but a blocking collective is where
+ * the keys nonblocking calls found unplanned get planned. */
+static int tacos_barrier(COMM, MOD)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int rc = tacos_comm_prepare(m->core);
+    return rc != OMPI_SUCCESS ? rc : m->prev_barrier(comm, m->prev_barrier_module);
+}
+
+/* ---- the slots: each collective in three modes ------------------------------------ */
+
+#define B BLOCKING, NULL, NULL
+#define NB NONBLOCKING, NULL, request
+#define P PERSISTENT, info, request
+
+static int tacos_allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD)
+{ return allreduce(sbuf, rbuf, count, dtype, op, comm, module, B); }
+static int tacos_iallreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, REQ, MOD)
+{ return allreduce(sbuf, rbuf, count, dtype, op, comm, module, NB); }
+static int tacos_allreduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, INFO,
+                                REQ, MOD)
+{ return allreduce(sbuf, rbuf, count, dtype, op, comm, module, P); }
+
+static int tacos_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                             DT *rdtype, COMM, MOD)
+{ return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, B); }
+static int tacos_iallgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                            DT *rdtype, COMM, REQ, MOD)
+{ return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, NB); }
+static int tacos_allgather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                                DT *rdtype, COMM, INFO, REQ, MOD)
+{ return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, P); }
+
+static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD)
+{ return bcast(buf, count, dtype, root, comm, module, B); }
+static int tacos_ibcast(void *buf, int count, DT *dtype, int root, COMM, REQ, MOD)
+{ return bcast(buf, count, dtype, root, comm, module, NB); }
+static int tacos_bcast_init(void *buf, int count, DT *dtype, int root, COMM, INFO, REQ, MOD)
+{ return bcast(buf, count, dtype, root, comm, module, P); }
+
+static int tacos_reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+                          MOD)
+{ return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, B); }
+static int tacos_ireduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+                         REQ, MOD)
+{ return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, NB); }
+static int tacos_reduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root,
+                             COMM, INFO, REQ, MOD)
+{ return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, P); }
+
+static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+                                        COMM, MOD)
+{ return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, B); }
+static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+                                       COMM, REQ, MOD)
+{ return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, NB); }
+static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, DT *dtype,
+                                           OP, COMM, INFO, REQ, MOD)
+{ return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, P); }
+
+static int tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+                                  COMM, MOD)
+{ return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, B); }
+static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+                                 COMM, REQ, MOD)
+{ return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, NB); }
+static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
+                                     OP, COMM, INFO, REQ, MOD)
+{ return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, P); }

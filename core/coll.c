@@ -34,20 +34,23 @@ int tacos_fault(const char *what)
     return fault_rank >= 0 && !strcmp(fault_kind, what) &&
            __atomic_sub_fetch(&fault_left, 1, __ATOMIC_RELAXED) == 0;
 }
-/* ---- scratch kept between calls ------------------------------------------------- */
+/* ---- scratch ------------------------------------------------------------------- */
 
 /* Bytes of scratch all communicators of the process keep between calls. */
 static size_t scratch_kept;
 
-/* A buffer of at least `bytes` in *buf (counted in scratch_kept). */
-static char *grow(char **buf, size_t *have, size_t bytes)
+/* A buffer of at least `bytes` in *buf; `counted`: in scratch_kept (a
+ * communicator's, kept between calls; an operation's own is not). */
+static char *grow(char **buf, size_t *have, size_t bytes, int counted)
 {
     if (bytes > *have || !*buf) {
         free(*buf);
-        __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
+        if (counted)
+            __atomic_sub_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
         *buf = tacos_fault("alloc") ? NULL : malloc(bytes ? bytes : 1);
         *have = *buf ? bytes : 0;
-        __atomic_add_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
+        if (counted)
+            __atomic_add_fetch(&scratch_kept, *have, __ATOMIC_RELAXED);
     }
     return *buf;
 }
@@ -65,27 +68,6 @@ void tacos_comm_drop_scratch(tacos_comm_t *c)
 {
     drop(&c->work, &c->work_bytes, 1);
     drop(&c->recv, &c->recv_bytes, 1);
-}
-
-void *tacos_comm_recv_scratch(tacos_comm_t *c, size_t bytes)
-{
-    return grow(&c->recv, &c->recv_bytes, bytes);
-}
-
-/* Scratch for the units; unit 0 at the returned address. */
-static char *work_space(tacos_comm_t *c, const tacos_view_t *v)
-{
-    char *w = grow(&c->work, &c->work_bytes, v->units * v->unit_ext);
-    return w ? w - v->shift : NULL;
-}
-
-/* After a call: the communicator keeps its scratch (no page faults next
- * time) while the process's total stays within scratch_max. */
-static int finish(tacos_comm_t *c, int rc)
-{
-    if (__atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > c->s.scratch_max)
-        tacos_comm_drop_scratch(c);
-    return rc;
 }
 
 /* ---- views ------------------------------------------------------------------------ */
@@ -117,40 +99,90 @@ const char *tacos_view_elements(size_t count, size_t size, ptrdiff_t ext, ptrdif
                                                     : too_big(v);
 }
 
-/* ---- running a program -------------------------------------------------------- */
+/* ---- one call of a plan --------------------------------------------------------- */
 
-/* Runs plan p on the units in work, cut into blocks p->off (in units):
- * start + wait on the state cached with the program. */
-static int run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call, char *work,
-               const tacos_exec_opts_t *opts)
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_args_t;
+
+/* A call of a plan: blocking (the plan's executor state and block offsets,
+ * the communicator's scratch) or an operation of its own (nonblocking,
+ * persistent: its own state and scratch, and a reference to the program). */
+struct tacos_req {
+    tacos_comm_t *c;
+    tacos_call_t call;
+    tacos_coll_t coll;
+    int root, own, k;
+    tacos_prog_t *prog;
+    int *prog_refs; /* own: the reference it holds */
+    tacos_exec_t *exec;
+    size_t *off;
+    tacos_data_t send, recv;
+    int in_place;
+    char *work, *space; /* own scratch: the units, arriving reductions */
+    size_t work_bytes, space_bytes;
+    /* the call in flight */
+    char *buf;  /* where the schedule runs (unit 0) */
+    int unpack; /* the result goes from buf to recv at the end */
+    tacos_exec_opts_t opts;
+    copy_args_t copy;
+};
+
+static void *comm_space(void *arg, size_t bytes)
 {
-    const tacos_view_t *v = &call->v;
-    tacos_comm_say(c, 10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops",
-                   tacos_coll_name(p->coll), v->bytes, c->ops.size, p->k, p->prog->nops);
-    tacos_exec_opts_t o = opts ? *opts : (tacos_exec_opts_t){0};
-    o.ordered = c->s.deterministic;
-    if (o.input)
-        o.input = (const char *)o.input + v->shift;
-    int rc = tacos_exec_start(p->exec, p->off, work + v->shift, v->unit_ext, &call->tp, &o);
-    if (rc == TACOS_OK)
-        rc = tacos_exec_wait(p->exec);
-    if (rc == TACOS_OK)
-        return 0;
+    tacos_comm_t *c = ((tacos_req_t *)arg)->c;
+    return grow(&c->recv, &c->recv_bytes, bytes, 1);
+}
+
+static void *own_space(void *arg, size_t bytes)
+{
+    tacos_req_t *r = arg;
+    return grow(&r->space, &r->space_bytes, bytes, 0);
+}
+
+/* Scratch for the units; unit 0 at the returned address. */
+static char *work_space(tacos_req_t *r)
+{
+    const tacos_view_t *v = &r->call.v;
+    size_t bytes = v->units * v->unit_ext;
+    char *w = r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
+                     : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
+    return w ? w - v->shift : NULL;
+}
+
+/* After a blocking call: the communicator keeps its scratch (no page
+ * faults next time) while the process's total stays within scratch_max. */
+static int finish(tacos_comm_t *c, int rc)
+{
+    if (__atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > c->s.scratch_max)
+        tacos_comm_drop_scratch(c);
+    return rc;
+}
+
+/* A call that failed: sends abandoned in flight may still read the work
+ * buffer, which is set aside (never freed); one message for the error. */
+static int failed(tacos_req_t *r, int rc)
+{
+    tacos_comm_t *c = r->c;
+    const tacos_call_t *call = &r->call;
     int error = *call->error;
-    /* sends abandoned in flight may still read the work buffer: set aside */
-    drop(&c->work, &c->work_bytes, 0);
+    if (r->own)
+        r->work = NULL, r->work_bytes = 0;
+    else
+        drop(&c->work, &c->work_bytes, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
                                                : "the schedule cannot progress (a coll/tacos bug)";
     int ret = error ? error : rc == TACOS_ERR_NOMEM ? call->err_nomem : call->err_internal;
     tacos_comm_say(c, 0, "%s of %zu bytes on rank %d of %d: %s (%d); the other ranks may wait "
                          "for this one until the error handler ends the job",
-                   tacos_coll_name(p->coll), v->bytes, c->ops.rank, c->ops.size, what, ret);
+                   tacos_coll_name(r->coll), call->v.bytes, c->ops.rank, c->ops.size, what, ret);
     return ret;
 }
 
-/* Blocks of counts[r] units (or `each` when counts is NULL), into off[0..n]
- * (the cached plan's array: no allocation per call). */
+/* Blocks of counts[r] units (or `each` when counts is NULL), into off[0..n]. */
 static void sized_blocks(size_t *off, int n, const int *counts, size_t each)
 {
     off[0] = 0;
@@ -162,6 +194,28 @@ static void even_blocks(size_t *off, int n, size_t units)
 {
     for (int r = 0; r <= n; r++)
         off[r] = units * (size_t)r / (size_t)n;
+}
+
+/* The call's blocks, in units. */
+static void layout(tacos_req_t *r, const tacos_args_t *a)
+{
+    int n = r->c->ops.size;
+    if (r->coll == TACOS_ALLGATHER)
+        sized_blocks(r->off, n, NULL, r->call.v.bytes / (size_t)n);
+    else if (r->coll == TACOS_REDUCE_SCATTER)
+        sized_blocks(r->off, n, a->counts, a->each);
+    else
+        even_blocks(r->off, n, r->call.v.units);
+}
+
+static void setup(tacos_req_t *r, tacos_comm_t *c, const tacos_plan_t *p,
+                  const tacos_call_t *call, const tacos_args_t *a)
+{
+    *r = (tacos_req_t){.c = c, .call = *call, .coll = p->coll, .root = a->root, .k = p->k,
+                       .prog = p->prog, .exec = p->exec, .off = p->off, .recv = *a->recv,
+                       .in_place = !a->send};
+    if (a->send)
+        r->send = *a->send;
 }
 
 /* d's units in place (unit 0's address), or NULL where it goes through
@@ -181,35 +235,6 @@ static char *direct(const tacos_call_t *call, const tacos_data_t *d)
 #define PACK(call, d, work) (call)->pack((call)->tp.ctx, d, work)
 #define UNPACK(call, work, d) (call)->unpack((call)->tp.ctx, work, d)
 
-/* ---- the collectives ------------------------------------------------------------ */
-
-int tacos_run_allreduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                        const tacos_data_t *send, const tacos_data_t *recv)
-{
-    const tacos_data_t *in = send ? send : recv;
-    char *out = direct(call, recv), *src = direct(call, in);
-    int rc;
-    even_blocks(p->off, c->ops.size, call->v.units);
-    if (out && src) { /* the input read in place; rbuf gets each chunk when first written */
-        tacos_exec_opts_t opts = {.input = src};
-        rc = run(c, p, call, out, src == out ? NULL : &opts);
-    } else { /* through scratch */
-        char *work = work_space(c, &call->v);
-        rc = !work ? call->err_nomem : PACK(call, in, work);
-        if (!rc)
-            rc = run(c, p, call, work, NULL);
-        if (!rc)
-            rc = UNPACK(call, work, recv);
-    }
-    return finish(c, rc);
-}
-
-typedef struct {
-    void *dst;
-    const void *src;
-    size_t bytes;
-} copy_args_t;
-
 static void copy_block(void *arg)
 {
     copy_args_t *a = arg;
@@ -217,100 +242,170 @@ static void copy_block(void *arg)
         memcpy(a->dst, a->src, a->bytes);
 }
 
-int tacos_run_allgather(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                        const tacos_data_t *send, const tacos_data_t *recv)
+/* Where each collective's schedule runs: in the caller's buffer where it
+ * can (reading the input in place), else in scratch (packed at the start,
+ * unpacked at the end). */
+static int place(tacos_req_t *r, char **at)
 {
-    int n = c->ops.size, me = c->ops.rank, rc = 0;
-    size_t block = call->v.bytes / (size_t)n, per_rank = recv->count / (size_t)n;
-    char *out = direct(call, recv), *work = out ? out : work_space(c, &call->v);
-    const char *own = send ? direct(call, send) : NULL;
-    sized_blocks(p->off, n, NULL, block);
-    if (!work)
-        return finish(c, call->err_nomem);
-    /* the own block: sent straight from sbuf and copied into place while
-     * the first messages travel, or packed into place first */
-    copy_args_t copy = {work + block * (size_t)me, own, block};
-    tacos_exec_opts_t opts = {.own_src = own, .own_block = me, .overlap = copy_block,
-                              .overlap_arg = &copy};
-    tacos_data_t mine = {(char *)recv->buf + (ptrdiff_t)me * (ptrdiff_t)per_rank * recv->extent,
-                         per_rank, recv->type, recv->extent};
-    if (send && !own)
-        rc = PACK(call, send, work + block * (size_t)me);
-    else if (!send && !out)
-        rc = PACK(call, &mine, work + block * (size_t)me);
-    if (!rc)
-        rc = run(c, p, call, work, own ? &opts : NULL);
-    if (!rc && !out)
-        rc = UNPACK(call, work, recv);
-    return finish(c, rc);
-}
-
-int tacos_run_bcast(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                    const tacos_data_t *data, int root)
-{
-    int me = c->ops.rank, rc = 0;
-    char *at = direct(call, data), *work = at ? at : work_space(c, &call->v);
-    even_blocks(p->off, c->ops.size, call->v.units);
-    if (!work)
-        return finish(c, call->err_nomem);
-    if (!at && me == root)
-        rc = PACK(call, data, work);
-    if (!rc)
-        rc = run(c, p, call, work, NULL);
-    if (!rc && !at && me != root)
-        rc = UNPACK(call, work, data);
-    return finish(c, rc);
-}
-
-int tacos_run_reduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                     const tacos_data_t *send, const tacos_data_t *recv, int root)
-{
-    int me = c->ops.rank, rc = 0;
-    /* the root reduces in rbuf where it can, the others in scratch; the
-     * input is read in place where it can */
+    const tacos_call_t *call = &r->call;
+    int me = r->c->ops.rank, n = r->c->ops.size, root = r->root;
+    const tacos_data_t *send = r->in_place ? NULL : &r->send, *recv = &r->recv;
     const tacos_data_t *in = send ? send : recv;
-    char *src = direct(call, in), *out = me == root ? direct(call, recv) : NULL;
-    char *work = out && src ? out : work_space(c, &call->v);
-    even_blocks(p->off, c->ops.size, call->v.units);
-    if (!work)
-        return finish(c, call->err_nomem);
-    tacos_exec_opts_t opts = {.input = src, .keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE};
-    if (!src) /* packed into the work buffer (else read in place, or already there) */
-        rc = PACK(call, in, work);
-    if (!rc)
-        rc = run(c, p, call, work, src && src != work ? &opts : NULL);
-    if (!rc && me == root && work != out)
-        rc = UNPACK(call, work, recv);
-    return finish(c, rc);
-}
-
-/* The schedule runs in scratch holding the whole input, which it reads from
- * the caller's buffer in place where it can; only the result block is
- * written to rbuf (with MPI_IN_PLACE the rest of rbuf stays as it was). */
-int tacos_run_reduce_scatter(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                             const tacos_data_t *send, const tacos_data_t *recv,
-                             const int *counts, size_t each)
-{
-    int me = c->ops.rank, rc = 0;
-    const tacos_view_t *v = &call->v;
-    const tacos_data_t *in = send ? send : recv;
-    char *src = direct(call, in), *work = work_space(c, v);
-    sized_blocks(p->off, c->ops.size, counts, each);
-    if (!work)
-        return finish(c, call->err_nomem);
-    tacos_exec_opts_t opts = {.input = src, .keep = TACOS_KEEP_BLOCK, .keep_block = me};
-    if (!src)
-        rc = PACK(call, in, work);
-    if (!rc)
-        rc = run(c, p, call, work, src ? &opts : NULL);
-    size_t first = p->off[me], mine = p->off[me + 1] - first;
-    tacos_data_t result = {recv->buf, mine, recv->type, recv->extent};
-    if (!rc && mine) {
-        char *out = direct(call, &result), *res = work + first * v->unit_ext;
-        if (out)
-            memcpy(out, res, mine * v->unit_ext);
-        else
-            rc = UNPACK(call, res, &result);
+    tacos_exec_opts_t *o = &r->opts;
+    char *work = NULL, *src = NULL, *out = NULL;
+    switch (r->coll) {
+    case TACOS_ALLREDUCE: /* rbuf gets each chunk when first written */
+        out = direct(call, recv), src = direct(call, in);
+        if (out && src) {
+            o->input = src == out ? NULL : src;
+            return *at = out, 0;
+        }
+        if (!(*at = work_space(r)))
+            return call->err_nomem;
+        r->unpack = 1;
+        return PACK(call, in, *at);
+    case TACOS_ALLGATHER: { /* the own block: sent straight from sbuf and
+                             * copied into place while the first messages
+                             * travel, or packed into place first */
+        size_t block = call->v.bytes / (size_t)n, per_rank = recv->count / (size_t)n;
+        const char *own = send ? direct(call, send) : NULL;
+        out = direct(call, recv);
+        if (!(work = *at = out ? out : work_space(r)))
+            return call->err_nomem;
+        r->unpack = !out;
+        r->copy = (copy_args_t){work + block * (size_t)me, own, block};
+        if (own) {
+            o->own_src = own, o->own_block = me;
+            o->overlap = copy_block, o->overlap_arg = &r->copy;
+        }
+        tacos_data_t mine = {(char *)recv->buf + (ptrdiff_t)me * (ptrdiff_t)per_rank * recv->extent,
+                             per_rank, recv->type, recv->extent};
+        if (send && !own)
+            return PACK(call, send, work + block * (size_t)me);
+        return !send && !out ? PACK(call, &mine, work + block * (size_t)me) : 0;
     }
+    case TACOS_BROADCAST:
+        out = direct(call, recv);
+        if (!(*at = out ? out : work_space(r)))
+            return call->err_nomem;
+        r->unpack = !out && me != root;
+        return !out && me == root ? PACK(call, recv, *at) : 0;
+    case TACOS_REDUCE: /* the root reduces in rbuf where it can, the others in scratch */
+        src = direct(call, in), out = me == root ? direct(call, recv) : NULL;
+        if (!(work = *at = out && src ? out : work_space(r)))
+            return call->err_nomem;
+        r->unpack = me == root && work != out;
+        if (src && src != work)
+            o->input = src, o->keep = me == root ? TACOS_KEEP_ALL : TACOS_KEEP_NONE;
+        return src ? 0 : PACK(call, in, work);
+    default: /* Reduce_scatter: in scratch holding the whole input; only the
+              * result block goes to rbuf (with MPI_IN_PLACE the rest of it
+              * stays as it was) */
+        src = direct(call, in);
+        if (!(work = *at = work_space(r)))
+            return call->err_nomem;
+        r->unpack = 1;
+        if (src)
+            o->input = src, o->keep = TACOS_KEEP_BLOCK, o->keep_block = me;
+        return src ? 0 : PACK(call, in, work);
+    }
+}
+
+/* The end of a call that succeeded: the result into the caller's buffer. */
+static int complete(tacos_req_t *r)
+{
+    const tacos_call_t *call = &r->call;
+    int me = r->c->ops.rank;
+    if (!r->unpack)
+        return 0;
+    if (r->coll != TACOS_REDUCE_SCATTER)
+        return UNPACK(call, r->buf, &r->recv);
+    size_t first = r->off[me], mine = r->off[me + 1] - first;
+    tacos_data_t result = {r->recv.buf, mine, r->recv.type, r->recv.extent};
+    if (!mine)
+        return 0;
+    char *out = direct(call, &result), *res = r->buf + first * call->v.unit_ext;
+    if (!out)
+        return UNPACK(call, res, &result);
+    memcpy(out, res, mine * call->v.unit_ext);
+    return 0;
+}
+
+int tacos_req_start(tacos_req_t *r)
+{
+    const tacos_view_t *v = &r->call.v;
+    r->opts = (tacos_exec_opts_t){.ordered = r->c->s.deterministic,
+                                  .scratch = r->own ? own_space : comm_space,
+                                  .scratch_arg = r};
+    r->unpack = 0;
+    int rc = place(r, &r->buf);
+    if (rc)
+        return rc;
+    tacos_comm_say(r->c, 10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
+                   tacos_coll_name(r->coll), v->bytes, r->c->ops.size, r->k, r->prog->nops,
+                   r->own ? " (nonblocking)" : "");
+    if (r->opts.input)
+        r->opts.input = (const char *)r->opts.input + v->shift;
+    rc = tacos_exec_start(r->exec, r->off, r->buf + v->shift, v->unit_ext, &r->call.tp, &r->opts);
+    return rc ? failed(r, rc) : 0;
+}
+
+int tacos_req_progress(tacos_req_t *r, int *done)
+{
+    int rc = tacos_exec_progress(r->exec, done);
+    if (rc) {
+        *done = 1;
+        return failed(r, rc);
+    }
+    return *done ? complete(r) : 0;
+}
+
+int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+              const tacos_args_t *a)
+{
+    tacos_req_t r;
+    setup(&r, c, p, call, a);
+    layout(&r, a);
+    int rc = tacos_req_start(&r);
+    if (!rc && (rc = tacos_exec_wait(r.exec)))
+        rc = failed(&r, rc);
+    if (!rc)
+        rc = complete(&r);
     return finish(c, rc);
+}
+
+int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                  const tacos_args_t *a, tacos_req_t **out)
+{
+    tacos_req_t *r = malloc(sizeof *r);
+    int n = c->ops.size;
+    *out = NULL;
+    if (!r)
+        return call->err_nomem;
+    setup(r, c, p, call, a);
+    r->own = 1;
+    r->exec = NULL;
+    r->off = malloc(((size_t)n + 1) * sizeof *r->off);
+    if (!r->off || tacos_exec_new(p->prog, n, p->k, &r->exec)) {
+        free(r->off);
+        free(r);
+        return call->err_nomem;
+    }
+    r->prog_refs = p->prog_refs;
+    ++*r->prog_refs;
+    layout(r, a);
+    *out = r;
+    return 0;
+}
+
+void tacos_req_free(tacos_req_t *r)
+{
+    if (!r)
+        return;
+    tacos_exec_free(r->exec);
+    tacos_prog_release(r->prog, r->prog_refs);
+    free(r->off);
+    free(r->work);
+    free(r->space);
+    free(r);
 }

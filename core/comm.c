@@ -25,12 +25,23 @@ void tacos_comm_say(const tacos_comm_t *c, int level, const char *fmt, ...)
     c->ops.log(c->ops.ctx, level, msg);
 }
 
+/* A plan's program is shared by the cache and by each operation in flight
+ * or persistent request that runs it: freed by the last of them (an entry
+ * evicted while in use lives on in those). */
+void tacos_prog_release(tacos_prog_t *prog, int *refs)
+{
+    if (refs && --*refs == 0) {
+        tacos_prog_free(prog);
+        free(refs);
+    }
+}
+
 static void plan_free(tacos_plan_t *p)
 {
     tacos_exec_free(p->exec);
-    tacos_prog_free(p->prog);
+    tacos_prog_release(p->prog, p->prog_refs);
     free(p->off);
-    p->prog = NULL, p->exec = NULL, p->off = NULL;
+    p->prog = NULL, p->exec = NULL, p->off = NULL, p->prog_refs = NULL;
 }
 
 const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[64])
@@ -78,9 +89,10 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
     c->s.topo_file = NULL;
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
+    c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
     if (s->dump_dir && s->dump_dir[0])
         make_dirs(c, s->dump_dir);
-    if (!c->cache || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+    if (!c->cache || !c->wanted || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
         tacos_comm_free(c);
         return NULL;
     }
@@ -94,6 +106,7 @@ void tacos_comm_free(tacos_comm_t *c)
     for (int i = 0; i < c->ncache; i++)
         plan_free(&c->cache[i]);
     free(c->cache);
+    free(c->wanted);
     tacos_comm_drop_scratch(c);
     tacos_topo_free(c->topo);
     free(c->s.topo_file);
@@ -269,7 +282,7 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
     const tacos_settings_t *st = &c->s;
     tacos_sched_t *s = NULL;
     int ok = 1, n = c->ops.size, agreed = 0;
-    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL};
+    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL, NULL};
     for (int k = st->chunks > 0 ? st->chunks : 1; ok && k <= (st->chunks > 0 ? st->chunks : 8);
          k *= 2) {
         tacos_synth_opts_t o = {coll, root, k, (uint64_t)1 << size_class, (uint64_t)st->seed,
@@ -289,7 +302,8 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
         tacos_comm_say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll), c->topo->name,
             tacos_last_error());
     if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
-               !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)))) {
+               !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)) ||
+               !(made->prog_refs = malloc(sizeof *made->prog_refs)))) {
         tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
             tacos_coll_name(coll), c->ops.rank);
         ok = 0; /* agreed below: every rank falls back */
@@ -317,9 +331,32 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
             tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
             optimal);
     tacos_sched_free(s);
+    if (made->prog_refs)
+        *made->prog_refs = 1; /* the cache's */
+    else /* no reference to count it with: freed here (never agreed) */
+        tacos_prog_free(made->prog), made->prog = NULL;
     if (rc || !agreed)
         plan_free(made);
     return rc;
+}
+
+static int size_class_of(size_t bytes)
+{
+    int size_class = 0;
+    while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
+        size_class++;
+    return size_class;
+}
+
+/* The cached plan of a key, or NULL. */
+static tacos_plan_t *cached(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class)
+{
+    for (int i = 0; i < c->ncache; i++) {
+        tacos_plan_t *e = &c->cache[i];
+        if (e->coll == coll && e->root == root && e->size_class == size_class)
+            return e;
+    }
+    return NULL;
 }
 
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
@@ -331,16 +368,12 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
         *why = "no usable topology";
         return rc;
     }
-    int size_class = 0;
-    while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
-        size_class++;
-    for (int i = 0; i < c->ncache; i++) {
-        tacos_plan_t *e = &c->cache[i];
-        if (e->coll == coll && e->root == root && e->size_class == size_class) {
-            *why = "synthesis failed or ranks disagreed earlier";
-            *out = e->prog ? e : NULL;
-            return 0;
-        }
+    int size_class = size_class_of(bytes);
+    tacos_plan_t *e = cached(c, coll, root, size_class);
+    if (e) {
+        *why = "synthesis failed or ranks disagreed earlier";
+        *out = e->prog ? e : NULL;
+        return 0;
     }
     tacos_plan_t made;
     if ((rc = synthesize(c, coll, root, size_class, &made))) /* undecided: nothing cached */
@@ -359,17 +392,33 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
     return 0;
 }
 
+/* Keys nonblocking calls wanted, planned by the next blocking call. */
+static int plan_wanted(tacos_comm_t *c)
+{
+    int rc = 0, n = c->nwanted;
+    c->nwanted = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        const char *why = NULL;
+        const tacos_plan_t *p;
+        rc = tacos_comm_plan(c, c->wanted[i].coll, c->wanted[i].root, c->wanted[i].bytes, &why,
+                             &p);
+    }
+    return rc;
+}
+
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan)
 {
     int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
     *plan = NULL;
-    if (*why)
-        return 0;
     if (c->busy) {
         *why = "called by the previous component during coll/tacos setup";
         return 0;
     }
+    if (c->nwanted && (rc = plan_wanted(c)))
+        return rc;
+    if (*why)
+        return 0;
     if ((rc = settings_agreed(c, &use)))
         return rc;
     if (!use) {
@@ -384,4 +433,55 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
         return 0;
     }
     return program(c, coll, root, bytes, why, plan);
+}
+
+int tacos_comm_prepare(tacos_comm_t *c)
+{
+    return c->busy || !c->nwanted ? 0 : plan_wanted(c);
+}
+
+const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
+                                                size_t bytes, const char **why)
+{
+    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
+    if (*why)
+        return NULL;
+    if (c->busy) {
+        *why = "called by the previous component during coll/tacos setup";
+        return NULL;
+    }
+    if (c->agreed < 0) {
+        *why = "coll/tacos is off or its settings differ between ranks";
+        return NULL;
+    }
+    if (c->agreed > 0 && bytes < (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes)) {
+        char p[64];
+        snprintf(c->why, sizeof c->why, "below %s",
+                 tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
+        *why = c->why;
+        return NULL;
+    }
+    if (c->topo_state < 0) {
+        *why = "no usable topology";
+        return NULL;
+    }
+    tacos_plan_t *e = c->agreed > 0 && c->topo_state > 0
+                          ? cached(c, coll, root, size_class_of(bytes))
+                          : NULL;
+    if (e) {
+        *why = "synthesis failed or ranks disagreed earlier";
+        return e->prog ? e : NULL;
+    }
+    /* not planned yet: planning needs the ranks to agree, which a
+     * nonblocking call must not wait for; the next blocking collective on
+     * the communicator plans it (every rank records the same keys) */
+    int i = 0;
+    while (i < c->nwanted && !(c->wanted[i].coll == coll && c->wanted[i].root == root &&
+                               size_class_of(c->wanted[i].bytes) == size_class_of(bytes)))
+        i++;
+    if (i == c->nwanted && c->nwanted < c->s.cache_size)
+        c->wanted[c->nwanted++] = (tacos_wanted_t){coll, root, bytes};
+    *why = "not planned yet (nonblocking calls never wait for the ranks to agree: the next "
+           "blocking collective on this communicator plans this size)";
+    return NULL;
 }

@@ -4,6 +4,12 @@
 
 #include "tacos_comm.h"
 
+typedef struct {
+    tacos_coll_t coll;
+    int root;
+    size_t bytes;
+} tacos_wanted_t;
+
 struct tacos_comm {
     tacos_settings_t s;
     tacos_comm_ops_t ops;
@@ -13,12 +19,17 @@ struct tacos_comm {
     int busy;           /* running its own collectives */
     tacos_plan_t *cache; /* s.cache_size entries */
     int ncache, next_evict;
+    tacos_wanted_t *wanted; /* keys nonblocking calls found unplanned, s.cache_size at most */
+    int nwanted;
     char why[128];      /* a reason naming a parameter */
     /* scratch kept across calls (coll.c): the work buffer, and the
      * executor's space for arriving reductions */
     char *work, *recv;
     size_t work_bytes, recv_bytes;
 };
+
+/* Releases a plan's program held by prog_refs (comm.c). */
+void tacos_prog_release(tacos_prog_t *prog, int *refs);
 
 /* Frees the communicator's scratch (coll.c). */
 void tacos_comm_drop_scratch(tacos_comm_t *c);

@@ -291,7 +291,8 @@ static int prepare(exec_t *e, int nchunks, long *last)
             scratch_bytes += e->len[i] * e->elem;
     }
     char *space = NULL;
-    if (scratch_bytes && !(space = e->tp->scratch(e->tp->ctx, scratch_bytes)))
+    if (scratch_bytes && !(e->opts && e->opts->scratch &&
+                           (space = e->opts->scratch(e->opts->scratch_arg, scratch_bytes))))
         return TACOS_ERR_NOMEM;
     for (size_t i = 0, at = 0; i < p->nops; i++)
         if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&

@@ -30,9 +30,6 @@ typedef struct {
      * ompi_op_reduce compute src op dst: the same for the commutative ops
      * the core serves). */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
-    /* Space for arriving reductions, at least `bytes`, owned by the caller and
-     * reused across calls (fresh memory costs page faults every call). */
-    void *(*scratch)(void *ctx, size_t bytes);
 } tacos_transport_t;
 
 /* Optional inputs that save copies:
@@ -59,6 +56,12 @@ typedef struct {
     /* combine a chunk's arriving reductions in the program's order, not in
      * arrival order: floating-point results identical from run to run */
     int ordered;
+    /* Space for arriving reductions, at least `bytes`, owned by the caller
+     * (a communicator's reused across calls: fresh memory costs page faults
+     * every call; one per operation in flight); required where the program
+     * reduces into scratch. */
+    void *(*scratch)(void *arg, size_t bytes);
+    void *scratch_arg;
 } tacos_exec_opts_t;
 
 /*

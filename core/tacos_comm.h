@@ -72,8 +72,9 @@ typedef struct {
     tacos_coll_t coll;
     int root, k, size_class;
     tacos_prog_t *prog; /* NULL: this key falls back */
-    tacos_exec_t *exec; /* the executor's state */
-    size_t *off;        /* block offsets, size + 1 */
+    tacos_exec_t *exec; /* the executor's state for blocking calls */
+    size_t *off;        /* their block offsets, size + 1 */
+    int *prog_refs;     /* prog's holders: the cache, operations of their own */
 } tacos_plan_t;
 
 typedef struct tacos_comm tacos_comm_t;
@@ -92,6 +93,16 @@ const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
  * gets a NULL plan ("called ... during coll/tacos setup"). */
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan);
+
+/* Nonblocking and persistent calls: the plan only where it is already
+ * made, never waiting for other ranks (MPI wants their initiation local).
+ * A key not planned yet is recorded (by every rank alike: the same calls in
+ * the same order) and planned by the next blocking call of the communicator
+ * (tacos_comm_plan, or tacos_comm_prepare from a collective the core does
+ * not serve, e.g. MPI_Barrier).  NULL with *why: fall back. */
+const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
+                                                size_t bytes, const char **why);
+int tacos_comm_prepare(tacos_comm_t *c);
 
 
 /* ---- a call: the drivers every binding shares (coll.c) --------------------- */
@@ -145,28 +156,38 @@ typedef struct {
     const int *error;
 } tacos_call_t;
 
-/* Run plan p (from tacos_comm_plan, every rank the same) on the caller's
- * buffers: send NULL means MPI_IN_PLACE.  Return 0 or the binding's status
- * (a message printed on this rank).  Allgather's recv holds every rank's
- * block (count = n x the per-rank count); Reduce_scatter's recv is the
- * result buffer with count = the whole input (counts[r], or `each` when
- * counts is NULL, elements per block). */
-int tacos_run_allreduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                        const tacos_data_t *send, const tacos_data_t *recv);
-int tacos_run_allgather(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                        const tacos_data_t *send, const tacos_data_t *recv);
-int tacos_run_bcast(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                    const tacos_data_t *data, int root);
-int tacos_run_reduce(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                     const tacos_data_t *send, const tacos_data_t *recv, int root);
-int tacos_run_reduce_scatter(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                             const tacos_data_t *send, const tacos_data_t *recv,
-                             const int *counts, size_t each);
+/* A call's buffers: send NULL means MPI_IN_PLACE; recv is Bcast's buffer.
+ * Allgather's recv holds every rank's block (count = n x the per-rank
+ * count); Reduce_scatter's recv is the result buffer with count = the whole
+ * input (counts[r], or `each` when counts is NULL, elements per block; read
+ * only when the call is made). */
+typedef struct {
+    const tacos_data_t *send, *recv;
+    int root;
+    const int *counts;
+    size_t each;
+} tacos_args_t;
 
-/* The space for the executor's arriving reductions (the transport's scratch
- * callback): kept by the communicator across calls within the process's
- * scratch_max; NULL when out of memory. */
-void *tacos_comm_recv_scratch(tacos_comm_t *c, size_t bytes);
+/* A blocking call of plan p (from tacos_comm_plan, every rank the same) on
+ * the caller's buffers.  Returns 0 or the binding's status (a message
+ * printed on this rank). */
+int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+              const tacos_args_t *a);
+
+/* A nonblocking or persistent call: an operation with its own executor
+ * state and scratch (released by tacos_req_free), holding the program.
+ * The call's transport context must stay valid as long as the operation.
+ *   tacos_req_start     packs the input and posts the first messages;
+ *   tacos_req_progress  never blocks; *done = 1 at the end, when the result
+ *                       is in the caller's buffers (or on an error, which
+ *                       it returns after a message);
+ *   start again after done (persistent), or free. */
+typedef struct tacos_req tacos_req_t;
+int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
+                  const tacos_args_t *a, tacos_req_t **out);
+int tacos_req_start(tacos_req_t *r);
+int tacos_req_progress(tacos_req_t *r, int *done);
+void tacos_req_free(tacos_req_t *r);
 
 /* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
  * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks

@@ -224,7 +224,8 @@ static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
 {
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
-    *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2};
+    *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
+                             .scratch_arg = &j->rt};
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o->own_src = j->own;
         o->own_block = me;
@@ -246,7 +247,7 @@ static void *run_rank(void *arg)
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
     tacos_transport_t tp = {&j->rt,    t_isend,   t_irecv,  t_wait_some,
-                            t_test_some, t_abandon, t_reduce, t_scratch};
+                            t_test_some, t_abandon, t_reduce};
     tacos_exec_opts_t o;
     const tacos_exec_opts_t *opts = rank_opts(j, &o);
     if (s->chunks_per_npu != 3) {
@@ -465,7 +466,7 @@ int main(void)
     int64_t buf[8] = {0};
     world_t w = {.n = 2};
     rank_t me = {&w, 0, NULL, 0};
-    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce, t_scratch};
+    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
           "a send waiting for itself was not refused");
     return check_report("test_exec");
