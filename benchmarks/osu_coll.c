@@ -6,6 +6,17 @@
  * usage: osu_coll [allreduce|allgather|bcast|reduce|reduce_scatter_block]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
+ *                 [--mode blocking|nonblocking|overlap|persistent|init]
+ *
+ * --mode (Allreduce): what is timed per call: MPI_Allreduce (blocking);
+ * MPI_Iallreduce + MPI_Wait (nonblocking); overlap, as osu_iallreduce: the
+ * nonblocking time t_pure, then MPI_Iallreduce, t_pure of computation with
+ * no MPI call, MPI_Wait: prints the overlap % = 100 (1 - (t_total -
+ * t_compute) / t_pure) instead of a time; persistent: MPI_Start +
+ * MPI_Wait of a request made (after a blocking call of the size) once;
+ * init: making and freeing that request.  --probes N: the computation
+ * calls MPI_Test N times (OSU's -t; default none).  The warm-up ends with a barrier,
+ * where coll/tacos plans the sizes nonblocking calls asked for.
  *
  * --ab: A/B in one job.  Two duplicates of MPI_COMM_WORLD, one created with
  * coll/tacos enabled and one with it disabled (the MPI_T control variable
@@ -26,7 +37,77 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *coll = "allreduce";
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#define ALLREDUCE_INIT MPIX_Allreduce_init
+#else
+#define ALLREDUCE_INIT MPI_Allreduce_init
+#endif
+
+static const char *coll = "allreduce", *mode = "blocking";
+static int probes; /* --probes: MPI_Test calls spread over the computation (OSU's -t) */
+
+/* Computation for `us` microseconds, no MPI call. */
+static void compute(double us)
+{
+    volatile double x = 0;
+    double t = MPI_Wtime();
+    while ((MPI_Wtime() - t) * 1e6 < us)
+        for (int i = 0; i < 100; i++)
+            x += 1e-9;
+}
+
+/* The nonblocking and persistent modes (see the top): us per call, or the
+ * overlap %. */
+static double time_nonblocking(MPI_Comm comm, void *s, void *d, int count, int iters)
+{
+    int warm = iters / 10 + 2, persistent = !strcmp(mode, "persistent") || !strcmp(mode, "init");
+    MPI_Request req = MPI_REQUEST_NULL;
+    double t0 = 0, pure = 0;
+    if (persistent) { /* the size planned by a blocking call first */
+        MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, comm);
+        ALLREDUCE_INIT(s, d, count, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req);
+    }
+    for (int i = 0; i < warm + iters; i++) {
+        if (i == warm) {
+            MPI_Barrier(comm);
+            t0 = MPI_Wtime();
+        }
+        if (!strcmp(mode, "init")) {
+            MPI_Request_free(&req);
+            ALLREDUCE_INIT(s, d, count, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req);
+            continue;
+        }
+        if (persistent)
+            MPI_Start(&req);
+        else
+            MPI_Iallreduce(s, d, count, MPI_FLOAT, MPI_SUM, comm, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    pure = (MPI_Wtime() - t0) * 1e6 / iters;
+    if (req != MPI_REQUEST_NULL)
+        MPI_Request_free(&req);
+    if (strcmp(mode, "overlap"))
+        return pure;
+    double compute_us = 0, total = 0;
+    MPI_Barrier(comm);
+    for (int i = 0; i < iters; i++) {
+        double t = MPI_Wtime();
+        MPI_Iallreduce(s, d, count, MPI_FLOAT, MPI_SUM, comm, &req);
+        double c = MPI_Wtime();
+        for (int p = 0; p <= probes; p++) {
+            int flag;
+            compute(pure / (probes + 1));
+            if (p < probes)
+                MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        }
+        compute_us += (MPI_Wtime() - c) * 1e6;
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        total += (MPI_Wtime() - t) * 1e6;
+    }
+    double overlap = 100 * (1 - (total - compute_us) / iters / pure);
+    return overlap < 0 ? 0 : overlap > 100 ? 100 : overlap;
+}
 
 /* This rank's mean us per call over `iters` calls (after a warm-up). */
 static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int iters)
@@ -36,6 +117,8 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
         count = 1;
     int part = count / n ? count / n : 1;
     double t0 = 0;
+    if (strcmp(mode, "blocking"))
+        return time_nonblocking(comm, s, d, count, iters);
     for (int i = 0; i < warm + iters; i++) {
         if (i == warm) {
             MPI_Barrier(comm);
@@ -102,8 +185,9 @@ static void cvar_set(const char *name, const char *value, char *old, size_t oldl
 }
 
 /* A duplicate of MPI_COMM_WORLD created with the assignments of a variant
- * "NAME:VAR=VALUE,VAR=VALUE" in force. */
-static MPI_Comm dup_variant(const char *variant)
+ * "NAME:VAR=VALUE,VAR=VALUE" in force; "mode=M" sets the variant's --mode
+ * instead (*vmode). */
+static MPI_Comm dup_variant(const char *variant, const char **vmode)
 {
     char spec[4096], olds[8][4096], *names[8], *save = NULL;
     int k = 0;
@@ -116,6 +200,10 @@ static MPI_Comm dup_variant(const char *variant)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         *eq = 0;
+        if (!strcmp(a, "mode")) {
+            *vmode = strdup(eq + 1);
+            continue;
+        }
         names[k] = a;
         cvar_set(a, eq + 1, olds[k], sizeof olds[k]);
         k++;
@@ -166,7 +254,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     long min = 8, max = 64L << 20;
     int rounds = 0, provided, nv = 0, base = -1;
-    const char *variants[MAXV], *baseline = NULL;
+    const char *variants[MAXV], *baseline = NULL, *vmode[MAXV];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min") && i + 1 < argc)
             min = atol(argv[++i]);
@@ -178,6 +266,10 @@ int main(int argc, char **argv)
             variants[nv++] = argv[++i];
         else if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
             baseline = argv[++i];
+        else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+            mode = argv[++i];
+        else if (!strcmp(argv[i], "--probes") && i + 1 < argc)
+            probes = atoi(argv[++i]);
         else
             coll = argv[i];
     }
@@ -189,7 +281,8 @@ int main(int argc, char **argv)
         MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
         if (nv) {
             for (int v = 0; v < nv; v++) {
-                vc[v] = dup_variant(variants[v]);
+                vmode[v] = mode;
+                vc[v] = dup_variant(variants[v], &vmode[v]);
                 size_t len = strcspn(variants[v], ":");
                 if (baseline && strlen(baseline) == len && !strncmp(baseline, variants[v], len))
                     base = v;
@@ -203,9 +296,10 @@ int main(int argc, char **argv)
     }
     if (nv && rounds > 0) {
         if (me == 0) {
-            printf("# %s, %d ranks, %d variants alternating over %d rounds (us per call, median "
+            printf("# %s %s, %d ranks, %d variants alternating over %d rounds (%s, median "
                    "block; ratio = variant / %.*s)\n# %10s",
-                   coll, n, nv, rounds, (int)strcspn(variants[base], ":"), variants[base],
+                   coll, mode, n, nv, rounds,
+                   strcmp(mode, "overlap") ? "us per call" : "overlap %", (int)strcspn(variants[base], ":"), variants[base],
                    "bytes");
             for (int v = 0; v < nv; v++)
                 printf(" %14.*s", (int)strcspn(variants[v], ":"), variants[v]);
@@ -219,8 +313,10 @@ int main(int argc, char **argv)
             double t[MAXV][64], med[MAXV];
             int r = rounds < 64 ? rounds : 64;
             for (int i = 0; i < r; i++)
-                for (int v = 0; v < nv; v++)
+                for (int v = 0; v < nv; v++) {
+                    mode = vmode[v];
                     t[v][i] = mean_over_ranks(time_calls(vc[v], n, s, d, bytes, iters), n);
+                }
             for (int v = 0; v < nv; v++) {
                 qsort(t[v], (size_t)r, sizeof t[v][0], by_value);
                 med[v] = t[v][r / 2];

@@ -50,6 +50,27 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 
+# nonblocking and persistent collectives (mpi_nbc_check): every result
+# checked, and every collective ran a schedule of its own (a silent
+# fall-back to libnbc cannot pass)
+NBC=${TACOS_NBC_CHECK:-./mpi_nbc_check}
+for np in 1 2 3 4 5 7 8; do
+    quick=""
+    [ "$np" -gt 4 ] && quick=--quick
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        "$NBC" $quick >"$T/out" 2>&1
+    rc=$?
+    grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
+        { fail "nonblocking np=$np: exit $rc"; tail -20 "$T/out" >&2; }
+    [ "$np" -gt 1 ] && for c in allreduce allgather broadcast reduce reduce-scatter; do
+        grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" ||
+            fail "nonblocking np=$np: coll/tacos never ran $c"
+    done
+    echo "nonblocking np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
+done
+
 # the smallest selection Open MPI 4.1 accepts: basic builds its allgather and
 # allreduce from bcast and reduce, so setting up calls back into coll/tacos
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \

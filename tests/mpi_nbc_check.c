@@ -1,0 +1,435 @@
+/*
+ * Nonblocking and persistent collectives, every result checked element by
+ * element against values computed here:
+ *   each of the six alone (counts, in place, roots), first before and then
+ *   after a blocking collective planned its size;
+ *   16 outstanding of mixed kinds completed in reverse order (MPI_Waitall,
+ *   MPI_Testany loops); two communicators interleaved;
+ *   persistent requests started many times with changing contents, freed
+ *   inactive and while active;
+ *   a rank that computes before it waits (the others must not deadlock);
+ *   no growth of the heap over many calls.
+ * Built against Open MPI (MPIX_*_init) and MPICH (MPI_*_init).
+ * Usage: mpi_nbc_check [--quick]
+ */
+#include <malloc.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#else
+#define INIT(name) MPI_##name##_init
+#endif
+
+static int failures, me, n;
+
+#define FAIL(...)                                                                            \
+    do {                                                                                     \
+        if (failures++ < 10) {                                                               \
+            fprintf(stderr, "rank %d: ", me);                                                \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+        }                                                                                    \
+    } while (0)
+
+enum { ALLREDUCE, ALLGATHER, BCAST, REDUCE, RSB, RS, NKINDS };
+static const char *kind_name[] = {"allreduce", "allgather", "bcast", "reduce",
+                                  "reduce_scatter_block", "reduce_scatter"};
+
+/* One collective call: its buffers and what it must produce. */
+typedef struct {
+    int kind, count, root, in_place, salt;
+    MPI_Comm comm;
+    int size, rank;
+    double *sbuf, *rbuf;
+    int *counts;
+    MPI_Request req;
+} coll_t;
+
+static double in(int r, size_t i, int salt) { return (double)(r + 1) * (double)(i % 1000 + 1) + salt; }
+
+static double sum(int size, size_t i, int salt)
+{
+    double s = 0;
+    for (int r = 0; r < size; r++)
+        s += in(r, i, salt);
+    return s;
+}
+
+static size_t displ(const coll_t *c, int r)
+{
+    size_t d = 0;
+    for (int q = 0; q < r; q++)
+        d += (size_t)c->counts[q];
+    return d;
+}
+
+static void make(coll_t *c, int kind, MPI_Comm comm, int count, int root, int in_place)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind, c->comm = comm, c->count = count, c->root = root, c->in_place = in_place;
+    MPI_Comm_size(comm, &c->size);
+    MPI_Comm_rank(comm, &c->rank);
+    size_t all = (size_t)count * (size_t)c->size;
+    c->counts = malloc((size_t)c->size * sizeof *c->counts);
+    for (int r = 0; r < c->size; r++)
+        c->counts[r] = count + r % 3;
+    size_t rs_total = displ(c, c->size);
+    size_t big = all > rs_total ? all : rs_total;
+    c->sbuf = malloc((big + 1) * sizeof(double));
+    c->rbuf = malloc((big + 1) * sizeof(double));
+}
+
+static void unmake(coll_t *c)
+{
+    free(c->sbuf);
+    free(c->rbuf);
+    free(c->counts);
+}
+
+/* Inputs for this round (salt), the result buffer poisoned. */
+static void fill(coll_t *c, int salt)
+{
+    int me_c = c->rank, P = c->size, cnt = c->count;
+    size_t all = (size_t)cnt * (size_t)P, rs_total = displ(c, P);
+    size_t big = all > rs_total ? all : rs_total;
+    c->salt = salt;
+    for (size_t i = 0; i <= big; i++)
+        c->rbuf[i] = -7;
+    double *src = c->in_place ? c->rbuf : c->sbuf;
+    switch (c->kind) {
+    case ALLREDUCE:
+    case REDUCE:
+        if (c->kind == ALLREDUCE || !c->in_place || me_c == c->root)
+            for (int i = 0; i < cnt; i++)
+                src[i] = in(me_c, (size_t)i, salt);
+        if (c->kind == REDUCE && c->in_place && me_c != c->root) /* sbuf is the input there */
+            for (int i = 0; i < cnt; i++)
+                c->sbuf[i] = in(me_c, (size_t)i, salt);
+        break;
+    case ALLGATHER:
+        for (int i = 0; i < cnt; i++)
+            (c->in_place ? c->rbuf + (size_t)me_c * (size_t)cnt : c->sbuf)[i] =
+                in(me_c, (size_t)i, salt);
+        break;
+    case BCAST:
+        for (int i = 0; i < cnt; i++)
+            c->rbuf[i] = me_c == c->root ? in(me_c, (size_t)i, salt) : -7;
+        break;
+    case RSB:
+        for (size_t i = 0; i < all; i++)
+            src[i] = in(me_c, i, salt);
+        break;
+    case RS:
+        for (size_t i = 0; i < rs_total; i++)
+            src[i] = in(me_c, i, salt);
+        break;
+    }
+}
+
+static void post(coll_t *c, int persistent)
+{
+    const void *s = c->in_place ? MPI_IN_PLACE : c->sbuf;
+    int cnt = c->count, rc = MPI_SUCCESS;
+    MPI_Comm comm = c->comm;
+    MPI_Info info = MPI_INFO_NULL;
+    if (c->kind == REDUCE && c->in_place && c->rank != c->root)
+        s = c->sbuf;
+    switch (c->kind) {
+    case ALLREDUCE:
+        rc = persistent ? INIT(Allreduce)(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm, info, &c->req)
+                        : MPI_Iallreduce(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm, &c->req);
+        break;
+    case ALLGATHER:
+        rc = persistent ? INIT(Allgather)(s, cnt, MPI_DOUBLE, c->rbuf, cnt, MPI_DOUBLE, comm, info,
+                                          &c->req)
+                        : MPI_Iallgather(s, cnt, MPI_DOUBLE, c->rbuf, cnt, MPI_DOUBLE, comm, &c->req);
+        break;
+    case BCAST:
+        rc = persistent ? INIT(Bcast)(c->rbuf, cnt, MPI_DOUBLE, c->root, comm, info, &c->req)
+                        : MPI_Ibcast(c->rbuf, cnt, MPI_DOUBLE, c->root, comm, &c->req);
+        break;
+    case REDUCE:
+        rc = persistent ? INIT(Reduce)(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, c->root, comm, info,
+                                       &c->req)
+                        : MPI_Ireduce(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, c->root, comm, &c->req);
+        break;
+    case RSB:
+        rc = persistent ? INIT(Reduce_scatter_block)(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm,
+                                                     info, &c->req)
+                        : MPI_Ireduce_scatter_block(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm,
+                                                    &c->req);
+        break;
+    case RS:
+        rc = persistent ? INIT(Reduce_scatter)(s, c->rbuf, c->counts, MPI_DOUBLE, MPI_SUM, comm,
+                                               info, &c->req)
+                        : MPI_Ireduce_scatter(s, c->rbuf, c->counts, MPI_DOUBLE, MPI_SUM, comm,
+                                              &c->req);
+        break;
+    }
+    if (rc != MPI_SUCCESS)
+        FAIL("%s%s: error %d", persistent ? "init " : "i", kind_name[c->kind], rc);
+}
+
+static void expect_at(const coll_t *c, const double *buf, size_t i, double want, const char *where)
+{
+    if (buf[i] != want)
+        FAIL("%s %s count %d root %d in_place %d on %d ranks: [%zu] = %g, want %g", where,
+             kind_name[c->kind], c->count, c->root, c->in_place, c->size, i, buf[i], want);
+}
+
+static void check(const coll_t *c, const char *where)
+{
+    int me_c = c->rank, P = c->size, cnt = c->count, salt = c->salt;
+    int before = failures;
+    switch (c->kind) {
+    case ALLREDUCE:
+        for (int i = 0; i < cnt && failures == before; i++)
+            expect_at(c, c->rbuf, (size_t)i, sum(P, (size_t)i, salt), where);
+        break;
+    case REDUCE:
+        for (int i = 0; me_c == c->root && i < cnt && failures == before; i++)
+            expect_at(c, c->rbuf, (size_t)i, sum(P, (size_t)i, salt), where);
+        break;
+    case ALLGATHER:
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < cnt && failures == before; i++)
+                expect_at(c, c->rbuf, (size_t)r * (size_t)cnt + (size_t)i, in(r, (size_t)i, salt),
+                          where);
+        break;
+    case BCAST:
+        for (int i = 0; i < cnt && failures == before; i++)
+            expect_at(c, c->rbuf, (size_t)i, in(c->root, (size_t)i, salt), where);
+        break;
+    case RSB:
+        for (int i = 0; i < cnt && failures == before; i++)
+            expect_at(c, c->rbuf, (size_t)i, sum(P, (size_t)me_c * (size_t)cnt + (size_t)i, salt),
+                      where);
+        break;
+    case RS:
+        for (int i = 0; i < c->counts[me_c] && failures == before; i++)
+            expect_at(c, c->rbuf, (size_t)i, sum(P, displ(c, me_c) + (size_t)i, salt), where);
+        break;
+    }
+}
+
+static void wait_check(coll_t *c, const char *where)
+{
+    if (MPI_Wait(&c->req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        FAIL("%s: MPI_Wait failed", where);
+    check(c, where);
+}
+
+/* Each collective alone: the first round before its size is planned, the
+ * second after a blocking collective planned it. */
+static void check_alone(MPI_Comm comm, int quick)
+{
+    static const int counts[] = {0, 1, 7, 1000, 65537};
+    int P;
+    MPI_Comm_size(comm, &P);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < NKINDS; k++)
+            for (int ci = 0; ci < 5; ci++) {
+                if (quick && (ci == 1 || ci == 4))
+                    continue;
+                for (int ip = 0; ip < 2; ip++)
+                    for (int root = 0; root < P; root += P > 1 ? P - 1 : 1) {
+                        if (k != BCAST && k != REDUCE && root)
+                            continue;
+                        if (k == BCAST && ip)
+                            continue;
+                        coll_t c;
+                        make(&c, k, comm, counts[ci], root, ip);
+                        fill(&c, round * 10 + ci);
+                        post(&c, 0);
+                        wait_check(&c, round ? "alone, planned" : "alone, unplanned");
+                        unmake(&c);
+                    }
+            }
+        MPI_Barrier(comm); /* plans what the nonblocking calls wanted */
+    }
+}
+
+/* 16 outstanding collectives of mixed kinds, completed in reverse order. */
+static void check_many(MPI_Comm comm, int testany)
+{
+    enum { N = 16 };
+    coll_t c[N];
+    MPI_Request req[N];
+    int P;
+    MPI_Comm_size(comm, &P);
+    for (int i = 0; i < N; i++) {
+        make(&c[i], i % NKINDS, comm, 1000, (i / NKINDS) % P, (i / NKINDS) % 2 && i % NKINDS != BCAST);
+        fill(&c[i], 100 + i);
+        post(&c[i], 0);
+    }
+    for (int i = 0; i < N; i++)
+        req[i] = c[N - 1 - i].req;
+    MPI_Status st[N];
+    if (!testany) {
+        if (MPI_Waitall(N, req, st) != MPI_SUCCESS)
+            FAIL("MPI_Waitall failed");
+    } else {
+        for (int left = N; left > 0;) {
+            int idx, flag = 0;
+            if (MPI_Testany(N, req, &idx, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                FAIL("MPI_Testany failed");
+                break;
+            }
+            if (flag && idx != MPI_UNDEFINED)
+                left--;
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        check(&c[i], testany ? "16 outstanding, MPI_Testany" : "16 outstanding, MPI_Waitall");
+        unmake(&c[i]);
+    }
+}
+
+/* Nonblocking collectives on two communicators, interleaved. */
+static void check_two_comms(MPI_Comm a, MPI_Comm b)
+{
+    enum { N = 8 };
+    coll_t c[N];
+    MPI_Request req[N];
+    for (int i = 0; i < N; i++) {
+        make(&c[i], (i / 2) % NKINDS, i % 2 ? b : a, 1000, 0, 0);
+        fill(&c[i], 200 + i);
+        post(&c[i], 0);
+        req[i] = c[i].req;
+    }
+    MPI_Status st[N];
+    if (MPI_Waitall(N, req, st) != MPI_SUCCESS)
+        FAIL("MPI_Waitall on two communicators failed");
+    for (int i = 0; i < N; i++) {
+        check(&c[i], "two communicators");
+        unmake(&c[i]);
+    }
+}
+
+/* Persistent requests: started `starts` times with new contents each time. */
+static void check_persistent(MPI_Comm comm, int starts)
+{
+    int P;
+    MPI_Comm_size(comm, &P);
+    for (int k = 0; k < NKINDS; k++) {
+        coll_t c;
+        make(&c, k, comm, 1000, k == BCAST || k == REDUCE ? P - 1 : 0, k == ALLREDUCE);
+        post(&c, 1);
+        int times = k == ALLREDUCE ? starts : starts / 10 + 1;
+        for (int t = 0; t < times && !failures; t++) {
+            fill(&c, 300 + t);
+            if (MPI_Start(&c.req) != MPI_SUCCESS)
+                FAIL("MPI_Start failed");
+            if (MPI_Wait(&c.req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                FAIL("MPI_Wait on a persistent request failed");
+            check(&c, "persistent");
+        }
+        if (c.req == MPI_REQUEST_NULL)
+            FAIL("MPI_Wait freed a persistent request");
+        MPI_Request_free(&c.req); /* inactive */
+        unmake(&c);
+    }
+    /* freed after it completed, before the wait that would make it inactive */
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 1000, 0, 0);
+    post(&c, 1);
+    fill(&c, 400);
+    MPI_Start(&c.req);
+    for (int flag = 0; !flag;) /* MPI_Test makes it inactive: a copy of the handle tests */
+        MPI_Request_get_status(c.req, &flag, MPI_STATUS_IGNORE);
+    check(&c, "persistent, complete before MPI_Request_free");
+    MPI_Request_free(&c.req);
+    /* freed while it may still run: it completes on its own (not on one
+     * rank, where libnbc serves: its requests refuse MPI_Request_free
+     * while active) */
+    if (P == 1) {
+        unmake(&c);
+        return;
+    }
+    post(&c, 1);
+    fill(&c, 401);
+    MPI_Start(&c.req);
+    MPI_Request_free(&c.req);
+    MPI_Barrier(comm);
+    MPI_Allreduce(MPI_IN_PLACE, &P, 1, MPI_INT, MPI_MAX, comm); /* progress meanwhile */
+    unmake(&c); /* after a barrier and an allreduce all ranks sent and received */
+}
+
+/* Rank 0 computes for a while before it waits. */
+static void check_late_waiter(MPI_Comm comm)
+{
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    fill(&c, 500);
+    post(&c, 0);
+    if (c.rank == 0) {
+        double t = MPI_Wtime(), x = 0;
+        while (MPI_Wtime() - t < 0.3)
+            x += 1e-9;
+        if (x < 0)
+            FAIL("?");
+    }
+    wait_check(&c, "late waiter");
+    unmake(&c);
+}
+
+static size_t heap_bytes(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+
+/* The heap does not grow with the number of calls. */
+static void check_no_growth(MPI_Comm comm)
+{
+    size_t before = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 200; i++) {
+            coll_t c;
+            make(&c, i % NKINDS, comm, 1000, 0, 0);
+            fill(&c, i);
+            post(&c, 0);
+            wait_check(&c, "growth");
+            unmake(&c);
+        }
+        if (round == 0)
+            before = heap_bytes();
+    }
+    size_t after = heap_bytes();
+    if (after > before + (1 << 20))
+        FAIL("the heap grew by %zu bytes over 400 nonblocking calls", after - before);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, quick = argc > 1 && !strcmp(argv[1], "--quick");
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, n - me, &b); /* ranks in reverse order */
+    check_alone(a, quick);
+    check_many(a, 0);
+    check_many(a, 1);
+    check_alone(b, 1);
+    check_two_comms(a, b);
+    check_persistent(a, quick ? 200 : 1000);
+    check_late_waiter(a);
+    MPI_Barrier(a); /* plans the late waiter's size */
+    check_late_waiter(a);
+    check_no_growth(a);
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("mpi_nbc_check: %d failure(s) on %d ranks\n", all, n);
+    MPI_Finalize();
+    return all != 0;
+}
