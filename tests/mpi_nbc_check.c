@@ -9,7 +9,7 @@
  *   inactive and while active;
  *   a rank that computes before it waits (the others must not deadlock);
  *   no growth of the heap over many calls.
- * Built against Open MPI (MPIX_*_init) and MPICH (MPI_*_init).
+ * Open MPI 4.1's persistent collectives are MPIX_*_init, MPI-4's MPI_*_init.
  * Usage: mpi_nbc_check [--quick]
  */
 #include <malloc.h>
