@@ -392,7 +392,7 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
         return call->err_nomem;
     }
     r->prog_refs = p->prog_refs;
-    ++*r->prog_refs;
+    __atomic_add_fetch(r->prog_refs, 1, __ATOMIC_RELAXED);
     layout(r, a);
     *out = r;
     return 0;

@@ -27,10 +27,11 @@ void tacos_comm_say(const tacos_comm_t *c, int level, const char *fmt, ...)
 
 /* A plan's program is shared by the cache and by each operation in flight
  * or persistent request that runs it: freed by the last of them (an entry
- * evicted while in use lives on in those). */
+ * evicted while in use lives on in those; an operation may end in another
+ * thread's progress: atomic counts). */
 void tacos_prog_release(tacos_prog_t *prog, int *refs)
 {
-    if (refs && --*refs == 0) {
+    if (refs && __atomic_sub_fetch(refs, 1, __ATOMIC_ACQ_REL) == 0) {
         tacos_prog_free(prog);
         free(refs);
     }

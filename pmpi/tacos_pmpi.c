@@ -358,11 +358,6 @@ static int reduce_local(void *ctx, const void *src, void *dst, size_t count)
                                        (int)count, c->unit, c->op));
 }
 
-static void *recv_space(void *ctx, size_t bytes)
-{
-    return tacos_comm_recv_scratch(((call_ctx_t *)ctx)->st->core, bytes);
-}
-
 /* ---- the data as schedules see it (see tacos_view_t) ------------------------------- */
 
 static size_t type_size(MPI_Datatype dtype)
@@ -477,7 +472,7 @@ static tacos_data_t data(const void *buf, size_t count, const MPI_Datatype *dtyp
 #define CALL(st, tag, op)                                                                    \
     call_ctx_t x = {st, tag, MPI_BYTE, 0, op, MPI_SUCCESS};                                 \
     tacos_call_t call = {{&x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,        \
-                          pmpi_abandon, reduce_local, recv_space},                            \
+                          pmpi_abandon, reduce_local},                            \
                          {0, 0, 0, 0},                                                        \
                          dt_contiguous,                                                       \
                          dt_pack,                                                             \
@@ -524,8 +519,8 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, M
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLREDUCE, 0, why, p, Allreduce, sbuf, rbuf, count, dtype, op, comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
-    return done(comm, tacos_run_allreduce(st->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s,
-                                          &r));
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
@@ -542,8 +537,8 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
     /* with MPI_IN_PLACE, scount and sdtype are not to be read */
     tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
-    return done(comm, tacos_run_allgather(st->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s,
-                                          &r));
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
@@ -554,7 +549,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
     const tacos_plan_t *p;
     PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, (size_t)count, &dtype);
-    return done(comm, tacos_run_bcast(st->core, p, &call, &d, root));
+    tacos_args_t a = {NULL, &d, root, NULL, 0};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
@@ -566,8 +562,8 @@ int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_
     const tacos_plan_t *p;
     PLAN(st, TACOS_REDUCE, root, why, p, Reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
-    return done(comm, tacos_run_reduce(st->core, p, &call, sbuf == MPI_IN_PLACE ? NULL : &s, &r,
-                                       root));
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
@@ -583,9 +579,8 @@ int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datat
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
          comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
-    return done(comm, tacos_run_reduce_scatter(st->core, p, &call,
-                                               sbuf == MPI_IN_PLACE ? NULL : &s, &r, NULL,
-                                               (size_t)rcount));
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
@@ -603,8 +598,8 @@ int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Da
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter, sbuf, rbuf, rcounts, dtype, op,
          comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
-    return done(comm, tacos_run_reduce_scatter(st->core, p, &call,
-                                               sbuf == MPI_IN_PLACE ? NULL : &s, &r, rcounts, 0));
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0};
+    return done(comm, tacos_run(st->core, p, &call, &a));
 }
 
 #if MPI_VERSION >= 4
