@@ -407,10 +407,23 @@ static int plan_wanted(tacos_comm_t *c)
     return rc;
 }
 
+/* Whether the call is below its threshold (the agreed settings): *why names it. */
+static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
+{
+    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
+    if (bytes >= (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes))
+        return 0;
+    char p[64];
+    snprintf(c->why, sizeof c->why, "below %s",
+             tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
+    *why = c->why;
+    return 1;
+}
+
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan)
 {
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE, use, rc;
+    int use, rc;
     *plan = NULL;
     if (c->busy) {
         *why = "called by the previous component during coll/tacos setup";
@@ -426,13 +439,8 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
         *why = "coll/tacos is off or its settings differ between ranks";
         return 0;
     }
-    if (bytes < (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes)) {
-        char p[64];
-        snprintf(c->why, sizeof c->why, "below %s",
-                 tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
-        *why = c->why;
+    if (below_threshold(c, coll, bytes, why))
         return 0;
-    }
     return program(c, coll, root, bytes, why, plan);
 }
 
@@ -444,7 +452,6 @@ int tacos_comm_prepare(tacos_comm_t *c)
 const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
                                                 size_t bytes, const char **why)
 {
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
     if (*why)
         return NULL;
     if (c->busy) {
@@ -455,13 +462,8 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
         *why = "coll/tacos is off or its settings differ between ranks";
         return NULL;
     }
-    if (c->agreed > 0 && bytes < (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes)) {
-        char p[64];
-        snprintf(c->why, sizeof c->why, "below %s",
-                 tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
-        *why = c->why;
+    if (c->agreed > 0 && below_threshold(c, coll, bytes, why))
         return NULL;
-    }
     if (c->topo_state < 0) {
         *why = "no usable topology";
         return NULL;
