@@ -24,12 +24,13 @@
 
 #include <mpi.h>
 
-#include "tacos_comm.h"
+#include "tacos_pmpi.h"
 
-/* Tags on the private duplicate: one per collective, one for measurements. */
+/* Tags on the private duplicate: one per blocking collective, one for
+ * measurements (nonblocking operations: requests.c).  A call's element
+ * copies are messages to self under its tag. */
 enum {
-    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
-    TAG_COPY /* element copies: a message to self */
+    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE
 };
 
 /* ---- parameters --------------------------------------------------------------- */
@@ -79,8 +80,7 @@ static void read_settings(void)
     s->previous = "the MPI library's own collectives";
 }
 
-static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(int level, const char *fmt, ...)
+void pmpi_say(int level, const char *fmt, ...)
 {
     if (level > settings.verbose)
         return;
@@ -94,14 +94,8 @@ static void say(int level, const char *fmt, ...)
 
 /* ---- per-communicator state ------------------------------------------------------ */
 
-typedef struct {
-    MPI_Comm comm;      /* the private duplicate */
-    tacos_comm_t *core; /* NULL: every call of this communicator falls back */
-    void *space; /* per wait: statuses, the executor's requests in MPI's type, indices */
-    size_t nspace;
-} state_t;
-
 static int keyval = MPI_KEYVAL_INVALID;
+static int unmade_keyval = MPI_KEYVAL_INVALID; /* keys wanted before the state was made */
 static int enable_keyval = MPI_KEYVAL_INVALID; /* the info key tacos_enable, until the state */
 static int live_states;                    /* for the verbose summary at MPI_Finalize */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -110,18 +104,45 @@ static int finalizing; /* from MPI_Finalize on, every call goes to MPI */
 /* A communicator whose state could not be allocated: it falls back. */
 static state_t no_state;
 
-static int delete_state(MPI_Comm comm, int key, void *attr, void *extra)
+/* The state goes with its last holder: the communicator's attribute, or
+ * an operation still running after MPI_Comm_free. */
+void pmpi_state_release(state_t *st)
 {
-    (void)comm, (void)key, (void)extra;
-    state_t *st = attr;
-    if (st == &no_state)
-        return MPI_SUCCESS;
+    if (st == &no_state || __atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
     tacos_comm_free(st->core);
     if (st->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&st->comm);
-    free(st->space);
+    free(st->space.p);
     free(st);
     __atomic_sub_fetch(&live_states, 1, __ATOMIC_RELAXED);
+}
+
+static int delete_state(MPI_Comm comm, int key, void *attr, void *extra)
+{
+    (void)comm, (void)key, (void)extra;
+    pmpi_state_release(attr);
+    return MPI_SUCCESS;
+}
+
+/* Keys nonblocking calls wanted while their communicator had no state (an
+ * attribute): its next MPI_Barrier makes the state and plans them. */
+enum { MAX_UNMADE = 32 };
+typedef struct {
+    int n;
+    struct {
+        tacos_coll_t coll;
+        int root;
+        size_t bytes;
+    } key[MAX_UNMADE];
+} unmade_t;
+static unmade_t no_keys; /* where a list could not be allocated */
+
+static int delete_unmade(MPI_Comm comm, int key, void *attr, void *extra)
+{
+    (void)comm, (void)key, (void)extra;
+    if (attr != &no_keys)
+        free(attr);
     return MPI_SUCCESS;
 }
 
@@ -130,6 +151,7 @@ static void init_once(void)
     read_settings();
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &enable_keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_unmade, &unmade_keyval, NULL);
 }
 
 /* the core's callbacks over the private duplicate */
@@ -180,7 +202,7 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, s
 static void core_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
-    say(level, "%s", msg);
+    pmpi_say(level, "%s", msg);
 }
 
 /* Every rank makes the state at its communicator's first call (a collective
@@ -224,7 +246,7 @@ static state_t *make_state(MPI_Comm comm)
             st->core = NULL;
         }
         if (!ok && me == 0)
-            say(0, "out of memory for a communicator's state; it falls back");
+            pmpi_say(0, "out of memory for a communicator's state; it falls back");
     }
     if (!st) {
         if (dup != MPI_COMM_NULL)
@@ -232,14 +254,16 @@ static state_t *make_state(MPI_Comm comm)
         st = &no_state;
     } else {
         st->comm = dup; /* MPI_COMM_NULL: intercommunicator or one rank */
+        st->refs = 1;
         __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
     }
     PMPI_Comm_set_attr(comm, keyval, st);
     return st;
 }
 
-/* The communicator's state, made at its first call; NULL: fall back. */
-static state_t *state_of(MPI_Comm comm)
+/* The communicator's state, made at its first blocking call if `make`
+ * (making it takes collectives); NULL: fall back. */
+static state_t *state_of(MPI_Comm comm, int make)
 {
     pthread_once(&once, init_once);
     state_t *st = NULL;
@@ -247,22 +271,12 @@ static state_t *state_of(MPI_Comm comm)
     if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
-    if (!found)
+    if (!found && make)
         st = make_state(comm);
     return st && st->core ? st : NULL;
 }
 
 /* ---- transport over PMPI_Isend / PMPI_Irecv --------------------------------------- */
-
-/* One call: what the transport and the datatype callbacks need. */
-typedef struct {
-    state_t *st;
-    int tag;
-    MPI_Datatype unit; /* MPI_BYTE, or the datatype reductions combine */
-    ptrdiff_t shift;   /* the executor's unit i starts shift past element i */
-    MPI_Op op;
-    int error; /* the first MPI error of the transport */
-} call_ctx_t;
 
 static int failed(call_ctx_t *c, int rc)
 {
@@ -297,22 +311,27 @@ static int pmpi_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 
 /* PMPI_Waitsome or PMPI_Testsome over the executor's requests: a request
  * MPI set to MPI_REQUEST_NULL is done (also where the call failed: then
- * some may have completed); a failed one's error is taken from its status. */
+ * some may have completed); a failed one's error is taken from its status.
+ * While nonblocking operations are in flight, a wait progresses them. */
 static int some(call_ctx_t *c, void **reqs, size_t n, char *done, int block)
 {
-    state_t *st = c->st;
-    if (n > st->nspace) {
-        void *r = realloc(st->space, n * (sizeof(MPI_Status) + sizeof(MPI_Request) + sizeof(int)));
+    space_t *sp = c->space;
+    if (n > sp->n) {
+        void *r = realloc(sp->p, n * (sizeof(MPI_Status) + sizeof(MPI_Request) + sizeof(int)));
         if (!r)
             return failed(c, MPI_ERR_NO_MEM);
-        st->space = r, st->nspace = n;
+        sp->p = r, sp->n = n;
     }
-    MPI_Status *status = st->space;
-    MPI_Request *mreq = (MPI_Request *)(status + st->nspace);
-    int *idx = (int *)(mreq + st->nspace), out = 0;
+    MPI_Status *status = sp->p;
+    MPI_Request *mreq = (MPI_Request *)(status + sp->n);
+    int *idx = (int *)(mreq + sp->n), out = 0, rc;
     for (size_t i = 0; i < n; i++)
         mreq[i] = to_req(reqs[i]);
-    int rc = block ? PMPI_Waitsome((int)n, mreq, &out, idx, status)
+    if (block && pmpi_busy())
+        while ((rc = PMPI_Testsome((int)n, mreq, &out, idx, status)) == MPI_SUCCESS && !out)
+            pmpi_progress();
+    else
+        rc = block ? PMPI_Waitsome((int)n, mreq, &out, idx, status)
                    : PMPI_Testsome((int)n, mreq, &out, idx, status);
     if (rc == MPI_SUCCESS && block && out == MPI_UNDEFINED)
         rc = MPI_ERR_INTERN; /* nothing to wait for: the executor's bug */
@@ -431,7 +450,7 @@ static int copy_elements(call_ctx_t *x, const void *src, void *dst, int count,
 {
     int me;
     PMPI_Comm_rank(x->st->comm, &me);
-    return PMPI_Sendrecv(src, count, dtype, me, TAG_COPY, dst, count, dtype, me, TAG_COPY,
+    return PMPI_Sendrecv(src, count, dtype, me, x->tag, dst, count, dtype, me, x->tag,
                          x->st->comm, MPI_STATUS_IGNORE);
 }
 
@@ -468,11 +487,64 @@ static tacos_data_t data(const void *buf, size_t count, const MPI_Datatype *dtyp
 
 /* ---- the collectives ------------------------------------------------------------------ */
 
+/* How a collective was called: MPI_X, MPI_Ix, MPI_X_init. */
+typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
+
+#define MODE_ARGS call_mode_t mode, MPI_Info info, MPI_Request *request
+
+/* The call's name in its mode. */
+#define NAME(name, iname) (mode == NONBLOCKING ? #iname : mode == PERSISTENT ? #name "_init" : #name)
+
+/* The MPI library's own collective in the call's mode. */
+#define FALLBACK(name, iname, ...)                                                           \
+    (mode == NONBLOCKING  ? PMPI_##iname(__VA_ARGS__, request)                               \
+     : mode == PERSISTENT ? PMPI_##name##_init(__VA_ARGS__, info, request)                   \
+                          : PMPI_##name(__VA_ARGS__))
+
+/* The communicator's state.  Only a blocking call makes it (that takes
+ * collectives; a nonblocking call must not wait for other ranks): where a
+ * nonblocking call finds none, `unmade`; then the call records its key
+ * (want) for the communicator's next MPI_Barrier and falls back.  NULL:
+ * fall back. */
+static state_t unmade;
+
+static state_t *state_for(MPI_Comm comm, call_mode_t mode)
+{
+    state_t *st = state_of(comm, mode == BLOCKING);
+    void *v;
+    int found = 1;
+    if (st || mode == BLOCKING || comm == MPI_COMM_NULL ||
+        __atomic_load_n(&finalizing, __ATOMIC_RELAXED))
+        return st;
+    PMPI_Comm_get_attr(comm, keyval, &v, &found);
+    return found ? NULL : &unmade;
+}
+
+static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes)
+{
+    unmade_t *u;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, unmade_keyval, &u, &found);
+    if (!found) {
+        if (!(u = calloc(1, sizeof *u)))
+            u = &no_keys;
+        PMPI_Comm_set_attr(comm, unmade_keyval, u);
+    }
+    if (u != &no_keys && u->n < MAX_UNMADE)
+        u->key[u->n].coll = coll, u->key[u->n].root = root, u->key[u->n++].bytes = bytes;
+}
+
+/* The state, or the MPI library's own collective. */
+#define STATE(st, comm, name, iname, ...)                                                    \
+    state_t *st = state_for(comm, mode);                                                     \
+    if (!st)                                                                                 \
+        return FALLBACK(name, iname, __VA_ARGS__);
+
 /* A call's context and what the core needs of it. */
 #define CALL(st, tag, op)                                                                    \
-    call_ctx_t x = {st, tag, MPI_BYTE, 0, op, MPI_SUCCESS};                                 \
+    call_ctx_t x = {st, tag, MPI_BYTE, 0, op, MPI_SUCCESS, &(st)->space};                    \
     tacos_call_t call = {{&x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,        \
-                          pmpi_abandon, reduce_local},                            \
+                          pmpi_abandon, reduce_local},                                        \
                          {0, 0, 0, 0},                                                        \
                          dt_contiguous,                                                       \
                          dt_pack,                                                             \
@@ -481,28 +553,43 @@ static tacos_data_t data(const void *buf, size_t count, const MPI_Datatype *dtyp
                          MPI_ERR_INTERN,                                                      \
                          &x.error}
 
-/* The state, or the MPI library's own collective. */
-#define STATE(st, comm, name, ...)                                                           \
-    state_t *st = state_of(comm);                                                            \
-    if (!st)                                                                                 \
-        return PMPI_##name(__VA_ARGS__);
-
-/* An empty signature moves nothing on any rank: done, with no message.
- * Else plans; returns an error, falls back with the reason, or goes on. */
-#define PLAN(st, coll, root, why, p, name, ...)                                              \
+/* An empty signature moves nothing on any rank: a blocking call is done,
+ * with no message (the others fall back: they must make a request).  Else
+ * plans (nonblocking and persistent calls: only what is planned already);
+ * returns an error, falls back with the reason, or goes on with p. */
+#define PLAN(st, coll, root, why, p, name, iname, ...)                                       \
     do {                                                                                     \
-        if (!(why) && call.v.bytes == 0)                                                     \
+        int empty_ = !(why) && call.v.bytes == 0;                                            \
+        if (empty_ && mode == BLOCKING)                                                      \
             return MPI_SUCCESS;                                                              \
-        int plan_rc_ = tacos_comm_plan((st)->core, coll, root, call.v.bytes, &(why), &(p));  \
-        if (plan_rc_ != MPI_SUCCESS)                                                         \
-            return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                      \
+        if (empty_)                                                                          \
+            (why) = "nothing to move";                                                       \
+        if ((st) == &unmade) {                                                               \
+            if (!(why))                                                                      \
+                want(comm, coll, root, call.v.bytes);                                        \
+            (p) = NULL;                                                                      \
+            if (!(why))                                                                      \
+                (why) = "the communicator has no state yet (made by its first blocking "     \
+                        "collective or MPI_Barrier)";                                        \
+        } else if (mode == BLOCKING) {                                                       \
+            int plan_rc_ = tacos_comm_plan((st)->core, coll, root, call.v.bytes, &(why), &(p)); \
+            if (plan_rc_ != MPI_SUCCESS)                                                     \
+                return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                  \
+        } else {                                                                             \
+            (p) = tacos_comm_plan_nonblocking((st)->core, coll, root, call.v.bytes, &(why)); \
+        }                                                                                    \
         if (!(p)) {                                                                          \
-            say(10, "MPI_%s: fallback: %s", #name, why);                                        \
-            return PMPI_##name(__VA_ARGS__);                                                 \
+            pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), why);                    \
+            return FALLBACK(name, iname, __VA_ARGS__);                                       \
         }                                                                                    \
     } while (0)
 
-/* An error goes to the communicator's error handler, as MPI's would. */
+/* Runs plan p in the call's mode; an error goes to the communicator's
+ * error handler, as MPI's would. */
+#define RUN(st, p, a)                                                                        \
+    done(comm, mode == BLOCKING ? tacos_run((st)->core, p, &call, a)                         \
+                                : pmpi_launch(st, p, &call, a, mode == PERSISTENT, request))
+
 static int done(MPI_Comm comm, int rc)
 {
     if (rc != MPI_SUCCESS)
@@ -510,96 +597,247 @@ static int done(MPI_Comm comm, int rc)
     return rc;
 }
 
-int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
-                  MPI_Comm comm)
+/* A reduction's view; nonblocking and persistent calls also need a
+ * predefined op: PMPI gives no way to hold a user's op past an
+ * MPI_Op_free that may come before the operation ends. */
+static const char *view_reduction(MPI_Datatype dtype, size_t count, MPI_Op op, call_mode_t mode,
+                                  tacos_view_t *v, call_ctx_t *x)
 {
-    STATE(st, comm, Allreduce, sbuf, rbuf, count, dtype, op, comm);
-    CALL(st, TAG_ALLREDUCE, op);
-    const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
-    const tacos_plan_t *p;
-    PLAN(st, TACOS_ALLREDUCE, 0, why, p, Allreduce, sbuf, rbuf, count, dtype, op, comm);
-    tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    static const MPI_Op predefined[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
+                                        MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
+                                        MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
+    const char *why = view_elements(dtype, count, op, v, x);
+    int known = mode == BLOCKING;
+    for (size_t i = 0; i < sizeof predefined / sizeof *predefined; i++)
+        known |= op == predefined[i];
+    return why ? why : known ? NULL : "a user-defined op (nonblocking and persistent calls)";
 }
 
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                  MPI_Datatype rdtype, MPI_Comm comm)
+static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    STATE(st, comm, Allreduce, Iallreduce, sbuf, rbuf, count, dtype, op, comm);
+    CALL(st, TAG_ALLREDUCE, op);
+    const char *why = view_reduction(dtype, (size_t)count, op, mode, &call.v, &x);
+    const tacos_plan_t *p;
+    PLAN(st, TACOS_ALLREDUCE, 0, why, p, Allreduce, Iallreduce, sbuf, rbuf, count, dtype, op,
+         comm);
+    tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    return RUN(st, p, &a);
+}
+
+static int allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                     MPI_Datatype rdtype, MPI_Comm comm, MODE_ARGS)
+{
+    STATE(st, comm, Allgather, Iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     CALL(st, TAG_ALLGATHER, MPI_OP_NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(st, TACOS_ALLGATHER, 0, why, p, Allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-         comm);
+    PLAN(st, TACOS_ALLGATHER, 0, why, p, Allgather, Iallgather, sbuf, scount, sdtype, rbuf, rcount,
+         rdtype, comm);
     /* with MPI_IN_PLACE, scount and sdtype are not to be read */
     tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    return RUN(st, p, &a);
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
+static int bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Bcast, buf, count, dtype, root, comm);
+    STATE(st, comm, Bcast, Ibcast, buf, count, dtype, root, comm);
     CALL(st, TAG_BCAST, MPI_OP_NULL);
     const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, buf, count, dtype, root, comm);
+    PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, Ibcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, (size_t)count, &dtype);
     tacos_args_t a = {NULL, &d, root, NULL, 0};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    return RUN(st, p, &a);
 }
 
-int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
-               MPI_Comm comm)
+static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
+                  MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    STATE(st, comm, Reduce, Ireduce, sbuf, rbuf, count, dtype, op, root, comm);
     CALL(st, TAG_REDUCE, op);
-    const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
+    const char *why = view_reduction(dtype, (size_t)count, op, mode, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(st, TACOS_REDUCE, root, why, p, Reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    PLAN(st, TACOS_REDUCE, root, why, p, Reduce, Ireduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
     tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    return RUN(st, p, &a);
 }
 
-int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
-                             MPI_Op op, MPI_Comm comm)
+static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
+                                MPI_Op op, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
+    STATE(st, comm, Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
+          comm);
     int n;
     PMPI_Comm_size(comm, &n);
     size_t total = (size_t)rcount * (size_t)n;
     CALL(st, TAG_REDUCE_SCATTER, op);
-    const char *why = view_elements(dtype, total, op, &call.v, &x);
+    const char *why = view_reduction(dtype, total, op, mode, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
-         comm);
+    PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter_block, Ireduce_scatter_block, sbuf,
+         rbuf, rcount, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
     tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    return RUN(st, p, &a);
 }
 
-int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
-                       MPI_Op op, MPI_Comm comm)
+static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
+                          MPI_Op op, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    STATE(st, comm, Reduce_scatter, Ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     size_t total = 0;
     for (int r = 0; r < n; r++)
         total += (size_t)rcounts[r];
     CALL(st, TAG_REDUCE_SCATTER, op);
-    const char *why = view_elements(dtype, total, op, &call.v, &x);
+    const char *why = view_reduction(dtype, total, op, mode, &call.v, &x);
     const tacos_plan_t *p;
-    PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter, sbuf, rbuf, rcounts, dtype, op,
-         comm);
+    PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter, Ireduce_scatter, sbuf, rbuf, rcounts,
+         dtype, op, comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
     tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0};
-    return done(comm, tacos_run(st->core, p, &call, &a));
+    return RUN(st, p, &a);
+}
+
+/* The entry points: each collective in its three modes. */
+#define B BLOCKING, MPI_INFO_NULL, NULL
+#define I(request) NONBLOCKING, MPI_INFO_NULL, request
+
+int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return allreduce(sbuf, rbuf, count, dtype, op, comm, B);
+}
+int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return allreduce(sbuf, rbuf, count, dtype, op, comm, I(request));
+}
+int MPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return allreduce(sbuf, rbuf, count, dtype, op, comm, PERSISTENT, info, request);
+}
+
+int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                  MPI_Datatype rdtype, MPI_Comm comm)
+{
+    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, B);
+}
+int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                   MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request)
+{
+    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, I(request));
+}
+int MPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                       MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, PERSISTENT, info, request);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
+{
+    return bcast(buf, count, dtype, root, comm, B);
+}
+int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return bcast(buf, count, dtype, root, comm, I(request));
+}
+int MPI_Bcast_init(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request)
+{
+    return bcast(buf, count, dtype, root, comm, PERSISTENT, info, request);
+}
+
+int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    return reduce(sbuf, rbuf, count, dtype, op, root, comm, B);
+}
+int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request *request)
+{
+    return reduce(sbuf, rbuf, count, dtype, op, root, comm, I(request));
+}
+int MPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce(sbuf, rbuf, count, dtype, op, root, comm, PERSISTENT, info, request);
+}
+
+int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
+                             MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, B);
+}
+int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, I(request));
+}
+int MPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, PERSISTENT, info, request);
+}
+
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
+                       MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, B);
+}
+int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, I(request));
+}
+int MPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
+                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, PERSISTENT, info, request);
+}
+#undef B
+#undef I
+
+/* MPI_Barrier plans what nonblocking calls of the communicator wanted
+ * (making its state first where one of them found none), and progresses
+ * operations in flight while it waits. */
+int MPI_Barrier(MPI_Comm comm)
+{
+    unmade_t *u;
+    int marked = 0, rc;
+    pthread_once(&once, init_once);
+    if (comm != MPI_COMM_NULL)
+        PMPI_Comm_get_attr(comm, unmade_keyval, &u, &marked);
+    state_t *st = state_of(comm, marked);
+    if (st && marked) {
+        /* the keys are the same on every rank, unless one lacked the memory */
+        int n[2] = {u->n, -u->n};
+        PMPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MIN, st->comm);
+        for (int i = 0; n[0] == -n[1] && i < u->n; i++) {
+            const char *why = NULL;
+            tacos_comm_plan_nonblocking(st->core, u->key[i].coll, u->key[i].root,
+                                        u->key[i].bytes, &why);
+        }
+    }
+    if (marked)
+        PMPI_Comm_delete_attr(comm, unmade_keyval);
+    if (st && (rc = tacos_comm_prepare(st->core)) != MPI_SUCCESS)
+        return done(comm, rc);
+    if (!pmpi_busy())
+        return PMPI_Barrier(comm);
+    MPI_Request r;
+    rc = PMPI_Ibarrier(comm, &r);
+    return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r) : rc);
 }
 
 #if MPI_VERSION >= 4
@@ -685,7 +923,7 @@ static void note_enable(MPI_Comm comm, MPI_Info info)
         return;
     int on = !strcmp(v, "true") || !strcmp(v, "1");
     if (!on && strcmp(v, "false") && strcmp(v, "0"))
-        say(0, "info key tacos_enable=%s is neither true nor false; ignored", v);
+        pmpi_say(0, "info key tacos_enable=%s is neither true nor false; ignored", v);
     else
         PMPI_Comm_set_attr(comm, enable_keyval, on ? (void *)1 : NULL);
 }
@@ -716,10 +954,11 @@ int MPI_Finalize(void)
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
         PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
         __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
+        pmpi_requests_finalize();
         int me;
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
         if (me == 0)
-            say(5, "MPI_Finalize: %d communicator state(s) left (communicators not freed)",
+            pmpi_say(5, "MPI_Finalize: %d communicator state(s) left (communicators not freed)",
                 __atomic_load_n(&live_states, __ATOMIC_RELAXED));
     }
     return PMPI_Finalize();

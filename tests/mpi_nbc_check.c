@@ -242,6 +242,13 @@ static void check_alone(MPI_Comm comm, int quick)
                             continue;
                         if (k == BCAST && ip)
                             continue;
+#ifdef MPICH_VERSION
+                        /* MPICH 4.0.2's own MPI_Ireduce_scatter in place
+                         * aborts on an overlapping memcpy (README), and
+                         * serves what is not planned yet */
+                        if (k == RS && ip && counts[ci] > 1000)
+                            continue;
+#endif
                         coll_t c;
                         make(&c, k, comm, counts[ci], root, ip);
                         fill(&c, round * 10 + ci);
@@ -357,7 +364,8 @@ static void check_persistent(MPI_Comm comm, int starts)
     MPI_Request_free(&c.req);
     MPI_Barrier(comm);
     MPI_Allreduce(MPI_IN_PLACE, &P, 1, MPI_INT, MPI_MAX, comm); /* progress meanwhile */
-    unmake(&c); /* after a barrier and an allreduce all ranks sent and received */
+    /* nothing tells when the operation ends (it may still run after the
+     * barrier): its buffers are never freed */
 }
 
 /* Rank 0 computes for a while before it waits. */

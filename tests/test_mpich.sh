@@ -30,7 +30,7 @@ mpich() {
         mpiexec.mpich -n "$np" env LD_PRELOAD="$LIB" $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'schedule k=' "$T/out") calls through schedules"
-    grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
+    grep -q "mpi_[a-z]*_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "np=$np$opts $*: exit $rc"; tail -20 "$T/out" >&2; return 1; }
 }
 
@@ -85,6 +85,22 @@ mpich 2 -- --large-count && ran "large count" allreduce reduce broadcast
 # bounded scratch across communicators; deterministic reductions
 mpich 2 TACOS_SCRATCH_MAX_MIB=16 -- --many-comms
 mpich 3 TACOS_CHUNKS=4 TACOS_DETERMINISTIC=1 -- --deterministic
+
+# nonblocking and persistent collectives (mpi_nbc_check against MPICH):
+# every result checked; the trace must show each collective run as a
+# nonblocking schedule (MPICH's own MPI_Allgather_init gives wrong blocks:
+# a fall-back cannot pass)
+COLL_CHECK=$CHECK
+CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
+for np in 1 2 3 4 5 7 8; do
+    if [ "$np" = 2 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
+    grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "mpi_nbc_check np=$np: wrong results"
+    for c in allreduce allgather broadcast reduce reduce-scatter; do
+        [ "$np" -gt 1 ] && ! grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" &&
+            fail "mpi_nbc_check np=$np: libtacos-pmpi never ran $c nonblocking"
+    done
+done
+CHECK=$COLL_CHECK
 
 # default thresholds: small calls go to MPICH's own, and say why
 timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" "$CHECK" --quick \

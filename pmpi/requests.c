@@ -1,0 +1,477 @@
+/*
+ * Nonblocking and persistent collectives of libtacos-pmpi: operations of
+ * the core (tacos_req_t), the requests the application holds for them, and
+ * their progress.
+ *
+ * The requests are MPICH's own, so that every MPI call that takes a
+ * request takes them:
+ * - a nonblocking call returns a generalized request made with
+ *   MPIX_Grequest_start (MPICH's extension with a poll function, which
+ *   MPICH's MPI_Wait*, MPI_Test* call): it completes through whatever
+ *   path waits on it, the Fortran bindings' included;
+ * - a persistent call returns a persistent receive of 0 bytes on a private
+ *   duplicate of MPI_COMM_SELF, a tag per request (PMPI_Recv_init), that
+ *   the library completes with a message to self when the schedule is done;
+ *   MPI_Start(all) and MPI_Request_free are intercepted to start and free
+ *   the schedule with it.
+ *
+ * Progress: every operation in flight advances in pmpi_progress, called by
+ * the poll function, by MPI_Wait*, MPI_Test*, MPI_Request_get_status
+ * (intercepted: while operations are in flight, a wait is a loop of tests
+ * and progress), by the library's blocking collectives while they wait and
+ * by MPI_Barrier.  The limit (README): a blocking call the library does not
+ * intercept (MPI_Recv, MPI_Send, MPICH's own collectives, ...) does not
+ * progress them, so a rank blocked there while another rank waits for its
+ * part of a schedule can hang.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tacos_pmpi.h"
+
+/* Operations' tags on the private duplicate: from 64 up (the blocking
+ * collectives' are below), one per operation started, cyclic. */
+enum { FIRST_TAG = 64, MAX_TAGS = 1 << 20 };
+
+typedef struct op {
+    call_ctx_t x;
+    space_t space;
+    tacos_req_t *req;
+    MPI_Datatype types[2]; /* the call's (send, recv), duplicated where derived */
+    tacos_data_t data[2];  /* the call's buffers, with these types */
+    MPI_Request handle;    /* what the application holds */
+    int persistent, signal_tag;
+    int status;         /* the last run's: MPI_SUCCESS or its error */
+    int active;         /* in flight */
+    int free_when_done; /* the application freed the request while in flight */
+    struct op *prev, *next; /* in flight */
+    struct op *later;       /* persistent ones, all */
+} op_t;
+
+static op_t *in_flight, *persistent_ops;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Comm signal_comm = MPI_COMM_NULL; /* persistent requests' receives */
+static int tags, signal_tags;                /* tags an operation may take; signals made */
+
+int pmpi_busy(void) { return __atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) != NULL; }
+
+/* Derived datatypes are duplicated: the application may free its own
+ * before the operation ends. */
+static int hold_type(MPI_Datatype t, MPI_Datatype *held)
+{
+    int ni, na, nd, combiner;
+    *held = t;
+    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED ? MPI_SUCCESS : PMPI_Type_dup(t, held);
+}
+
+/* What the operation holds but its request: scratch, types, the state. */
+static void release(op_t *o)
+{
+    tacos_req_free(o->req);
+    o->req = NULL;
+    for (int i = 0; i < 2; i++) {
+        int ni, na, nd, combiner;
+        if (o->types[i] == MPI_DATATYPE_NULL)
+            continue;
+        PMPI_Type_get_envelope(o->types[i], &ni, &na, &nd, &combiner);
+        if (combiner != MPI_COMBINER_NAMED)
+            PMPI_Type_free(&o->types[i]);
+        o->types[i] = MPI_DATATYPE_NULL;
+    }
+    if (o->x.st)
+        pmpi_state_release(o->x.st);
+    o->x.st = NULL;
+}
+
+static void destroy(op_t *o)
+{
+    release(o);
+    free(o->space.p);
+    free(o);
+}
+
+/* Under the lock. */
+static void unlink_in_flight(op_t *o)
+{
+    if (o->prev)
+        o->prev->next = o->next;
+    else
+        __atomic_store_n(&in_flight, o->next, __ATOMIC_RELEASE);
+    if (o->next)
+        o->next->prev = o->prev;
+    o->prev = o->next = NULL;
+}
+
+/* The run is over (status rc): the application's request completes.
+ * Called without the lock (MPICH may call the free function inside). */
+static void complete(op_t *o, int rc)
+{
+    pthread_mutex_lock(&lock);
+    o->status = rc;
+    o->active = 0;
+    int free_it = o->free_when_done, tag = o->signal_tag;
+    MPI_Request h = o->handle;
+    if (!o->persistent)
+        release(o); /* scratch goes now; the request's query still reads the status */
+    pthread_mutex_unlock(&lock);
+    if (o->persistent) {
+        MPI_Request s;
+        if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, signal_comm, &s) == MPI_SUCCESS)
+            PMPI_Request_free(&s);
+        if (free_it) /* freed by the application while active: its receive ends here */
+            PMPI_Wait(&h, MPI_STATUS_IGNORE), PMPI_Request_free(&h);
+    } else {
+        PMPI_Grequest_complete(h);
+    }
+    if (free_it)
+        destroy(o);
+}
+
+void pmpi_progress(void)
+{
+    if (!pmpi_busy() || pthread_mutex_trylock(&lock))
+        return; /* nothing to do, or another thread does it */
+    op_t *done = NULL;
+    for (op_t *o = in_flight, *next; o; o = next) {
+        int finished = 0, rc = tacos_req_progress(o->req, &finished);
+        next = o->next;
+        if (finished) {
+            unlink_in_flight(o);
+            o->status = rc;
+            o->next = done, done = o;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    for (op_t *o = done, *next; o; o = next) {
+        next = o->next;
+        o->next = NULL;
+        complete(o, o->status);
+    }
+}
+
+/* Posts the operation's first messages under a tag of its own. */
+static int start(op_t *o)
+{
+    state_t *st = o->x.st;
+    o->x.tag = FIRST_TAG + (int)(st->started++ % (unsigned)tags);
+    o->x.error = MPI_SUCCESS;
+    o->status = MPI_SUCCESS;
+    int rc = o->persistent ? PMPI_Start(&o->handle) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    o->active = 1;
+    if ((rc = tacos_req_start(o->req)) != MPI_SUCCESS) {
+        complete(o, rc); /* the request completes with the error */
+        return rc;
+    }
+    pthread_mutex_lock(&lock);
+    o->prev = NULL;
+    o->next = in_flight;
+    if (in_flight)
+        in_flight->prev = o;
+    __atomic_store_n(&in_flight, o, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lock);
+    return MPI_SUCCESS;
+}
+
+/* ---- the generalized request of a nonblocking call ------------------------- */
+
+static int greq_query(void *extra, MPI_Status *s)
+{
+    op_t *o = extra;
+    PMPI_Status_set_elements(s, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(s, 0);
+    s->MPI_SOURCE = MPI_UNDEFINED;
+    s->MPI_TAG = MPI_UNDEFINED;
+    return o->status;
+}
+
+/* MPICH calls it when the request is freed, which may be before the
+ * operation ends (MPI_Request_free): then it is destroyed at the end. */
+static int greq_free(void *extra)
+{
+    op_t *o = extra;
+    pthread_mutex_lock(&lock);
+    int now = !o->active;
+    o->free_when_done = 1;
+    pthread_mutex_unlock(&lock);
+    if (now)
+        destroy(o);
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete_)
+{
+    (void)extra;
+    return complete_ ? MPI_SUCCESS : MPI_ERR_REQUEST; /* collectives cannot be cancelled */
+}
+
+static int greq_poll(void *extra, MPI_Status *s)
+{
+    (void)extra, (void)s;
+    pmpi_progress();
+    return MPI_SUCCESS;
+}
+
+/* MPICH's MPI_Waitall may wait for several of them at once. */
+static int greq_wait(int n, void **extra, double timeout, MPI_Status *s)
+{
+    (void)timeout, (void)s;
+    for (int i = 0; i < n; i++)
+        while (__atomic_load_n(&((op_t *)extra[i])->active, __ATOMIC_ACQUIRE))
+            pmpi_progress();
+    return MPI_SUCCESS;
+}
+
+/* ---- making operations ---------------------------------------------------------- */
+
+/* Under the lock: the tag range, the signal communicator. */
+static int setup(int persistent)
+{
+    if (!tags) {
+        int *ub, found = 0;
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+        tags = found && *ub - FIRST_TAG < MAX_TAGS ? *ub - FIRST_TAG : MAX_TAGS;
+    }
+    if (persistent && signal_comm == MPI_COMM_NULL)
+        return PMPI_Comm_dup(MPI_COMM_SELF, &signal_comm);
+    return MPI_SUCCESS;
+}
+
+int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
+                const tacos_args_t *a, int persistent, MPI_Request *request)
+{
+    op_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return MPI_ERR_NO_MEM;
+    o->x = *(const call_ctx_t *)call->tp.ctx;
+    o->x.space = &o->space;
+    o->x.st = NULL; /* holds no reference yet */
+    o->persistent = persistent;
+    o->handle = MPI_REQUEST_NULL;
+    tacos_args_t own_args = *a;
+    const tacos_data_t *d[2] = {a->send, a->recv};
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < 2; i++) {
+        o->types[i] = MPI_DATATYPE_NULL;
+        if (!d[i])
+            continue;
+        o->data[i] = *d[i];
+        if (d[i]->type && rc == MPI_SUCCESS) {
+            rc = hold_type(*(const MPI_Datatype *)d[i]->type, &o->types[i]);
+            o->data[i].type = &o->types[i];
+        }
+    }
+    own_args.send = a->send ? &o->data[0] : NULL;
+    own_args.recv = &o->data[1];
+    if (o->x.unit != MPI_BYTE) /* reductions combine elements of the call's datatype */
+        o->x.unit = o->types[1];
+    tacos_call_t own = *call;
+    own.tp.ctx = &o->x;
+    own.error = &o->x.error;
+    if (rc == MPI_SUCCESS)
+        rc = tacos_req_new(st->core, p, &own, &own_args, &o->req);
+    if (rc != MPI_SUCCESS) {
+        destroy(o);
+        return rc;
+    }
+    __atomic_add_fetch(&st->refs, 1, __ATOMIC_RELAXED);
+    o->x.st = st;
+    pthread_mutex_lock(&lock);
+    rc = setup(persistent);
+    if (rc == MPI_SUCCESS && persistent) {
+        o->signal_tag = signal_tags++ % MAX_TAGS;
+        rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, o->signal_tag, signal_comm, &o->handle);
+        if (rc == MPI_SUCCESS)
+            o->later = persistent_ops, persistent_ops = o;
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc == MPI_SUCCESS && !persistent)
+        rc = MPIX_Grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
+                                 &o->handle);
+    if (rc != MPI_SUCCESS) {
+        destroy(o);
+        return rc;
+    }
+    *request = o->handle;
+    if (!persistent && (rc = start(o)) != MPI_SUCCESS) {
+        PMPI_Request_free(request); /* completed with the error: freed */
+        return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The persistent operation whose request h is, or NULL. */
+static op_t *persistent_op(MPI_Request h)
+{
+    if (!__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED) || h == MPI_REQUEST_NULL)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    op_t *o = persistent_ops;
+    while (o && o->handle != h)
+        o = o->later;
+    pthread_mutex_unlock(&lock);
+    return o;
+}
+
+/* Requests among r[i] (i in idx[0..n), or 0..n when idx is NULL) whose
+ * persistent operation failed: their status says so, and the call (its
+ * error where it completes one request, else MPI_ERR_IN_STATUS). */
+static int run_errors(int one, int n, const MPI_Request *r, const int *idx, MPI_Status *s, int rc)
+{
+    if (rc != MPI_SUCCESS || !__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED))
+        return rc;
+    for (int j = 0; j < n; j++) {
+        int i = idx ? idx[j] : j;
+        op_t *o = i >= 0 ? persistent_op(r[i]) : NULL;
+        if (!o || o->status == MPI_SUCCESS)
+            continue;
+        if (s != MPI_STATUS_IGNORE && s != MPI_STATUSES_IGNORE)
+            s[idx ? j : i].MPI_ERROR = o->status;
+        rc = one ? o->status : MPI_ERR_IN_STATUS;
+    }
+    return rc;
+}
+
+/* ---- the request calls ------------------------------------------------------------ */
+
+int MPI_Start(MPI_Request *r)
+{
+    op_t *o = persistent_op(*r);
+    if (!o)
+        return PMPI_Start(r);
+    return o->active ? MPI_ERR_REQUEST : start(o);
+}
+
+int MPI_Startall(int n, MPI_Request r[])
+{
+    if (!__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED))
+        return PMPI_Startall(n, r);
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = MPI_Start(&r[i]);
+    return rc;
+}
+
+int MPI_Request_free(MPI_Request *r)
+{
+    op_t *o = persistent_op(*r);
+    if (!o)
+        return PMPI_Request_free(r);
+    pthread_mutex_lock(&lock);
+    op_t **at = &persistent_ops;
+    while (*at != o)
+        at = &(*at)->later;
+    *at = o->later;
+    int now = !o->active;
+    o->free_when_done = 1; /* in flight: at its end */
+    pthread_mutex_unlock(&lock);
+    *r = MPI_REQUEST_NULL;
+    if (!now)
+        return MPI_SUCCESS;
+    /* its receive completes first (an active one freed, then matched by
+     * the signal, corrupted MPICH 4.0.2's request counts) */
+    PMPI_Wait(&o->handle, MPI_STATUS_IGNORE);
+    int rc = PMPI_Request_free(&o->handle);
+    destroy(o);
+    return rc;
+}
+
+int pmpi_wait(MPI_Request *r)
+{
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        return PMPI_Wait(r, MPI_STATUS_IGNORE);
+    while ((rc = PMPI_Test(r, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag)
+        pmpi_progress();
+    return rc;
+}
+
+int MPI_Wait(MPI_Request *r, MPI_Status *s)
+{
+    MPI_Request h = *r;
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        rc = PMPI_Wait(r, s);
+    else
+        while ((rc = PMPI_Test(r, &flag, s)) == MPI_SUCCESS && !flag)
+            pmpi_progress();
+    return run_errors(1, 1, &h, NULL, s, rc);
+}
+
+int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s)
+{
+    MPI_Request h = *r;
+    pmpi_progress();
+    int rc = PMPI_Test(r, flag, s);
+    return *flag ? run_errors(1, 1, &h, NULL, s, rc) : rc;
+}
+
+int MPI_Waitall(int n, MPI_Request r[], MPI_Status s[])
+{
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        rc = PMPI_Waitall(n, r, s);
+    else
+        while ((rc = PMPI_Testall(n, r, &flag, s)) == MPI_SUCCESS && !flag)
+            pmpi_progress();
+    return run_errors(0, n, r, NULL, s, rc);
+}
+
+int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status s[])
+{
+    pmpi_progress();
+    int rc = PMPI_Testall(n, r, flag, s);
+    return *flag ? run_errors(0, n, r, NULL, s, rc) : rc;
+}
+
+int MPI_Waitany(int n, MPI_Request r[], int *idx, MPI_Status *s)
+{
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        rc = PMPI_Waitany(n, r, idx, s);
+    else
+        while ((rc = PMPI_Testany(n, r, idx, &flag, s)) == MPI_SUCCESS && !flag)
+            pmpi_progress();
+    return *idx != MPI_UNDEFINED ? run_errors(1, 1, r, idx, s, rc) : rc;
+}
+
+int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *s)
+{
+    pmpi_progress();
+    int rc = PMPI_Testany(n, r, idx, flag, s);
+    return *flag && *idx != MPI_UNDEFINED ? run_errors(1, 1, r, idx, s, rc) : rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[])
+{
+    int rc;
+    if (!pmpi_busy())
+        rc = PMPI_Waitsome(n, r, out, idx, s);
+    else
+        while ((rc = PMPI_Testsome(n, r, out, idx, s)) == MPI_SUCCESS && *out == 0)
+            pmpi_progress();
+    return *out != MPI_UNDEFINED ? run_errors(0, *out, r, idx, s, rc) : rc;
+}
+
+int MPI_Testsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[])
+{
+    pmpi_progress();
+    int rc = PMPI_Testsome(n, r, out, idx, s);
+    return *out != MPI_UNDEFINED ? run_errors(0, *out, r, idx, s, rc) : rc;
+}
+
+int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *s)
+{
+    pmpi_progress();
+    return PMPI_Request_get_status(r, flag, s);
+}
+
+void pmpi_requests_finalize(void)
+{
+    if (signal_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&signal_comm);
+}
