@@ -1,38 +1,54 @@
 #!/bin/sh
-# Nonblocking and persistent MPI_Allreduce through coll/tacos (Open MPI),
-# each table from one job whose variants run in alternating blocks
-# (osu_coll --ab, median of ROUNDS blocks, average over ranks):
+# Nonblocking and persistent MPI_Allreduce through coll/tacos, each table
+# from one job whose variants run in alternating blocks (osu_coll --ab,
+# median of ROUNDS blocks, average over ranks):
 # 1. latency: MPI_Iallreduce + MPI_Wait and MPI_Start + MPI_Wait of a
-#    persistent request, against the blocking tacos call and tuned;
-# 2. overlap % (as osu_iallreduce), tacos against libnbc, with no MPI call
-#    during the computation and with 10 MPI_Test calls spread over it;
+#    persistent request, against the blocking tacos call and the MPI's own
+#    (Open MPI: tuned);
+# 2. overlap % (as osu_iallreduce), tacos against the MPI's own nonblocking
+#    collectives (Open MPI: libnbc), with no MPI call during the computation
+#    and with 10 MPI_Test calls spread over it;
 # 3. the cost of making (and freeing) a persistent request.
+# MPI=mpich: libtacos-pmpi preloaded under mpiexec.mpich, switched by the
+# communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
-#   benchmarks/bench_nbc.sh [MAXBYTES]   (NPS="2 4", MIN, ROUNDS)
+#   [MPI=mpich] benchmarks/bench_nbc.sh [MAXBYTES]   (NPS="2 4", MIN, ROUNDS)
 # On the emulated cluster, tests/testbed.sh runs it with TESTBED_MPIRUN.
 B=$(cd "$(dirname "$0")/.." && pwd)
 MAX=${1:-4194304}
 MIN=${MIN:-65536}
 ROUNDS=${ROUNDS:-5}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
-launch() {
-    np=$1
-    shift
-    ${TESTBED_MPIRUN:-mpirun --allow-run-as-root --oversubscribe -np $np} \
-        --mca coll tacos,tuned,basic,inter,libnbc,self "$B/benchmarks/osu_coll" allreduce \
-        --min "$MIN" --max "$MAX" --ab "$ROUNDS" "$@"
-}
+if [ "${MPI:-openmpi}" = mpich ]; then
+    own=mpich nbc=mpich
+    launch() {
+        np=$1
+        shift
+        ${TESTBED_MPIEXEC:-mpiexec.mpich -n $np} env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
+            TACOS_MIN_BYTES=0 "$B/benchmarks/osu_coll_mpich" allreduce \
+            --min "$MIN" --max "$MAX" --ab "$ROUNDS" "$@"
+    }
+else
+    own=tuned nbc=libnbc
+    DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
+    export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+    launch() {
+        np=$1
+        shift
+        ${TESTBED_MPIRUN:-mpirun --allow-run-as-root --oversubscribe -np $np} \
+            --mca coll tacos,tuned,basic,inter,libnbc,self "$B/benchmarks/osu_coll" allreduce \
+            --min "$MIN" --max "$MAX" --ab "$ROUNDS" "$@"
+    }
+fi
 [ -n "${TESTBED_MPIRUN:-}" ] && NPS=testbed
 for np in ${NPS:-2 4}; do
     echo "== $np ranks"
     launch "$np" --variant nonblocking:mode=nonblocking --variant persistent:mode=persistent \
-        --variant blocking --variant tuned:coll_tacos_enable=0 --baseline blocking
+        --variant blocking --variant $own:coll_tacos_enable=0 --baseline blocking
     for probes in 0 10; do
         launch "$np" --mode overlap --probes "$probes" --variant tacos \
-            --variant libnbc:coll_tacos_enable=0 --baseline libnbc |
+            --variant $nbc:coll_tacos_enable=0 --baseline $nbc |
             sed "s/^# allreduce overlap,/# allreduce overlap ($probes MPI_Test calls during the computation),/"
     done
-    launch "$np" --mode init --variant tacos --variant libnbc:coll_tacos_enable=0 --baseline libnbc
+    launch "$np" --mode init --variant tacos --variant $nbc:coll_tacos_enable=0 --baseline $nbc
     echo
 done

@@ -33,6 +33,7 @@ typedef struct {
     bool calibrate;        /* ping-pongs replace the probed α/β */
     int measure;           /* links between hosts: 0 off, 1 measured + job cache, 2 always */
     int cache_size;        /* programs kept per communicator */
+    bool nonblocking;      /* MPI_I* and _init calls through schedules */
     size_t scratch_max;    /* scratch kept between calls, whole process */
     bool deterministic;    /* combine reductions in program order */
 } mca_coll_tacos_component_t;

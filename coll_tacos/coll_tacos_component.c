@@ -71,6 +71,7 @@ static int tacos_register(void)
     c->chunks = d.chunks, c->seed = d.seed, c->trials = d.trials;
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
+    c->nonblocking = d.nonblocking;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
@@ -161,6 +162,11 @@ static int tacos_register(void)
             "class) used; beyond it the oldest is dropped and synthesized again when needed "
             "(default 32). Must be equal on all ranks",
             &c->cache_size);
+    reg_bool("nonblocking",
+             "Run nonblocking (MPI_I*) and persistent (MPIX_*_init) collectives through "
+             "schedules too, where their size is planned already (default true); false: they go "
+             "to the previous component (libnbc). Must be equal on all ranks",
+             &c->nonblocking);
     reg("scratch_max_bytes",
         "Scratch memory (work buffers, space for arriving reductions) the communicators of a "
         "process keep between calls to avoid page faults, in total; a call that finds the "

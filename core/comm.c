@@ -199,12 +199,13 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     const tacos_settings_t *s = &c->s;
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "cache_size", "topo_file"};
+                                  "cache_size", "topo_file", "nonblocking"};
     enum { N = sizeof names / sizeof names[0] };
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
-                     (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file)};
+                     (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
+                     (uint64_t)s->nonblocking};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)
@@ -464,6 +465,12 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
     }
     if (c->agreed > 0 && below_threshold(c, coll, bytes, why))
         return NULL;
+    if (c->agreed > 0 && !c->s.nonblocking) {
+        char p[64];
+        snprintf(c->why, sizeof c->why, "%s is 0", tacos_comm_param(c, "nonblocking", p));
+        *why = c->why;
+        return NULL;
+    }
     if (c->topo_state < 0) {
         *why = "no usable topology";
         return NULL;

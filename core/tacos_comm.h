@@ -25,6 +25,7 @@
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
     int probe, calibrate, measure, cache_size;
+    int nonblocking; /* 0: nonblocking and persistent calls fall back */
     char *topo_file; /* NULL: the probe */
     /* local: no message depends on them */
     int deterministic;
@@ -43,7 +44,7 @@ typedef struct {
 #define TACOS_SETTINGS_DEFAULT                                                               \
     {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .chunks = 0, .seed = 1,  \
      .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0, .measure = 1,              \
-     .cache_size = 32, .previous = "the previous component", .ucx_lib = "libuct.so.0",       \
+     .cache_size = 32, .nonblocking = 1, .previous = "the previous component", .ucx_lib = "libuct.so.0",       \
      .scratch_max = (size_t)256 << 20}
 
 typedef struct {

@@ -16,13 +16,14 @@
  *   the schedule with it.
  *
  * Progress: every operation in flight advances in pmpi_progress, called by
- * the poll function, by MPI_Wait*, MPI_Test*, MPI_Request_get_status
- * (intercepted: while operations are in flight, a wait is a loop of tests
- * and progress), by the library's blocking collectives while they wait and
- * by MPI_Barrier.  The limit (README): a blocking call the library does not
- * intercept (MPI_Recv, MPI_Send, MPICH's own collectives, ...) does not
- * progress them, so a rank blocked there while another rank waits for its
- * part of a schedule can hang.
+ * the poll function and by the calls the library intercepts: MPI_Wait*,
+ * MPI_Test*, MPI_Request_get_status, MPI_Send, MPI_Ssend, MPI_Recv,
+ * MPI_Sendrecv, MPI_Probe, MPI_Barrier and its own collectives (while
+ * operations are in flight, their waits are loops of tests and progress).
+ * The limit (README): a blocking call it does not intercept (MPICH's own
+ * collectives such as MPI_Alltoall, MPI_Bsend, MPI_Mprobe, file I/O, ...)
+ * does not progress them, so a rank blocked there while another rank
+ * waits for its part of a schedule can hang.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -380,12 +381,12 @@ int MPI_Request_free(MPI_Request *r)
     return rc;
 }
 
-int pmpi_wait(MPI_Request *r)
+int pmpi_wait(MPI_Request *r, MPI_Status *s)
 {
     int flag = 0, rc;
     if (!pmpi_busy())
-        return PMPI_Wait(r, MPI_STATUS_IGNORE);
-    while ((rc = PMPI_Test(r, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag)
+        return PMPI_Wait(r, s);
+    while ((rc = PMPI_Test(r, &flag, s)) == MPI_SUCCESS && !flag)
         pmpi_progress();
     return rc;
 }
@@ -393,13 +394,7 @@ int pmpi_wait(MPI_Request *r)
 int MPI_Wait(MPI_Request *r, MPI_Status *s)
 {
     MPI_Request h = *r;
-    int flag = 0, rc;
-    if (!pmpi_busy())
-        rc = PMPI_Wait(r, s);
-    else
-        while ((rc = PMPI_Test(r, &flag, s)) == MPI_SUCCESS && !flag)
-            pmpi_progress();
-    return run_errors(1, 1, &h, NULL, s, rc);
+    return run_errors(1, 1, &h, NULL, s, pmpi_wait(r, s));
 }
 
 int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s)
@@ -468,6 +463,63 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *s)
 {
     pmpi_progress();
     return PMPI_Request_get_status(r, flag, s);
+}
+
+/* Blocking point-to-point calls progress the operations while they wait:
+ * a rank in MPI_Recv may hold up another rank's MPI_Wait on a collective
+ * (a legal program: MPI's progress rule). */
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (!pmpi_busy())
+        return PMPI_Send(buf, count, type, dest, tag, comm);
+    int rc = PMPI_Isend(buf, count, type, dest, tag, comm, &r);
+    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (!pmpi_busy())
+        return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    int rc = PMPI_Issend(buf, count, type, dest, tag, comm, &r);
+    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status *s)
+{
+    MPI_Request r;
+    if (!pmpi_busy())
+        return PMPI_Recv(buf, count, type, source, tag, comm, s);
+    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, &r);
+    return rc == MPI_SUCCESS ? pmpi_wait(&r, s) : rc;
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                 MPI_Status *s)
+{
+    MPI_Request r[2];
+    if (!pmpi_busy())
+        return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                             comm, s);
+    int rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &r[0]);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &r[1])))
+        PMPI_Cancel(&r[0]), PMPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && (rc = pmpi_wait(&r[1], MPI_STATUS_IGNORE)) == MPI_SUCCESS)
+        rc = pmpi_wait(&r[0], s);
+    return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *s)
+{
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        return PMPI_Probe(source, tag, comm, s);
+    while ((rc = PMPI_Iprobe(source, tag, comm, &flag, s)) == MPI_SUCCESS && !flag)
+        pmpi_progress();
+    return rc;
 }
 
 void pmpi_requests_finalize(void)

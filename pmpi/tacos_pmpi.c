@@ -68,6 +68,7 @@ static void read_settings(void)
     env_int("TACOS_CALIBRATE", 0, &s->calibrate);
     env_int("TACOS_MEASURE", 0, &s->measure);
     env_int("TACOS_CACHE_SIZE", 1, &s->cache_size);
+    env_int("TACOS_NONBLOCKING", 0, &s->nonblocking);
     env_int("TACOS_DETERMINISTIC", 0, &s->deterministic);
     env_int("TACOS_SCRATCH_MAX_MIB", 0, &scratch_mib);
     s->scratch_max = (size_t)scratch_mib << 20;
@@ -837,7 +838,7 @@ int MPI_Barrier(MPI_Comm comm)
         return PMPI_Barrier(comm);
     MPI_Request r;
     rc = PMPI_Ibarrier(comm, &r);
-    return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r) : rc);
+    return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc);
 }
 
 #if MPI_VERSION >= 4

@@ -50,7 +50,7 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
 int pmpi_busy(void);
 void pmpi_progress(void);
 /* PMPI_Wait on r, progressing the operations meanwhile. */
-int pmpi_wait(MPI_Request *r);
+int pmpi_wait(MPI_Request *r, MPI_Status *s);
 /* MPI_Finalize: the signal communicator goes. */
 void pmpi_requests_finalize(void);
 

@@ -7,10 +7,13 @@
  *   MPI_Testany loops); two communicators interleaved;
  *   persistent requests started many times with changing contents, freed
  *   inactive and while active;
- *   a rank that computes before it waits (the others must not deadlock);
+ *   a rank that computes before it waits (the others must not deadlock),
+ *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
  * Open MPI 4.1's persistent collectives are MPIX_*_init, MPI-4's MPI_*_init.
- * Usage: mpi_nbc_check [--quick]
+ * Usage: mpi_nbc_check [--quick] [--fallback]
+ *   --fallback: the MPI library's own collectives serve the calls (libnbc
+ *   refuses MPI_Request_free on an active request: that case is left out)
  */
 #include <malloc.h>
 #include <mpi.h>
@@ -25,7 +28,7 @@
 #define INIT(name) MPI_##name##_init
 #endif
 
-static int failures, me, n;
+static int failures, me, n, fallback;
 
 #define FAIL(...)                                                                            \
     do {                                                                                     \
@@ -354,7 +357,7 @@ static void check_persistent(MPI_Comm comm, int starts)
     /* freed while it may still run: it completes on its own (not on one
      * rank, where libnbc serves: its requests refuse MPI_Request_free
      * while active) */
-    if (P == 1) {
+    if (P == 1 || fallback) {
         unmake(&c);
         return;
     }
@@ -383,6 +386,26 @@ static void check_late_waiter(MPI_Comm comm)
             FAIL("?");
     }
     wait_check(&c, "late waiter");
+    unmake(&c);
+}
+
+/* Rank 0 blocks in MPI_Recv while rank 1 waits for the collective, then
+ * sends what rank 0 receives: the receive must progress the collective
+ * (MPI's progress rule). */
+static void check_recv_progress(MPI_Comm comm)
+{
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    fill(&c, 600);
+    post(&c, 0);
+    int token = c.rank;
+    if (c.size > 1 && c.rank == 0)
+        MPI_Recv(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
+    wait_check(&c, "a receive that progresses");
+    if (c.size > 1 && c.rank == 1)
+        MPI_Send(&token, 1, MPI_INT, 0, 77, comm);
+    if (c.rank == 0 && token != (c.size > 1))
+        FAIL("receive during a collective: got %d", token);
     unmake(&c);
 }
 
@@ -415,7 +438,9 @@ static void check_no_growth(MPI_Comm comm)
 
 int main(int argc, char **argv)
 {
-    int provided, quick = argc > 1 && !strcmp(argv[1], "--quick");
+    int provided, quick = 0;
+    for (int i = 1; i < argc; i++)
+        quick |= !strcmp(argv[i], "--quick"), fallback |= !strcmp(argv[i], "--fallback");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -431,6 +456,7 @@ int main(int argc, char **argv)
     check_late_waiter(a);
     MPI_Barrier(a); /* plans the late waiter's size */
     check_late_waiter(a);
+    check_recv_progress(a);
     check_no_growth(a);
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);

@@ -70,6 +70,16 @@ for np in 1 2 3 4 5 7 8; do
     done
     echo "nonblocking np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
 done
+# coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_nonblocking 0 "$NBC" --quick --fallback >"$T/out" 2>&1 ||
+    fail "nonblocking=0: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking=0: wrong results"
+grep -q "(nonblocking)" "$T/out" && fail "nonblocking=0: a nonblocking call ran a schedule"
+grep -q "iallreduce: fallback: coll_tacos_nonblocking is 0" "$T/out" ||
+    fail "nonblocking=0: no reason in the trace"
 
 # the smallest selection Open MPI 4.1 accepts: basic builds its allgather and
 # allreduce from bcast and reduce, so setting up calls back into coll/tacos
@@ -169,7 +179,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 # one app context: one message (rank 0, world), the previous component,
 # right results, no hang
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 chunks=2 seed=5 trials=2 \
-          unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 \
+          unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \
