@@ -184,13 +184,16 @@ static void cvar_set(const char *name, const char *value, char *old, size_t oldl
     }
 }
 
+static MPI_Comm dup_with_tacos(int on);
+
 /* A duplicate of MPI_COMM_WORLD created with the assignments of a variant
  * "NAME:VAR=VALUE,VAR=VALUE" in force; "mode=M" sets the variant's --mode
- * instead (*vmode). */
+ * instead (*vmode); coll_tacos_enable where MPI_T has no such variable
+ * (MPICH with libtacos-pmpi): the info key tacos_enable. */
 static MPI_Comm dup_variant(const char *variant, const char **vmode)
 {
     char spec[4096], olds[8][4096], *names[8], *save = NULL;
-    int k = 0;
+    int k = 0, enable = -1, idx;
     const char *colon = strchr(variant, ':');
     snprintf(spec, sizeof spec, "%s", colon ? colon + 1 : "");
     for (char *a = strtok_r(spec, ",", &save); a && k < 8; a = strtok_r(NULL, ",", &save)) {
@@ -204,12 +207,20 @@ static MPI_Comm dup_variant(const char *variant, const char **vmode)
             *vmode = strdup(eq + 1);
             continue;
         }
+        if (!strcmp(a, "coll_tacos_enable") &&
+            MPI_T_cvar_get_index(a, &idx) != MPI_SUCCESS) {
+            enable = atoi(eq + 1);
+            continue;
+        }
         names[k] = a;
         cvar_set(a, eq + 1, olds[k], sizeof olds[k]);
         k++;
     }
     MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (enable >= 0)
+        c = dup_with_tacos(enable);
+    else
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
     while (k-- > 0)
         cvar_set(names[k], olds[k], NULL, 0);
     return c;
