@@ -998,7 +998,7 @@ static void check_fault(void)
             int len;
             MPI_Error_string(rc, msg, &len);
             fprintf(stderr, "rank %d: MPI_Allreduce returned an error: %s\n", me_world, msg);
-            usleep(500000); /* the launcher forwards the line before the abort kills it */
+            sleep(1); /* the launcher forwards the line before the abort kills it */
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
