@@ -637,24 +637,14 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-/* An empty signature moves nothing on any rank (count 0, or a type of size
- * 0): a blocking call is done, with no message (the others fall back).
- * Else plans (nonblocking and persistent calls: only what is planned
- * already); returns an error, falls back, or goes on with p. */
+/* Plans (tacos_comm_plan_call); returns an error or, where nothing is to
+ * move, success; falls back; or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
-        int empty_ = !(why) && call.v.bytes == 0;                                            \
-        if (empty_ && mode == BLOCKING)                                                      \
-            return OMPI_SUCCESS;                                                             \
-        if (empty_)                                                                          \
-            (why) = "nothing to move";                                                       \
-        if (mode == BLOCKING) {                                                              \
-            int plan_rc_ = tacos_comm_plan((m)->core, coll, root, call.v.bytes, &(why), &(p)); \
-            if (plan_rc_ != OMPI_SUCCESS)                                                    \
-                return plan_rc_;                                                             \
-        } else {                                                                             \
-            (p) = tacos_comm_plan_nonblocking((m)->core, coll, root, call.v.bytes, &(why));  \
-        }                                                                                    \
+        int plan_rc_ = tacos_comm_plan_call((m)->core, mode == BLOCKING, coll, root,         \
+                                            call.v.bytes, &(why), &(p));                     \
+        if (plan_rc_ != OMPI_SUCCESS || (!(p) && !(why)))                                    \
+            return plan_rc_;                                                                 \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)

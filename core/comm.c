@@ -450,6 +450,21 @@ int tacos_comm_prepare(tacos_comm_t *c)
     return c->busy || !c->nwanted ? 0 : plan_wanted(c);
 }
 
+int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,
+                         const char **why, const tacos_plan_t **plan)
+{
+    *plan = NULL;
+    if (!*why && bytes == 0) {
+        if (!blocking)
+            *why = "nothing to move";
+        return 0;
+    }
+    if (blocking)
+        return tacos_comm_plan(c, coll, root, bytes, why, plan);
+    *plan = tacos_comm_plan_nonblocking(c, coll, root, bytes, why);
+    return 0;
+}
+
 const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
                                                 size_t bytes, const char **why)
 {

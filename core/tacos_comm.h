@@ -105,6 +105,15 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
                                                 size_t bytes, const char **why);
 int tacos_comm_prepare(tacos_comm_t *c);
 
+/* What a binding calls for each call: the plan in *plan; else NULL with
+ * *why (fall back), or NULL with *why NULL: an empty signature moves
+ * nothing on any rank, so a blocking call is done (a nonblocking one must
+ * make a request: it falls back, "nothing to move").  Blocking calls plan
+ * (tacos_comm_plan), the others take what is planned
+ * (tacos_comm_plan_nonblocking). */
+int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,
+                         const char **why, const tacos_plan_t **plan);
+
 
 /* ---- a call: the drivers every binding shares (coll.c) --------------------- */
 

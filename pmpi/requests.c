@@ -62,10 +62,8 @@ int pmpi_busy(void) { return __atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) != NU
  * before the operation ends. */
 static int hold_type(MPI_Datatype t, MPI_Datatype *held)
 {
-    int ni, na, nd, combiner;
     *held = t;
-    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-    return combiner == MPI_COMBINER_NAMED ? MPI_SUCCESS : PMPI_Type_dup(t, held);
+    return pmpi_named(t) ? MPI_SUCCESS : PMPI_Type_dup(t, held);
 }
 
 /* What the operation holds but its request: scratch, types, the state. */
@@ -74,11 +72,7 @@ static void release(op_t *o)
     tacos_req_free(o->req);
     o->req = NULL;
     for (int i = 0; i < 2; i++) {
-        int ni, na, nd, combiner;
-        if (o->types[i] == MPI_DATATYPE_NULL)
-            continue;
-        PMPI_Type_get_envelope(o->types[i], &ni, &na, &nd, &combiner);
-        if (combiner != MPI_COMBINER_NAMED)
+        if (o->types[i] != MPI_DATATYPE_NULL && !pmpi_named(o->types[i]))
             PMPI_Type_free(&o->types[i]);
         o->types[i] = MPI_DATATYPE_NULL;
     }
@@ -441,14 +435,19 @@ int MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *s)
     return *flag && *idx != MPI_UNDEFINED ? run_errors(1, 1, r, idx, s, rc) : rc;
 }
 
-int MPI_Waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[])
+int pmpi_waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[])
 {
     int rc;
     if (!pmpi_busy())
-        rc = PMPI_Waitsome(n, r, out, idx, s);
-    else
-        while ((rc = PMPI_Testsome(n, r, out, idx, s)) == MPI_SUCCESS && *out == 0)
-            pmpi_progress();
+        return PMPI_Waitsome(n, r, out, idx, s);
+    while ((rc = PMPI_Testsome(n, r, out, idx, s)) == MPI_SUCCESS && *out == 0)
+        pmpi_progress();
+    return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[])
+{
+    int rc = pmpi_waitsome(n, r, out, idx, s);
     return *out != MPI_UNDEFINED ? run_errors(0, *out, r, idx, s, rc) : rc;
 }
 

@@ -262,8 +262,13 @@ static state_t *make_state(MPI_Comm comm)
     return st;
 }
 
-/* The communicator's state, made at its first blocking call if `make`
- * (making it takes collectives); NULL: fall back. */
+/* A communicator whose state is not made yet, to a nonblocking call. */
+static state_t unmade;
+
+/* The communicator's state, made at its first call if `make`: only a
+ * blocking call makes it (that takes collectives; a nonblocking call must
+ * not wait for other ranks), so where none is made yet the others get
+ * `unmade`.  NULL: fall back. */
 static state_t *state_of(MPI_Comm comm, int make)
 {
     pthread_once(&once, init_once);
@@ -272,7 +277,9 @@ static state_t *state_of(MPI_Comm comm, int make)
     if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
-    if (!found && make)
+    if (!found && !make)
+        return &unmade;
+    if (!found)
         st = make_state(comm);
     return st && st->core ? st : NULL;
 }
@@ -328,12 +335,8 @@ static int some(call_ctx_t *c, void **reqs, size_t n, char *done, int block)
     int *idx = (int *)(mreq + sp->n), out = 0, rc;
     for (size_t i = 0; i < n; i++)
         mreq[i] = to_req(reqs[i]);
-    if (block && pmpi_busy())
-        while ((rc = PMPI_Testsome((int)n, mreq, &out, idx, status)) == MPI_SUCCESS && !out)
-            pmpi_progress();
-    else
-        rc = block ? PMPI_Waitsome((int)n, mreq, &out, idx, status)
-                   : PMPI_Testsome((int)n, mreq, &out, idx, status);
+    rc = block ? pmpi_waitsome((int)n, mreq, &out, idx, status)
+               : PMPI_Testsome((int)n, mreq, &out, idx, status);
     if (rc == MPI_SUCCESS && block && out == MPI_UNDEFINED)
         rc = MPI_ERR_INTERN; /* nothing to wait for: the executor's bug */
     for (int i = 0; rc == MPI_ERR_IN_STATUS && i < out; i++)
@@ -406,6 +409,13 @@ static const char *view_elements(MPI_Datatype dtype, size_t count, MPI_Op op, ta
     return tacos_view_elements(count, type_size(dtype), ext, tlb, text, commute, v);
 }
 
+int pmpi_named(MPI_Datatype t)
+{
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
 /* Whether count elements of dtype are one run of bytes: predefined types
  * and contiguous, duplicated or resized ones built on them, whose data
  * fills their true extent, with no gap between elements. */
@@ -422,9 +432,7 @@ static int contiguous(MPI_Datatype dtype, size_t count)
         MPI_Datatype inner;
         PMPI_Type_get_contents(dtype, ni, na, nd, ints, addrs, &inner);
         ok = contiguous(inner, 2); /* its elements are contiguous with each other */
-        int inner_combiner;
-        PMPI_Type_get_envelope(inner, &ni, &na, &nd, &inner_combiner);
-        if (inner_combiner != MPI_COMBINER_NAMED)
+        if (!pmpi_named(inner))
             PMPI_Type_free(&inner);
     } else {
         return 0;
@@ -502,29 +510,21 @@ typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
      : mode == PERSISTENT ? PMPI_##name##_init(__VA_ARGS__, info, request)                   \
                           : PMPI_##name(__VA_ARGS__))
 
-/* The communicator's state.  Only a blocking call makes it (that takes
- * collectives; a nonblocking call must not wait for other ranks): where a
- * nonblocking call finds none, `unmade`; then the call records its key
- * (want) for the communicator's next MPI_Barrier and falls back.  NULL:
- * fall back. */
-static state_t unmade;
-
-static state_t *state_for(MPI_Comm comm, call_mode_t mode)
-{
-    state_t *st = state_of(comm, mode == BLOCKING);
-    void *v;
-    int found = 1;
-    if (st || mode == BLOCKING || comm == MPI_COMM_NULL ||
-        __atomic_load_n(&finalizing, __ATOMIC_RELAXED))
-        return st;
-    PMPI_Comm_get_attr(comm, keyval, &v, &found);
-    return found ? NULL : &unmade;
-}
-
-static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes)
+/* A nonblocking call on a communicator whose state is not made yet falls
+ * back; its key, if it has one to move, is recorded for the
+ * communicator's next MPI_Barrier. */
+static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const char **why)
 {
     unmade_t *u;
     int found = 0;
+    if (*why)
+        return;
+    if (!bytes) {
+        *why = "nothing to move";
+        return;
+    }
+    *why = "the communicator has no state yet (made by its first blocking collective or "
+           "MPI_Barrier)";
     PMPI_Comm_get_attr(comm, unmade_keyval, &u, &found);
     if (!found) {
         if (!(u = calloc(1, sizeof *u)))
@@ -537,7 +537,7 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes)
 
 /* The state, or the MPI library's own collective. */
 #define STATE(st, comm, name, iname, ...)                                                    \
-    state_t *st = state_for(comm, mode);                                                     \
+    state_t *st = state_of(comm, mode == BLOCKING);                                          \
     if (!st)                                                                                 \
         return FALLBACK(name, iname, __VA_ARGS__);
 
@@ -554,31 +554,22 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes)
                          MPI_ERR_INTERN,                                                      \
                          &x.error}
 
-/* An empty signature moves nothing on any rank: a blocking call is done,
- * with no message (the others fall back: they must make a request).  Else
- * plans (nonblocking and persistent calls: only what is planned already);
- * returns an error, falls back with the reason, or goes on with p. */
+/* Plans (tacos_comm_plan_call; without a state: want); returns an error
+ * or, where nothing is to move, success; falls back with the reason; or
+ * goes on with p. */
 #define PLAN(st, coll, root, why, p, name, iname, ...)                                       \
     do {                                                                                     \
-        int empty_ = !(why) && call.v.bytes == 0;                                            \
-        if (empty_ && mode == BLOCKING)                                                      \
+        int plan_rc_ = MPI_SUCCESS;                                                          \
+        (p) = NULL;                                                                          \
+        if ((st) == &unmade)                                                                 \
+            want(comm, coll, root, call.v.bytes, &(why));                                    \
+        else                                                                                 \
+            plan_rc_ = tacos_comm_plan_call((st)->core, mode == BLOCKING, coll, root,        \
+                                            call.v.bytes, &(why), &(p));                     \
+        if (plan_rc_ != MPI_SUCCESS)                                                         \
+            return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                      \
+        if (!(p) && !(why))                                                                  \
             return MPI_SUCCESS;                                                              \
-        if (empty_)                                                                          \
-            (why) = "nothing to move";                                                       \
-        if ((st) == &unmade) {                                                               \
-            if (!(why))                                                                      \
-                want(comm, coll, root, call.v.bytes);                                        \
-            (p) = NULL;                                                                      \
-            if (!(why))                                                                      \
-                (why) = "the communicator has no state yet (made by its first blocking "     \
-                        "collective or MPI_Barrier)";                                        \
-        } else if (mode == BLOCKING) {                                                       \
-            int plan_rc_ = tacos_comm_plan((st)->core, coll, root, call.v.bytes, &(why), &(p)); \
-            if (plan_rc_ != MPI_SUCCESS)                                                     \
-                return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                  \
-        } else {                                                                             \
-            (p) = tacos_comm_plan_nonblocking((st)->core, coll, root, call.v.bytes, &(why)); \
-        }                                                                                    \
         if (!(p)) {                                                                          \
             pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), why);                    \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
@@ -820,6 +811,8 @@ int MPI_Barrier(MPI_Comm comm)
     if (comm != MPI_COMM_NULL)
         PMPI_Comm_get_attr(comm, unmade_keyval, &u, &marked);
     state_t *st = state_of(comm, marked);
+    if (st == &unmade) /* none, and no nonblocking call wanted one */
+        st = NULL;
     if (st && marked) {
         /* the keys are the same on every rank, unless one lacked the memory */
         int n[2] = {u->n, -u->n};

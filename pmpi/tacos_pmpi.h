@@ -40,6 +40,8 @@ typedef struct {
 
 void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pmpi_state_release(state_t *st);
+/* Whether t is predefined (a named type: never freed, never duplicated). */
+int pmpi_named(MPI_Datatype t);
 
 /* Operations (requests.c).  A request for a call of plan p: nonblocking
  * (started now) or persistent (started by MPI_Start).  Holds st and
@@ -49,8 +51,9 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
 /* Whether operations are in flight; progresses them all (never blocks). */
 int pmpi_busy(void);
 void pmpi_progress(void);
-/* PMPI_Wait on r, progressing the operations meanwhile. */
+/* PMPI_Wait(some) on r, progressing the operations meanwhile. */
 int pmpi_wait(MPI_Request *r, MPI_Status *s);
+int pmpi_waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status s[]);
 /* MPI_Finalize: the signal communicator goes. */
 void pmpi_requests_finalize(void);
 
