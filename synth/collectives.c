@@ -53,9 +53,18 @@ uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks, int chunk
     return b;
 }
 
-/* Best of `trials` greedy runs of a gather-like collective on `topo`. */
+/* What every phase passes on: the optional second method and whether it
+ * proved each phase optimal. */
+typedef struct {
+    tacos_improve_fn improve;
+    void *ctx;
+    int proven;
+} method_t;
+
+/* Best of `trials` greedy runs of a gather-like collective on `topo`, then
+ * the second method if there is one. */
 static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
-                       uint64_t seed, tacos_sched_t **out)
+                       uint64_t seed, method_t *m, tacos_sched_t **out)
 {
     int n = topo->npus, nchunks = o->chunks_per_npu * n, rc = TACOS_OK;
     uint64_t *pre = tacos_coll_bitsets(gather, n, nchunks, o->chunks_per_npu, o->root, 0);
@@ -80,6 +89,20 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
         }
         cur = NULL;
     }
+    if (m->improve) {
+        int better = 0, proven = 0;
+        if ((rc = tacos_sched_alloc(gather, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
+                                    &cur)) ||
+            (rc = m->improve(m->ctx, topo, nchunks, (double)o->size_bytes / nchunks, pre, post,
+                             best->time_us, cur, &better, &proven)))
+            goto out;
+        m->proven &= proven;
+        if (better) {
+            tacos_sched_free(best);
+            best = cur;
+            cur = NULL;
+        }
+    }
     *out = best;
     best = NULL;
 out:
@@ -93,14 +116,14 @@ out:
 /* Reduce-Scatter / Reduce: synthesize the gather on the transposed topology,
  * then run it backwards in time and direction, arrivals becoming reductions. */
 static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
-                    uint64_t seed, tacos_sched_t **out)
+                    uint64_t seed, method_t *m, tacos_sched_t **out)
 {
     tacos_topo_t *tt;
     tacos_sched_t *s;
     int rc = tacos_topo_transpose(topo, &tt);
     if (rc)
         return rc;
-    rc = best_spread(tt, gather, o, seed, &s);
+    rc = best_spread(tt, gather, o, seed, m, &s);
     tacos_topo_free(tt);
     if (rc)
         return rc;
@@ -152,7 +175,8 @@ static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
 }
 
 typedef int (*phase_fn)(const tacos_topo_t *topo, tacos_coll_t gather,
-                        const tacos_synth_opts_t *o, uint64_t seed, tacos_sched_t **out);
+                        const tacos_synth_opts_t *o, uint64_t seed, method_t *m,
+                        tacos_sched_t **out);
 
 /* One phase (best_spread or reversed) with more chunks never hurting: for
  * k > 1 the phase's 1-chunk schedule split into k parts per chunk is a
@@ -161,15 +185,16 @@ typedef int (*phase_fn)(const tacos_topo_t *topo, tacos_coll_t gather,
  * synthesized schedule).  Per phase, so All-Reduce stays two phases and its
  * bounds hold. */
 static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
-                 const tacos_synth_opts_t *o, uint64_t seed, tacos_sched_t **out)
+                 const tacos_synth_opts_t *o, uint64_t seed, method_t *m, tacos_sched_t **out)
 {
-    int rc = make(topo, gather, o, seed, out);
+    int rc = make(topo, gather, o, seed, m, out);
     if (rc || o->chunks_per_npu == 1)
         return rc;
     tacos_synth_opts_t one = *o;
     tacos_sched_t *s1 = NULL, *split = NULL;
     one.chunks_per_npu = 1;
-    if (!make(topo, gather, &one, seed, &s1)) {
+    method_t greedy = {0}; /* the candidate is the greedy's 1-chunk schedule */
+    if (!make(topo, gather, &one, seed, &greedy, &s1)) {
         tacos_sched_sort(s1);
         if (!tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
             split->time_us < (*out)->time_us) {
@@ -183,28 +208,31 @@ static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
     return TACOS_OK;
 }
 
-int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
+int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                              tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
+                              int *proven)
 {
     int rc = check_opts(topo, o);
     if (rc)
         return rc;
     uint64_t seed = o->seed;
+    method_t m = {improve, ctx, 1};
     tacos_sched_t *s = NULL, *ag = NULL;
     switch (o->coll) {
     case TACOS_ALLGATHER:
     case TACOS_BROADCAST:
-        rc = phase(best_spread, topo, o->coll, o, seed, &s);
+        rc = phase(best_spread, topo, o->coll, o, seed, &m, &s);
         break;
     case TACOS_REDUCE_SCATTER:
-        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
         break;
     case TACOS_REDUCE:
-        rc = phase(reversed, topo, TACOS_BROADCAST, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_BROADCAST, o, seed, &m, &s);
         break;
     case TACOS_ALLREDUCE:
-        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &s);
+        rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
         if (!rc)
-            rc = phase(best_spread, topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &ag);
+            rc = phase(best_spread, topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &m, &ag);
         if (!rc)
             rc = append(s, ag, s->time_us);
         break;
@@ -220,5 +248,12 @@ int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, taco
     }
     tacos_sched_sort(s);
     *out = s;
+    if (proven)
+        *proven = improve && m.proven;
     return TACOS_OK;
+}
+
+int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
+{
+    return tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
 }

@@ -110,6 +110,19 @@ int tacos_topo_from_cjson(const struct cJSON *root, const char *where, int expec
 int tacos_json_parse(const char *text, const char *where, struct cJSON **out);
 int tacos_json_read_file(const char *path, struct cJSON **out);
 
+/* A second method tried after the greedy's trials in every phase (the
+ * gather-like collective on the topology or its transpose): it may fill
+ * `out` (allocated, empty) with a schedule faster than greedy_us and set
+ * *better; *proven = 1 when no schedule of its model is faster than the
+ * result it leaves (its own or the greedy's). */
+typedef int (*tacos_improve_fn)(void *ctx, const tacos_topo_t *topo, int nchunks,
+                                double chunk_bytes, const uint64_t *pre, const uint64_t *post,
+                                double greedy_us, tacos_sched_t *out, int *better, int *proven);
+/* tacos_synthesize with `improve` run on every phase; *proven: every phase. */
+int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                              tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
+                              int *proven);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

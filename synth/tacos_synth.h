@@ -186,6 +186,18 @@ typedef struct {
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                      tacos_sched_t **out);
 void tacos_sched_free(tacos_sched_t *s);
+
+/* TACOS-ILP: tacos_synthesize, then every phase (All-Gather or Broadcast,
+ * on the transposed links for the reductions) as an integer program over
+ * the time-expanded network in steps of the smallest link time, horizons
+ * searched upwards within `seconds` in all; a phase keeps the greedy's
+ * schedule unless the program finds a faster one.  *proven (may be NULL):
+ * 1 when every phase is optimal among schedules whose transfers start on
+ * those steps (exact for links of equal time).  TACOS_ERR_ARG when the
+ * library was built without CBC (tacos_have_ilp() == 0). */
+int tacos_synthesize_ilp(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                         double seconds, tacos_sched_t **out, int *proven);
+int tacos_have_ilp(void);
 double tacos_sched_chunk_bytes(const tacos_sched_t *s);
 
 /* Lower bound on the collective time (us) over this topology: the larger of

@@ -46,6 +46,11 @@ static const char usage[] =
     "Search and output:\n"
     "      --seed S              PRNG seed (default 1); same seed, same schedule\n"
     "      --trials T            independent seeds tried, fastest kept (default 1)\n"
+    "      --method greedy|ilp   ilp: after the greedy, each phase as an integer\n"
+    "                            program over the time-expanded network (TACOS-ILP,\n"
+    "                            COIN-OR CBC), kept when faster; for small shapes\n"
+    "      --ilp-seconds S       time limit of --method ilp, all phases (default 60);\n"
+    "                            on time-out the best schedule so far is kept\n"
     "  -o, --output FILE         write the schedule as JSON\n"
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
@@ -182,6 +187,8 @@ typedef struct {
     double synth_s; /* < 0: the schedule was read from a file */
     double bound_us;
     double optimal_us; /* throughput-optimal (cut) bound, latency-aware */
+    int ilp;           /* --method ilp; ilp_proven: no faster schedule in its model */
+    int ilp_proven;
     uint64_t seed;
     int trials;
     tacos_sim_t *sim; /* the schedule simulated on its topology, if asked */
@@ -205,6 +212,9 @@ static void print_json(const report_t *r)
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
            s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, r->optimal_us,
            s->time_us > 0 ? r->optimal_us / s->time_us : 1.0, s->nxfers);
+    printf(",\"method\":\"%s\"", r->ilp ? "ilp" : "greedy");
+    if (r->ilp)
+        printf(",\"ilp_proven\":%s", r->ilp_proven ? "true" : "false");
     if (r->sim) {
         printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
                r->ideal_us);
@@ -239,6 +249,10 @@ static void print_summary(const report_t *r, int json)
     printf("optimal       %.3f us (efficiency %.1f%%; throughput-optimal cut bound)\n",
            r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
     printf("transfers     %zu\n", s->nxfers);
+    if (r->ilp)
+        printf("ilp           %s\n", r->ilp_proven
+                                       ? "optimal: no schedule on the ILP's time steps is faster"
+                                       : "not proven optimal (time limit or too large)");
     if (!r->sim)
         return;
     double tacos = r->sim->time_us;
@@ -340,7 +354,8 @@ static void report_free(report_t *r)
 int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
-           O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL };
+           O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
+           O_METHOD, O_ILP_SECONDS };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -354,7 +369,11 @@ int main(int argc, char **argv)
         {"no-validate", no_argument, 0, O_NOVAL},  {"validate", required_argument, 0, O_VALIDATE},
         {"compare", required_argument, 0, O_COMPARE}, {"simulate", required_argument, 0, O_SIMULATE},
         {"heatmap", required_argument, 0, O_HEATMAP}, {"utilization", required_argument, 0, O_UTIL},
+        {"method", required_argument, 0, O_METHOD},
+        {"ilp-seconds", required_argument, 0, O_ILP_SECONDS},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    int ilp = 0;
+    double ilp_seconds = 60;
     const char *topo_arg = NULL, *out_path = NULL, *wtopo = NULL, *validate_path = NULL;
     const char *heatmap = NULL, *utilization = NULL;
     char *compare_list = NULL;
@@ -425,6 +444,18 @@ int main(int argc, char **argv)
             if (parse_long(optarg, 1, 1 << 20, &trials))
                 return die_usage("--trials '%s': expected an integer >= 1", optarg);
             break;
+        case O_METHOD:
+            if (strcmp(optarg, "ilp") && strcmp(optarg, "greedy"))
+                return die_usage("--method '%s': expected greedy or ilp", optarg);
+            ilp = strcmp(optarg, "ilp") == 0;
+            break;
+        case O_ILP_SECONDS: {
+            char *end;
+            ilp_seconds = strtod(optarg, &end);
+            if (end == optarg || *end || !(ilp_seconds > 0) || ilp_seconds > 1e6)
+                return die_usage("--ilp-seconds '%s': expected seconds > 0", optarg);
+            break;
+        }
         case 'o': out_path = optarg; break;
         case O_PROGRAM:
             if (parse_long(optarg, 0, 1 << 24, &program))
@@ -478,8 +509,10 @@ int main(int argc, char **argv)
             size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
         double t0 = now_s();
-        if ((rc = tacos_synthesize(topo, &o, &s)))
+        if ((rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
+                      : tacos_synthesize(topo, &o, &s)))
             goto fail;
+        r.ilp = ilp;
         r.synth_s = now_s() - t0;
         r.seed = seed;
         r.trials = (int)trials;
