@@ -275,9 +275,10 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* ---- programs --------------------------------------------------------------- */
 
-/* Synthesizes (coll, root, size class) for every k tried, keeps the one
- * the model times fastest (the same on every rank), makes this rank's
- * program and its state, and agrees on the schedule. */
+/* Synthesizes (coll, root, size class) for k = 1, 2, 4, 8 until one is
+ * slower than the one before, keeps the one the model times fastest (the
+ * same on every rank), makes this rank's program and its state, and agrees
+ * on the schedule. */
 static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
                       tacos_plan_t *made)
 {
@@ -297,6 +298,9 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
             made->k = k;
         } else {
             tacos_sched_free(cand);
+            if (ok)
+                break; /* slower with more chunks: larger k cost more and, on every
+                          shape measured, do not turn faster again */
         }
     }
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
