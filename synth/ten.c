@@ -110,7 +110,8 @@ typedef struct {
     size_t words;
     uint64_t *have;     /* [npu][words]: chunks arrived */
     uint64_t *need;     /* [npu][words]: wanted, not arrived, not in flight */
-    uint64_t *coming;   /* [npu][words]: in flight to the NPU */
+    const uint64_t *post; /* [npu][words]: wanted in the end (so post & ~need is
+                             what has arrived or is in flight) */
     size_t *need_count; /* popcount of need per NPU */
     size_t *copies;     /* per chunk: NPUs holding or receiving it */
     double *cost;       /* per link */
@@ -175,7 +176,8 @@ static size_t other_holders(const ten_t *s, int d, int src, size_t c)
     for (size_t k = topo->in_off[d]; k < topo->in_off[d + 1]; k++) {
         int u = topo->links[topo->in_links[k]].src;
         n += u != src && (tacos_bit_get(s->have + (size_t)u * s->words, c) ||
-                          tacos_bit_get(s->coming + (size_t)u * s->words, c));
+                          (tacos_bit_get(s->post + (size_t)u * s->words, c) &&
+                           !tacos_bit_get(s->need + (size_t)u * s->words, c)));
     }
     return n;
 }
@@ -229,9 +231,10 @@ static int groups_init(ten_t *s)
             b++;
         cband[q] = b;
     }
-    s->nbands = b + 1;
     if ((size_t)b * (size_t)n * s->words * sizeof(uint64_t) > GROUP_MAX_BYTES)
-        s->nbands = 1; /* too large to track: plain greedy */
+        for (size_t q = 0; q < e->nclasses; q++)
+            cband[q] = b = 0; /* too large to track: one band, the plain greedy */
+    s->nbands = b + 1;
     for (size_t l = 0; l < topo->nlinks; l++)
         s->band[l] = cband[e->cls[l]];
     free(cband);
@@ -314,7 +317,6 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
             c = c2;
         s->copies[c]++;
         tacos_bit_clear(s->need + (size_t)d * s->words, c);
-        tacos_bit_set(s->coming + (size_t)d * s->words, c);
         if (s->nbands > 1)
             groups_add(s, d, c);
         s->need_count[d]--;
@@ -389,7 +391,6 @@ static void ten_free(ten_t *s)
 {
     free(s->have);
     free(s->need);
-    free(s->coming);
     free(s->need_count);
     free(s->copies);
     free(s->cost);
@@ -434,7 +435,6 @@ static double land_next(ten_t *s, size_t *remaining)
         size_t c = (size_t)s->carrying[l];
         s->carrying[l] = -1;
         tacos_bit_set(s->have + (size_t)dst * s->words, c);
-        tacos_bit_clear(s->coming + (size_t)dst * s->words, c);
         (*remaining)--;
         mark_link(s, l);
         for (size_t k = topo->out_off[dst]; k < topo->out_off[dst + 1]; k++) {
@@ -457,7 +457,7 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
     s.words = TACOS_WORDS(nchunks);
     s.have = malloc(n * s.words * sizeof *s.have);
     s.need = malloc(n * s.words * sizeof *s.need);
-    s.coming = calloc(n * s.words, sizeof *s.coming);
+    s.post = post;
     s.need_count = calloc(n, sizeof *s.need_count);
     s.copies = calloc((size_t)nchunks, sizeof *s.copies);
     s.cost = malloc(m * sizeof *s.cost);
@@ -469,7 +469,7 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
     s.cand = malloc(m * sizeof *s.cand);
     s.offer = malloc(m * sizeof *s.offer);
     int rc = TACOS_OK;
-    if (!s.have || !s.need || !s.coming || !s.need_count || !s.copies || !s.cost || !s.in_order ||
+    if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
         !s.carrying || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand || !s.offer)
         goto nomem;
     for (size_t l = 0; l < topo->nlinks; l++) {
@@ -487,9 +487,10 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
             s.need[v * s.words + w] = x;
             s.need_count[v] += (size_t)tacos_popcount64(x);
             for (uint64_t h = pre[v * s.words + w]; h; h &= h - 1) {
-                s.copies[w * 64 + (size_t)tacos_ctz64(h)]++;
+                size_t c = w * 64 + (size_t)tacos_ctz64(h);
+                s.copies[c]++;
                 if (s.nbands > 1)
-                    groups_add(&s, (int)v, w * 64 + (size_t)tacos_ctz64(h));
+                    groups_add(&s, (int)v, c);
             }
         }
         remaining += s.need_count[v];
