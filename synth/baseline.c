@@ -72,9 +72,49 @@ static int ring(builder_t *b, tacos_coll_t coll, int n, int *k)
     return TACOS_OK;
 }
 
+/* All-to-All, chunk (r, j) = r*n + j: direct (every message at once) or
+ * pairwise exchange (step s: r sends to r+s). */
+static int exchange(builder_t *b, int n, int pairwise)
+{
+    for (int s = 1; s < n; s++)
+        for (int r = 0; r < n; r++)
+            add(b, pairwise ? s - 1 : 0, r * n + (r + s) % n, r, (r + s) % n, 0);
+    return TACOS_OK;
+}
+
+static int pairwise(builder_t *b, tacos_coll_t coll, int n, int *k)
+{
+    *k = 1;
+    if (coll != TACOS_ALLTOALL)
+        return tacos_error(TACOS_ERR_ARG, "pairwise implements alltoall only, not %s",
+                           tacos_coll_name(coll));
+    return exchange(b, n, 1);
+}
+
+/* Bruck: chunk (i, j) travels (j - i) mod n in powers of two, the smallest
+ * first; in step q every rank sends what has bit q of that distance set to
+ * rank + 2^q, as one message. */
+static int bruck(builder_t *b, tacos_coll_t coll, int n, int *k)
+{
+    *k = 1;
+    if (coll != TACOS_ALLTOALL)
+        return tacos_error(TACOS_ERR_ARG, "bruck implements alltoall only, not %s",
+                           tacos_coll_name(coll));
+    for (int q = 0; (1 << q) < n; q++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                int d = ((j - i) % n + n) % n, at = (i + (d & ((1 << q) - 1))) % n;
+                if (d >> q & 1)
+                    add(b, q, i * n + j, at, (at + (1 << q)) % n, 0);
+            }
+    return TACOS_OK;
+}
+
 static int direct(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
     *k = 1;
+    if (coll == TACOS_ALLTOALL)
+        return exchange(b, n, 0);
     int rs = coll != TACOS_ALLGATHER, ag = coll != TACOS_REDUCE_SCATTER;
     for (int r = 0; r < n; r++)
         for (int j = 0; j < n; j++)
@@ -185,16 +225,21 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
     static const struct {
         const char *name;
         int (*build)(builder_t *, tacos_coll_t, int, int *);
-    } algos[] = {{"ring", ring}, {"direct", direct}, {"rhd", rhd}, {"dbt", dbt}};
+    } algos[] = {{"ring", ring}, {"direct", direct}, {"rhd", rhd},
+                 {"dbt", dbt},   {"pairwise", pairwise}, {"bruck", bruck}};
     int idx = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof algos / sizeof algos[0]); i++)
         if (strcmp(name, algos[i].name) == 0)
             idx = i;
     if (idx < 0)
-        return tacos_error(TACOS_ERR_ARG, "unknown baseline '%s' (ring, direct, rhd, dbt)", name);
-    if (coll == TACOS_BROADCAST || coll == TACOS_REDUCE)
+        return tacos_error(TACOS_ERR_ARG, "unknown baseline '%s' (ring, direct, rhd, dbt, pairwise, "
+                                          "bruck)",
+                           name);
+    if (coll == TACOS_BROADCAST || coll == TACOS_REDUCE ||
+        (coll == TACOS_ALLTOALL && (idx == 0 || idx == 2)))
         return tacos_error(TACOS_ERR_ARG, "baseline %s: %s is not implemented (allreduce, "
-                                          "allgather, reduce-scatter)",
+                                          "allgather, reduce-scatter; alltoall: direct, "
+                                          "pairwise, bruck)",
                            name, tacos_coll_name(coll));
     if (npus < 1 || size_bytes < 1)
         return tacos_error(TACOS_ERR_ARG, "baseline %s: needs >= 1 NPU and >= 1 byte", name);

@@ -152,6 +152,8 @@ int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root, int
                                           "NPU >= 1, size >= 1 and a valid root");
     double chunk = (double)size_bytes / ((double)chunks_per_npu * topo->npus), fwd = 0, rev = 0;
     int rc = TACOS_OK;
+    if (coll == TACOS_ALLTOALL)
+        return tacos_alltoall_bound(topo, size_bytes, chunk, out_us);
     tacos_coll_t gather = coll == TACOS_BROADCAST || coll == TACOS_REDUCE ? TACOS_BROADCAST
                                                                            : TACOS_ALLGATHER;
     if (coll == TACOS_ALLGATHER || coll == TACOS_BROADCAST || coll == TACOS_ALLREDUCE)

@@ -7,9 +7,15 @@
 #include "ten.h"
 
 static const char *const coll_names[] = {"allgather", "broadcast", "reduce-scatter", "reduce",
-                                         "allreduce"};
+                                         "allreduce", "alltoall"};
 
 const char *tacos_coll_name(tacos_coll_t c) { return coll_names[c]; }
+
+long long tacos_coll_nchunks(tacos_coll_t c, int npus, int chunks_per_npu)
+{
+    long long n = (long long)npus * chunks_per_npu;
+    return c == TACOS_ALLTOALL ? n * npus : n;
+}
 
 int tacos_coll_parse(const char *name, tacos_coll_t *out)
 {
@@ -17,8 +23,8 @@ int tacos_coll_parse(const char *name, tacos_coll_t *out)
         const char *alias;
         tacos_coll_t coll;
     } aliases[] = {{"bcast", TACOS_BROADCAST}, {"reducescatter", TACOS_REDUCE_SCATTER},
-                   {"reduce_scatter", TACOS_REDUCE_SCATTER}};
-    for (int c = 0; c <= TACOS_ALLREDUCE; c++)
+                   {"reduce_scatter", TACOS_REDUCE_SCATTER}, {"all-to-all", TACOS_ALLTOALL}};
+    for (int c = 0; c <= TACOS_ALLTOALL; c++)
         if (strcmp(name, coll_names[c]) == 0) {
             *out = (tacos_coll_t)c;
             return TACOS_OK;
@@ -30,7 +36,7 @@ int tacos_coll_parse(const char *name, tacos_coll_t *out)
         }
     return tacos_error(TACOS_ERR_ARG,
                        "unknown collective '%s' (allgather, broadcast, reduce-scatter, reduce, "
-                       "allreduce)",
+                       "allreduce, alltoall)",
                        name);
 }
 
@@ -154,11 +160,11 @@ static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
 {
     if (!topo->in_off)
         return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
-    if ((unsigned)o->coll > TACOS_ALLREDUCE)
+    if ((unsigned)o->coll > TACOS_ALLTOALL)
         return tacos_error(TACOS_ERR_ARG, "unknown collective %d", (int)o->coll);
     if (o->chunks_per_npu < 1)
         return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 1, got %d", o->chunks_per_npu);
-    if ((long long)o->chunks_per_npu * topo->npus > 1 << 28)
+    if (tacos_coll_nchunks(o->coll, topo->npus, o->chunks_per_npu) > 1 << 28)
         return tacos_error(TACOS_ERR_ARG, "%d chunks per NPU x %d NPUs is too many chunks",
                            o->chunks_per_npu, topo->npus);
     if (o->size_bytes < 1)
@@ -219,6 +225,9 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
     method_t m = {improve, ctx, 1};
     tacos_sched_t *s = NULL, *ag = NULL;
     switch (o->coll) {
+    case TACOS_ALLTOALL: /* routed, not spread: the greedy of its own */
+        rc = tacos_alltoall_synthesize(topo, o, &s);
+        break;
     case TACOS_ALLGATHER:
     case TACOS_BROADCAST:
         rc = phase(best_spread, topo, o->coll, o, seed, &m, &s);

@@ -123,6 +123,17 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
                               tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
                               int *proven);
 
+/* All-to-All (alltoall.c): the best of o->trials runs of the routing
+ * greedy, unsorted, topology not yet attached. */
+int tacos_alltoall_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                              tacos_sched_t **out);
+/* Its bound: the larger of the latency diameter (link time of a chunk of
+ * chunk_bytes) and, over candidate cuts (each NPU, the prefixes of
+ * breadth-first orders, each group joined by links of at least a given
+ * bandwidth), the bytes that must cross the cut / its bandwidth. */
+int tacos_alltoall_bound(const tacos_topo_t *topo, uint64_t size_bytes, double chunk_bytes,
+                         double *out_us);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -232,6 +232,8 @@ int tacos_optimal_bound(const tacos_topo_t *t, tacos_coll_t coll, int root, uint
         return tacos_error(TACOS_ERR_ARG, "optimal bound: needs a finalized topology, size >= 1 "
                                           "and a valid root");
     double fwd = 0, rev = 0;
+    if (coll == TACOS_ALLTOALL) /* the cut bound over candidate cuts, latency α per hop */
+        return tacos_alltoall_bound(t, size_bytes, 0, out_us);
     int rc = TACOS_OK, rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
     tacos_coll_t gather = rooted ? TACOS_BROADCAST : TACOS_ALLGATHER;
     if (coll == TACOS_ALLGATHER || coll == TACOS_BROADCAST || coll == TACOS_ALLREDUCE)

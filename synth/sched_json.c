@@ -125,11 +125,11 @@ static int from_cjson(const cJSON *root, const char *where, tacos_sched_t **out)
         (rc = field_int(root, "root", where, 0, &root_rank)) ||
         (rc = field_int(root, "size_bytes", where, 1, &size)))
         return rc;
-    if (npus < 1 || npus > TACOS_MAX_NPUS || k < 1 || npus * k > 1 << 28 || size < 1 ||
-        root_rank >= npus)
+    if (npus < 1 || npus > TACOS_MAX_NPUS || k < 1 || k > 1 << 28 ||
+        tacos_coll_nchunks(c, (int)npus, (int)k) > 1 << 28 || size < 1 || root_rank >= npus)
         return tacos_error(TACOS_ERR_PARSE,
-                           "%s: npus must be 1..%d, chunks_per_npu and size_bytes >= 1, npus x "
-                           "chunks_per_npu <= 2^28 and root < npus",
+                           "%s: npus must be 1..%d, chunks_per_npu and size_bytes >= 1, the chunks "
+                           "(npus x chunks_per_npu, x npus for alltoall) <= 2^28 and root < npus",
                            where, TACOS_MAX_NPUS);
     const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
     if (!topo)

@@ -10,7 +10,8 @@ int tacos_sched_alloc(tacos_coll_t coll, int npus, int chunks_per_npu, int root,
     tacos_sched_t *s = calloc(1, sizeof *s);
     if (!s)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory allocating a schedule");
-    *s = (tacos_sched_t){coll, npus, chunks_per_npu, chunks_per_npu * npus, root, size_bytes,
+    *s = (tacos_sched_t){coll, npus, chunks_per_npu,
+                         (int)tacos_coll_nchunks(coll, npus, chunks_per_npu), root, size_bytes,
                          0, 0, NULL, NULL, 0};
     if (topo) {
         int rc = tacos_topo_copy(topo, &s->topo);
@@ -43,7 +44,7 @@ void tacos_sched_free(tacos_sched_t *s)
 
 double tacos_sched_chunk_bytes(const tacos_sched_t *s)
 {
-    return (double)s->size_bytes / s->nchunks;
+    return (double)s->size_bytes / ((double)s->npus * s->chunks_per_npu);
 }
 
 static int xfer_cmp(const void *a, const void *b)

@@ -136,10 +136,17 @@ typedef enum {
     TACOS_BROADCAST,
     TACOS_REDUCE_SCATTER,
     TACOS_REDUCE,
-    TACOS_ALLREDUCE
+    TACOS_ALLREDUCE,
+    TACOS_ALLTOALL
 } tacos_coll_t;
 
 const char *tacos_coll_name(tacos_coll_t c);
+/* Chunks of a schedule of the collective: npus x chunks_per_npu, and for
+ * All-to-All npus^2 x chunks_per_npu (chunk ((i*npus + j)*k + p) is part p
+ * of what NPU i sends to NPU j).  size_bytes is the whole buffer of one rank
+ * (All-to-All: its send buffer, npus blocks), so a chunk is always
+ * size_bytes / (npus x chunks_per_npu) bytes. */
+long long tacos_coll_nchunks(tacos_coll_t c, int npus, int chunks_per_npu);
 int tacos_coll_parse(const char *name, tacos_coll_t *out);
 
 /* One chunk moving over one link. `reduce`: the receiver combines it into

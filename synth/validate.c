@@ -116,6 +116,8 @@ static int event_cmp(const void *a, const void *b)
 
 static int initially_complete(const tacos_sched_t *s, int rank, int chunk)
 {
+    if (s->coll == TACOS_ALLTOALL) /* chunk (i, j): NPU i's */
+        return chunk / s->chunks_per_npu / s->npus == rank;
     if (s->coll == TACOS_ALLGATHER)
         return chunk / s->chunks_per_npu == rank;
     return s->coll == TACOS_BROADCAST && rank == s->root;
@@ -128,6 +130,8 @@ static int must_hold(const tacos_sched_t *s, int rank, int chunk)
         return chunk / s->chunks_per_npu == rank;
     case TACOS_REDUCE:
         return rank == s->root;
+    case TACOS_ALLTOALL: /* chunk (i, j): NPU j's */
+        return chunk / s->chunks_per_npu % s->npus == rank;
     default:
         return 1;
     }
@@ -148,7 +152,8 @@ typedef struct {
 static void init_row(const tacos_sched_t *s, int c, int r, uint64_t *row, size_t words)
 {
     memset(row, 0, words * sizeof *row);
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST;
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
+                    s->coll != TACOS_ALLTOALL;
     if (reduction)
         tacos_bit_set(row, (size_t)r);
     else if (initially_complete(s, r, c))
@@ -181,7 +186,9 @@ static int complete(const tacos_sched_t *s, int c, int r, const uint64_t *row)
 static void check_chunk(const tacos_sched_t *s, int c, const size_t *xs, size_t n, sweep_t *w,
                         violation_t *v)
 {
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST, nslots = 0;
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
+                    s->coll != TACOS_ALLTOALL,
+        nslots = 0;
     size_t words = w->words;
     for (size_t i = 0; i < n; i++) {
         const tacos_xfer_t *x = &s->xfers[xs[i]];
@@ -251,7 +258,7 @@ int tacos_sched_validate(const tacos_sched_t *s)
 {
     violation_t v = {0};
     if (!s->topo || s->topo->npus != s->npus || s->npus < 1 || s->chunks_per_npu < 1 ||
-        s->nchunks != s->npus * s->chunks_per_npu || s->root < 0 || s->root >= s->npus)
+        s->nchunks != tacos_coll_nchunks(s->coll, s->npus, s->chunks_per_npu) || s->root < 0 || s->root >= s->npus)
         return tacos_error(TACOS_ERR_INVALID,
                            "schedule header: %d NPUs, %d chunks per NPU, root %d do not fit its "
                            "topology",

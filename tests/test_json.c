@@ -108,9 +108,9 @@ int main(void)
 
     /* malformed and invalid schedules */
     CHECK_ERR(tacos_sched_from_json("{", "s.json", &s), TACOS_ERR_PARSE, "s.json: malformed");
-    CHECK_ERR(tacos_sched_from_json("{\"format\":\"tacos-schedule\",\"collective\":\"alltoall\"}",
+    CHECK_ERR(tacos_sched_from_json("{\"format\":\"tacos-schedule\",\"collective\":\"gossip\"}",
                                     "s.json", &s),
-              TACOS_ERR_ARG, "unknown collective 'alltoall'");
+              TACOS_ERR_ARG, "unknown collective 'gossip'");
     const char *head = "{\"format\":\"tacos-schedule\",\"collective\":\"allgather\",\"npus\":2,"
                        "\"chunks_per_npu\":1,\"size_bytes\":2000,"
                        "\"topology\":{\"generator\":\"ring:2\"},\"transfers\":";

@@ -65,14 +65,16 @@ static void execute(const tacos_sched_t *s)
     size_t nx = s->nxfers ? s->nxfers : 1;
     uint64_t *msg = calloc((size_t)n * n * nx, sizeof *msg);
     char *posted = calloc((size_t)n * n * nx, 1);
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST;
+    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
+                    s->coll != TACOS_ALLTOALL;
     for (int r = 0; r < n; r++) {
         CHECK_OK(tacos_sched_program(s, r, &p[r]));
         done[r] = calloc(p[r]->nops + 1, 1);
         for (int c = 0; c < C; c++) {
             uint64_t mine = (uint64_t)(r + 1) * 1000003u + (uint64_t)c;
             int holds = reduction || (s->coll == TACOS_ALLGATHER && c / s->chunks_per_npu == r) ||
-                        (s->coll == TACOS_BROADCAST && r == s->root);
+                        (s->coll == TACOS_BROADCAST && r == s->root) ||
+                        (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu / n == r);
             val[(size_t)r * C + c] = holds ? mine : 0;
         }
     }
@@ -110,7 +112,9 @@ static void execute(const tacos_sched_t *s)
         for (int c = 0; c < C; c++) {
             uint64_t want = 0;
             int owner = c / s->chunks_per_npu;
-            if (s->coll == TACOS_ALLGATHER)
+            if (s->coll == TACOS_ALLTOALL) /* chunk (i, j): i's, checked at j */
+                owner = c / s->chunks_per_npu / n;
+            if (s->coll == TACOS_ALLGATHER || s->coll == TACOS_ALLTOALL)
                 want = (uint64_t)(owner + 1) * 1000003u + (uint64_t)c;
             else if (s->coll == TACOS_BROADCAST)
                 want = (uint64_t)(s->root + 1) * 1000003u + (uint64_t)c;
@@ -120,7 +124,8 @@ static void execute(const tacos_sched_t *s)
             int checked = s->coll == TACOS_ALLGATHER || s->coll == TACOS_BROADCAST ||
                           s->coll == TACOS_ALLREDUCE ||
                           (s->coll == TACOS_REDUCE_SCATTER && owner == r) ||
-                          (s->coll == TACOS_REDUCE && r == s->root);
+                          (s->coll == TACOS_REDUCE && r == s->root) ||
+                          (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu % n == r);
             if (checked && val[(size_t)r * C + c] != want) {
                 CHECK(0, "%s on %s k=%d: rank %d chunk %d = %llu, want %llu",
                       tacos_coll_name(s->coll), s->topo->name, s->chunks_per_npu, r, c,
@@ -143,7 +148,7 @@ static void execute(const tacos_sched_t *s)
 
 static void all_collectives(const tacos_topo_t *t, int k)
 {
-    for (int c = 0; c <= TACOS_ALLREDUCE; c++) {
+    for (int c = 0; c <= TACOS_ALLTOALL; c++) {
         tacos_synth_opts_t o = {(tacos_coll_t)c, t->npus - 1, k, 1000003, 7, 2};
         tacos_sched_t *s = NULL;
         int rc = tacos_synthesize(t, &o, &s);
@@ -227,6 +232,37 @@ int main(void)
           s ? s->time_us : -1);
     CHECK(s && s->nxfers == 2 * 6 * 5, "allreduce ring:6 transfers %zu", s ? s->nxfers : 0);
     tacos_sched_free(s);
+
+    /* All-to-All: fully connected, one link time; a uni-ring of 4 carries
+     * 1 + 2 + 3 chunks per link (each chunk to distance d crosses d links),
+     * and the greedy reaches that bound; the baselines validate */
+    tacos_topo_free(t);
+    t = gen("fc:5");
+    s = synth(t, TACOS_ALLTOALL, 1, 5 << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - link_time(1 << 20)) < 1e-6, "alltoall fc:5 %.3f",
+          s ? s->time_us : -1);
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+    t = gen("uniring:4");
+    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - 6 * link_time(1 << 20)) < 1e-6, "alltoall uniring:4 %.3f",
+          s ? s->time_us : -1);
+    double cut;
+    CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 4 << 20, &cut));
+    CHECK(fabs(cut - 6 * (1 << 20) / 50e3) < 1e-6, "alltoall uniring:4 cut bound %.3f", cut);
+    tacos_sched_free(s);
+    for (int n = 1; n <= 9; n++)
+        for (int b = 0; b < 3; b++) {
+            const char *names[] = {"direct", "pairwise", "bruck"};
+            CHECK_OK(tacos_baseline(names[b], TACOS_ALLTOALL, n, 1000, &s));
+            CHECK(tacos_sched_validate(s) == TACOS_OK, "%s alltoall on %d: %s", names[b], n,
+                  tacos_last_error());
+            tacos_sched_free(s);
+        }
+    CHECK_ERR(tacos_baseline("ring", TACOS_ALLTOALL, 4, 1000, &s), TACOS_ERR_ARG,
+              "alltoall: direct, pairwise, bruck");
+    tacos_topo_free(t);
+    t = gen("ring:6");
 
     /* same seed, same schedule; another seed may differ but stays valid */
     tacos_sched_t *a = synth(t, TACOS_ALLGATHER, 4, 1 << 20, 3, 42);

@@ -1,0 +1,384 @@
+/*
+ * All-to-All: chunk (i, j) starts at NPU i and must reach NPU j only, so
+ * unlike All-Gather nothing is spread: chunks are routed.  The greedy is
+ * the TEN matching with per-destination demands:
+ *
+ * - dist[v][j] is the shortest time from v to j for one chunk (link time
+ *   α + chunk/β per hop);
+ * - at each event time, every free link v->d takes, among the chunks
+ *   waiting at v, one for which the link is on a shortest path to its
+ *   destination (dist[d][j] + link time = dist[v][j]), the farthest first;
+ * - a link with no such chunk takes a detour chunk when that still brings
+ *   it closer and lands it no later than the free-time of its best shortest
+ *   path link would: links never idle while they can help, and a detour
+ *   never delays a chunk against the path it would otherwise wait for;
+ * - a chunk that arrives at an NPU other than its destination waits there
+ *   to be forwarded (one copy per chunk: what is forwarded is moved).
+ *
+ * The bound is the cut bound: bytes that must cross a set's edge / the
+ * bandwidth across it, over singletons, breadth-first prefixes and the
+ * groups joined by fast links (a lower bound: not every cut is tried);
+ * and the load bound: each byte crosses at least its pair's fewest hops.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Shortest times to every NPU from every NPU: d[v * n + j] (INFINITY when
+ * j is unreachable from v), by Dijkstra on the transposed links from j. */
+static int all_dist(const tacos_topo_t *t, const double *lcost, double *d)
+{
+    int n = t->npus;
+    tacos_heap_t h = {0};
+    for (int j = 0; j < n; j++) {
+        for (int v = 0; v < n; v++)
+            d[(size_t)v * n + j] = INFINITY;
+        d[(size_t)j * n + j] = 0;
+        h.n = 0;
+        if (tacos_heap_push(&h, (tacos_heap_item_t){0, 0, (size_t)j}))
+            goto nomem;
+        while (h.n) {
+            tacos_heap_item_t it = tacos_heap_pop(&h);
+            if (it.k1 > d[it.id * n + j])
+                continue;
+            for (size_t k = t->in_off[it.id]; k < t->in_off[it.id + 1]; k++) {
+                size_t l = t->in_links[k];
+                size_t u = (size_t)t->links[l].src;
+                if (it.k1 + lcost[l] < d[u * n + j]) {
+                    d[u * n + j] = it.k1 + lcost[l];
+                    if (tacos_heap_push(&h, (tacos_heap_item_t){d[u * n + j], 0, u}))
+                        goto nomem;
+                }
+            }
+        }
+    }
+    free(h.v);
+    return TACOS_OK;
+nomem:
+    free(h.v);
+    return tacos_error(TACOS_ERR_NOMEM, "out of memory for shortest paths on %s", t->name);
+}
+
+typedef struct {
+    const tacos_topo_t *t;
+    int n, k;
+    const double *lcost, *dist;
+    double *free_at;  /* per link */
+    int **wait;       /* per NPU: chunks waiting there to move on */
+    size_t *nwait, *capwait;
+} route_t;
+
+static int dest_of(const route_t *r, int c) { return c / r->k % r->n; }
+
+static int near(double a, double b) { return fabs(a - b) <= TACOS_TIME_EPS(a > b ? a : b); }
+
+/* When chunk c at v would land at its destination over its best shortest
+ * path link, as the links stand at time t. */
+static double best_path(const route_t *r, int v, int j, double t)
+{
+    double best = INFINITY;
+    const tacos_topo_t *T = r->t;
+    for (size_t k = T->out_off[v]; k < T->out_off[v + 1]; k++) {
+        size_t l = T->out_links[k];
+        int d = T->links[l].dst;
+        double via = r->lcost[l] + r->dist[(size_t)d * r->n + j];
+        if (!near(via, r->dist[(size_t)v * r->n + j]))
+            continue;
+        double land = (r->free_at[l] > t ? r->free_at[l] : t) + via;
+        if (land < best)
+            best = land;
+    }
+    return best;
+}
+
+/* The chunk free link l (v->d) takes at time t: its index in wait[v], or -1. */
+static long pick(const route_t *r, size_t l, double t)
+{
+    int v = r->t->links[l].src, d = r->t->links[l].dst, n = r->n;
+    long best = -1;
+    double best_left = -1;
+    for (size_t i = 0; i < r->nwait[v]; i++) { /* on a shortest path: the farthest */
+        int j = dest_of(r, r->wait[v][i]);
+        double left = r->dist[(size_t)v * n + j];
+        if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) && left > best_left)
+            best = (long)i, best_left = left;
+    }
+    if (best >= 0)
+        return best;
+    for (size_t i = 0; i < r->nwait[v]; i++) { /* a detour that costs nothing */
+        int j = dest_of(r, r->wait[v][i]);
+        double there = r->dist[(size_t)d * n + j];
+        if (there < r->dist[(size_t)v * n + j] && !near(there, r->dist[(size_t)v * n + j]) &&
+            t + r->lcost[l] + there <= best_path(r, v, j, t) + TACOS_TIME_EPS(t))
+            return (long)i;
+    }
+    return -1;
+}
+
+static int push_wait(route_t *r, int v, int c)
+{
+    int *w = tacos_grow(r->wait[v], &r->capwait[v], r->nwait[v], sizeof *w, 16);
+    if (!w)
+        return TACOS_ERR_NOMEM;
+    r->wait[v] = w;
+    w[r->nwait[v]++] = c;
+    return TACOS_OK;
+}
+
+/* One greedy run into `out` (empty, allocated for All-to-All). */
+static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
+{
+    const tacos_topo_t *t = r->t;
+    int n = r->n, k = r->k, rc = TACOS_OK;
+    size_t total = (size_t)n * (size_t)(n - 1) * (size_t)k, landed = 0;
+    size_t *order = malloc((t->nlinks + 1) * sizeof *order);
+    tacos_heap_t ev = {0}; /* arrivals: (time, transfer) */
+    tacos_rng_t rng;
+    tacos_rng_seed(&rng, seed);
+    if (!order)
+        return TACOS_ERR_NOMEM;
+    for (size_t l = 0; l < t->nlinks; l++)
+        r->free_at[l] = 0, order[l] = l;
+    for (int v = 0; v < n; v++) {
+        r->nwait[v] = 0;
+        for (int j = 0; j < n && !rc; j++)
+            for (int p = 0; p < k && !rc; p++)
+                if (j != v)
+                    rc = push_wait(r, v, (v * n + j) * k + p);
+        for (size_t i = r->nwait[v]; i > 1 && !rc; i--) { /* ties at random */
+            size_t x = (size_t)tacos_rng_below(&rng, i);
+            int c = r->wait[v][i - 1];
+            r->wait[v][i - 1] = r->wait[v][x], r->wait[v][x] = c;
+        }
+    }
+    double now = 0;
+    while (!rc && landed < total) {
+        for (size_t i = t->nlinks; i > 1; i--) { /* links in random order */
+            size_t x = (size_t)tacos_rng_below(&rng, i), y = order[i - 1];
+            order[i - 1] = order[x], order[x] = y;
+        }
+        for (size_t i = 0; i < t->nlinks && !rc; i++) {
+            size_t l = order[i];
+            int v = t->links[l].src;
+            if (r->free_at[l] > now + TACOS_TIME_EPS(now) || !r->nwait[v])
+                continue;
+            long w = pick(r, l, now);
+            if (w < 0)
+                continue;
+            int c = r->wait[v][w];
+            r->wait[v][w] = r->wait[v][--r->nwait[v]];
+            double end = now + r->lcost[l];
+            r->free_at[l] = end;
+            if ((rc = tacos_sched_reserve(out, out->nxfers + 1)))
+                break;
+            out->xfers[out->nxfers] = (tacos_xfer_t){now, end, c, v, t->links[l].dst, 0};
+            if (tacos_heap_push(&ev, (tacos_heap_item_t){end, (double)out->nxfers, out->nxfers}))
+                rc = TACOS_ERR_NOMEM;
+            out->nxfers++;
+        }
+        if (rc)
+            break;
+        if (!ev.n) { /* nothing moves and chunks are left: unreachable */
+            rc = tacos_error(TACOS_ERR_TOPO, "all-to-all on %s: some NPU cannot reach another",
+                             t->name);
+            break;
+        }
+        double first = ev.v[0].k1;
+        while (ev.n && near(ev.v[0].k1, first) && !rc) { /* what lands now (the latest of
+                                                          * those: nothing leaves before it lands) */
+            const tacos_xfer_t *x = &out->xfers[tacos_heap_pop(&ev).id];
+            now = x->end_us > now ? x->end_us : now;
+            if (dest_of(r, x->chunk) == x->dst)
+                landed++;
+            else
+                rc = push_wait(r, x->dst, x->chunk);
+        }
+    }
+    out->time_us = 0;
+    for (size_t i = 0; i < out->nxfers; i++)
+        if (out->xfers[i].end_us > out->time_us)
+            out->time_us = out->xfers[i].end_us;
+    free(order);
+    free(ev.v);
+    return rc == TACOS_ERR_NOMEM ? tacos_error(rc, "out of memory routing all-to-all on %s", t->name)
+                                 : rc;
+}
+
+int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o,
+                              tacos_sched_t **out)
+{
+    int n = t->npus, rc = TACOS_OK;
+    size_t nn = (size_t)n * (size_t)n;
+    double chunk = (double)o->size_bytes / ((double)n * o->chunks_per_npu);
+    route_t r = {t, n, o->chunks_per_npu, NULL, NULL, NULL, NULL, NULL, NULL};
+    double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
+    r.free_at = malloc((t->nlinks + 1) * sizeof *r.free_at);
+    r.wait = calloc((size_t)n, sizeof *r.wait);
+    r.nwait = calloc((size_t)n, sizeof *r.nwait);
+    r.capwait = calloc((size_t)n, sizeof *r.capwait);
+    tacos_sched_t *best = NULL, *cur = NULL;
+    uint64_t seed = o->seed;
+    if (!lcost || !dist || !r.free_at || !r.wait || !r.nwait || !r.capwait) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory routing all-to-all on %s", t->name);
+        goto out;
+    }
+    for (size_t l = 0; l < t->nlinks; l++)
+        lcost[l] = tacos_link_cost_us(&t->links[l], chunk);
+    r.lcost = lcost, r.dist = dist;
+    if ((rc = all_dist(t, lcost, dist)))
+        goto out;
+    for (int trial = 0; trial < o->trials; trial++) {
+        if ((rc = tacos_sched_alloc(TACOS_ALLTOALL, n, o->chunks_per_npu, o->root, o->size_bytes,
+                                    NULL, &cur)) ||
+            (rc = route_once(&r, tacos_splitmix64(&seed), cur)))
+            goto out;
+        if (!best || cur->time_us < best->time_us) {
+            tacos_sched_free(best);
+            best = cur;
+        } else {
+            tacos_sched_free(cur);
+        }
+        cur = NULL;
+    }
+    *out = best;
+    best = NULL;
+out:
+    tacos_sched_free(cur);
+    tacos_sched_free(best);
+    for (int v = 0; r.wait && v < n; v++)
+        free(r.wait[v]);
+    free(r.wait);
+    free(r.nwait);
+    free(r.capwait);
+    free(r.free_at);
+    free(lcost);
+    free(dist);
+    return rc;
+}
+
+/* ---- the cut bound ----------------------------------------------------------- */
+
+/* Union-find root of v. */
+static int find(int *up, int v)
+{
+    while (up[v] != v)
+        v = up[v] = up[up[v]];
+    return v;
+}
+
+/* The time to move what must leave (and enter) the set `in` (in[v] = 1),
+ * over the links crossing its edge. */
+static double cut_time(const tacos_topo_t *t, const char *in, double block_bytes)
+{
+    double out_bw = 0, in_bw = 0;
+    size_t inside = 0, n = (size_t)t->npus;
+    for (size_t v = 0; v < n; v++)
+        inside += (size_t)in[v];
+    if (!inside || inside == n)
+        return 0;
+    for (size_t l = 0; l < t->nlinks; l++) {
+        int a = in[t->links[l].src], b = in[t->links[l].dst];
+        if (a && !b)
+            out_bw += t->links[l].bw_gbps;
+        else if (!a && b)
+            in_bw += t->links[l].bw_gbps;
+    }
+    double bytes = (double)inside * (double)(n - inside) * block_bytes;
+    double bw = out_bw < in_bw ? out_bw : in_bw;
+    return bw > 0 ? bytes / (bw * 1e3) : INFINITY;
+}
+
+int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chunk_bytes,
+                         double *out_us)
+{
+    int n = t->npus, rc = TACOS_OK;
+    size_t nn = (size_t)n * (size_t)n;
+    double block = (double)size_bytes / n, best = 0;
+    double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
+    int *up = malloc((size_t)n * sizeof *up);
+    char *in = malloc((size_t)n);
+    if (!lcost || !dist || !up || !in) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for the all-to-all bound on %s", t->name);
+        goto out;
+    }
+    for (size_t l = 0; l < t->nlinks; l++)
+        lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
+    if ((rc = all_dist(t, lcost, dist)))
+        goto out;
+    double hops = 0, all_bw = 0;
+    for (size_t i = 0; i < nn; i++) /* the latency diameter */
+        if (dist[i] > best)
+            best = dist[i];
+    /* every byte crosses at least its pair's fewest hops: all links carry
+     * block x the sum of those by time T only if T x their bandwidth holds it */
+    for (size_t l = 0; l < t->nlinks; l++)
+        lcost[l] = 1, all_bw += t->links[l].bw_gbps;
+    if ((rc = all_dist(t, lcost, dist)))
+        goto out;
+    for (size_t i = 0; i < nn; i++)
+        hops += dist[i];
+    if (all_bw > 0 && hops * block / (all_bw * 1e3) > best)
+        best = hops * block / (all_bw * 1e3);
+    for (int v = 0; v < n; v++) { /* each NPU */
+        memset(in, 0, (size_t)n);
+        in[v] = 1;
+        double c = cut_time(t, in, block);
+        if (c > best)
+            best = c;
+    }
+    /* each prefix of a breadth-first order from each NPU (arcs of a ring,
+     * slabs of a torus), from NPU 0 only where that would be slow */
+    int *bfs = up, roots = (double)n * n * (double)(t->nlinks + 1) > 1e8 ? 1 : n;
+    for (int s = 0; s < roots; s++) {
+        memset(in, 0, (size_t)n);
+        int head = 0, tail = 0;
+        bfs[tail++] = s, in[s] = 2;
+        while (head < tail) {
+            int v = bfs[head++];
+            for (size_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
+                int d = t->links[t->out_links[k]].dst;
+                if (!in[d])
+                    in[d] = 2, bfs[tail++] = d;
+            }
+        }
+        memset(in, 0, (size_t)n);
+        for (int i = 0; i + 1 < tail; i++) {
+            in[bfs[i]] = 1;
+            double c = cut_time(t, in, block);
+            if (c > best)
+                best = c;
+        }
+    }
+    /* for each link bandwidth b: the groups joined by links of at least b */
+    for (size_t lb = 0; lb < t->nlinks; lb++) {
+        double b = t->links[lb].bw_gbps;
+        int seen = 0;
+        for (size_t l = 0; l < lb && !seen; l++)
+            seen = t->links[l].bw_gbps == b;
+        if (seen)
+            continue;
+        for (int v = 0; v < n; v++)
+            up[v] = v;
+        for (size_t l = 0; l < t->nlinks; l++)
+            if (t->links[l].bw_gbps >= b)
+                up[find(up, t->links[l].src)] = find(up, t->links[l].dst);
+        for (int g = 0; g < n; g++) {
+            if (find(up, g) != g)
+                continue;
+            for (int v = 0; v < n; v++)
+                in[v] = find(up, v) == g;
+            double c = cut_time(t, in, block);
+            if (c > best)
+                best = c;
+        }
+    }
+    *out_us = best;
+out:
+    free(lcost);
+    free(dist);
+    free(up);
+    free(in);
+    return rc;
+}
