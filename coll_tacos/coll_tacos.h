@@ -50,7 +50,8 @@ OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
     X(allreduce) X(allgather) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)  \
     X(iallreduce) X(iallgather) X(ibcast) X(ireduce) X(ireduce_scatter)                      \
     X(ireduce_scatter_block) X(allreduce_init) X(allgather_init) X(bcast_init)               \
-    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(barrier)
+    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(barrier)            \
+    X(alltoall) X(ialltoall) X(alltoall_init)
 
 #define TACOS_PREV_FIELD(name) TACOS_PREV(name);
 

@@ -47,6 +47,12 @@ static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
                                       COMM, MOD);
 static int tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
                                 COMM, MOD);
+static int tacos_alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                          DT *rdtype, COMM, MOD);
+static int tacos_ialltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                           DT *rdtype, COMM, REQ, MOD);
+static int tacos_alltoall_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                               DT *rdtype, COMM, INFO, REQ, MOD);
 static int tacos_iallreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, REQ, MOD);
 static int tacos_allreduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, INFO,
                                 REQ, MOD);
@@ -118,6 +124,8 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
     SAVE(m, comm, reduce_scatter, 1);
     SAVE(m, comm, reduce_scatter_block, 1);
     SAVE(m, comm, barrier, 1);
+    SAVE(m, comm, alltoall, 1);
+    SAVE_OPTIONAL(alltoall)
     SAVE_OPTIONAL(allreduce)
     SAVE_OPTIONAL(allgather)
     SAVE_OPTIONAL(bcast)
@@ -235,6 +243,9 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     m->super.coll_reduce_scatter = tacos_reduce_scatter;
     m->super.coll_reduce_scatter_block = tacos_reduce_scatter_block;
     m->super.coll_barrier = tacos_barrier;
+    m->super.coll_alltoall = tacos_alltoall;
+    m->super.coll_ialltoall = tacos_ialltoall;
+    m->super.coll_alltoall_init = tacos_alltoall_init;
     m->super.coll_iallreduce = tacos_iallreduce;
     m->super.coll_iallgather = tacos_iallgather;
     m->super.coll_ibcast = tacos_ibcast;
@@ -689,6 +700,25 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtyp
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
+static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                    int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                    mca_coll_base_module_t *module, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    size_t n = (size_t)ompi_comm_size(comm);
+    CALL(comm, ALLTOALL, NULL);
+    const char *why = view_bytes(rdtype, (size_t)rcount * n, &call.v, &x);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_ALLTOALL, 0, why, p, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+         comm);
+    /* with MPI_IN_PLACE, scount and sdtype are not to be read */
+    int in_place = sbuf == MPI_IN_PLACE;
+    tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount * n, sdtype);
+    tacos_data_t r = data(rbuf, (size_t)rcount * n, rdtype);
+    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0};
+    return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
+}
+
 static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
@@ -785,6 +815,16 @@ static int tacos_iallgather(const void *sbuf, int scount, DT *sdtype, void *rbuf
 static int tacos_allgather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
                                 DT *rdtype, COMM, INFO, REQ, MOD)
 { return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, P); }
+
+static int tacos_alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                          DT *rdtype, COMM, MOD)
+{ return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, B); }
+static int tacos_ialltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                           DT *rdtype, COMM, REQ, MOD)
+{ return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, NB); }
+static int tacos_alltoall_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                               DT *rdtype, COMM, INFO, REQ, MOD)
+{ return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, P); }
 
 static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD)
 { return bcast(buf, count, dtype, root, comm, module, B); }

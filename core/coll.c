@@ -128,6 +128,8 @@ struct tacos_req {
     int unpack; /* the result goes from buf to recv at the end */
     tacos_exec_opts_t opts;
     copy_args_t copy;
+    tacos_span_t *spans; /* All-to-All: where each of its chunks is */
+    char *out;           /* All-to-All: where its result lands (rbuf, or scratch to unpack) */
 };
 
 static void *comm_space(void *arg, size_t bytes)
@@ -142,13 +144,18 @@ static void *own_space(void *arg, size_t bytes)
     return grow(&r->space, &r->space_bytes, bytes, 0);
 }
 
+/* Scratch of `bytes`: the operation's own or the communicator's. */
+static char *scratch(tacos_req_t *r, size_t bytes)
+{
+    return r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
+                  : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
+}
+
 /* Scratch for the units; unit 0 at the returned address. */
 static char *work_space(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
-    size_t bytes = v->units * v->unit_ext;
-    char *w = r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
-                     : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
+    char *w = scratch(r, v->units * v->unit_ext);
     return w ? w - v->shift : NULL;
 }
 
@@ -242,6 +249,53 @@ static void copy_block(void *arg)
         memcpy(a->dst, a->src, a->bytes);
 }
 
+/* All-to-All: chunk ((i*n + j)*k + p) is part p of block j of rank i's
+ * send buffer.  This rank sends its own from sbuf (or packed scratch:
+ * also with MPI_IN_PLACE, since receives overwrite rbuf), receives its own
+ * into rbuf (or scratch, unpacked at the end), and keeps what it forwards
+ * in scratch; its block to itself is copied while the first messages
+ * travel. */
+static int place_alltoall(tacos_req_t *r)
+{
+    const tacos_call_t *call = &r->call;
+    const tacos_prog_t *p = r->prog;
+    int me = r->c->ops.rank, n = r->c->ops.size, k = r->k;
+    size_t block = call->v.bytes / (size_t)n, fwd = 0;
+    char *src = r->in_place ? NULL : direct(call, &r->send), *out = direct(call, &r->recv);
+    if (!r->spans && !(r->spans = malloc((size_t)n * (size_t)n * (size_t)k * sizeof *r->spans)))
+        return call->err_nomem;
+    for (size_t i = 0; i < p->nops; i++) { /* what passes through: its scratch offset */
+        int c = p->ops[i].chunk, from = c / k / n, to = c / k % n, part = c % k;
+        size_t first = block * (size_t)part / (size_t)k;
+        r->spans[c].units = block * (size_t)(part + 1) / (size_t)k - first;
+        if (from == me)
+            r->spans[c].at = (char *)(uintptr_t)(block * (size_t)to + first); /* offsets for now */
+        else if (to == me)
+            r->spans[c].at = (char *)(uintptr_t)(block * (size_t)from + first);
+        else if (p->ops[i].kind == TACOS_OP_RECV) /* each chunk arrives here once */
+            r->spans[c].at = (char *)(uintptr_t)fwd, fwd += r->spans[c].units;
+    }
+    size_t need = fwd + (src ? 0 : call->v.bytes) + (out ? 0 : call->v.bytes);
+    char *w = scratch(r, need), *in;
+    if (!w)
+        return call->err_nomem;
+    in = src ? src : w + fwd;
+    r->out = out ? out : w + fwd + (src ? 0 : call->v.bytes);
+    r->unpack = !out;
+    int rc = src ? 0 : PACK(call, r->in_place ? &r->recv : &r->send, in);
+    for (size_t i = 0; i < p->nops; i++) {
+        int c = p->ops[i].chunk, from = c / k / n, to = c / k % n;
+        if (p->ops[i].kind == TACOS_OP_SEND && from != me)
+            continue; /* a forwarded chunk's span was set by its receive */
+        char *base = from == me ? in : to == me ? r->out : w;
+        r->spans[c].at = base + (uintptr_t)r->spans[c].at;
+    }
+    r->copy = (copy_args_t){r->out + block * (size_t)me, in + block * (size_t)me, block};
+    r->opts.overlap = copy_block, r->opts.overlap_arg = &r->copy;
+    r->opts.spans = r->spans;
+    return rc;
+}
+
 /* Where each collective's schedule runs: in the caller's buffer where it
  * can (reading the input in place), else in scratch (packed at the start,
  * unpacked at the end). */
@@ -284,6 +338,8 @@ static int place(tacos_req_t *r, char **at)
             return PACK(call, send, work + block * (size_t)me);
         return !send && !out ? PACK(call, &mine, work + block * (size_t)me) : 0;
     }
+    case TACOS_ALLTOALL:
+        return *at = NULL, place_alltoall(r);
     case TACOS_BROADCAST:
         out = direct(call, recv);
         if (!(*at = out ? out : work_space(r)))
@@ -318,6 +374,8 @@ static int complete(tacos_req_t *r)
     int me = r->c->ops.rank;
     if (!r->unpack)
         return 0;
+    if (r->coll == TACOS_ALLTOALL)
+        return UNPACK(call, r->out, &r->recv);
     if (r->coll != TACOS_REDUCE_SCATTER)
         return UNPACK(call, r->buf, &r->recv);
     size_t first = r->off[me], mine = r->off[me + 1] - first;
@@ -346,7 +404,8 @@ int tacos_req_start(tacos_req_t *r)
                    r->own ? " (nonblocking)" : "");
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;
-    rc = tacos_exec_start(r->exec, r->off, r->buf + v->shift, v->unit_ext, &r->call.tp, &r->opts);
+    rc = tacos_exec_start(r->exec, r->off, r->buf ? r->buf + v->shift : NULL, v->unit_ext,
+                          &r->call.tp, &r->opts);
     return rc ? failed(r, rc) : 0;
 }
 
@@ -371,6 +430,7 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
         rc = failed(&r, rc);
     if (!rc)
         rc = complete(&r);
+    free(r.spans);
     return finish(c, rc);
 }
 
@@ -407,5 +467,6 @@ void tacos_req_free(tacos_req_t *r)
     free(r->off);
     free(r->work);
     free(r->space);
+    free(r->spans);
     free(r);
 }

@@ -39,6 +39,7 @@ typedef struct {
     /* per op */
     char *state;
     size_t *first, *len;
+    char **at; /* where its data is in the buffer (or the chunk's span) */
     char **scratch;  /* reduce receives that do not land in the buffer */
     size_t *pending; /* unfinished ops it waits for */
     size_t *user_off, *users; /* ops waiting for op i: users[user_off[i] .. user_off[i+1]) */
@@ -71,6 +72,7 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(state, nops);
     PLACE(first, nops);
     PLACE(len, nops);
+    PLACE(at, nops);
     PLACE(scratch, nops);
     PLACE(pending, nops);
     PLACE(user_off, nops + 1);
@@ -150,7 +152,7 @@ static const void *send_source(const exec_t *e, size_t i)
         return (const char *)o->own_src + (e->first[i] - e->block_off[o->own_block]) * e->elem;
     if (o && o->input && !e->in_buf[op->chunk])
         return (const char *)o->input + e->first[i] * e->elem;
-    return e->buf + e->first[i] * e->elem;
+    return e->at[i];
 }
 
 /* Posts op i's message (or finishes it at once when its chunk is empty). */
@@ -168,7 +170,7 @@ static int post(exec_t *e, size_t i)
         rc = e->tp->isend(e->tp->ctx, send_source(e, i), bytes, op->peer, req);
     } else {
         int direct = e->direct && e->direct[op->chunk] == (long)i;
-        void *at = op->reduce && !direct ? e->scratch[i] : e->buf + e->first[i] * e->elem;
+        void *at = op->reduce && !direct ? e->scratch[i] : e->at[i];
         if (!op->reduce && e->in_buf)
             e->in_buf[op->chunk] = 1; /* the copy overwrites the whole chunk */
         rc = e->tp->irecv(e->tp->ctx, at, bytes, op->peer, req);
@@ -201,7 +203,7 @@ static int advance(exec_t *e, size_t q)
 static int combine(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    char *dst = e->buf + e->first[i] * e->elem;
+    char *dst = e->at[i];
     int rc;
     if (e->direct && e->direct[op->chunk] == (long)i) { /* landed in the buffer */
         rc = e->tp->reduce(e->tp->ctx, (const char *)e->opts->input + e->first[i] * e->elem, dst,
@@ -276,7 +278,13 @@ static int prepare(exec_t *e, int nchunks, long *last)
         e->direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
     for (size_t i = 0; i < p->nops; i++) {
         const tacos_op_t *op = &p->ops[i];
-        tacos_exec_chunk(e->block_off, e->k, op->chunk, &e->first[i], &e->len[i]);
+        const tacos_span_t *span = e->opts && e->opts->spans ? &e->opts->spans[op->chunk] : NULL;
+        if (span) {
+            e->first[i] = 0, e->len[i] = span->units, e->at[i] = span->at;
+        } else {
+            tacos_exec_chunk(e->block_off, e->k, op->chunk, &e->first[i], &e->len[i]);
+            e->at[i] = e->buf + e->first[i] * e->elem;
+        }
         e->after[i] = -1;
         if (op->kind != TACOS_OP_RECV)
             continue;
@@ -321,6 +329,9 @@ int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
         return TACOS_ERR_NOMEM;
     x->npus = npus;
     x->nchunks = npus * k;
+    for (size_t i = 0; i < p->nops; i++) /* programs of more chunks (All-to-All, spans) */
+        if (p->ops[i].chunk >= x->nchunks)
+            x->nchunks = p->ops[i].chunk + 1;
     x->e = (exec_t){.p = p, .k = k};
     size_t bytes = lay_out(&x->e, NULL, p->nops, npus, x->nchunks);
     char *arrays = calloc(1, bytes + (size_t)x->nchunks * sizeof(long) + 1);

@@ -45,6 +45,12 @@ typedef struct {
  * - ordered: see the field. */
 typedef enum { TACOS_KEEP_ALL, TACOS_KEEP_BLOCK, TACOS_KEEP_NONE } tacos_keep_t;
 
+/* A chunk's data anywhere: `units` units of elem_bytes at `at`. */
+typedef struct {
+    char *at;
+    size_t units;
+} tacos_span_t;
+
 typedef struct {
     const void *input;
     tacos_keep_t keep;
@@ -62,12 +68,20 @@ typedef struct {
      * reduces into scratch. */
     void *(*scratch)(void *arg, size_t bytes);
     void *scratch_arg;
+    /* Chunk c's data is spans[c] instead of a part of a block of the
+     * buffer (block_off and buf unused; no input, own_src, keep): programs
+     * whose chunks live in several buffers (All-to-All: the send buffer,
+     * the receive buffer, scratch for what a rank forwards) or are not
+     * parts of blocks (the textbook programs). */
+    const tacos_span_t *spans;
 } tacos_exec_opts_t;
 
 /*
  * The buffer holds `count` elements of `elem_bytes` each, cut into the
- * schedule's chunks: block r (r < npus) is elements [block_off[r],
- * block_off[r+1]) and chunk c = r*k + j is its j-th of k near-equal parts.
+ * schedule's chunks: block r is elements [block_off[r], block_off[r+1])
+ * and chunk c = r*k + j is its j-th of k near-equal parts (or, with
+ * opts->spans, chunk c is spans[c]; the program's largest chunk number
+ * sets how many there are).
  * Runs every op of `prog` with data dependencies and per-peer message order
  * respected; returns the first transport error.  On an error, what is still
  * in flight is abandoned (never waited for: the peers may be waiting for

@@ -30,7 +30,8 @@
  * measurements (nonblocking operations: requests.c).  A call's element
  * copies are messages to self under its tag. */
 enum {
-    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE
+    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
+    TAG_ALLTOALL
 };
 
 /* ---- parameters --------------------------------------------------------------- */
@@ -637,6 +638,25 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rb
     return RUN(st, p, &a);
 }
 
+static int alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                    MPI_Datatype rdtype, MPI_Comm comm, MODE_ARGS)
+{
+    STATE(st, comm, Alltoall, Ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    int n;
+    PMPI_Comm_size(comm, &n);
+    CALL(st, TAG_ALLTOALL, MPI_OP_NULL);
+    const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
+    const tacos_plan_t *p;
+    PLAN(st, TACOS_ALLTOALL, 0, why, p, Alltoall, Ialltoall, sbuf, scount, sdtype, rbuf, rcount,
+         rdtype, comm);
+    /* with MPI_IN_PLACE, scount and sdtype are not to be read */
+    tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0}
+                                          : data(sbuf, (size_t)scount * (size_t)n, &sdtype);
+    tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    return RUN(st, p, &a);
+}
+
 static int bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MODE_ARGS)
 {
     STATE(st, comm, Bcast, Ibcast, buf, count, dtype, root, comm);
@@ -733,6 +753,22 @@ int MPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *
                        MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, PERSISTENT, info, request);
+}
+
+int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                 MPI_Datatype rdtype, MPI_Comm comm)
+{
+    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, B);
+}
+int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                  MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request)
+{
+    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, I(request));
+}
+int MPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                      MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, PERSISTENT, info, request);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
@@ -861,6 +897,16 @@ int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, voi
     return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
                ? MPI_Allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
                : PMPI_Allgather_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+}
+
+int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
+{
+    int n;
+    PMPI_Comm_size(comm, &n);
+    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
+               ? MPI_Alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
+               : PMPI_Alltoall_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
 
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)

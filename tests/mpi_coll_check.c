@@ -239,6 +239,22 @@ static void check_allgather_bcast(MPI_Comm comm, size_t count, int in_place)
                  n, i, d[i]);
             break;
         }
+    /* Alltoall: element i of the block rank r sends to rank j is
+     * r*1000003 + j*10007 + i */
+    int *a = malloc((count * n + 1) * sizeof *a);
+    for (int j = 0; j < n; j++)
+        for (size_t i = 0; i < count; i++) {
+            a[(size_t)j * count + i] = me * 1000003 + j * 10007 + (int)i;
+            d[(size_t)j * count + i] = in_place ? a[(size_t)j * count + i] : -1;
+        }
+    MPI_Alltoall(in_place ? MPI_IN_PLACE : a, (int)count, MPI_INT, d, (int)count, MPI_INT, comm);
+    for (size_t i = 0; i < count * n; i++)
+        if (d[i] != (int)(i / count) * 1000003 + me * 10007 + (int)(i % count)) {
+            FAIL("alltoall count %zu%s n=%d: element %zu = %d", count, in_place ? " in place" : "",
+                 n, i, d[i]);
+            break;
+        }
+    free(a);
     for (int root = 0; root < n; root++) {
         for (size_t i = 0; i < count; i++)
             s[i] = me == root ? (int)(i * 7 + 1) : -7;
@@ -592,6 +608,54 @@ static void check_sig_moves(MPI_Comm comm, size_t n4)
     }
 }
 
+/* Alltoall with per-rank (count, datatype) pairs of equal signatures:
+ * value j of the block rank r sends to rank q is r*1000003 + q*7919 + j. */
+static void check_sig_alltoall(MPI_Comm comm, size_t n4)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    size_t nv = 4 * n4;
+    for (int in_place = 0; in_place <= 1; in_place++) {
+        int srep = (me + 3) % NREPS, rrep = (me + in_place) % NREPS, scount, rcount;
+        size_t sspan, rspan;
+        MPI_Datatype st = rep_type(srep, MPI_INT, 4, n4, &scount, &sspan);
+        MPI_Datatype rt = rep_type(rrep, MPI_INT, 4, n4, &rcount, &rspan);
+        MPI_Aint lb, sext, rext;
+        MPI_Type_get_extent(st, &lb, &sext);
+        MPI_Type_get_extent(rt, &lb, &rext);
+        size_t sblock = (size_t)scount * (size_t)sext, rblock = (size_t)rcount * (size_t)rext;
+        size_t sall = sblock * (size_t)(n - 1) + sspan, rall = rblock * (size_t)(n - 1) + rspan;
+        char *s = malloc(sall), *d = malloc(rall);
+        memset(s, GAP, sall);
+        memset(d, GAP, rall);
+        for (int q = 0; q < n; q++)
+            for (size_t j = 0; j < nv; j++) {
+                int v = me * 1000003 + q * 7919 + (int)j;
+                char *at = in_place ? d + rblock * (size_t)q + rep_off(rrep, j, 4)
+                                    : s + sblock * (size_t)q + rep_off(srep, j, 4);
+                memcpy(at, &v, 4);
+            }
+        MPI_Alltoall(in_place ? MPI_IN_PLACE : s, scount, st, d, rcount, rt, comm);
+        for (int r = 0; r < n; r++)
+            for (size_t j = 0; j < nv; j++)
+                if (sig_get(d + rblock * (size_t)r, rrep, j, 4) != r * 1000003 + me * 7919 + (int)j) {
+                    FAIL("alltoall%s n4=%zu reps %d/%d n=%d: block %d value %zu = %g",
+                         in_place ? " in place" : "", n4, srep, rrep, n, r, j,
+                         sig_get(d + rblock * (size_t)r, rrep, j, 4));
+                    r = n;
+                    break;
+                }
+        for (int r = 0; r < n; r++)
+            if (!gaps_intact(d + rblock * (size_t)r, rrep, nv, 4, r == n - 1 ? rspan : rblock + 1))
+                FAIL("alltoall n4=%zu rep %d: a gap of block %d was written", n4, rrep, r);
+        free(s);
+        free(d);
+        rep_free(st, MPI_INT);
+        rep_free(rt, MPI_INT);
+    }
+}
+
 enum { SIG_ALLREDUCE, SIG_REDUCE, SIG_RS_BLOCK, SIG_RS, SIG_NCOLL };
 
 /* Sum of value j over ranks, in rank order. */
@@ -803,6 +867,7 @@ static void check_signatures(MPI_Comm comm)
     static const size_t n4s[] = {0, 1, 3, 1000, 65537};
     for (size_t i = 0; i < sizeof n4s / sizeof n4s[0]; i++) {
         check_sig_moves(comm, n4s[i]);
+        check_sig_alltoall(comm, n4s[i]);
         for (int coll = 0; coll < SIG_NCOLL; coll++)
             for (int root = 0; root < (coll == SIG_REDUCE ? n : 1); root++) {
                 check_sig_reduction(comm, coll, MPI_DOUBLE, n4s[i], (int)(i + root) % 2, root);
@@ -1013,10 +1078,11 @@ static void check_fault(void)
 static const int six_counts[] = {1, 7, 1000, 65537}; /* 65537 doubles: 512 KiB */
 #define NSIX_COUNTS (int)(sizeof six_counts / sizeof six_counts[0])
 
-enum { C_ALLREDUCE, C_ALLGATHER, C_BCAST, C_REDUCE, C_RS_BLOCK, C_RS, NSIX };
+enum { C_ALLREDUCE, C_ALLGATHER, C_BCAST, C_REDUCE, C_RS_BLOCK, C_RS, C_ALLTOALL, NSIX };
 #define SIX_ALL ((1 << NSIX) - 1)
 static const char *const six_name[] = {"allreduce", "allgather",            "bcast",
-                                       "reduce",    "reduce_scatter_block", "reduce_scatter"};
+                                       "reduce",    "reduce_scatter_block", "reduce_scatter",
+                                       "alltoall"};
 
 static double six_in(int r, size_t i, int salt) { return (double)(r + 1) * (double)(i + 1) + salt; }
 
@@ -1049,8 +1115,9 @@ static void run_one(MPI_Comm comm, int c, int count, int salt, const char *where
     MPI_Datatype t = c == C_ALLGATHER || c == C_RS ? MPI_INT : MPI_DOUBLE;
     int root = (count + salt) % n, block = (count + n - 1) / n, *rcounts = malloc(n * sizeof(int));
     size_t cnt = (size_t)count, blk = (size_t)block, nr = (size_t)n;
-    size_t total = c == C_ALLGATHER ? cnt * nr : c == C_RS_BLOCK ? blk * nr : cnt;
-    size_t first = 0, len = c == C_ALLGATHER ? total : c == C_RS_BLOCK ? blk : cnt;
+    int spread = c == C_ALLGATHER || c == C_ALLTOALL;
+    size_t total = spread ? cnt * nr : c == C_RS_BLOCK ? blk * nr : cnt;
+    size_t first = 0, len = spread ? total : c == C_RS_BLOCK ? blk : cnt;
     for (int r = 0, at = 0; r < n; r++) { /* reduce_scatter: rank r gets about (r+1)/n(n+1)/2 */
         size_t nn = (size_t)n * (size_t)(n + 1);
         rcounts[r] = (int)(total * (size_t)(r + 1) * (size_t)(r + 2) / nn -
@@ -1072,13 +1139,15 @@ static void run_one(MPI_Comm comm, int c, int count, int salt, const char *where
     case C_BCAST: MPI_Bcast(s, count, t, root, comm); break;
     case C_REDUCE: MPI_Reduce(s, d, count, t, MPI_SUM, root, comm); break;
     case C_RS_BLOCK: MPI_Reduce_scatter_block(s, d, block, t, MPI_SUM, comm); break;
+    case C_ALLTOALL: MPI_Alltoall(s, count, t, d, count, t, comm); break;
     default: MPI_Reduce_scatter(s, d, rcounts, t, MPI_SUM, comm); break;
     }
     if (c == C_REDUCE && me != root)
         len = 0;
     for (size_t j = 0; j < len; j++) {
         size_t g = first + j;
-        double want = c == C_ALLGATHER ? six_in((int)(g / cnt), g % cnt, salt)
+        double want = c == C_ALLTOALL ? six_in((int)(g / cnt), (size_t)me * cnt + g % cnt, salt)
+                      : c == C_ALLGATHER ? six_in((int)(g / cnt), g % cnt, salt)
                       : c == C_BCAST   ? six_in(root, g, salt)
                                        : six_sum(n, g, salt);
         double got = val_get(t, c == C_BCAST ? s : d, j);

@@ -39,9 +39,9 @@ static int failures, me, n, fallback;
         }                                                                                    \
     } while (0)
 
-enum { ALLREDUCE, ALLGATHER, BCAST, REDUCE, RSB, RS, NKINDS };
+enum { ALLREDUCE, ALLGATHER, BCAST, REDUCE, RSB, RS, ALLTOALL, NKINDS };
 static const char *kind_name[] = {"allreduce", "allgather", "bcast", "reduce",
-                                  "reduce_scatter_block", "reduce_scatter"};
+                                  "reduce_scatter_block", "reduce_scatter", "alltoall"};
 
 /* One collective call: its buffers and what it must produce. */
 typedef struct {
@@ -124,6 +124,7 @@ static void fill(coll_t *c, int salt)
             c->rbuf[i] = me_c == c->root ? in(me_c, (size_t)i, salt) : -7;
         break;
     case RSB:
+    case ALLTOALL: /* element j*cnt + i goes to rank j */
         for (size_t i = 0; i < all; i++)
             src[i] = in(me_c, i, salt);
         break;
@@ -166,6 +167,11 @@ static void post(coll_t *c, int persistent)
                                                      info, &c->req)
                         : MPI_Ireduce_scatter_block(s, c->rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm,
                                                     &c->req);
+        break;
+    case ALLTOALL:
+        rc = persistent ? INIT(Alltoall)(s, cnt, MPI_DOUBLE, c->rbuf, cnt, MPI_DOUBLE, comm, info,
+                                         &c->req)
+                        : MPI_Ialltoall(s, cnt, MPI_DOUBLE, c->rbuf, cnt, MPI_DOUBLE, comm, &c->req);
         break;
     case RS:
         rc = persistent ? INIT(Reduce_scatter)(s, c->rbuf, c->counts, MPI_DOUBLE, MPI_SUM, comm,
@@ -212,6 +218,12 @@ static void check(const coll_t *c, const char *where)
         for (int i = 0; i < cnt && failures == before; i++)
             expect_at(c, c->rbuf, (size_t)i, sum(P, (size_t)me_c * (size_t)cnt + (size_t)i, salt),
                       where);
+        break;
+    case ALLTOALL:
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < cnt && failures == before; i++)
+                expect_at(c, c->rbuf, (size_t)r * (size_t)cnt + (size_t)i,
+                          in(r, (size_t)me_c * (size_t)cnt + (size_t)i, salt), where);
         break;
     case RS:
         for (int i = 0; i < c->counts[me_c] && failures == before; i++)

@@ -33,7 +33,7 @@ run() {
     [ -z "$want" ] || grep -qF -- "$want" "$T/out" || fail "np=$np$opts: no '$want' in output"
     ran=$(grep -c "schedule k=" "$T/out")
     if [ "$np" -gt 1 ]; then
-        for c in allreduce allgather broadcast reduce reduce-scatter; do
+        for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
             grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
                 fail "np=$np$opts: coll/tacos never ran $c"
         done
@@ -64,7 +64,7 @@ for np in 1 2 3 4 5 7 8; do
     rc=$?
     grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "nonblocking np=$np: exit $rc"; tail -20 "$T/out" >&2; }
-    [ "$np" -gt 1 ] && for c in allreduce allgather broadcast reduce reduce-scatter; do
+    [ "$np" -gt 1 ] && for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" ||
             fail "nonblocking np=$np: coll/tacos never ran $c"
     done

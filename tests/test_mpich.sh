@@ -43,7 +43,7 @@ ran() {
             fail "$what: libtacos-pmpi never ran $c"
     done
 }
-ran_all() { ran "$1" allreduce allgather broadcast reduce reduce-scatter; }
+ran_all() { ran "$1" allreduce allgather broadcast reduce reduce-scatter alltoall; }
 
 # the full sweep at 2 ranks, --quick at 3, 4 and 5; at 1, 7 and 8 ranks the
 # six collectives at 1 to 65537 elements, checked, with the application's
@@ -95,7 +95,7 @@ CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
 for np in 1 2 3 4 5 7 8; do
     if [ "$np" = 2 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
     grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "mpi_nbc_check np=$np: wrong results"
-    for c in allreduce allgather broadcast reduce reduce-scatter; do
+    for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
         [ "$np" -gt 1 ] && ! grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" &&
             fail "mpi_nbc_check np=$np: libtacos-pmpi never ran $c nonblocking"
     done
