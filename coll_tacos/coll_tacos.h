@@ -45,13 +45,18 @@ OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
     mca_coll_base_module_##name##_fn_t prev_##name;                                          \
     mca_coll_base_module_t *prev_##name##_module
 
-/* Every slot coll/tacos fills: blocking, nonblocking, persistent. */
+/* Every slot coll/tacos fills: blocking, nonblocking, persistent (and
+ * reduce_local, which needs no previous one). */
 #define TACOS_SLOTS(X)                                                                       \
     X(allreduce) X(allgather) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)  \
     X(iallreduce) X(iallgather) X(ibcast) X(ireduce) X(ireduce_scatter)                      \
     X(ireduce_scatter_block) X(allreduce_init) X(allgather_init) X(bcast_init)               \
-    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(barrier)            \
-    X(alltoall) X(ialltoall) X(alltoall_init)
+    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init)                       \
+    X(alltoall) X(ialltoall) X(alltoall_init) TACOS_PASSED(X, barrier) TACOS_PASSED(X, gather)  \
+    TACOS_PASSED(X, gatherv) TACOS_PASSED(X, scatter) TACOS_PASSED(X, scatterv)              \
+    TACOS_PASSED(X, allgatherv) TACOS_PASSED(X, alltoallv) TACOS_PASSED(X, alltoallw)        \
+    TACOS_PASSED(X, scan) TACOS_PASSED(X, exscan)
+#define TACOS_PASSED(X, name) X(name) X(i##name) X(name##_init)
 
 #define TACOS_PREV_FIELD(name) TACOS_PREV(name);
 

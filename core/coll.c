@@ -128,7 +128,12 @@ struct tacos_req {
     int unpack; /* the result goes from buf to recv at the end */
     tacos_exec_opts_t opts;
     copy_args_t copy;
-    tacos_span_t *spans; /* All-to-All: where each of its chunks is */
+    tacos_span_t *spans; /* All-to-All, lists: where each of its chunks is */
+    /* a list of messages (tacos_req_new_list): chunk i is message i */
+    tacos_msg_t *msgs;
+    tacos_copy_t *copies;
+    int nmsgs, ncopies;
+    int *share; /* per message: the first message of the same data */
     char *out;           /* All-to-All: where its result lands (rbuf, or scratch to unpack) */
 };
 
@@ -374,6 +379,19 @@ static int complete(tacos_req_t *r)
     int me = r->c->ops.rank;
     if (!r->unpack)
         return 0;
+    for (int i = 0; r->msgs && i < r->nmsgs; i++) { /* data received into scratch, once */
+        const tacos_msg_t *m = &r->msgs[i];
+        int j = i + 1, lead = r->share[i];
+        while (j < r->nmsgs && (r->share[j] != lead || r->msgs[j].send))
+            j++;
+        if (m->send || !m->units || j < r->nmsgs || call->contiguous(call->tp.ctx, &m->data))
+            continue; /* the group's last receive unpacks */
+        int rc = UNPACK(call, r->spans[i].at - call->v.shift, &m->data);
+        if (rc)
+            return rc;
+    }
+    if (r->msgs)
+        return 0;
     if (r->coll == TACOS_ALLTOALL)
         return UNPACK(call, r->out, &r->recv);
     if (r->coll != TACOS_REDUCE_SCATTER)
@@ -389,6 +407,58 @@ static int complete(tacos_req_t *r)
     return 0;
 }
 
+/* A list: the copies, then each message's data in place or in scratch
+ * (sends packed now; receives unpacked by complete()). */
+static int place_list(tacos_req_t *r)
+{
+    const tacos_call_t *call = &r->call;
+    size_t need = 0, ext = call->v.unit_ext;
+    int rc = 0;
+    int bytes_view = ext == 1 && call->v.shift == 0;
+    for (int i = 0; i < r->ncopies && !rc; i++) { /* straight into place, or through scratch */
+        tacos_copy_t *cp = &r->copies[i];
+        char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w = NULL;
+        if (to)
+            rc = call->pack(call->tp.ctx, &cp->from, to);
+        else if (!(w = scratch(r, cp->from.count * (size_t)labs(cp->from.extent) + 64)))
+            rc = call->err_nomem;
+        else if (!(rc = call->pack(call->tp.ctx, &cp->from, w)))
+            rc = call->unpack(call->tp.ctx, w, &cp->to);
+    }
+    for (int i = 0; i < r->nmsgs; i++) { /* messages of the same data share its place */
+        const tacos_msg_t *m = &r->msgs[i];
+        int j = 0;
+        while (j < i && !(r->msgs[j].data.buf == m->data.buf &&
+                          r->msgs[j].data.count == m->data.count &&
+                          r->msgs[j].data.type == m->data.type))
+            j++;
+        r->share[i] = j;
+        r->spans[i].units = m->units;
+        r->spans[i].at = j < i ? NULL : m->units ? call->contiguous(call->tp.ctx, &m->data) : NULL;
+        if (j == i && m->units && !r->spans[i].at)
+            need += m->units * ext + 64;
+    }
+    char *w = need ? scratch(r, need) : NULL;
+    if (need && !w)
+        return call->err_nomem;
+    for (int i = 0; i < r->nmsgs && !rc; i++) { /* scratch: packed (what sends and
+                                                  * reductions start from) */
+        const tacos_msg_t *m = &r->msgs[i];
+        if (r->share[i] < i) {
+            r->spans[i].at = r->spans[r->share[i]].at;
+            continue;
+        }
+        if (!m->units || r->spans[i].at)
+            continue;
+        r->spans[i].at = w + call->v.shift;
+        w += m->units * ext + 64;
+        rc = call->pack(call->tp.ctx, &m->data, r->spans[i].at - call->v.shift);
+    }
+    r->opts.spans = r->spans;
+    r->unpack = 1;
+    return rc;
+}
+
 int tacos_req_start(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
@@ -396,12 +466,13 @@ int tacos_req_start(tacos_req_t *r)
                                   .scratch = r->own ? own_space : comm_space,
                                   .scratch_arg = r};
     r->unpack = 0;
-    int rc = place(r, &r->buf);
+    int rc = r->msgs ? place_list(r) : place(r, &r->buf);
     if (rc)
         return rc;
-    tacos_comm_say(r->c, 10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
-                   tacos_coll_name(r->coll), v->bytes, r->c->ops.size, r->k, r->prog->nops,
-                   r->own ? " (nonblocking)" : "");
+    if (!r->msgs)
+        tacos_comm_say(r->c, 10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
+                       tacos_coll_name(r->coll), v->bytes, r->c->ops.size, r->k, r->prog->nops,
+                       r->own ? " (nonblocking)" : "");
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;
     rc = tacos_exec_start(r->exec, r->off, r->buf ? r->buf + v->shift : NULL, v->unit_ext,
@@ -468,5 +539,84 @@ void tacos_req_free(tacos_req_t *r)
     free(r->work);
     free(r->space);
     free(r->spans);
+    free(r->msgs);
+    free(r->copies);
+    free(r->share);
     free(r);
+}
+
+/* ---- lists ------------------------------------------------------------------------ */
+
+/* Message i is chunk i; seq numbers each peer's messages per direction. */
+static int list_program(int rank, const tacos_msg_t *msgs, int n, tacos_prog_t **out)
+{
+    tacos_prog_t *p = calloc(1, sizeof *p);
+    int *seq = NULL, npeers = 0;
+    for (int i = 0; i < n; i++)
+        if (msgs[i].peer + 1 > npeers)
+            npeers = msgs[i].peer + 1;
+    if (!p || !(p->ops = calloc((size_t)n + 1, sizeof *p->ops)) ||
+        !(p->dep = calloc((size_t)n + 1, sizeof *p->dep)) ||
+        !(seq = calloc(2 * (size_t)npeers + 1, sizeof *seq))) {
+        tacos_prog_free(p);
+        free(seq);
+        return TACOS_ERR_NOMEM;
+    }
+    p->rank = rank;
+    for (int i = 0; i < n; i++) {
+        const tacos_msg_t *m = &msgs[i];
+        tacos_op_t *op = &p->ops[p->nops++];
+        *op = (tacos_op_t){m->send ? TACOS_OP_SEND : TACOS_OP_RECV, !m->send && m->reduce, i,
+                           m->peer, seq[2 * m->peer + m->send]++, (double)i, 0, (size_t)i};
+        if (m->after >= 0 && m->after < i)
+            op->ndeps = 1, p->dep[i] = (size_t)m->after;
+    }
+    free(seq);
+    *out = p;
+    return TACOS_OK;
+}
+
+int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t *msgs,
+                       int nmsgs, const tacos_copy_t *copies, int ncopies, tacos_req_t **out)
+{
+    tacos_req_t *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return call->err_nomem;
+    *r = (tacos_req_t){.c = c, .call = *call, .own = 1, .k = 1, .nmsgs = nmsgs,
+                       .ncopies = ncopies};
+    r->msgs = malloc(((size_t)nmsgs + 1) * sizeof *r->msgs);
+    r->copies = malloc(((size_t)ncopies + 1) * sizeof *r->copies);
+    r->spans = malloc(((size_t)nmsgs + 1) * sizeof *r->spans);
+    r->share = malloc(((size_t)nmsgs + 1) * sizeof *r->share);
+    r->prog_refs = malloc(sizeof *r->prog_refs);
+    if (!r->msgs || !r->copies || !r->spans || !r->share || !r->prog_refs ||
+        list_program(c->ops.rank, msgs, nmsgs, &r->prog) ||
+        tacos_exec_new(r->prog, c->ops.size, 1, &r->exec)) {
+        if (r->prog_refs)
+            *r->prog_refs = 1;
+        tacos_req_free(r);
+        return call->err_nomem;
+    }
+    *r->prog_refs = 1;
+    memcpy(r->msgs, msgs, (size_t)nmsgs * sizeof *msgs);
+    memcpy(r->copies, copies, (size_t)ncopies * sizeof *copies);
+    *out = r;
+    return 0;
+}
+
+int tacos_run_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t *msgs, int nmsgs,
+                   const tacos_copy_t *copies, int ncopies)
+{
+    tacos_req_t *r;
+    int rc = tacos_req_new_list(c, call, msgs, nmsgs, copies, ncopies, &r);
+    if (rc)
+        return rc;
+    r->own = 0; /* the communicator's scratch */
+    if (!(rc = tacos_req_start(r)) && (rc = tacos_exec_wait(r->exec)))
+        rc = failed(r, rc);
+    if (!rc)
+        rc = complete(r);
+    tacos_req_free(r);
+    return finish(c, rc);
 }

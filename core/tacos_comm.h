@@ -199,6 +199,36 @@ int tacos_req_start(tacos_req_t *r);
 int tacos_req_progress(tacos_req_t *r, int *done);
 void tacos_req_free(tacos_req_t *r);
 
+/* ---- textbook programs: a list of messages ------------------------------------- */
+
+/* One message of a rank's textbook program (a collective the schedules do
+ * not serve, or any collective where no previous component exists): to or
+ * from `peer`, `units` units (the call's view: bytes, or elements of the
+ * reduction's datatype) of `data`, posted once message `after` (an earlier
+ * index, -1 none) is done; `reduce`: a receive combined into data (src op
+ * data, in that order: non-commutative ops keep rank order where the
+ * program does).  Copies run at the start: copy[i].from's signature into
+ * copy[i].to.  Data not one run of bytes goes through scratch, packed
+ * before the first message and unpacked at the end. */
+typedef struct {
+    int peer, send, reduce, after;
+    tacos_data_t data;
+    size_t units;
+} tacos_msg_t;
+
+typedef struct {
+    tacos_data_t from, to;
+} tacos_copy_t;
+
+/* An operation of the list (copied) on the communicator's transport, run
+ * like any other: tacos_req_start / progress / free, or tacos_run_list
+ * (blocking: new + start + wait + free).  The call's view gives the unit
+ * (call->v.unit_ext bytes, element 0's data call->v.shift past a buffer). */
+int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t *msgs,
+                       int nmsgs, const tacos_copy_t *copies, int ncopies, tacos_req_t **out);
+int tacos_run_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t *msgs, int nmsgs,
+                   const tacos_copy_t *copies, int ncopies);
+
 /* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
  * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks
  * tacos_fault("send") before each), RANK:alloc:N its N-th scratch

@@ -81,7 +81,34 @@ grep -q "(nonblocking)" "$T/out" && fail "nonblocking=0: a nonblocking call ran 
 grep -q "iallreduce: fallback: coll_tacos_nonblocking is 0" "$T/out" ||
     fail "nonblocking=0: no reason in the trace"
 
-# the smallest selection Open MPI 4.1 accepts: basic builds its allgather and
+# coll/tacos alone (`--mca coll tacos`): every slot filled, what no schedule
+# serves runs as a textbook program; mpi_coll_check, mpi_nbc_check and
+# mpi_more_check (Barrier, Gather(v), Scatter(v), Allgatherv, Alltoallv/w,
+# Scan, Exscan, Reduce_local, non-commutative reductions; blocking,
+# nonblocking, persistent; world, split, dup) at 1..8 ranks
+MORE=${TACOS_MORE_CHECK:-./mpi_more_check}
+for np in 1 2 3 4 5 7 8; do
+    for prog in "$CHECK --quick" "$NBC --quick" "$MORE --quick"; do
+        [ "$np" -gt 4 ] && [ "${prog#"$CHECK"}" != "$prog" ] && [ "$np" != 8 ] && continue
+        timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" --mca coll tacos \
+            --mca coll_tacos_verbose 10 $prog >"$T/out" 2>&1
+        rc=$?
+        grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
+            { fail "coll tacos alone np=$np $prog: exit $rc"; tail -5 "$T/out" >&2; }
+        [ "$np" -gt 1 ] && ! grep -q ": textbook:" "$T/out" &&
+            fail "coll tacos alone np=$np $prog: no textbook program ran"
+    done
+    echo "coll tacos alone np=$np: mpi_coll_check, mpi_nbc_check, mpi_more_check"
+done
+# ... and with the previous components there, the same collectives go to them
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    "$MORE" --quick >"$T/out" 2>&1 || fail "mpi_more_check with tuned: exit $?"
+grep -q "mpi_more_check: 0 failure" "$T/out" || fail "mpi_more_check with tuned: wrong results"
+grep -q "gatherv: fallback: served by the previous component" "$T/out" ||
+    fail "mpi_more_check with tuned: gatherv not passed to the previous component"
+
+# a small selection: basic builds its allgather and
 # allreduce from bcast and reduce, so setting up calls back into coll/tacos
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,basic,libnbc --mca coll_tacos_verbose 10 \
