@@ -34,7 +34,7 @@ $TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json
     grep "network\|  h" | sed 's/^/# /'
 for coll in $COLLS; do
     case $coll in allreduce) c=allreduce ;; allgather) c=allgather ;; bcast) c=broadcast ;;
-        reduce) c=reduce ;; *) c=reduce-scatter ;; esac
+        reduce) c=reduce ;; alltoall) c=alltoall ;; *) c=reduce-scatter ;; esac
     echo "## $coll"
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \

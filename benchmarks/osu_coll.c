@@ -3,7 +3,7 @@
  * warm-up, then timed iterations of the collective; prints the average,
  * minimum and maximum over ranks of the mean time per call (us).
  *
- * usage: osu_coll [allreduce|allgather|bcast|reduce|reduce_scatter_block]
+ * usage: osu_coll [allreduce|allgather|bcast|reduce|reduce_scatter_block|alltoall]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init]
@@ -130,6 +130,8 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
             MPI_Allgather(s, part, MPI_FLOAT, d, part, MPI_FLOAT, comm);
         else if (!strcmp(coll, "bcast"))
             MPI_Bcast(s, count, MPI_FLOAT, 0, comm);
+        else if (!strcmp(coll, "alltoall")) /* bytes: each rank's send buffer */
+            MPI_Alltoall(s, part, MPI_FLOAT, d, part, MPI_FLOAT, comm);
         else if (!strcmp(coll, "reduce"))
             MPI_Reduce(s, d, count, MPI_FLOAT, MPI_SUM, 0, comm);
         else

@@ -913,31 +913,36 @@ static int textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtype, i
     return run_list(m, &l, &call, mode, request);
 }
 
-/* Gather(v): every rank sends its block to the root. */
-static int gather_list(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                       const int *rcounts, const int *displs, int rcount,
-                       struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+/* Gather(v) (gather = 1: every rank sends its block to the root) and
+ * Scatter(v) (the root sends each rank its block): `mine` is this rank's
+ * block (sbuf for gather, rbuf for scatter; MPI_IN_PLACE at the root), the
+ * root's blocks are counts[r] (or count) of type at displs[r] (or r x count)
+ * extents into `all`. */
+static int rooted_list(int gather, const void *mine, int mcount, struct ompi_datatype_t *mtype,
+                       const void *all, const int *counts, const int *displs, int count,
+                       struct ompi_datatype_t *type, int root, struct ompi_communicator_t *comm,
                        int tag, TB_ARGS)
 {
     TB_M;
     BYTES(comm, GATHER);
     x.tag = tag;
-    int in_place = sbuf == MPI_IN_PLACE;
+    int in_place = mine == MPI_IN_PLACE;
     if (!in_place)
-        hold(&l, sdtype);
+        hold(&l, mtype);
+    tacos_data_t own = in_place ? (tacos_data_t){0} : data(mine, (size_t)mcount, mtype);
     if (me != root) {
-        push(&l, root, 1, 0, -1, data(sbuf, (size_t)scount, sdtype), sig_bytes((size_t)scount, sdtype));
+        push(&l, root, gather, 0, -1, own, sig_bytes((size_t)mcount, mtype));
         return run_list(m, &l, &call, mode, request);
     }
-    hold(&l, rdtype);
+    hold(&l, type);
     for (int r = 0; r < n; r++) {
-        size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
-        tacos_data_t d = block_of(rbuf, 0, c, rdtype);
-        d.buf = (char *)rbuf + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
+        size_t c = counts ? (size_t)counts[r] : (size_t)count;
+        tacos_data_t d = block_of(all, 0, c, type);
+        d.buf = (char *)all + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
         if (r != root)
-            push(&l, r, 0, 0, -1, d, sig_bytes(c, rdtype));
+            push(&l, r, !gather, 0, -1, d, sig_bytes(c, type));
         else if (!in_place)
-            copy(&l, data(sbuf, (size_t)scount, sdtype), d);
+            copy(&l, gather ? own : d, gather ? d : own);
     }
     return run_list(m, &l, &call, mode, request);
 }
@@ -946,7 +951,7 @@ static int textbook_gather(const void *sbuf, int scount, struct ompi_datatype_t 
                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                            struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return gather_list(sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, root, comm,
+    return rooted_list(1, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, root, comm,
                        MCA_COLL_BASE_TAG_GATHER, module, mode, info, request);
 }
 
@@ -955,45 +960,16 @@ static int textbook_gatherv(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return gather_list(sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, root, comm,
+    return rooted_list(1, sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, root, comm,
                        MCA_COLL_BASE_TAG_GATHERV, module, mode, info, request);
-}
-
-/* Scatter(v): the root sends each rank its block. */
-static int scatter_list(const void *sbuf, const int *scounts, const int *displs, int scount,
-                        struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                        struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
-                        int tag, TB_ARGS)
-{
-    TB_M;
-    BYTES(comm, SCATTER);
-    x.tag = tag;
-    int in_place = rbuf == MPI_IN_PLACE;
-    if (!in_place)
-        hold(&l, rdtype);
-    if (me != root) {
-        push(&l, root, 0, 0, -1, data(rbuf, (size_t)rcount, rdtype), sig_bytes((size_t)rcount, rdtype));
-        return run_list(m, &l, &call, mode, request);
-    }
-    hold(&l, sdtype);
-    for (int r = 0; r < n; r++) {
-        size_t c = scounts ? (size_t)scounts[r] : (size_t)scount;
-        tacos_data_t d = block_of(sbuf, 0, c, sdtype);
-        d.buf = (char *)sbuf + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
-        if (r != root)
-            push(&l, r, 1, 0, -1, d, sig_bytes(c, sdtype));
-        else if (!in_place)
-            copy(&l, d, data(rbuf, (size_t)rcount, rdtype));
-    }
-    return run_list(m, &l, &call, mode, request);
 }
 
 static int textbook_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return scatter_list(sbuf, NULL, NULL, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                        MCA_COLL_BASE_TAG_SCATTER, module, mode, info, request);
+    return rooted_list(0, rbuf, rcount, rdtype, sbuf, NULL, NULL, scount, sdtype, root, comm,
+                       MCA_COLL_BASE_TAG_SCATTER, module, mode, info, request);
 }
 
 static int textbook_scatterv(const void *sbuf, const int *scounts, const int *displs,
@@ -1001,8 +977,8 @@ static int textbook_scatterv(const void *sbuf, const int *scounts, const int *di
                              struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return scatter_list(sbuf, scounts, displs, 0, sdtype, rbuf, rcount, rdtype, root, comm,
-                        MCA_COLL_BASE_TAG_SCATTERV, module, mode, info, request);
+    return rooted_list(0, rbuf, rcount, rdtype, sbuf, scounts, displs, 0, sdtype, root, comm,
+                       MCA_COLL_BASE_TAG_SCATTERV, module, mode, info, request);
 }
 
 /* Allgather(v): every rank sends its block to every other. */
