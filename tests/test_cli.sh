@@ -68,7 +68,9 @@ expect 2 "--size '-5MiB'" -t ring:4 --size -5MiB
 expect 2 "--size '12XB'" -t ring:4 --size 12XB
 expect 2 "--chunks-per-npu '0'" -t ring:4 -k 0
 expect 2 "--trials 'x'" -t ring:4 --trials x
-expect 2 "unknown collective 'alltoall'" -t ring:4 -c alltoall
+expect 2 "unknown collective 'gossip'" -t ring:4 -c gossip
+expect 0 "pairwise" -t ring:4 -c alltoall -k 2 --compare direct,pairwise,bruck
+expect 0 "alltoall: direct, pairwise, bruck" -t ring:4 -c alltoall --compare ring
 expect 2 "--bw '50,,1'" -t ring:4 --bw 50,,1
 expect 2 "give --size or --chunk-size" -t ring:4 --size 1MiB --chunk-size 1KiB
 expect 2 "unexpected argument 'extra'" -t ring:4 extra
