@@ -1211,7 +1211,9 @@ static void p2p_round(MPI_Comm comm, int sends_first, int round, const char *whe
         p2p_send(comm, round, sbuf, req + P2P_MSGS);
     else
         p2p_post(comm, rbuf, req);
-    run_six(comm, SIX_ALL, round, where);
+    /* MPICH 4.0's own MPI_Alltoall on one rank never returns while these
+     * receives are posted (also without libtacos-pmpi): not asked of it */
+    run_six(comm, n == 1 ? SIX_ALL & ~(1 << C_ALLTOALL) : SIX_ALL, round, where);
     if (sends_first)
         p2p_post(comm, rbuf, req);
     else
