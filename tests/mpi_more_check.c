@@ -5,7 +5,9 @@
  * Reduce_local, and the reductions with a non-commutative op, each
  * blocking, nonblocking and persistent (started twice), every result
  * checked against values computed here; on MPI_COMM_WORLD, a split and a
- * dup.  Prints "mpi_more_check: 0 failure(s)" on success.
+ * dup.  Prints "mpi_more_check: 0 failure(s)" on success.  For debugging:
+ * MORE_TRACE=1 prints each call's line before it runs, MORE_ONLY=ros runs
+ * only the rooted (r), ordered (o) or spreading (s) checks named.
  */
 #include <mpi.h>
 #include <stdio.h>
