@@ -472,8 +472,7 @@ typedef struct mca_coll_tacos_request {
     pml_ctx_t x;         /* the transport's context */
     tacos_req_t *op;     /* the core's operation (freed at completion unless persistent) */
     mca_coll_tacos_module_t *module;
-    struct ompi_datatype_t *types[2]; /* held while the request lives */
-    struct ompi_datatype_t **held;    /* textbook programs: every datatype they use */
+    struct ompi_datatype_t **held; /* the datatypes it uses, retained while it lives */
     int nheld;
     void *tmp; /* textbook programs: their working copy, freed with the request */
     struct ompi_op_t *reduce_op;
@@ -504,9 +503,6 @@ static int progress_registered;
 static void destroy(mca_coll_tacos_request_t *r)
 {
     tacos_req_free(r->op);
-    for (int i = 0; i < 2; i++)
-        if (r->types[i])
-            OBJ_RELEASE(r->types[i]);
     for (int i = 0; i < r->nheld; i++)
         OBJ_RELEASE(r->held[i]);
     free(r->held);
@@ -613,40 +609,66 @@ static int request_cancel(ompi_request_t *req, int complete)
     return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
 }
 
-/* A request for a call of plan p: nonblocking (started now) or persistent. */
-static int launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
-                  const tacos_args_t *a, struct ompi_datatype_t *t0, struct ompi_datatype_t *t1,
-                  int persistent, ompi_request_t **request)
+/* A request for a call: its own copy of the transport's context, and *own
+ * the call pointing at it (for the core's operation); NULL: no memory. */
+static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const tacos_call_t *call,
+                                             tacos_call_t *own)
 {
     mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
     if (!r)
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    pml_ctx_t *x = call->tp.ctx;
-    r->x = *x;
+        return NULL;
+    r->x = *(pml_ctx_t *)call->tp.ctx;
     r->module = m;
-    tacos_call_t own = *call;
-    own.tp.ctx = &r->x;
-    own.error = &r->x.error;
-    int rc = tacos_req_new(m->core, p, &own, a, &r->op);
-    if (rc != OMPI_SUCCESS) {
-        OBJ_RELEASE(r);
-        return rc;
-    }
+    *own = *call;
+    own->tp.ctx = &r->x;
+    own->error = &r->x.error;
+    return r;
+}
+
+/* r, with the core's operation made, as an MPI request: the communicator,
+ * held[0..nheld) (the array is the request's now) and the op retained
+ * while it lives, tmp freed with it; nonblocking (started now) or
+ * persistent. */
+static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **held, int nheld,
+                         void *tmp, int persistent, ompi_request_t **request)
+{
     OMPI_REQUEST_INIT(&r->super.super, persistent);
-    r->super.super.req_mpi_object.comm = x->comm;
-    OBJ_RETAIN(x->comm);
-    r->types[0] = t0, r->types[1] = t1, r->reduce_op = x->op;
-    for (int i = 0; i < 2; i++)
-        if (r->types[i])
-            OBJ_RETAIN(r->types[i]);
+    r->super.super.req_mpi_object.comm = r->x.comm;
+    OBJ_RETAIN(r->x.comm);
+    r->held = held, r->nheld = nheld, r->tmp = tmp, r->reduce_op = r->x.op;
+    for (int i = 0; i < nheld; i++)
+        OBJ_RETAIN(held[i]);
     if (r->reduce_op)
         OBJ_RETAIN(r->reduce_op);
-    if (!persistent && (rc = start_one(r)) != OMPI_SUCCESS) {
+    int rc = persistent ? OMPI_SUCCESS : start_one(r);
+    if (rc != OMPI_SUCCESS) {
         destroy(r);
         return rc;
     }
     *request = &r->super.super;
     return OMPI_SUCCESS;
+}
+
+/* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
+static int launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
+                  const tacos_args_t *a, struct ompi_datatype_t *t0, struct ompi_datatype_t *t1,
+                  int persistent, ompi_request_t **request)
+{
+    tacos_call_t own;
+    struct ompi_datatype_t **held = malloc(2 * sizeof *held);
+    mca_coll_tacos_request_t *r = held ? request_new(m, call, &own) : NULL;
+    int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
+    if (rc != OMPI_SUCCESS) {
+        if (r)
+            OBJ_RELEASE(r);
+        free(held);
+        return rc;
+    }
+    if (t0)
+        held[nheld++] = t0;
+    if (t1)
+        held[nheld++] = t1;
+    return request_issue(r, held, nheld, NULL, persistent, request);
 }
 
 /* ---- collectives ------------------------------------------------------------- */
@@ -824,32 +846,16 @@ static int run_list(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call,
         rc = tacos_run_list(m->core, call, l->msgs, l->n, l->copies, l->ncopies);
         goto out;
     }
-    mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
+    tacos_call_t own;
+    mca_coll_tacos_request_t *r = request_new(m, call, &own);
     if (!r)
         goto out;
-    pml_ctx_t *x = call->tp.ctx;
-    r->x = *x;
-    r->module = m;
-    tacos_call_t own = *call;
-    own.tp.ctx = &r->x;
-    own.error = &r->x.error;
     if ((rc = tacos_req_new_list(m->core, &own, l->msgs, l->n, l->copies, l->ncopies, &r->op))) {
         OBJ_RELEASE(r);
         goto out;
     }
-    OMPI_REQUEST_INIT(&r->super.super, mode == PERSISTENT);
-    r->super.super.req_mpi_object.comm = x->comm;
-    OBJ_RETAIN(x->comm);
-    r->held = l->held, r->nheld = l->nheld, r->tmp = l->tmp, r->reduce_op = x->op;
-    l->held = NULL, l->tmp = NULL;
-    for (int i = 0; i < r->nheld; i++)
-        OBJ_RETAIN(r->held[i]);
-    if (r->reduce_op)
-        OBJ_RETAIN(r->reduce_op);
-    if (mode == NONBLOCKING && (rc = start_one(r)) != OMPI_SUCCESS)
-        destroy(r);
-    else
-        *request = &r->super.super;
+    rc = request_issue(r, l->held, l->nheld, l->tmp, mode == PERSISTENT, request);
+    l->held = NULL, l->tmp = NULL; /* the request's now */
 out:
     free(l->msgs);
     free(l->held);

@@ -133,7 +133,8 @@ struct tacos_req {
     tacos_msg_t *msgs;
     tacos_copy_t *copies;
     int nmsgs, ncopies;
-    int *share; /* per message: the first message of the same data */
+    int *share;    /* per message: the first message of the same data */
+    char *unpacks; /* per message: the last receive of its data (unpacks it from scratch) */
     char *out;           /* All-to-All: where its result lands (rbuf, or scratch to unpack) */
 };
 
@@ -381,11 +382,8 @@ static int complete(tacos_req_t *r)
         return 0;
     for (int i = 0; r->msgs && i < r->nmsgs; i++) { /* data received into scratch, once */
         const tacos_msg_t *m = &r->msgs[i];
-        int j = i + 1, lead = r->share[i];
-        while (j < r->nmsgs && (r->share[j] != lead || r->msgs[j].send))
-            j++;
-        if (m->send || !m->units || j < r->nmsgs || call->contiguous(call->tp.ctx, &m->data))
-            continue; /* the group's last receive unpacks */
+        if (!r->unpacks[i] || !m->units || call->contiguous(call->tp.ctx, &m->data))
+            continue;
         int rc = UNPACK(call, r->spans[i].at - call->v.shift, &m->data);
         if (rc)
             return rc;
@@ -427,15 +425,10 @@ static int place_list(tacos_req_t *r)
     }
     for (int i = 0; i < r->nmsgs; i++) { /* messages of the same data share its place */
         const tacos_msg_t *m = &r->msgs[i];
-        int j = 0;
-        while (j < i && !(r->msgs[j].data.buf == m->data.buf &&
-                          r->msgs[j].data.count == m->data.count &&
-                          r->msgs[j].data.type == m->data.type))
-            j++;
-        r->share[i] = j;
+        int lead = r->share[i] == i;
         r->spans[i].units = m->units;
-        r->spans[i].at = j < i ? NULL : m->units ? call->contiguous(call->tp.ctx, &m->data) : NULL;
-        if (j == i && m->units && !r->spans[i].at)
+        r->spans[i].at = lead && m->units ? call->contiguous(call->tp.ctx, &m->data) : NULL;
+        if (lead && m->units && !r->spans[i].at)
             need += m->units * ext + 64;
     }
     char *w = need ? scratch(r, need) : NULL;
@@ -542,6 +535,7 @@ void tacos_req_free(tacos_req_t *r)
     free(r->msgs);
     free(r->copies);
     free(r->share);
+    free(r->unpacks);
     free(r);
 }
 
@@ -589,8 +583,9 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
     r->copies = malloc(((size_t)ncopies + 1) * sizeof *r->copies);
     r->spans = malloc(((size_t)nmsgs + 1) * sizeof *r->spans);
     r->share = malloc(((size_t)nmsgs + 1) * sizeof *r->share);
+    r->unpacks = calloc((size_t)nmsgs + 1, 1);
     r->prog_refs = malloc(sizeof *r->prog_refs);
-    if (!r->msgs || !r->copies || !r->spans || !r->share || !r->prog_refs ||
+    if (!r->msgs || !r->copies || !r->spans || !r->share || !r->unpacks || !r->prog_refs ||
         list_program(c->ops.rank, msgs, nmsgs, &r->prog) ||
         tacos_exec_new(r->prog, c->ops.size, 1, &r->exec)) {
         if (r->prog_refs)
@@ -601,6 +596,23 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
     *r->prog_refs = 1;
     memcpy(r->msgs, msgs, (size_t)nmsgs * sizeof *msgs);
     memcpy(r->copies, copies, (size_t)ncopies * sizeof *copies);
+    for (int i = 0; i < nmsgs; i++) { /* the same data: one place, unpacked once */
+        int j = 0;
+        while (j < i && !(msgs[j].data.buf == msgs[i].data.buf &&
+                          msgs[j].data.count == msgs[i].data.count &&
+                          msgs[j].data.type == msgs[i].data.type))
+            j++;
+        r->share[i] = j;
+    }
+    char *seen = calloc((size_t)nmsgs + 1, 1); /* per first message: a later receive */
+    if (!seen) {
+        tacos_req_free(r);
+        return call->err_nomem;
+    }
+    for (int i = nmsgs; i-- > 0;)
+        if (!msgs[i].send && !seen[r->share[i]])
+            seen[r->share[i]] = 1, r->unpacks[i] = 1;
+    free(seen);
     *out = r;
     return 0;
 }

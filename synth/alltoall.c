@@ -236,13 +236,7 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
                                     NULL, &cur)) ||
             (rc = route_once(&r, tacos_splitmix64(&seed), cur)))
             goto out;
-        if (!best || cur->time_us < best->time_us) {
-            tacos_sched_free(best);
-            best = cur;
-        } else {
-            tacos_sched_free(cur);
-        }
-        cur = NULL;
+        tacos_sched_keep_faster(&best, &cur);
     }
     *out = best;
     best = NULL;

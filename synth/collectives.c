@@ -87,13 +87,7 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
             (rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, pre, post,
                                    trial_seed, cur, &cur->time_us)))
             goto out;
-        if (!best || cur->time_us < best->time_us) {
-            tacos_sched_free(best);
-            best = cur;
-        } else {
-            tacos_sched_free(cur);
-        }
-        cur = NULL;
+        tacos_sched_keep_faster(&best, &cur);
     }
     if (m->improve) {
         int better = 0, proven = 0;

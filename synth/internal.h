@@ -84,6 +84,9 @@ int tacos_sched_alloc(tacos_coll_t coll, int npus, int chunks_per_npu,
                       int root, uint64_t size_bytes, const tacos_topo_t *topo,
                       tacos_sched_t **out);
 int tacos_sched_reserve(tacos_sched_t *s, size_t n);
+/* Of trials: *best becomes the faster of *best (NULL: none yet) and
+ * *cand, the other is freed, *cand is NULL. */
+void tacos_sched_keep_faster(tacos_sched_t **best, tacos_sched_t **cand);
 /* Sorts transfers by (start, src, dst, chunk) and sets time_us. */
 void tacos_sched_sort(tacos_sched_t *s);
 /* The k-chunk version of a 1-chunk schedule (split.c), time_us set but its

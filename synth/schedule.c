@@ -42,6 +42,17 @@ void tacos_sched_free(tacos_sched_t *s)
     free(s);
 }
 
+void tacos_sched_keep_faster(tacos_sched_t **best, tacos_sched_t **cand)
+{
+    if (!*best || (*cand)->time_us < (*best)->time_us) {
+        tacos_sched_free(*best);
+        *best = *cand;
+    } else {
+        tacos_sched_free(*cand);
+    }
+    *cand = NULL;
+}
+
 double tacos_sched_chunk_bytes(const tacos_sched_t *s)
 {
     return (double)s->size_bytes / ((double)s->npus * s->chunks_per_npu);
