@@ -1,0 +1,392 @@
+/*
+ * A call over the PML: the executor's transport (Open MPI's PML), Open
+ * MPI's datatype and op engines, and the requests of nonblocking and
+ * persistent operations (ompi_coll_base_nbc_request_t, progressed by
+ * opal_progress).
+ */
+#include "ompi_config.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "ompi/errhandler/errcode-internal.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/mca/pml/pml.h"
+
+#include "coll_tacos_internal.h"
+
+/* ---- transport over the PML ------------------------------------------------ */
+
+static int failed(pml_ctx_t *c, int rc)
+{
+    if (rc != OMPI_SUCCESS && !c->error)
+        c->error = rc;
+    return rc != OMPI_SUCCESS;
+}
+
+static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    pml_ctx_t *c = ctx;
+    if (tacos_fault("send"))
+        return failed(c, OMPI_ERR_OUT_OF_RESOURCE);
+    return failed(c, MCA_PML_CALL(isend(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
+                                        MCA_PML_BASE_SEND_STANDARD, c->comm,
+                                        (ompi_request_t **)req)));
+}
+
+static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    pml_ctx_t *c = ctx;
+    return failed(c, MCA_PML_CALL(irecv(buf, (int)bytes, &ompi_mpi_byte.dt, peer, c->tag,
+                                        c->comm, (ompi_request_t **)req)));
+}
+
+/* Completed requests are freed; one that failed stays allocated after
+ * Open MPI's wait (its status holds the error): take the error, free it. */
+static int reap(pml_ctx_t *c, ompi_request_t **req, char *done)
+{
+    *done = 1;
+    if (*req == &ompi_request_null.request)
+        return 0;
+    int rc = (*req)->req_status.MPI_ERROR;
+    ompi_request_free(req);
+    return failed(c, rc != OMPI_SUCCESS ? rc : OMPI_ERROR);
+}
+
+static int pml_wait_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    pml_ctx_t *c = ctx;
+    ompi_request_t **r = (ompi_request_t **)reqs;
+    int outcount = 0, idx[64], rc = 0;
+    if (n > 64) { /* wait for the first of many */
+        int i = MPI_UNDEFINED;
+        ompi_request_wait_any(n, r, &i, MPI_STATUS_IGNORE);
+        return i == MPI_UNDEFINED ? failed(c, OMPI_ERROR) : reap(c, &r[i], &done[i]);
+    }
+    ompi_request_wait_some((int)n, r, &outcount, idx, MPI_STATUSES_IGNORE);
+    if (outcount == MPI_UNDEFINED || outcount <= 0)
+        return failed(c, OMPI_ERROR);
+    for (int i = 0; i < outcount; i++)
+        rc |= reap(c, &r[idx[i]], &done[idx[i]]);
+    return rc;
+}
+
+static int pml_test_some(void *ctx, void **reqs, size_t n, char *done)
+{
+    pml_ctx_t *c = ctx;
+    ompi_request_t **r = (ompi_request_t **)reqs;
+    int outcount = 0, idx[64], rc = 0;
+    size_t base = 0;
+    for (; base < n; base += 64) { /* in slices of 64 */
+        int m = (int)(n - base < 64 ? n - base : 64);
+        ompi_request_test_some(m, r + base, &outcount, idx, MPI_STATUSES_IGNORE);
+        for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++)
+            rc |= reap(c, &r[base + idx[i]], &done[base + idx[i]]);
+    }
+    return rc;
+}
+
+static void pml_abandon(void *ctx, void *req, int is_send)
+{
+    (void)ctx;
+    ompi_request_t *r = req;
+    if (!is_send) { /* it may target scratch: gone before returning */
+        ompi_request_cancel(r);
+        ompi_request_wait(&r, MPI_STATUS_IGNORE);
+    }
+    if (r != &ompi_request_null.request)
+        ompi_request_free(&r); /* a send completes on its own */
+}
+
+static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
+{
+    pml_ctx_t *c = ctx;
+    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
+    return OMPI_SUCCESS;
+}
+
+/* ---- Open MPI's datatype engine ------------------------------------------------- */
+
+/* d's data as one run of bytes (its first byte), or NULL. */
+static char *dt_contiguous(void *ctx, const tacos_data_t *d)
+{
+    (void)ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
+    ptrdiff_t tlb, text;
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    return ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count) ? (char *)d->buf + tlb
+                                                                           : NULL;
+}
+
+/* Between a (buffer, count, datatype) and its units in work: Open MPI's
+ * datatype engine (elements keep their layout; bytes are packed). */
+static int dt_pack(void *ctx, const tacos_data_t *d, char *work)
+{
+    pml_ctx_t *x = ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
+    if (x->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count, dtype);
+    return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work,
+                                (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt);
+}
+
+static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
+{
+    pml_ctx_t *x = ctx;
+    struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
+    if (x->unit != &ompi_mpi_byte.dt)
+        return ompi_datatype_sndrcv(work, (int)d->count, dtype, d->buf, (int)d->count, dtype);
+    return ompi_datatype_sndrcv(work, (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt,
+                                d->buf, (int)d->count, dtype);
+}
+
+/* ---- requests: nonblocking and persistent operations ----------------------------- */
+
+/* Their messages carry a tag of their own per operation started (every
+ * rank starts a communicator's operations in the same order), below every
+ * range Open MPI's components use (libnbc's, the neighbourhood
+ * collectives', UCC's; HCOLL's range ends far above it). */
+#define TAG_BASE (-INT_MAX)
+#define TAG_RANGE (1 << 20)
+
+/* An ompi_coll_base_nbc_request_t: Open MPI's bindings of the nonblocking
+ * and persistent collectives take one from every component (they record a
+ * user-defined op or derived datatype in it, to hold them until the end). */
+typedef struct mca_coll_tacos_request {
+    ompi_coll_base_nbc_request_t super;
+    pml_ctx_t x;         /* the transport's context */
+    tacos_req_t *op;     /* the core's operation (freed at completion unless persistent) */
+    mca_coll_tacos_module_t *module;
+    struct ompi_datatype_t **held; /* the datatypes it uses, retained while it lives */
+    int nheld;
+    void *tmp; /* textbook programs: their working copy, freed with the request */
+    struct ompi_op_t *reduce_op;
+    int free_when_done; /* MPI_Request_free while active */
+    struct mca_coll_tacos_request *prev, *next; /* in the active list */
+} mca_coll_tacos_request_t;
+
+static int request_free(ompi_request_t **req);
+static int request_cancel(ompi_request_t *req, int complete);
+static int request_start(size_t n, ompi_request_t **reqs);
+
+static void request_construct(mca_coll_tacos_request_t *r)
+{
+    memset((char *)r + sizeof(r->super), 0, sizeof(*r) - sizeof(r->super));
+    r->super.super.req_type = OMPI_REQUEST_COLL;
+    r->super.super.req_free = request_free;
+    r->super.super.req_cancel = request_cancel;
+    r->super.super.req_start = request_start;
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_tacos_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
+
+/* The operations in flight, progressed by whichever thread gets the lock. */
+static mca_coll_tacos_request_t *active;
+static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static int progress_registered;
+
+static void destroy(mca_coll_tacos_request_t *r)
+{
+    tacos_req_free(r->op);
+    for (int i = 0; i < r->nheld; i++)
+        OBJ_RELEASE(r->held[i]);
+    free(r->held);
+    free(r->tmp);
+    if (r->reduce_op)
+        OBJ_RELEASE(r->reduce_op);
+    OBJ_RELEASE(r->super.super.req_mpi_object.comm);
+    OMPI_REQUEST_FINI(&r->super.super);
+    OBJ_RELEASE(r);
+}
+
+/* Under active_lock: the operation is over (rc: its status). */
+static void finished(mca_coll_tacos_request_t *r, int rc)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        active = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+    r->super.super.req_status.MPI_ERROR = rc == OMPI_SUCCESS ? MPI_SUCCESS : ompi_errcode_get_mpi_code(rc);
+    if (!r->super.super.req_persistent) { /* its scratch goes now */
+        tacos_req_free(r->op);
+        r->op = NULL;
+    }
+    int free_it = r->free_when_done;
+    ompi_request_complete(&r->super.super, true);
+    if (free_it)
+        destroy(r);
+}
+
+int mca_coll_tacos_progress(void)
+{
+    int events = 0;
+    if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || pthread_mutex_trylock(&active_lock))
+        return 0; /* nothing to do, or another thread does it */
+    for (mca_coll_tacos_request_t *r = active, *next; r; r = next) {
+        int done = 0, rc = tacos_req_progress(r->op, &done);
+        next = r->next;
+        if (done)
+            finished(r, rc), events++;
+    }
+    pthread_mutex_unlock(&active_lock);
+    return events;
+}
+
+/* Posts the operation's first messages under a tag of its own. */
+static int start_one(mca_coll_tacos_request_t *r)
+{
+    r->x.tag = TAG_BASE + (int)(r->module->nonblocking_seq++ % TAG_RANGE);
+    r->x.error = OMPI_SUCCESS;
+    r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    r->super.super.req_status._cancelled = 0;
+    int rc = tacos_req_start(r->op);
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    r->super.super.req_complete = REQUEST_PENDING;
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    pthread_mutex_lock(&active_lock);
+    if (!progress_registered) {
+        opal_progress_register(mca_coll_tacos_progress);
+        progress_registered = 1;
+    }
+    r->prev = NULL;
+    r->next = active;
+    if (active)
+        active->prev = r;
+    active = r;
+    pthread_mutex_unlock(&active_lock);
+    return OMPI_SUCCESS;
+}
+
+static int request_start(size_t n, ompi_request_t **reqs)
+{
+    for (size_t i = 0; i < n; i++) {
+        mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)reqs[i];
+        if (r->super.super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super.super))
+            return OMPI_ERR_REQUEST;
+        int rc = start_one(r);
+        if (rc != OMPI_SUCCESS)
+            return rc;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A request freed while its operation runs is freed when it is over. */
+static int request_free(ompi_request_t **req)
+{
+    mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)*req;
+    pthread_mutex_lock(&active_lock);
+    if (r->super.super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super.super))
+        r->free_when_done = 1;
+    else
+        destroy(r);
+    pthread_mutex_unlock(&active_lock);
+    *req = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *req, int complete)
+{
+    (void)req, (void)complete;
+    return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
+}
+
+/* A request for a call: its own copy of the transport's context, and *own
+ * the call pointing at it (for the core's operation); NULL: no memory. */
+static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const tacos_call_t *call,
+                                             tacos_call_t *own)
+{
+    mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
+    if (!r)
+        return NULL;
+    r->x = *(pml_ctx_t *)call->tp.ctx;
+    r->module = m;
+    *own = *call;
+    own->tp.ctx = &r->x;
+    own->error = &r->x.error;
+    return r;
+}
+
+/* r, with the core's operation made, as an MPI request: the communicator,
+ * held[0..nheld) (the array is the request's now) and the op retained
+ * while it lives, tmp freed with it; nonblocking (started now) or
+ * persistent. */
+static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **held, int nheld,
+                         void *tmp, int persistent, ompi_request_t **request)
+{
+    OMPI_REQUEST_INIT(&r->super.super, persistent);
+    r->super.super.req_mpi_object.comm = r->x.comm;
+    OBJ_RETAIN(r->x.comm);
+    r->held = held, r->nheld = nheld, r->tmp = tmp, r->reduce_op = r->x.op;
+    for (int i = 0; i < nheld; i++)
+        OBJ_RETAIN(held[i]);
+    if (r->reduce_op)
+        OBJ_RETAIN(r->reduce_op);
+    int rc = persistent ? OMPI_SUCCESS : start_one(r);
+    if (rc != OMPI_SUCCESS) {
+        destroy(r);
+        return rc;
+    }
+    *request = &r->super.super;
+    return OMPI_SUCCESS;
+}
+
+int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
+                      const tacos_args_t *a, struct ompi_datatype_t *t0,
+                      struct ompi_datatype_t *t1, int persistent, ompi_request_t **request)
+{
+    tacos_call_t own;
+    struct ompi_datatype_t **held = malloc(2 * sizeof *held);
+    mca_coll_tacos_request_t *r = held ? request_new(m, call, &own) : NULL;
+    int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
+    if (rc != OMPI_SUCCESS) {
+        if (r)
+            OBJ_RELEASE(r);
+        free(held);
+        return rc;
+    }
+    if (t0)
+        held[nheld++] = t0;
+    if (t1)
+        held[nheld++] = t1;
+    return request_issue(r, held, nheld, NULL, persistent, request);
+}
+
+
+int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
+                           const tacos_msg_t *msgs, int nmsgs, const tacos_copy_t *copies,
+                           int ncopies, struct ompi_datatype_t **held, int nheld, void *tmp,
+                           int persistent, ompi_request_t **request)
+{
+    tacos_call_t own;
+    mca_coll_tacos_request_t *r = request_new(m, call, &own);
+    int rc = r ? tacos_req_new_list(m->core, &own, msgs, nmsgs, copies, ncopies, &r->op)
+               : OMPI_ERR_OUT_OF_RESOURCE;
+    if (rc != OMPI_SUCCESS) {
+        if (r)
+            OBJ_RELEASE(r);
+        free(held);
+        free(tmp);
+        return rc;
+    }
+    return request_issue(r, held, nheld, tmp, persistent, request);
+}
+
+void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x)
+{
+    *call = (tacos_call_t){{x, pml_isend, pml_irecv, pml_wait_some, pml_test_some, pml_abandon,
+                            op_reduce},
+                           {0, 0, 0, 0},
+                           dt_contiguous,
+                           dt_pack,
+                           dt_unpack,
+                           OMPI_ERR_OUT_OF_RESOURCE,
+                           OMPI_ERROR,
+                           &x->error};
+}

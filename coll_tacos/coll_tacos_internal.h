@@ -1,0 +1,158 @@
+/*
+ * What the component's files share; nothing here is exported (the
+ * component exports only mca_coll_tacos_component):
+ *   coll_tacos_module.c    the module: its slots, the core's callbacks, the
+ *                          collectives schedules serve
+ *   coll_tacos_call.c      a call over the PML: the executor's transport,
+ *                          Open MPI's datatype and op engines, requests
+ *   coll_tacos_textbook.c  the textbook programs: what no schedule serves
+ *                          where no previous component exists, on intra-
+ *                          and intercommunicators
+ *   coll_tacos_neighbor.c  the neighbourhood collectives' programs
+ */
+#ifndef COLL_TACOS_INTERNAL_H
+#define COLL_TACOS_INTERNAL_H
+
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/op/op.h"
+#include "ompi/request/request.h"
+
+#include "coll_tacos.h"
+
+#define C (&mca_coll_tacos_component)
+#define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
+
+/* Shorthands for the slots' parameters. */
+#define DT struct ompi_datatype_t
+#define OP struct ompi_op_t *op
+#define COMM struct ompi_communicator_t *comm
+#define INFO struct ompi_info_t *info
+#define REQ ompi_request_t **request
+#define MOD mca_coll_base_module_t *module
+#define UNPAREN(...) __VA_ARGS__
+
+/* How a slot was called: blocking, nonblocking (MPI_I...), persistent (..._init). */
+typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
+#define MODE_ARGS call_mode_t mode, struct ompi_info_t *info, ompi_request_t **request
+
+/* One call: what the transport and the datatype callbacks need. */
+typedef struct {
+    struct ompi_communicator_t *comm;
+    int tag;
+    struct ompi_datatype_t *unit; /* MPI_BYTE, or the datatype reductions combine */
+    ptrdiff_t shift;              /* the executor's unit i starts shift past element i */
+    struct ompi_op_t *op;
+    int error; /* the first MPI error of the transport (the executor's own
+                * codes are TACOS_ERR_*: another space) */
+} pml_ctx_t;
+
+/* call over x: the PML transport, Open MPI's datatype engine, a view of nothing yet. */
+void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x);
+
+/* A call's context (x, on comm with the collective's tag) and what the core needs of it. */
+#define CALL(comm, name, op)                                                                 \
+    pml_ctx_t x = {comm, MCA_COLL_BASE_TAG_##name, &ompi_mpi_byte.dt, 0, op, OMPI_SUCCESS};  \
+    tacos_call_t call;                                                                       \
+    coll_tacos_call_init(&call, &x)
+
+static inline size_t type_size(struct ompi_datatype_t *dtype)
+{
+    size_t size;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
+}
+
+static inline tacos_data_t data(const void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb, ext;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    return (tacos_data_t){(void *)buf, count, dtype, ext};
+}
+
+/* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
+int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
+                      const tacos_args_t *a, struct ompi_datatype_t *t0,
+                      struct ompi_datatype_t *t1, int persistent, ompi_request_t **request);
+
+/* A request for a list of messages (tacos_req_new_list): held[0..nheld)
+ * (the array is the request's now, retained while it lives) and tmp (freed
+ * with it); nonblocking (started now) or persistent. */
+int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
+                           const tacos_msg_t *msgs, int nmsgs, const tacos_copy_t *copies,
+                           int ncopies, struct ompi_datatype_t **held, int nheld, void *tmp,
+                           int persistent, ompi_request_t **request);
+
+/* ---- textbook programs (coll_tacos_textbook.c, coll_tacos_neighbor.c) --------------- */
+
+/* A list of messages for the executor, being built. */
+typedef struct {
+    tacos_msg_t *msgs;
+    int n, cap;
+    tacos_copy_t copies[2];
+    int ncopies;
+    void *tmp;                     /* a working copy the call owns */
+    struct ompi_datatype_t **held; /* the datatypes it uses (nonblocking: retained) */
+    int nheld, capheld, nomem;
+} list_t;
+
+/* Appends a message; returns its index (-1: no memory, noted in l). */
+int list_push(list_t *l, int peer, int send, int reduce, int after, tacos_data_t d,
+              size_t units);
+/* Notes a datatype the list uses. */
+void list_hold(list_t *l, struct ompi_datatype_t *t);
+/* Runs the list in the call's mode and frees what the call does not keep. */
+int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mode_t mode,
+             ompi_request_t **request);
+
+#define TB_ARGS mca_coll_base_module_t *module, MODE_ARGS
+#define TEXTBOOK(name, PARAMS) int coll_tacos_textbook_##name(UNPAREN PARAMS, TB_ARGS);
+#define TEXTBOOK_PROGRAMS(X)                                                                 \
+    X(barrier, (COMM))                                                                       \
+    X(bcast, (void *buf, int count, DT *dtype, int root, COMM))                              \
+    X(gather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype, \
+               int root, COMM))                                                              \
+    X(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,    \
+                const int *displs, DT *rdtype, int root, COMM))                              \
+    X(scatter, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,            \
+                DT *rdtype, int root, COMM))                                                 \
+    X(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,        \
+                 void *rbuf, int rcount, DT *rdtype, int root, COMM))                        \
+    X(allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,          \
+                  DT *rdtype, COMM))                                                         \
+    X(allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts, \
+                   const int *displs, DT *rdtype, COMM))                                     \
+    X(alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,           \
+                 DT *rdtype, COMM))                                                          \
+    X(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,      \
+                  void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM))     \
+    X(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,                  \
+                  DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,    \
+                  DT *const *rdtypes, COMM))                                                 \
+    X(allreduce, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))             \
+    X(reduce, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM))      \
+    X(reduce_scatter, (const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,      \
+                       COMM))                                                                \
+    X(reduce_scatter_block, (const void *sbuf, void *rbuf, int rcount, DT *dtype, OP, COMM)) \
+    X(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))                  \
+    X(exscan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))                \
+    X(neighbor_allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf,             \
+                           int rcount, DT *rdtype, COMM))                                    \
+    X(neighbor_allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,            \
+                            const int *rcounts, const int *displs, DT *rdtype, COMM))        \
+    X(neighbor_alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,  \
+                          DT *rdtype, COMM))                                                 \
+    X(neighbor_alltoallv, (const void *sbuf, const int *scounts, const int *sdispls,         \
+                           DT *sdtype, void *rbuf, const int *rcounts, const int *rdispls,   \
+                           DT *rdtype, COMM))                                                \
+    X(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,    \
+                           DT *const *sdtypes, void *rbuf, const int *rcounts,               \
+                           const MPI_Aint *rdispls, DT *const *rdtypes, COMM))
+TEXTBOOK_PROGRAMS(TEXTBOOK)
+#undef TEXTBOOK
+
+#endif

@@ -1,0 +1,487 @@
+/*
+ * The textbook programs: what coll/tacos serves where no schedule does and
+ * no previous component exists (`--mca coll tacos` alone: Open MPI wants
+ * every slot filled), and what it serves while setting up a communicator
+ * then: each collective as a list of messages for the same executor
+ * (tacos_run_list), blocking, nonblocking or persistent alike.  Linear or
+ * chained, correct for every legal call (non-commutative ops keep rank
+ * order), not tuned.  Intercommunicators too: there every message goes to
+ * the remote group.
+ */
+#include "ompi_config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_tacos_internal.h"
+
+int list_push(list_t *l, int peer, int send, int reduce, int after, tacos_data_t d,
+              size_t units)
+{
+    if (l->n == l->cap) {
+        tacos_msg_t *m = realloc(l->msgs, (size_t)(l->cap = 2 * l->cap + 8) * sizeof *m);
+        if (!m)
+            return l->nomem = 1, -1;
+        l->msgs = m;
+    }
+    l->msgs[l->n] = (tacos_msg_t){peer, send, reduce, after, d, units};
+    return l->n++;
+}
+
+void list_hold(list_t *l, struct ompi_datatype_t *t)
+{
+    if (l->nheld == l->capheld) {
+        struct ompi_datatype_t **h = realloc(l->held, (size_t)(l->capheld = 2 * l->capheld + 4) * sizeof *h);
+        if (!h) {
+            l->nomem = 1;
+            return;
+        }
+        l->held = h;
+    }
+    l->held[l->nheld++] = t;
+}
+
+static void copy(list_t *l, tacos_data_t from, tacos_data_t to)
+{
+    l->copies[l->ncopies++] = (tacos_copy_t){from, to};
+}
+
+static size_t sig_bytes(size_t count, struct ompi_datatype_t *t) { return count * type_size(t); }
+
+/* (buf + i blocks of count, count, t). */
+static tacos_data_t block_of(const void *buf, size_t i, size_t count, struct ompi_datatype_t *t)
+{
+    tacos_data_t d = data(buf, count, t);
+    d.buf = (char *)buf + (ptrdiff_t)(i * count) * d.extent;
+    return d;
+}
+
+/* A working copy of (count, t): l->tmp, laid out as t wants. */
+static tacos_data_t work_like(list_t *l, size_t count, struct ompi_datatype_t *t)
+{
+    ptrdiff_t lb, ext, tlb, text;
+    ompi_datatype_get_extent(t, &lb, &ext);
+    ompi_datatype_get_true_extent(t, &tlb, &text);
+    size_t pad = (size_t)(tlb < 0 ? -tlb : tlb);
+    char *base = malloc(count * (size_t)(ext < 0 ? -ext : ext) + (size_t)text + 2 * pad + 16);
+    l->nomem |= !base;
+    l->tmp = base;
+    return data(base ? base + pad : NULL, count, t);
+}
+
+/* The bytes [lo, hi) of buf copied into l->tmp: the input of an in-place
+ * call that receives overwrite; *shift: tmp - (buf + lo)'s distance. */
+static char *raw_copy(list_t *l, const char *buf, ptrdiff_t lo, ptrdiff_t hi)
+{
+    char *w = malloc((size_t)(hi > lo ? hi - lo : 0) + 1);
+    l->nomem |= !w;
+    l->tmp = w;
+    if (w && hi > lo)
+        copy(l, data(buf + lo, (size_t)(hi - lo), &ompi_mpi_byte.dt),
+             data(w, (size_t)(hi - lo), &ompi_mpi_byte.dt));
+    return w ? w - lo : NULL;
+}
+
+/* The span of bytes block i of (count[i], type[i]) at disp_bytes[i] covers. */
+static void span_of(size_t count, ptrdiff_t disp_bytes, struct ompi_datatype_t *t, ptrdiff_t *lo,
+                    ptrdiff_t *hi)
+{
+    ptrdiff_t lb, ext, tlb, text;
+    if (!count)
+        return;
+    ompi_datatype_get_extent(t, &lb, &ext);
+    ompi_datatype_get_true_extent(t, &tlb, &text);
+    ptrdiff_t a = disp_bytes + tlb, b = disp_bytes + tlb + (ptrdiff_t)(count - 1) * ext + text;
+    if (a < *lo)
+        *lo = a;
+    if (b > *hi)
+        *hi = b;
+}
+
+int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mode_t mode,
+             ompi_request_t **request)
+{
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (!l->nomem && mode == BLOCKING)
+        rc = tacos_run_list(m->core, call, l->msgs, l->n, l->copies, l->ncopies);
+    else if (!l->nomem) {
+        rc = coll_tacos_launch_list(m, call, l->msgs, l->n, l->copies, l->ncopies, l->held,
+                                    l->nheld, l->tmp, mode == PERSISTENT, request);
+        l->held = NULL, l->tmp = NULL; /* the request's now, or freed */
+    }
+    free(l->msgs);
+    free(l->held);
+    free(l->tmp);
+    return rc;
+}
+
+/* A call whose units are elements of dtype, combined with op. */
+static void elements(tacos_call_t *call, pml_ctx_t *x, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op)
+{
+    ptrdiff_t lb, ext, tlb, text;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    x->unit = dtype, x->shift = tlb, x->op = op;
+    call->v = (tacos_view_t){0, (size_t)ext, 0, tlb};
+}
+
+#define BYTES(comm, name)                                                                    \
+    CALL(comm, name, NULL);                                                                  \
+    call.v.unit_ext = 1;                                                                     \
+    list_t l = {0};                                                                          \
+    int me = ompi_comm_rank(comm), n = ompi_comm_size(comm)
+
+#define ELEMENTS(comm, name, dtype, op)                                                      \
+    CALL(comm, name, op);                                                                    \
+    elements(&call, &x, dtype, op);                                                          \
+    list_t l = {0};                                                                          \
+    int me = ompi_comm_rank(comm), n = ompi_comm_size(comm);                                 \
+    list_hold(&l, dtype)
+
+#define TB_M mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module; (void)info
+
+/* Dissemination: in round k every rank tells rank + 2^k, after hearing
+ * from rank - 2^(k-1). */
+int coll_tacos_textbook_barrier(struct ompi_communicator_t *comm, TB_ARGS)
+{
+    TB_M;
+    BYTES(comm, BARRIER);
+    char *bytes = l.tmp = calloc(64, 1);
+    l.nomem |= !bytes;
+    for (int k = 0, d = 1, heard = -1; d < n; k++, d *= 2) {
+        list_push(&l, (me + d) % n, 1, 0, heard, data(bytes + 63, 1, &ompi_mpi_byte.dt), 1);
+        heard = list_push(&l, (me - d + n) % n, 0, 0, -1, data(bytes + k, 1, &ompi_mpi_byte.dt), 1);
+    }
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* The root sends to every rank. */
+int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                          struct ompi_communicator_t *comm, TB_ARGS)
+{
+    TB_M;
+    BYTES(comm, BCAST);
+    list_hold(&l, dtype);
+    size_t u = sig_bytes((size_t)count, dtype);
+    for (int r = 0; r < n; r++)
+        if (me == root ? r != root : r == root)
+            list_push(&l, r, me == root, 0, -1, data(buf, (size_t)count, dtype), u);
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* Gather(v) (gather = 1: every rank sends its block to the root) and
+ * Scatter(v) (the root sends each rank its block): `mine` is this rank's
+ * block (sbuf for gather, rbuf for scatter; MPI_IN_PLACE at the root), the
+ * root's blocks are counts[r] (or count) of type at displs[r] (or r x count)
+ * extents into `all`. */
+static int rooted_list(int gather, const void *mine, int mcount, struct ompi_datatype_t *mtype,
+                       const void *all, const int *counts, const int *displs, int count,
+                       struct ompi_datatype_t *type, int root, struct ompi_communicator_t *comm,
+                       int tag, TB_ARGS)
+{
+    TB_M;
+    BYTES(comm, GATHER);
+    x.tag = tag;
+    int in_place = mine == MPI_IN_PLACE;
+    if (!in_place)
+        list_hold(&l, mtype);
+    tacos_data_t own = in_place ? (tacos_data_t){0} : data(mine, (size_t)mcount, mtype);
+    if (me != root) {
+        list_push(&l, root, gather, 0, -1, own, sig_bytes((size_t)mcount, mtype));
+        return list_run(m, &l, &call, mode, request);
+    }
+    list_hold(&l, type);
+    for (int r = 0; r < n; r++) {
+        size_t c = counts ? (size_t)counts[r] : (size_t)count;
+        tacos_data_t d = block_of(all, 0, c, type);
+        d.buf = (char *)all + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
+        if (r != root)
+            list_push(&l, r, !gather, 0, -1, d, sig_bytes(c, type));
+        else if (!in_place)
+            copy(&l, gather ? own : d, gather ? d : own);
+    }
+    return list_run(m, &l, &call, mode, request);
+}
+
+int coll_tacos_textbook_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return rooted_list(1, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, root, comm,
+                       MCA_COLL_BASE_TAG_GATHER, module, mode, info, request);
+}
+
+int coll_tacos_textbook_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return rooted_list(1, sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, root, comm,
+                       MCA_COLL_BASE_TAG_GATHERV, module, mode, info, request);
+}
+
+int coll_tacos_textbook_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return rooted_list(0, rbuf, rcount, rdtype, sbuf, NULL, NULL, scount, sdtype, root, comm,
+                       MCA_COLL_BASE_TAG_SCATTER, module, mode, info, request);
+}
+
+int coll_tacos_textbook_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                             struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                             struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return rooted_list(0, rbuf, rcount, rdtype, sbuf, scounts, displs, 0, sdtype, root, comm,
+                       MCA_COLL_BASE_TAG_SCATTERV, module, mode, info, request);
+}
+
+/* Allgather(v): every rank sends its block to every other. */
+static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, const int *rcounts, const int *displs, int rcount,
+                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                          int tag, TB_ARGS)
+{
+    TB_M;
+    BYTES(comm, ALLGATHER);
+    x.tag = tag;
+    int in_place = sbuf == MPI_IN_PLACE;
+    list_hold(&l, rdtype);
+    tacos_data_t mine = {0};
+    for (int pass = 0; pass < 2; pass++) /* own block first: what the sends read */
+        for (int r = 0; r < n; r++) {
+            size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+            tacos_data_t d = block_of(rbuf, 0, c, rdtype);
+            d.buf = (char *)rbuf + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
+            if (pass == 0 && r == me) {
+                mine = in_place ? d : data(sbuf, (size_t)scount, sdtype);
+                if (!in_place)
+                    list_hold(&l, sdtype), copy(&l, mine, d);
+            } else if (pass == 1 && r != me) {
+                list_push(&l, r, 1, 0, -1, mine, sig_bytes(mine.count, (struct ompi_datatype_t *)mine.type));
+                list_push(&l, r, 0, 0, -1, d, sig_bytes(c, rdtype));
+            }
+        }
+    return list_run(m, &l, &call, mode, request);
+}
+
+int coll_tacos_textbook_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return allgather_list(sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, comm,
+                          MCA_COLL_BASE_TAG_ALLGATHER, module, mode, info, request);
+}
+
+int coll_tacos_textbook_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, const int *rcounts, const int *displs,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               TB_ARGS)
+{
+    return allgather_list(sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, comm,
+                          MCA_COLL_BASE_TAG_ALLGATHERV, module, mode, info, request);
+}
+
+/* Alltoall(v, w): block j of every rank's input to rank j, in pairwise
+ * order; with MPI_IN_PLACE the input is a copy of rbuf taken first.  Block
+ * displacements in bytes (w) or in extents of the type. */
+static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispls,
+                         struct ompi_datatype_t *const *stypes, void *rbuf, const int *rcounts,
+                         const int *rdispls, struct ompi_datatype_t *const *rtypes, int w,
+                         struct ompi_communicator_t *comm, int tag, TB_ARGS)
+{
+    TB_M;
+    BYTES(comm, ALLTOALL);
+    x.tag = tag;
+    int in_place = sbuf == MPI_IN_PLACE, nt = w ? n : 1;
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN;
+#define DISP(d, i, t) (w ? (ptrdiff_t)(d)[i] : (ptrdiff_t)(d)[i] * data(NULL, 0, t).extent)
+    for (int i = 0; i < nt; i++) {
+        list_hold(&l, rtypes[i]);
+        if (!in_place)
+            list_hold(&l, stypes[i]);
+    }
+    if (in_place) { /* the input: what rbuf holds now, as rbuf's layout */
+        for (int i = 0; i < n; i++)
+            span_of((size_t)rcounts[i], DISP(rdispls, i, rtypes[w ? i : 0]), rtypes[w ? i : 0],
+                    &lo, &hi);
+        sbuf = hi > lo ? raw_copy(&l, rbuf, lo, hi) : rbuf;
+        scounts = rcounts, sdispls = rdispls, stypes = rtypes;
+    }
+    for (int s = 0; s < n; s++) {
+        int to = (me + s) % n, from = (me - s + n) % n;
+        struct ompi_datatype_t *st = stypes[w ? to : 0], *rt = rtypes[w ? from : 0];
+        tacos_data_t out = data((const char *)sbuf + DISP(sdispls, to, st), (size_t)scounts[to], st);
+        tacos_data_t in = data((char *)rbuf + DISP(rdispls, from, rt), (size_t)rcounts[from], rt);
+        if (s == 0) {
+            if (!in_place)
+                copy(&l, out, in);
+            continue;
+        }
+        list_push(&l, from, 0, 0, -1, in, sig_bytes(in.count, rt));
+        list_push(&l, to, 1, 0, -1, out, sig_bytes(out.count, st));
+    }
+#undef DISP
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* Alltoall as Alltoallv with equal counts (the int arrays live for the call only:
+ * run_list copies the messages) */
+int coll_tacos_textbook_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, TB_ARGS)
+{
+    int n = ompi_comm_size(comm), *v = malloc(4 * (size_t)n * sizeof *v);
+    if (!v)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < n; i++)
+        v[i] = scount, v[n + i] = i * scount, v[2 * n + i] = rcount, v[3 * n + i] = i * rcount;
+    int rc = alltoall_list(sbuf, v, v + n, &sdtype, rbuf, v + 2 * n, v + 3 * n, &rdtype, 0, comm,
+                           MCA_COLL_BASE_TAG_ALLTOALL, module, mode, info, request);
+    free(v);
+    return rc;
+}
+
+int coll_tacos_textbook_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                              const int *rdispls, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return alltoall_list(sbuf, scounts, sdispls, &sdtype, rbuf, rcounts, rdispls, &rdtype, 0, comm,
+                         MCA_COLL_BASE_TAG_ALLTOALLV, module, mode, info, request);
+}
+
+int coll_tacos_textbook_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                              struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                              const int *rcounts, const int *rdispls,
+                              struct ompi_datatype_t *const *rdtypes,
+                              struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return alltoall_list(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, 1,
+                         comm, MCA_COLL_BASE_TAG_ALLTOALLW, module, mode, info, request);
+}
+
+/* The chain 0 -> 1 -> ... -> n-1 combining into w (x_0 op ... op x_me at
+ * rank me once its receive is combined); returns the index of this rank's
+ * last message in it (-1 none). */
+static int chain(list_t *l, int me, int n, tacos_data_t w, size_t units)
+{
+    int got = me > 0 ? list_push(l, me - 1, 0, 1, -1, w, units) : -1;
+    return me < n - 1 ? list_push(l, me + 1, 1, 0, got, w, units) : got;
+}
+
+/* The chain into rbuf, then rank n-1 sends the result to every rank. */
+int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, TB_ARGS)
+{
+    TB_M;
+    ELEMENTS(comm, ALLREDUCE, dtype, op);
+    tacos_data_t w = data(rbuf, (size_t)count, dtype);
+    if (sbuf != MPI_IN_PLACE)
+        copy(&l, data(sbuf, (size_t)count, dtype), w);
+    int last = chain(&l, me, n, w, (size_t)count);
+    for (int r = 0; r < n - 1; r++)
+        if (me == n - 1 || r == me)
+            list_push(&l, me == n - 1 ? r : n - 1, me == n - 1, 0, last, w, (size_t)count);
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* The chain (into rbuf at the root, a copy elsewhere), then to the root. */
+int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                           TB_ARGS)
+{
+    TB_M;
+    ELEMENTS(comm, REDUCE, dtype, op);
+    tacos_data_t w = me == root ? data(rbuf, (size_t)count, dtype) : work_like(&l, (size_t)count, dtype);
+    if (sbuf != MPI_IN_PLACE || me != root)
+        copy(&l, data(sbuf, (size_t)count, dtype), w);
+    int last = chain(&l, me, n, w, (size_t)count);
+    if (root != n - 1 && (me == root || me == n - 1))
+        list_push(&l, me == root ? n - 1 : root, me == n - 1, 0, last, w, (size_t)count);
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* Rank j combines block j of every rank's input in rank order: rank n-1's
+ * first, then src op that for n-2 ... 0 (messages to itself included). */
+static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, int tag, TB_ARGS)
+{
+    TB_M;
+    ELEMENTS(comm, REDUCE_SCATTER, dtype, op);
+    x.tag = tag;
+    size_t total = 0, at = 0, mine = rcounts ? (size_t)rcounts[me] : (size_t)rcount;
+    for (int r = 0; r < n; r++)
+        total += rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+    tacos_data_t in = data(sbuf, total, dtype);
+    if (sbuf == MPI_IN_PLACE) { /* rbuf holds the input, which the result overwrites */
+        in = work_like(&l, total, dtype);
+        copy(&l, data(rbuf, total, dtype), in);
+    }
+    for (int r = 0; r < n; r++) {
+        size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+        tacos_data_t b = in;
+        b.buf = (char *)in.buf + (ptrdiff_t)at * in.extent, b.count = c;
+        list_push(&l, r, 1, 0, -1, b, c);
+        at += c;
+    }
+    tacos_data_t w = data(rbuf, mine, dtype);
+    for (int r = n - 1, prev = -1; r >= 0; r--)
+        prev = list_push(&l, r, 0, r < n - 1, prev, w, mine);
+    return list_run(m, &l, &call, mode, request);
+}
+
+int coll_tacos_textbook_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return reduce_scatter_list(sbuf, rbuf, rcounts, 0, dtype, op, comm,
+                               MCA_COLL_BASE_TAG_REDUCE_SCATTER, module, mode, info, request);
+}
+
+int coll_tacos_textbook_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, TB_ARGS)
+{
+    return reduce_scatter_list(sbuf, rbuf, NULL, rcount, dtype, op, comm,
+                               MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, module, mode, info, request);
+}
+
+/* Scan: the chain into rbuf. */
+int coll_tacos_textbook_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm, TB_ARGS)
+{
+    TB_M;
+    ELEMENTS(comm, SCAN, dtype, op);
+    tacos_data_t w = data(rbuf, (size_t)count, dtype);
+    if (sbuf != MPI_IN_PLACE)
+        copy(&l, data(sbuf, (size_t)count, dtype), w);
+    chain(&l, me, n, w, (size_t)count);
+    return list_run(m, &l, &call, mode, request);
+}
+
+/* Exscan: rank me-1's partial arrives twice, as the result (rbuf) and
+ * combined into a copy of the input, which goes on to me+1 (twice). */
+int coll_tacos_textbook_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm, TB_ARGS)
+{
+    TB_M;
+    ELEMENTS(comm, EXSCAN, dtype, op);
+    size_t u = (size_t)count;
+    tacos_data_t t = work_like(&l, u, dtype);
+    copy(&l, data(sbuf == MPI_IN_PLACE ? rbuf : sbuf, u, dtype), t);
+    int got = -1;
+    if (me > 0) {
+        list_push(&l, me - 1, 0, 0, -1, data(rbuf, u, dtype), u);
+        got = me < n - 1 ? list_push(&l, me - 1, 0, 1, -1, t, u) : -1;
+    }
+    for (int twice = 0; me < n - 1 && twice < (me + 1 < n - 1 ? 2 : 1); twice++)
+        list_push(&l, me + 1, 1, 0, got, t, u); /* rank n-1 only wants the result */
+    return list_run(m, &l, &call, mode, request);
+}
+
