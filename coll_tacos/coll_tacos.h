@@ -42,7 +42,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
 
 /* The previous component's function for a slot, and its module. */
 #define TACOS_PREV(name)                                                                     \
-    mca_coll_base_module_##name##_fn_t prev_##name;                                          \
+    __typeof__(((mca_coll_base_comm_coll_t *)0)->coll_##name) prev_##name;                   \
     mca_coll_base_module_t *prev_##name##_module
 
 /* Every slot coll/tacos fills: blocking, nonblocking, persistent (and
@@ -55,7 +55,9 @@ OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
     X(alltoall) X(ialltoall) X(alltoall_init) TACOS_PASSED(X, barrier) TACOS_PASSED(X, gather)  \
     TACOS_PASSED(X, gatherv) TACOS_PASSED(X, scatter) TACOS_PASSED(X, scatterv)              \
     TACOS_PASSED(X, allgatherv) TACOS_PASSED(X, alltoallv) TACOS_PASSED(X, alltoallw)        \
-    TACOS_PASSED(X, scan) TACOS_PASSED(X, exscan)
+    TACOS_PASSED(X, scan) TACOS_PASSED(X, exscan) TACOS_PASSED(X, neighbor_allgather)          \
+    TACOS_PASSED(X, neighbor_allgatherv) TACOS_PASSED(X, neighbor_alltoall)                  \
+    TACOS_PASSED(X, neighbor_alltoallv) TACOS_PASSED(X, neighbor_alltoallw)
 #define TACOS_PASSED(X, name) X(name) X(i##name) X(name##_init)
 
 #define TACOS_PREV_FIELD(name) TACOS_PREV(name);

@@ -110,6 +110,24 @@ int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mod
              ompi_request_t **request);
 
 #define TB_ARGS mca_coll_base_module_t *module, MODE_ARGS
+#define TB_M mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module; (void)info
+
+/* me, n: this rank and its group's size; np: the ranks messages go to
+ * (on an intercommunicator the remote group's, else n). */
+#define RANKS(comm)                                                                          \
+    int me = ompi_comm_rank(comm), n = ompi_comm_size(comm);                                 \
+    int inter = OMPI_COMM_IS_INTER(comm), np = inter ? ompi_comm_remote_size(comm) : n;      \
+    (void)np
+
+#define BYTES(comm, name)                                                                    \
+    CALL(comm, name, NULL);                                                                  \
+    call.v.unit_ext = 1;                                                                     \
+    list_t l = {0};                                                                          \
+    RANKS(comm)
+
+/* The bytes of count elements of t. */
+static inline size_t sig_bytes(size_t count, struct ompi_datatype_t *t) { return count * type_size(t); }
+
 #define TEXTBOOK(name, PARAMS) int coll_tacos_textbook_##name(UNPAREN PARAMS, TB_ARGS);
 #define TEXTBOOK_PROGRAMS(X)                                                                 \
     X(barrier, (COMM))                                                                       \

@@ -49,6 +49,14 @@ PASSED_DECL(alltoallw, (const void *, const int *, const int *, DT *const *, voi
                         const int *, DT *const *, COMM))
 PASSED_DECL(scan, (const void *, void *, int, DT *, OP, COMM))
 PASSED_DECL(exscan, (const void *, void *, int, DT *, OP, COMM))
+PASSED_DECL(neighbor_allgather, (const void *, int, DT *, void *, int, DT *, COMM))
+PASSED_DECL(neighbor_allgatherv, (const void *, int, DT *, void *, const int *, const int *, DT *,
+                                  COMM))
+PASSED_DECL(neighbor_alltoall, (const void *, int, DT *, void *, int, DT *, COMM))
+PASSED_DECL(neighbor_alltoallv, (const void *, const int *, const int *, DT *, void *, const int *,
+                                 const int *, DT *, COMM))
+PASSED_DECL(neighbor_alltoallw, (const void *, const int *, const MPI_Aint *, DT *const *, void *,
+                                 const int *, const MPI_Aint *, DT *const *, COMM))
 static int tacos_allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD);
 static int tacos_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
                            DT *rdtype, COMM, MOD);
@@ -210,7 +218,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     /* cheap and the same on every rank; coll_tacos_enable is not checked
      * here but agreed at the first collective, so that a rank where it is
      * off still takes part in that agreement (and then only forwards) */
-    if (C->priority <= 0 || OMPI_COMM_IS_INTER(comm))
+    if (C->priority <= 0)
         return NULL;
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
@@ -255,7 +263,8 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     m->super.coll_##name = tacos_##name, m->super.coll_i##name = tacos_i##name,              \
     m->super.coll_##name##_init = tacos_##name##_init;
     FILL(gather) FILL(gatherv) FILL(scatter) FILL(scatterv) FILL(allgatherv) FILL(alltoallv)
-    FILL(alltoallw) FILL(scan) FILL(exscan)
+    FILL(alltoallw) FILL(scan) FILL(exscan) FILL(neighbor_allgather) FILL(neighbor_allgatherv)
+    FILL(neighbor_alltoall) FILL(neighbor_alltoallv) FILL(neighbor_alltoallw)
 #undef FILL
     m->super.coll_alltoall = tacos_alltoall;
     m->super.coll_ialltoall = tacos_ialltoall;
@@ -305,6 +314,8 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * move, success; falls back; or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
+        if (OMPI_COMM_IS_INTER(comm))                                                        \
+            FALLBACK(m, name, "intercommunicator", __VA_ARGS__);                             \
         if (!(why) && ompi_comm_size(comm) == 1)                                             \
             (why) = "one rank";                                                              \
         int plan_rc_ = tacos_comm_plan_call((m)->core, mode == BLOCKING, coll, root,         \
@@ -476,7 +487,8 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    int rc = mode == BLOCKING ? tacos_comm_prepare(m->core) : OMPI_SUCCESS;
+    int rc = mode == BLOCKING && !OMPI_COMM_IS_INTER(comm) ? tacos_comm_prepare(m->core)
+                                                          : OMPI_SUCCESS;
     if (rc != OMPI_SUCCESS)
         return rc;
     FALLBACK(m, barrier, PASSED, comm);
@@ -528,6 +540,23 @@ PASS_THROUGH(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM
              (sbuf, rbuf, count, dtype, op, comm))
 PASS_THROUGH(exscan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
              (sbuf, rbuf, count, dtype, op, comm))
+PASS_THROUGH(neighbor_allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                                  int rcount, DT *rdtype, COMM),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
+PASS_THROUGH(neighbor_allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                                   const int *rcounts, const int *displs, DT *rdtype, COMM),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm))
+PASS_THROUGH(neighbor_alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                                 int rcount, DT *rdtype, COMM),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
+PASS_THROUGH(neighbor_alltoallv, (const void *sbuf, const int *scounts, const int *sdispls,
+                                  DT *sdtype, void *rbuf, const int *rcounts,
+                                  const int *rdispls, DT *rdtype, COMM),
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
+PASS_THROUGH(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                  DT *const *sdtypes, void *rbuf, const int *rcounts,
+                                  const MPI_Aint *rdispls, DT *const *rdtypes, COMM),
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm))
 
 /* ---- the slots: each collective in three modes ------------------------------------ */
 

@@ -44,10 +44,8 @@ void list_hold(list_t *l, struct ompi_datatype_t *t)
 
 static void copy(list_t *l, tacos_data_t from, tacos_data_t to)
 {
-    l->copies[l->ncopies++] = (tacos_copy_t){from, to};
+    l->copies[l->ncopies++] = (tacos_copy_t){from, to, 0};
 }
-
-static size_t sig_bytes(size_t count, struct ompi_datatype_t *t) { return count * type_size(t); }
 
 /* (buf + i blocks of count, count, t). */
 static tacos_data_t block_of(const void *buf, size_t i, size_t count, struct ompi_datatype_t *t)
@@ -127,37 +125,41 @@ static void elements(tacos_call_t *call, pml_ctx_t *x, struct ompi_datatype_t *d
     call->v = (tacos_view_t){0, (size_t)ext, 0, tlb};
 }
 
-#define BYTES(comm, name)                                                                    \
-    CALL(comm, name, NULL);                                                                  \
-    call.v.unit_ext = 1;                                                                     \
-    list_t l = {0};                                                                          \
-    int me = ompi_comm_rank(comm), n = ompi_comm_size(comm)
-
 #define ELEMENTS(comm, name, dtype, op)                                                      \
     CALL(comm, name, op);                                                                    \
     elements(&call, &x, dtype, op);                                                          \
     list_t l = {0};                                                                          \
-    int me = ompi_comm_rank(comm), n = ompi_comm_size(comm);                                 \
+    RANKS(comm);                                                                             \
     list_hold(&l, dtype)
 
-#define TB_M mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module; (void)info
 
 /* Dissemination: in round k every rank tells rank + 2^k, after hearing
- * from rank - 2^(k-1). */
+ * from rank - 2^(k-1).  Intercommunicator: every rank tells every remote
+ * rank and leaves once it heard from all of them (MPI asks no more). */
 int coll_tacos_textbook_barrier(struct ompi_communicator_t *comm, TB_ARGS)
 {
     TB_M;
     BYTES(comm, BARRIER);
     char *bytes = l.tmp = calloc(64, 1);
     l.nomem |= !bytes;
-    for (int k = 0, d = 1, heard = -1; d < n; k++, d *= 2) {
+    for (int r = 0; inter && r < np; r++) {
+        list_push(&l, r, 1, 0, -1, data(bytes + 63, 1, &ompi_mpi_byte.dt), 1);
+        list_push(&l, r, 0, 0, -1, data(bytes + r % 63, 1, &ompi_mpi_byte.dt), 1);
+    }
+    for (int k = 0, d = 1, heard = -1; !inter && d < n; k++, d *= 2) {
         list_push(&l, (me + d) % n, 1, 0, heard, data(bytes + 63, 1, &ompi_mpi_byte.dt), 1);
         heard = list_push(&l, (me - d + n) % n, 0, 0, -1, data(bytes + k, 1, &ompi_mpi_byte.dt), 1);
     }
     return list_run(m, &l, &call, mode, request);
 }
 
-/* The root sends to every rank. */
+/* Whether this rank is the root: root, or MPI_ROOT on an intercommunicator
+ * (there MPI_PROC_NULL names the root's group's other ranks, which take no
+ * part, and the remote group names the root by its rank). */
+#define AM_ROOT (inter ? root == MPI_ROOT : me == root)
+#define TAKES_PART (!inter || root != MPI_PROC_NULL)
+
+/* The root sends to every rank (every remote rank). */
 int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                           struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -165,9 +167,9 @@ int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtyp
     BYTES(comm, BCAST);
     list_hold(&l, dtype);
     size_t u = sig_bytes((size_t)count, dtype);
-    for (int r = 0; r < n; r++)
-        if (me == root ? r != root : r == root)
-            list_push(&l, r, me == root, 0, -1, data(buf, (size_t)count, dtype), u);
+    for (int r = 0; r < np && TAKES_PART; r++)
+        if (AM_ROOT ? inter || r != root : r == root)
+            list_push(&l, r, AM_ROOT, 0, -1, data(buf, (size_t)count, dtype), u);
     return list_run(m, &l, &call, mode, request);
 }
 
@@ -175,7 +177,7 @@ int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtyp
  * Scatter(v) (the root sends each rank its block): `mine` is this rank's
  * block (sbuf for gather, rbuf for scatter; MPI_IN_PLACE at the root), the
  * root's blocks are counts[r] (or count) of type at displs[r] (or r x count)
- * extents into `all`. */
+ * extents into `all`, one per rank (per remote rank). */
 static int rooted_list(int gather, const void *mine, int mcount, struct ompi_datatype_t *mtype,
                        const void *all, const int *counts, const int *displs, int count,
                        struct ompi_datatype_t *type, int root, struct ompi_communicator_t *comm,
@@ -184,22 +186,24 @@ static int rooted_list(int gather, const void *mine, int mcount, struct ompi_dat
     TB_M;
     BYTES(comm, GATHER);
     x.tag = tag;
-    int in_place = mine == MPI_IN_PLACE;
-    if (!in_place)
+    /* the own block: not at an intercommunicator's root, nor where it is in place */
+    int has_own = inter ? !AM_ROOT && TAKES_PART : mine != MPI_IN_PLACE;
+    if (has_own)
         list_hold(&l, mtype);
-    tacos_data_t own = in_place ? (tacos_data_t){0} : data(mine, (size_t)mcount, mtype);
-    if (me != root) {
-        list_push(&l, root, gather, 0, -1, own, sig_bytes((size_t)mcount, mtype));
+    tacos_data_t own = has_own ? data(mine, (size_t)mcount, mtype) : (tacos_data_t){0};
+    if (!AM_ROOT) {
+        if (TAKES_PART)
+            list_push(&l, root, gather, 0, -1, own, sig_bytes((size_t)mcount, mtype));
         return list_run(m, &l, &call, mode, request);
     }
     list_hold(&l, type);
-    for (int r = 0; r < n; r++) {
+    for (int r = 0; r < np; r++) {
         size_t c = counts ? (size_t)counts[r] : (size_t)count;
         tacos_data_t d = block_of(all, 0, c, type);
         d.buf = (char *)all + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
-        if (r != root)
+        if (inter || r != root)
             list_push(&l, r, !gather, 0, -1, d, sig_bytes(c, type));
-        else if (!in_place)
+        else if (has_own)
             copy(&l, gather ? own : d, gather ? d : own);
     }
     return list_run(m, &l, &call, mode, request);
@@ -239,7 +243,8 @@ int coll_tacos_textbook_scatterv(const void *sbuf, const int *scounts, const int
                        MCA_COLL_BASE_TAG_SCATTERV, module, mode, info, request);
 }
 
-/* Allgather(v): every rank sends its block to every other. */
+/* Allgather(v): every rank sends its block to every other (every remote
+ * rank; its blocks are theirs). */
 static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                           void *rbuf, const int *rcounts, const int *displs, int rcount,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
@@ -251,16 +256,18 @@ static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *
     int in_place = sbuf == MPI_IN_PLACE;
     list_hold(&l, rdtype);
     tacos_data_t mine = {0};
+    if (inter)
+        mine = data(sbuf, (size_t)scount, sdtype), list_hold(&l, sdtype);
     for (int pass = 0; pass < 2; pass++) /* own block first: what the sends read */
-        for (int r = 0; r < n; r++) {
+        for (int r = 0; r < np; r++) {
             size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
             tacos_data_t d = block_of(rbuf, 0, c, rdtype);
             d.buf = (char *)rbuf + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
-            if (pass == 0 && r == me) {
+            if (pass == 0 && r == me && !inter) {
                 mine = in_place ? d : data(sbuf, (size_t)scount, sdtype);
                 if (!in_place)
                     list_hold(&l, sdtype), copy(&l, mine, d);
-            } else if (pass == 1 && r != me) {
+            } else if (pass == 1 && (inter || r != me)) {
                 list_push(&l, r, 1, 0, -1, mine, sig_bytes(mine.count, (struct ompi_datatype_t *)mine.type));
                 list_push(&l, r, 0, 0, -1, d, sig_bytes(c, rdtype));
             }
@@ -285,9 +292,9 @@ int coll_tacos_textbook_allgatherv(const void *sbuf, int scount, struct ompi_dat
                           MCA_COLL_BASE_TAG_ALLGATHERV, module, mode, info, request);
 }
 
-/* Alltoall(v, w): block j of every rank's input to rank j, in pairwise
- * order; with MPI_IN_PLACE the input is a copy of rbuf taken first.  Block
- * displacements in bytes (w) or in extents of the type. */
+/* Alltoall(v, w): block j of every rank's input to rank j (remote rank j),
+ * in pairwise order; with MPI_IN_PLACE the input is a copy of rbuf taken
+ * first.  Block displacements in bytes (w) or in extents of the type. */
 static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispls,
                          struct ompi_datatype_t *const *stypes, void *rbuf, const int *rcounts,
                          const int *rdispls, struct ompi_datatype_t *const *rtypes, int w,
@@ -296,7 +303,7 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
     TB_M;
     BYTES(comm, ALLTOALL);
     x.tag = tag;
-    int in_place = sbuf == MPI_IN_PLACE, nt = w ? n : 1;
+    int in_place = sbuf == MPI_IN_PLACE, nt = w ? np : 1;
     ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN;
 #define DISP(d, i, t) (w ? (ptrdiff_t)(d)[i] : (ptrdiff_t)(d)[i] * data(NULL, 0, t).extent)
     for (int i = 0; i < nt; i++) {
@@ -311,12 +318,12 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
         sbuf = hi > lo ? raw_copy(&l, rbuf, lo, hi) : rbuf;
         scounts = rcounts, sdispls = rdispls, stypes = rtypes;
     }
-    for (int s = 0; s < n; s++) {
-        int to = (me + s) % n, from = (me - s + n) % n;
+    for (int s = 0; s < np; s++) {
+        int to = (me + s) % np, from = inter ? to : (me - s + n) % n;
         struct ompi_datatype_t *st = stypes[w ? to : 0], *rt = rtypes[w ? from : 0];
         tacos_data_t out = data((const char *)sbuf + DISP(sdispls, to, st), (size_t)scounts[to], st);
         tacos_data_t in = data((char *)rbuf + DISP(rdispls, from, rt), (size_t)rcounts[from], rt);
-        if (s == 0) {
+        if (s == 0 && !inter) {
             if (!in_place)
                 copy(&l, out, in);
             continue;
@@ -334,7 +341,8 @@ int coll_tacos_textbook_alltoall(const void *sbuf, int scount, struct ompi_datat
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                              struct ompi_communicator_t *comm, TB_ARGS)
 {
-    int n = ompi_comm_size(comm), *v = malloc(4 * (size_t)n * sizeof *v);
+    int n = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+    int *v = malloc(4 * (size_t)n * sizeof *v);
     if (!v)
         return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < n; i++)
@@ -373,7 +381,17 @@ static int chain(list_t *l, int me, int n, tacos_data_t w, size_t units)
     return me < n - 1 ? list_push(l, me + 1, 1, 0, got, w, units) : got;
 }
 
-/* The chain into rbuf, then rank n-1 sends the result to every rank. */
+/* Receives of every rank's (remote rank's) `units` into w, combined in
+ * rank order: rank np-1's first, then src op that for np-2 ... 0. */
+static void combine_all(list_t *l, int np, tacos_data_t w, size_t units)
+{
+    for (int r = np - 1, prev = -1; r >= 0; r--)
+        prev = list_push(l, r, 0, r < np - 1, prev, w, units);
+}
+
+/* The chain into rbuf, then rank n-1 sends the result to every rank.
+ * Intercommunicator: every rank sends its input to every remote rank and
+ * combines theirs. */
 int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               struct ompi_communicator_t *comm, TB_ARGS)
@@ -381,6 +399,12 @@ int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
     TB_M;
     ELEMENTS(comm, ALLREDUCE, dtype, op);
     tacos_data_t w = data(rbuf, (size_t)count, dtype);
+    if (inter) {
+        for (int r = 0; r < np; r++)
+            list_push(&l, r, 1, 0, -1, data(sbuf, (size_t)count, dtype), (size_t)count);
+        combine_all(&l, np, w, (size_t)count);
+        return list_run(m, &l, &call, mode, request);
+    }
     if (sbuf != MPI_IN_PLACE)
         copy(&l, data(sbuf, (size_t)count, dtype), w);
     int last = chain(&l, me, n, w, (size_t)count);
@@ -390,13 +414,22 @@ int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
     return list_run(m, &l, &call, mode, request);
 }
 
-/* The chain (into rbuf at the root, a copy elsewhere), then to the root. */
+/* The chain (into rbuf at the root, a copy elsewhere), then to the root.
+ * Intercommunicator: the remote ranks send their input to the root, which
+ * combines them. */
 int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                            TB_ARGS)
 {
     TB_M;
     ELEMENTS(comm, REDUCE, dtype, op);
+    if (inter) {
+        if (AM_ROOT)
+            combine_all(&l, np, data(rbuf, (size_t)count, dtype), (size_t)count);
+        else if (TAKES_PART)
+            list_push(&l, root, 1, 0, -1, data(sbuf, (size_t)count, dtype), (size_t)count);
+        return list_run(m, &l, &call, mode, request);
+    }
     tacos_data_t w = me == root ? data(rbuf, (size_t)count, dtype) : work_like(&l, (size_t)count, dtype);
     if (sbuf != MPI_IN_PLACE || me != root)
         copy(&l, data(sbuf, (size_t)count, dtype), w);
@@ -406,8 +439,11 @@ int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct o
     return list_run(m, &l, &call, mode, request);
 }
 
-/* Rank j combines block j of every rank's input in rank order: rank n-1's
- * first, then src op that for n-2 ... 0 (messages to itself included). */
+/* Rank j combines block j of every rank's input in rank order (messages
+ * to itself included).  Intercommunicator: block j of the remote group's
+ * inputs; with equal blocks each remote rank sends rank j its block j,
+ * with uneven ones (which only rank j's group knows) its whole input, and
+ * rank j combines the whole and keeps its block. */
 static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, int tag, TB_ARGS)
@@ -418,6 +454,24 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
     size_t total = 0, at = 0, mine = rcounts ? (size_t)rcounts[me] : (size_t)rcount;
     for (int r = 0; r < n; r++)
         total += rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+    if (inter && !rcounts) { /* the remote blocks: total / np each */
+        size_t b = total / (size_t)np;
+        for (int r = 0; r < np; r++)
+            list_push(&l, r, 1, 0, -1, block_of(sbuf, (size_t)r, b, dtype), b);
+        combine_all(&l, np, data(rbuf, mine, dtype), mine);
+        return list_run(m, &l, &call, mode, request);
+    }
+    if (inter) {
+        for (int r = 0; r < np; r++)
+            list_push(&l, r, 1, 0, -1, data(sbuf, total, dtype), total);
+        tacos_data_t whole = work_like(&l, total, dtype);
+        combine_all(&l, np, whole, total);
+        for (int r = 0; r < me; r++)
+            at += (size_t)rcounts[r];
+        whole.buf = (char *)whole.buf + (ptrdiff_t)at * whole.extent, whole.count = mine;
+        l.copies[l.ncopies++] = (tacos_copy_t){whole, data(rbuf, mine, dtype), 1};
+        return list_run(m, &l, &call, mode, request);
+    }
     tacos_data_t in = data(sbuf, total, dtype);
     if (sbuf == MPI_IN_PLACE) { /* rbuf holds the input, which the result overwrites */
         in = work_like(&l, total, dtype);
@@ -430,9 +484,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         list_push(&l, r, 1, 0, -1, b, c);
         at += c;
     }
-    tacos_data_t w = data(rbuf, mine, dtype);
-    for (int r = n - 1, prev = -1; r >= 0; r--)
-        prev = list_push(&l, r, 0, r < n - 1, prev, w, mine);
+    combine_all(&l, n, data(rbuf, mine, dtype), mine);
     return list_run(m, &l, &call, mode, request);
 }
 

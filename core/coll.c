@@ -189,9 +189,15 @@ static int failed(tacos_req_t *r, int rc)
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
                                                : "the schedule cannot progress (a coll/tacos bug)";
     int ret = error ? error : rc == TACOS_ERR_NOMEM ? call->err_nomem : call->err_internal;
-    tacos_comm_say(c, 0, "%s of %zu bytes on rank %d of %d: %s (%d); the other ranks may wait "
-                         "for this one until the error handler ends the job",
-                   tacos_coll_name(r->coll), call->v.bytes, c->ops.rank, c->ops.size, what, ret);
+    char call_name[64]; /* a schedule's collective, or a list (textbook program) */
+    if (r->msgs)
+        snprintf(call_name, sizeof call_name, "a program of %d messages", r->nmsgs);
+    else
+        snprintf(call_name, sizeof call_name, "%s of %zu bytes", tacos_coll_name(r->coll),
+                 call->v.bytes);
+    tacos_comm_say(c, 0, "%s on rank %d of %d: %s (%d); the other ranks may wait for this one "
+                         "until the error handler ends the job",
+                   call_name, c->ops.rank, c->ops.size, what, ret);
     return ret;
 }
 
@@ -374,6 +380,20 @@ static int place(tacos_req_t *r, char **at)
 }
 
 /* The end of a call that succeeded: the result into the caller's buffer. */
+/* A list's copy: straight into place, or through scratch. */
+static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
+{
+    const tacos_call_t *call = &r->call;
+    int bytes_view = call->v.unit_ext == 1 && call->v.shift == 0;
+    char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w;
+    if (to)
+        return call->pack(call->tp.ctx, &cp->from, to);
+    if (!(w = scratch(r, cp->from.count * (size_t)labs(cp->from.extent) + 64)))
+        return call->err_nomem;
+    int rc = call->pack(call->tp.ctx, &cp->from, w);
+    return rc ? rc : call->unpack(call->tp.ctx, w, &cp->to);
+}
+
 static int complete(tacos_req_t *r)
 {
     const tacos_call_t *call = &r->call;
@@ -388,6 +408,12 @@ static int complete(tacos_req_t *r)
         if (rc)
             return rc;
     }
+    for (int i = 0; r->msgs && i < r->ncopies; i++)
+        if (r->copies[i].at_end) {
+            int rc = copy_data(r, &r->copies[i]);
+            if (rc)
+                return rc;
+        }
     if (r->msgs)
         return 0;
     if (r->coll == TACOS_ALLTOALL)
@@ -412,17 +438,9 @@ static int place_list(tacos_req_t *r)
     const tacos_call_t *call = &r->call;
     size_t need = 0, ext = call->v.unit_ext;
     int rc = 0;
-    int bytes_view = ext == 1 && call->v.shift == 0;
-    for (int i = 0; i < r->ncopies && !rc; i++) { /* straight into place, or through scratch */
-        tacos_copy_t *cp = &r->copies[i];
-        char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w = NULL;
-        if (to)
-            rc = call->pack(call->tp.ctx, &cp->from, to);
-        else if (!(w = scratch(r, cp->from.count * (size_t)labs(cp->from.extent) + 64)))
-            rc = call->err_nomem;
-        else if (!(rc = call->pack(call->tp.ctx, &cp->from, w)))
-            rc = call->unpack(call->tp.ctx, w, &cp->to);
-    }
+    for (int i = 0; i < r->ncopies && !rc; i++)
+        if (!r->copies[i].at_end)
+            rc = copy_data(r, &r->copies[i]);
     for (int i = 0; i < r->nmsgs; i++) { /* messages of the same data share its place */
         const tacos_msg_t *m = &r->msgs[i];
         int lead = r->share[i] == i;
@@ -570,6 +588,17 @@ static int list_program(int rank, const tacos_msg_t *msgs, int n, tacos_prog_t *
     return TACOS_OK;
 }
 
+/* The ranks a list's messages go to: the communicator's, or more (an
+ * intercommunicator's remote group). */
+static int list_peers(const tacos_comm_t *c, const tacos_msg_t *msgs, int n)
+{
+    int peers = c->ops.size;
+    for (int i = 0; i < n; i++)
+        if (msgs[i].peer + 1 > peers)
+            peers = msgs[i].peer + 1;
+    return peers;
+}
+
 int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t *msgs,
                        int nmsgs, const tacos_copy_t *copies, int ncopies, tacos_req_t **out)
 {
@@ -587,7 +616,7 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
     r->prog_refs = malloc(sizeof *r->prog_refs);
     if (!r->msgs || !r->copies || !r->spans || !r->share || !r->unpacks || !r->prog_refs ||
         list_program(c->ops.rank, msgs, nmsgs, &r->prog) ||
-        tacos_exec_new(r->prog, c->ops.size, 1, &r->exec)) {
+        tacos_exec_new(r->prog, list_peers(c, msgs, nmsgs), 1, &r->exec)) {
         if (r->prog_refs)
             *r->prog_refs = 1;
         tacos_req_free(r);

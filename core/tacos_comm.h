@@ -207,8 +207,8 @@ void tacos_req_free(tacos_req_t *r);
  * reduction's datatype) of `data`, posted once message `after` (an earlier
  * index, -1 none) is done; `reduce`: a receive combined into data (src op
  * data, in that order: non-commutative ops keep rank order where the
- * program does).  Copies run at the start: copy[i].from's signature into
- * copy[i].to.  Data not one run of bytes goes through scratch, packed
+ * program does).  Copies run at the start (at_end: once every message is
+ * done): copy[i].from's signature into copy[i].to.  Data not one run of bytes goes through scratch, packed
  * before the first message and unpacked at the end. */
 typedef struct {
     int peer, send, reduce, after;
@@ -218,6 +218,7 @@ typedef struct {
 
 typedef struct {
     tacos_data_t from, to;
+    int at_end; /* after the last message instead of before the first */
 } tacos_copy_t;
 
 /* An operation of the list (copied) on the communicator's transport, run
