@@ -372,7 +372,7 @@ static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLREDUCE, 0, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0};
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -391,7 +391,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtyp
     int in_place = sbuf == MPI_IN_PLACE;
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
-    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0};
+    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
@@ -410,7 +410,33 @@ static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype
     int in_place = sbuf == MPI_IN_PLACE;
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount * n, sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * n, rdtype);
-    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0};
+    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
+}
+
+/* Allgatherv: the Allgather schedule with blocks of the given sizes; the
+ * result goes through scratch unless the blocks lie in rank order. */
+static int allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    int n = ompi_comm_size(comm), in_order = 1;
+    size_t total = 0;
+    for (int r = 0; r < n && !OMPI_COMM_IS_INTER(comm); r++) {
+        in_order &= displs[r] >= 0 && (size_t)displs[r] == total;
+        total += (size_t)rcounts[r];
+    }
+    CALL(comm, ALLGATHERV, NULL);
+    const char *why = view_bytes(rdtype, total, &call.v, &x);
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_ALLGATHER, 0, why, p, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+         rdtype, comm);
+    int in_place = sbuf == MPI_IN_PLACE;
+    tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
+    tacos_data_t r = data(rbuf, total, rdtype);
+    tacos_args_t a = {in_place ? NULL : &s, &r, 0, rcounts, 0, in_order ? NULL : displs,
+                      type_size(rdtype)};
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
@@ -423,7 +449,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     const tacos_plan_t *p;
     PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, count, dtype);
-    tacos_args_t a = {NULL, &d, root, NULL, 0};
+    tacos_args_t a = {NULL, &d, root, NULL, 0, NULL, 0};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -437,7 +463,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0};
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0, NULL, 0};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -455,7 +481,7 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
          comm);
     tacos_data_t s = data(sbuf, (size_t)rcount * (size_t)n, dtype),
                  r = data(rbuf, (size_t)rcount * (size_t)n, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount};
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount, NULL, 0};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -474,7 +500,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0};
+    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0, NULL, 0};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -526,9 +552,6 @@ PASS_THROUGH(scatter, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int
 PASS_THROUGH(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
                         void *rbuf, int rcount, DT *rdtype, int root, COMM),
              (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm))
-PASS_THROUGH(allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                          const int *rcounts, const int *displs, DT *rdtype, COMM),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm))
 PASS_THROUGH(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
                          void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
              (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
@@ -595,6 +618,17 @@ static int tacos_alltoall_init(const void *sbuf, int scount, DT *sdtype, void *r
 static int tacos_barrier(COMM, MOD) { return barrier(comm, module, B); }
 static int tacos_ibarrier(COMM, REQ, MOD) { return barrier(comm, module, NB); }
 static int tacos_barrier_init(COMM, INFO, REQ, MOD) { return barrier(comm, module, P); }
+
+static int tacos_allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                            const int *rcounts, const int *displs, DT *rdtype, COMM, MOD)
+{ return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, B); }
+static int tacos_iallgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                             const int *rcounts, const int *displs, DT *rdtype, COMM, REQ, MOD)
+{ return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, NB); }
+static int tacos_allgatherv_init(const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                                 const int *rcounts, const int *displs, DT *rdtype, COMM, INFO,
+                                 REQ, MOD)
+{ return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, P); }
 
 static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD)
 { return bcast(buf, count, dtype, root, comm, module, B); }

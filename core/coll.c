@@ -119,6 +119,7 @@ struct tacos_req {
     int *prog_refs; /* own: the reference it holds */
     tacos_exec_t *exec;
     size_t *off;
+    const int *counts, *displs; /* Allgatherv's blocks (displs NULL: in rank order) */
     tacos_data_t send, recv;
     int in_place;
     char *work, *space; /* own scratch: the units, arriving reductions */
@@ -201,12 +202,12 @@ static int failed(tacos_req_t *r, int rc)
     return ret;
 }
 
-/* Blocks of counts[r] units (or `each` when counts is NULL), into off[0..n]. */
-static void sized_blocks(size_t *off, int n, const int *counts, size_t each)
+/* Blocks of counts[r] x scale units (or `each` when counts is NULL), into off[0..n]. */
+static void sized_blocks(size_t *off, int n, const int *counts, size_t scale, size_t each)
 {
     off[0] = 0;
     for (int r = 0; r < n; r++)
-        off[r + 1] = off[r] + (counts ? (size_t)counts[r] : each);
+        off[r + 1] = off[r] + (counts ? (size_t)counts[r] * scale : each);
 }
 
 static void even_blocks(size_t *off, int n, size_t units)
@@ -220,9 +221,9 @@ static void layout(tacos_req_t *r, const tacos_args_t *a)
 {
     int n = r->c->ops.size;
     if (r->coll == TACOS_ALLGATHER)
-        sized_blocks(r->off, n, NULL, r->call.v.bytes / (size_t)n);
+        sized_blocks(r->off, n, a->counts, a->count_units, r->call.v.bytes / (size_t)n);
     else if (r->coll == TACOS_REDUCE_SCATTER)
-        sized_blocks(r->off, n, a->counts, a->each);
+        sized_blocks(r->off, n, a->counts, 1, a->each);
     else
         even_blocks(r->off, n, r->call.v.units);
 }
@@ -232,7 +233,7 @@ static void setup(tacos_req_t *r, tacos_comm_t *c, const tacos_plan_t *p,
 {
     *r = (tacos_req_t){.c = c, .call = *call, .coll = p->coll, .root = a->root, .k = p->k,
                        .prog = p->prog, .exec = p->exec, .off = p->off, .recv = *a->recv,
-                       .in_place = !a->send};
+                       .in_place = !a->send, .counts = a->counts, .displs = a->displs};
     if (a->send)
         r->send = *a->send;
 }
@@ -308,13 +309,29 @@ static int place_alltoall(tacos_req_t *r)
     return rc;
 }
 
+/* Allgather(v): rank q's block of recv. */
+static tacos_data_t recv_block(const tacos_req_t *r, int q)
+{
+    tacos_data_t d = r->recv;
+    size_t at = 0;
+    if (!r->counts)
+        d.count /= (size_t)r->c->ops.size, at = (size_t)q * d.count;
+    else if (r->displs)
+        d.count = (size_t)r->counts[q], at = (size_t)r->displs[q];
+    else
+        for (int i = 0; i <= q; i++)
+            d.count = (size_t)r->counts[i], at += i < q ? d.count : 0;
+    d.buf = (char *)d.buf + (ptrdiff_t)at * d.extent;
+    return d;
+}
+
 /* Where each collective's schedule runs: in the caller's buffer where it
  * can (reading the input in place), else in scratch (packed at the start,
  * unpacked at the end). */
 static int place(tacos_req_t *r, char **at)
 {
     const tacos_call_t *call = &r->call;
-    int me = r->c->ops.rank, n = r->c->ops.size, root = r->root;
+    int me = r->c->ops.rank, root = r->root;
     const tacos_data_t *send = r->in_place ? NULL : &r->send, *recv = &r->recv;
     const tacos_data_t *in = send ? send : recv;
     tacos_exec_opts_t *o = &r->opts;
@@ -333,22 +350,22 @@ static int place(tacos_req_t *r, char **at)
     case TACOS_ALLGATHER: { /* the own block: sent straight from sbuf and
                              * copied into place while the first messages
                              * travel, or packed into place first */
-        size_t block = call->v.bytes / (size_t)n, per_rank = recv->count / (size_t)n;
+        char *block = NULL;
         const char *own = send ? direct(call, send) : NULL;
-        out = direct(call, recv);
+        out = r->displs ? NULL : direct(call, recv);
         if (!(work = *at = out ? out : work_space(r)))
             return call->err_nomem;
+        block = work + r->off[me];
         r->unpack = !out;
-        r->copy = (copy_args_t){work + block * (size_t)me, own, block};
+        r->copy = (copy_args_t){block, own, r->off[me + 1] - r->off[me]};
         if (own) {
             o->own_src = own, o->own_block = me;
             o->overlap = copy_block, o->overlap_arg = &r->copy;
         }
-        tacos_data_t mine = {(char *)recv->buf + (ptrdiff_t)me * (ptrdiff_t)per_rank * recv->extent,
-                             per_rank, recv->type, recv->extent};
+        tacos_data_t mine = recv_block(r, me);
         if (send && !own)
-            return PACK(call, send, work + block * (size_t)me);
-        return !send && !out ? PACK(call, &mine, work + block * (size_t)me) : 0;
+            return PACK(call, send, block);
+        return !send && !out ? PACK(call, &mine, block) : 0;
     }
     case TACOS_ALLTOALL:
         return *at = NULL, place_alltoall(r);
@@ -418,6 +435,12 @@ static int complete(tacos_req_t *r)
         return 0;
     if (r->coll == TACOS_ALLTOALL)
         return UNPACK(call, r->out, &r->recv);
+    for (int q = 0; r->coll == TACOS_ALLGATHER && r->displs && q < r->c->ops.size; q++) {
+        tacos_data_t d = recv_block(r, q); /* Allgatherv: block by block */
+        int rc = d.count ? UNPACK(call, r->buf + r->off[q], &d) : 0;
+        if (rc || q == r->c->ops.size - 1)
+            return rc;
+    }
     if (r->coll != TACOS_REDUCE_SCATTER)
         return UNPACK(call, r->buf, &r->recv);
     size_t first = r->off[me], mine = r->off[me + 1] - first;
@@ -481,8 +504,10 @@ int tacos_req_start(tacos_req_t *r)
     if (rc)
         return rc;
     if (!r->msgs)
-        tacos_comm_say(r->c, 10, "%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
-                       tacos_coll_name(r->coll), v->bytes, r->c->ops.size, r->k, r->prog->nops,
+        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
+                       tacos_coll_name(r->coll),
+                       r->coll == TACOS_ALLGATHER && r->counts ? "v" : "", v->bytes,
+                       r->c->ops.size, r->k, r->prog->nops,
                        r->own ? " (nonblocking)" : "");
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;

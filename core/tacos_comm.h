@@ -168,14 +168,18 @@ typedef struct {
 
 /* A call's buffers: send NULL means MPI_IN_PLACE; recv is Bcast's buffer.
  * Allgather's recv holds every rank's block (count = n x the per-rank
- * count); Reduce_scatter's recv is the result buffer with count = the whole
- * input (counts[r], or `each` when counts is NULL, elements per block; read
- * only when the call is made). */
+ * count; Allgatherv: counts[r] elements of count_units units each, in rank
+ * order, or with displs at displs[r] extents into recv's buffer, then
+ * through scratch); Reduce_scatter's recv is the result buffer with count =
+ * the whole input (counts[r], or `each` when counts is NULL, elements per
+ * block).  counts is read when the call is made, displs when it ends. */
 typedef struct {
     const tacos_data_t *send, *recv;
     int root;
     const int *counts;
     size_t each;
+    const int *displs;
+    size_t count_units;
 } tacos_args_t;
 
 /* A blocking call of plan p (from tacos_comm_plan, every rank the same) on

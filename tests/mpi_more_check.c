@@ -187,30 +187,33 @@ static void check_spread(MPI_Comm comm, int mode, int count)
     int *s = malloc(big * sizeof *s), *d = malloc(big * sizeof *d);
     int *sc = malloc(4 * n * sizeof *sc), *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n;
     for (int in_place = 0; in_place <= 1; in_place++) {
-        /* Allgatherv: rank r has count + r % 3 elements, placed backwards */
-        int total = 0;
-        for (int r = 0; r < n; r++)
-            rc[r] = count + r % 3, total += rc[r];
-        for (int r = 0, at = total; r < n; r++)
-            rd[r] = at -= rc[r];
-        for (int i = 0; i < rc[me]; i++)
-            s[i] = val(me, 0, i);
-        for (int i = 0; i < total; i++)
-            d[i] = -1;
-        if (in_place)
-            memcpy(d + rd[me], s, (size_t)rc[me] * sizeof *s);
-        const void *sb = in_place ? MPI_IN_PLACE : s;
-        RUN(mode, MPI_Allgatherv(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm),
-            MPI_Iallgatherv(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm, &req_),
-            INIT(Allgatherv)(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm, MPI_INFO_NULL, &req_), (void)0);
-        for (int r = 0; r < n; r++)
-            for (int i = 0; i < rc[r]; i++)
-                if (d[rd[r] + i] != val(r, 0, i)) {
-                    FAIL("%s allgatherv count %d%s n=%d: block %d [%d] = %d", mode_name[mode], count,
-                         in_place ? " in place" : "", n, r, i, d[rd[r] + i]);
-                    r = n;
-                    break;
-                }
+        /* Allgatherv: rank r has count + r % 3 elements, placed backwards, then in
+         * rank order (where the schedule can use the receive buffer as it is) */
+        for (int order = 0; order < 2; order++) {
+            int total = 0;
+            for (int r = 0; r < n; r++)
+                rc[r] = count + r % 3, total += rc[r];
+            for (int r = 0, at = total, fwd = 0; r < n; fwd += rc[r], r++)
+                rd[r] = order ? fwd : (at -= rc[r]);
+            for (int i = 0; i < rc[me]; i++)
+                s[i] = val(me, 0, i);
+            for (int i = 0; i < total; i++)
+                d[i] = -1;
+            if (in_place)
+                memcpy(d + rd[me], s, (size_t)rc[me] * sizeof *s);
+            const void *sb = in_place ? MPI_IN_PLACE : s;
+            RUN(mode, MPI_Allgatherv(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm),
+                MPI_Iallgatherv(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm, &req_),
+                INIT(Allgatherv)(sb, rc[me], MPI_INT, d, rc, rd, MPI_INT, comm, MPI_INFO_NULL, &req_), (void)0);
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < rc[r]; i++)
+                    if (d[rd[r] + i] != val(r, 0, i)) {
+                        FAIL("%s allgatherv count %d%s%s n=%d: block %d [%d] = %d", mode_name[mode], count,
+                             in_place ? " in place" : "", order ? " in order" : "", n, r, i, d[rd[r] + i]);
+                        r = n;
+                        break;
+                    }
+        }
         /* Alltoallv: rank r sends count + (r + q) % 3 elements to rank q;
          * blocks placed backwards */
         int stotal = 0, rtotal = 0;
@@ -228,6 +231,7 @@ static void check_spread(MPI_Comm comm, int mode, int count)
         for (int i = 0; i < rc[q]; i++)                                                      \
             d[rd[q] + i] = val(me, q, i)
         REFILL_V;
+        const void *sb = in_place ? MPI_IN_PLACE : s;
         RUN(mode, MPI_Alltoallv(sb, sc, sd, MPI_INT, d, rc, rd, MPI_INT, comm),
             MPI_Ialltoallv(sb, sc, sd, MPI_INT, d, rc, rd, MPI_INT, comm, &req_),
             INIT(Alltoallv)(sb, sc, sd, MPI_INT, d, rc, rd, MPI_INT, comm, MPI_INFO_NULL, &req_),

@@ -110,6 +110,18 @@ for np in 1 2 3 4 5 7 8; do
     done
     echo "coll tacos alone np=$np: mpi_coll_check, mpi_nbc_check, mpi_more_check"
 done
+# Allgatherv runs the Allgather schedule with blocks of its sizes (in rank
+# order: in the receive buffer; elsewhere: through scratch)
+for np in 3 5; do
+    MORE_ONLY=s timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 10 -x MORE_ONLY \
+        "$MORE" >"$T/out" 2>&1 || fail "allgatherv schedules np=$np: exit $?"
+    grep -q "mpi_more_check: 0 failure" "$T/out" || fail "allgatherv schedules np=$np: wrong results"
+    grep -q "allgatherv [0-9]* bytes on $np ranks: schedule" "$T/out" ||
+        fail "allgatherv schedules np=$np: no schedule ran"
+    echo "allgatherv through the schedule np=$np"
+done
+
 # ... and with the previous components there, the same collectives go to
 # them (libnbc of Open MPI 4.1 pairs the blocks of a periodic Cartesian
 # dimension of 2 ranks the pre-MPI-4.0 way: those checks are skipped)
