@@ -3,7 +3,7 @@
  * warm-up, then timed iterations of the collective; prints the average,
  * minimum and maximum over ranks of the mean time per call (us).
  *
- * usage: osu_coll [allreduce|allgather|bcast|reduce|reduce_scatter_block|alltoall]
+ * usage: osu_coll [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init]
@@ -109,6 +109,13 @@ static double time_nonblocking(MPI_Comm comm, void *s, void *d, int count, int i
     return overlap < 0 ? 0 : overlap > 100 ? 100 : overlap;
 }
 
+static int rank_of(MPI_Comm comm)
+{
+    int r;
+    MPI_Comm_rank(comm, &r);
+    return r;
+}
+
 /* This rank's mean us per call over `iters` calls (after a warm-up). */
 static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int iters)
 {
@@ -119,6 +126,9 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
     double t0 = 0;
     if (strcmp(mode, "blocking"))
         return time_nonblocking(comm, s, d, count, iters);
+    int *vc = malloc(2 * (size_t)n * sizeof *vc), *vd = vc + n; /* allgatherv: rank r */
+    for (int r = 0, at = 0; r < n; at += vc[r], r++) /* gives 2 (r + 1) / (n + 1) x part */
+        vc[r] = (int)((long)part * 2 * (r + 1) / (n + 1)), vd[r] = at;
     for (int i = 0; i < warm + iters; i++) {
         if (i == warm) {
             MPI_Barrier(comm);
@@ -128,6 +138,8 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
             MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, comm);
         else if (!strcmp(coll, "allgather"))
             MPI_Allgather(s, part, MPI_FLOAT, d, part, MPI_FLOAT, comm);
+        else if (!strcmp(coll, "allgatherv"))
+            MPI_Allgatherv(s, vc[rank_of(comm)], MPI_FLOAT, d, vc, vd, MPI_FLOAT, comm);
         else if (!strcmp(coll, "bcast"))
             MPI_Bcast(s, count, MPI_FLOAT, 0, comm);
         else if (!strcmp(coll, "alltoall")) /* bytes: each rank's send buffer */
@@ -137,6 +149,7 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
         else
             MPI_Reduce_scatter_block(s, d, part, MPI_FLOAT, MPI_SUM, comm);
     }
+    free(vc);
     return (MPI_Wtime() - t0) * 1e6 / iters;
 }
 
