@@ -10,7 +10,7 @@
 # - MPI=mpich: libtacos-pmpi preloaded under mpiexec.mpich, switched through
 #   the communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
-#   [MPI=mpich] benchmarks/bench_coll.sh [allreduce|allgather|bcast|reduce|reduce_scatter_block|alltoall] [MAXBYTES]
+#   [MPI=mpich] benchmarks/bench_coll.sh [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall] [MAXBYTES]
 B=$(cd "$(dirname "$0")/.." && pwd)
 COLL=${1:-allreduce}
 MAX=${2:-67108864}

@@ -213,6 +213,8 @@ static void finished(mca_coll_tacos_request_t *r, int rc)
         r->next->prev = r->prev;
     r->prev = r->next = NULL;
     r->super.super.req_status.MPI_ERROR = rc == OMPI_SUCCESS ? MPI_SUCCESS : ompi_errcode_get_mpi_code(rc);
+    if (rc != OMPI_SUCCESS)
+        r->tmp = NULL; /* kept: an abandoned send may still read it (as the core's scratch) */
     if (!r->super.super.req_persistent) { /* its scratch goes now */
         tacos_req_free(r->op);
         r->op = NULL;

@@ -517,7 +517,7 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
                                                           : OMPI_SUCCESS;
     if (rc != OMPI_SUCCESS)
         return rc;
-    FALLBACK(m, barrier, PASSED, comm);
+    FALLBACK(m, barrier, HAS_PREV(m, barrier) ? PASSED : "no previous component", comm);
 }
 
 /* name in three modes: PARAMS the collective's parameters, ARGS the names */
@@ -525,7 +525,7 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
     {                                                                                        \
         mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
-        FALLBACK(m, name, PASSED, UNPAREN ARGS);                                             \
+        FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
     }                                                                                        \
     static int tacos_##name(UNPAREN PARAMS, MOD)                                             \
     {                                                                                        \

@@ -100,9 +100,9 @@ static void span_of(size_t count, ptrdiff_t disp_bytes, struct ompi_datatype_t *
 int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mode_t mode,
              ompi_request_t **request)
 {
-    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = OMPI_ERR_OUT_OF_RESOURCE, ran = 0;
     if (!l->nomem && mode == BLOCKING)
-        rc = tacos_run_list(m->core, call, l->msgs, l->n, l->copies, l->ncopies);
+        rc = tacos_run_list(m->core, call, l->msgs, l->n, l->copies, l->ncopies), ran = 1;
     else if (!l->nomem) {
         rc = coll_tacos_launch_list(m, call, l->msgs, l->n, l->copies, l->ncopies, l->held,
                                     l->nheld, l->tmp, mode == PERSISTENT, request);
@@ -110,7 +110,8 @@ int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mod
     }
     free(l->msgs);
     free(l->held);
-    free(l->tmp);
+    if (rc == OMPI_SUCCESS || !ran) /* else kept: an abandoned send may still read it */
+        free(l->tmp);
     return rc;
 }
 

@@ -120,6 +120,7 @@ struct tacos_req {
     tacos_exec_t *exec;
     size_t *off;
     const int *counts, *displs; /* Allgatherv's blocks (displs NULL: in rank order) */
+    int *own_arrays;            /* a request's copy of them */
     tacos_data_t send, recv;
     int in_place;
     char *work, *space; /* own scratch: the units, arriving reductions */
@@ -553,11 +554,21 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->own = 1;
     r->exec = NULL;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
-    if (!r->off || tacos_exec_new(p->prog, n, p->k, &r->exec)) {
+    int *v = NULL; /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
+    if (p->coll == TACOS_ALLGATHER && a->counts && (v = malloc(2 * (size_t)n * sizeof *v))) {
+        memcpy(v, a->counts, (size_t)n * sizeof *v);
+        if (a->displs)
+            memcpy(v + n, a->displs, (size_t)n * sizeof *v);
+        r->counts = v, r->displs = a->displs ? v + n : NULL;
+    }
+    if (!r->off || (p->coll == TACOS_ALLGATHER && a->counts && !v) ||
+        tacos_exec_new(p->prog, n, p->k, &r->exec)) {
         free(r->off);
+        free(v);
         free(r);
         return call->err_nomem;
     }
+    r->own_arrays = v;
     r->prog_refs = p->prog_refs;
     __atomic_add_fetch(r->prog_refs, 1, __ATOMIC_RELAXED);
     layout(r, a);
@@ -572,6 +583,7 @@ void tacos_req_free(tacos_req_t *r)
     tacos_exec_free(r->exec);
     tacos_prog_release(r->prog, r->prog_refs);
     free(r->off);
+    free(r->own_arrays);
     free(r->work);
     free(r->space);
     free(r->spans);
