@@ -372,7 +372,7 @@ static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLREDUCE, 0, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -391,7 +391,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtyp
     int in_place = sbuf == MPI_IN_PLACE;
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, rdtype);
-    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r};
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
@@ -410,7 +410,7 @@ static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype
     int in_place = sbuf == MPI_IN_PLACE;
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount * n, sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * n, rdtype);
-    tacos_args_t a = {in_place ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r};
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
@@ -435,8 +435,8 @@ static int allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdty
     int in_place = sbuf == MPI_IN_PLACE;
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, total, rdtype);
-    tacos_args_t a = {in_place ? NULL : &s, &r, 0, rcounts, 0, in_order ? NULL : displs,
-                      type_size(rdtype)};
+    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r, .counts = rcounts,
+                      .displs = in_order ? NULL : displs, .count_units = type_size(rdtype)};
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
@@ -449,7 +449,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     const tacos_plan_t *p;
     PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, count, dtype);
-    tacos_args_t a = {NULL, &d, root, NULL, 0, NULL, 0};
+    tacos_args_t a = {.recv = &d, .root = root};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -463,7 +463,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .root = root};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -481,7 +481,7 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
          comm);
     tacos_data_t s = data(sbuf, (size_t)rcount * (size_t)n, dtype),
                  r = data(rbuf, (size_t)rcount * (size_t)n, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .each = (size_t)rcount};
     return RUN(m, p, &a, dtype, NULL);
 }
 
@@ -500,7 +500,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = rcounts};
     return RUN(m, p, &a, dtype, NULL);
 }
 

@@ -42,10 +42,13 @@ void list_hold(list_t *l, struct ompi_datatype_t *t)
     l->held[l->nheld++] = t;
 }
 
-static void copy(list_t *l, tacos_data_t from, tacos_data_t to)
+/* A copy before the first message (at_end: after the last). */
+static void copy_when(list_t *l, tacos_data_t from, tacos_data_t to, int at_end)
 {
-    l->copies[l->ncopies++] = (tacos_copy_t){from, to, 0};
+    l->copies[l->ncopies++] = (tacos_copy_t){from, to, at_end};
 }
+
+static void copy(list_t *l, tacos_data_t from, tacos_data_t to) { copy_when(l, from, to, 0); }
 
 /* (buf + i blocks of count, count, t). */
 static tacos_data_t block_of(const void *buf, size_t i, size_t count, struct ompi_datatype_t *t)
@@ -470,7 +473,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         for (int r = 0; r < me; r++)
             at += (size_t)rcounts[r];
         whole.buf = (char *)whole.buf + (ptrdiff_t)at * whole.extent, whole.count = mine;
-        l.copies[l.ncopies++] = (tacos_copy_t){whole, data(rbuf, mine, dtype), 1};
+        copy_when(&l, whole, data(rbuf, mine, dtype), 1);
         return list_run(m, &l, &call, mode, request);
     }
     tacos_data_t in = data(sbuf, total, dtype);

@@ -319,9 +319,11 @@ static tacos_data_t recv_block(const tacos_req_t *r, int q)
         d.count /= (size_t)r->c->ops.size, at = (size_t)q * d.count;
     else if (r->displs)
         d.count = (size_t)r->counts[q], at = (size_t)r->displs[q];
-    else
-        for (int i = 0; i <= q; i++)
-            d.count = (size_t)r->counts[i], at += i < q ? d.count : 0;
+    else {
+        for (int i = 0; i < q; i++)
+            at += (size_t)r->counts[i];
+        d.count = (size_t)r->counts[q];
+    }
     d.buf = (char *)d.buf + (ptrdiff_t)at * d.extent;
     return d;
 }
@@ -397,7 +399,6 @@ static int place(tacos_req_t *r, char **at)
     }
 }
 
-/* The end of a call that succeeded: the result into the caller's buffer. */
 /* A list's copy: straight into place, or through scratch. */
 static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
 {
@@ -412,6 +413,7 @@ static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
     return rc ? rc : call->unpack(call->tp.ctx, w, &cp->to);
 }
 
+/* The end of a call that succeeded: the result into the caller's buffer. */
 static int complete(tacos_req_t *r)
 {
     const tacos_call_t *call = &r->call;
@@ -436,11 +438,14 @@ static int complete(tacos_req_t *r)
         return 0;
     if (r->coll == TACOS_ALLTOALL)
         return UNPACK(call, r->out, &r->recv);
-    for (int q = 0; r->coll == TACOS_ALLGATHER && r->displs && q < r->c->ops.size; q++) {
-        tacos_data_t d = recv_block(r, q); /* Allgatherv: block by block */
-        int rc = d.count ? UNPACK(call, r->buf + r->off[q], &d) : 0;
-        if (rc || q == r->c->ops.size - 1)
-            return rc;
+    if (r->coll == TACOS_ALLGATHER && r->displs) { /* Allgatherv: block by block */
+        for (int q = 0; q < r->c->ops.size; q++) {
+            tacos_data_t d = recv_block(r, q);
+            int rc = d.count ? UNPACK(call, r->buf + r->off[q], &d) : 0;
+            if (rc)
+                return rc;
+        }
+        return 0;
     }
     if (r->coll != TACOS_REDUCE_SCATTER)
         return UNPACK(call, r->buf, &r->recv);
@@ -554,19 +559,20 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->own = 1;
     r->exec = NULL;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
-    int *v = NULL; /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
-    if (p->coll == TACOS_ALLGATHER && a->counts && (v = malloc(2 * (size_t)n * sizeof *v))) {
-        memcpy(v, a->counts, (size_t)n * sizeof *v);
-        if (a->displs)
-            memcpy(v + n, a->displs, (size_t)n * sizeof *v);
-        r->counts = v, r->displs = a->displs ? v + n : NULL;
-    }
-    if (!r->off || (p->coll == TACOS_ALLGATHER && a->counts && !v) ||
-        tacos_exec_new(p->prog, n, p->k, &r->exec)) {
+    /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
+    int copy = p->coll == TACOS_ALLGATHER && a->counts;
+    int *v = copy ? malloc(2 * (size_t)n * sizeof *v) : NULL;
+    if (!r->off || (copy && !v) || tacos_exec_new(p->prog, n, p->k, &r->exec)) {
         free(r->off);
         free(v);
         free(r);
         return call->err_nomem;
+    }
+    if (copy) {
+        memcpy(v, a->counts, (size_t)n * sizeof *v);
+        if (a->displs)
+            memcpy(v + n, a->displs, (size_t)n * sizeof *v);
+        r->counts = v, r->displs = a->displs ? v + n : NULL;
     }
     r->own_arrays = v;
     r->prog_refs = p->prog_refs;
@@ -597,13 +603,10 @@ void tacos_req_free(tacos_req_t *r)
 /* ---- lists ------------------------------------------------------------------------ */
 
 /* Message i is chunk i; seq numbers each peer's messages per direction. */
-static int list_program(int rank, const tacos_msg_t *msgs, int n, tacos_prog_t **out)
+static int list_program(int rank, const tacos_msg_t *msgs, int n, int npeers, tacos_prog_t **out)
 {
     tacos_prog_t *p = calloc(1, sizeof *p);
-    int *seq = NULL, npeers = 0;
-    for (int i = 0; i < n; i++)
-        if (msgs[i].peer + 1 > npeers)
-            npeers = msgs[i].peer + 1;
+    int *seq = NULL;
     if (!p || !(p->ops = calloc((size_t)n + 1, sizeof *p->ops)) ||
         !(p->dep = calloc((size_t)n + 1, sizeof *p->dep)) ||
         !(seq = calloc(2 * (size_t)npeers + 1, sizeof *seq))) {
@@ -640,6 +643,7 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
                        int nmsgs, const tacos_copy_t *copies, int ncopies, tacos_req_t **out)
 {
     tacos_req_t *r = calloc(1, sizeof *r);
+    int npeers = list_peers(c, msgs, nmsgs);
     *out = NULL;
     if (!r)
         return call->err_nomem;
@@ -652,8 +656,8 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
     r->unpacks = calloc((size_t)nmsgs + 1, 1);
     r->prog_refs = malloc(sizeof *r->prog_refs);
     if (!r->msgs || !r->copies || !r->spans || !r->share || !r->unpacks || !r->prog_refs ||
-        list_program(c->ops.rank, msgs, nmsgs, &r->prog) ||
-        tacos_exec_new(r->prog, list_peers(c, msgs, nmsgs), 1, &r->exec)) {
+        list_program(c->ops.rank, msgs, nmsgs, npeers, &r->prog) ||
+        tacos_exec_new(r->prog, npeers, 1, &r->exec)) {
         if (r->prog_refs)
             *r->prog_refs = 1;
         tacos_req_free(r);

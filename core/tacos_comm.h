@@ -172,7 +172,8 @@ typedef struct {
  * order, or with displs at displs[r] extents into recv's buffer, then
  * through scratch); Reduce_scatter's recv is the result buffer with count =
  * the whole input (counts[r], or `each` when counts is NULL, elements per
- * block).  counts is read when the call is made, displs when it ends. */
+ * block).  Blocking calls read counts and displs while they run; requests
+ * copy them. */
 typedef struct {
     const tacos_data_t *send, *recv;
     int root;
@@ -212,8 +213,9 @@ void tacos_req_free(tacos_req_t *r);
  * index, -1 none) is done; `reduce`: a receive combined into data (src op
  * data, in that order: non-commutative ops keep rank order where the
  * program does).  Copies run at the start (at_end: once every message is
- * done): copy[i].from's signature into copy[i].to.  Data not one run of bytes goes through scratch, packed
- * before the first message and unpacked at the end. */
+ * done): copy[i].from's signature into copy[i].to.  Data not one run of
+ * bytes goes through scratch, packed before the first message and unpacked
+ * at the end. */
 typedef struct {
     int peer, send, reduce, after;
     tacos_data_t data;

@@ -616,7 +616,7 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype
     PLAN(st, TACOS_ALLREDUCE, 0, why, p, Allreduce, Iallreduce, sbuf, rbuf, count, dtype, op,
          comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
     return RUN(st, p, &a);
 }
 
@@ -634,7 +634,7 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rb
     /* with MPI_IN_PLACE, scount and sdtype are not to be read */
     tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0} : data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
     return RUN(st, p, &a);
 }
 
@@ -653,7 +653,7 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbu
     tacos_data_t s = sbuf == MPI_IN_PLACE ? (tacos_data_t){0}
                                           : data(sbuf, (size_t)scount * (size_t)n, &sdtype);
     tacos_data_t r = data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
     return RUN(st, p, &a);
 }
 
@@ -665,7 +665,7 @@ static int bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm co
     const tacos_plan_t *p;
     PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, Ibcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, (size_t)count, &dtype);
-    tacos_args_t a = {NULL, &d, root, NULL, 0, NULL, 0};
+    tacos_args_t a = {.recv = &d, .root = root};
     return RUN(st, p, &a);
 }
 
@@ -678,7 +678,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, M
     const tacos_plan_t *p;
     PLAN(st, TACOS_REDUCE, root, why, p, Reduce, Ireduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, root, NULL, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .root = root};
     return RUN(st, p, &a);
 }
 
@@ -696,7 +696,7 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Da
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter_block, Ireduce_scatter_block, sbuf,
          rbuf, rcount, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, NULL, (size_t)rcount, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .each = (size_t)rcount};
     return RUN(st, p, &a);
 }
 
@@ -715,7 +715,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter, Ireduce_scatter, sbuf, rbuf, rcounts,
          dtype, op, comm);
     tacos_data_t s = data(sbuf, total, &dtype), r = data(rbuf, total, &dtype);
-    tacos_args_t a = {sbuf == MPI_IN_PLACE ? NULL : &s, &r, 0, rcounts, 0, NULL, 0};
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = rcounts};
     return RUN(st, p, &a);
 }
 

@@ -546,6 +546,27 @@ static int gaps_intact(const char *buf, int rep, size_t nvals, size_t es, size_t
     return ok;
 }
 
+/* The n blocks of d, `block` bytes apart in representation rrep (the last
+ * one spans `last`): value j of block r must be r*1000003 + add + j, and
+ * the gaps between values untouched. */
+static void check_sig_blocks(const char *what, int in_place, size_t n4, int srep, int rrep, int n,
+                             const char *d, size_t block, size_t last, int add)
+{
+    size_t nv = 4 * n4;
+    for (int r = 0; r < n; r++)
+        for (size_t j = 0; j < nv; j++)
+            if (sig_get(d + block * (size_t)r, rrep, j, 4) != r * 1000003 + add + (int)j) {
+                FAIL("%s%s n4=%zu reps %d/%d n=%d: block %d value %zu = %g", what,
+                     in_place ? " in place" : "", n4, srep, rrep, n, r, j,
+                     sig_get(d + block * (size_t)r, rrep, j, 4));
+                r = n;
+                break;
+            }
+    for (int r = 0; r < n; r++)
+        if (!gaps_intact(d + block * (size_t)r, rrep, nv, 4, r == n - 1 ? last : block + 1))
+            FAIL("%s n4=%zu rep %d: a gap of block %d was written", what, n4, rrep, r);
+}
+
 static void check_sig_moves(MPI_Comm comm, size_t n4)
 {
     int n, me;
@@ -589,18 +610,7 @@ static void check_sig_moves(MPI_Comm comm, size_t n4)
                 sig_put(d + block * (size_t)me, rrep, j, 4, me);
         }
         MPI_Allgather(in_place ? MPI_IN_PLACE : s, scount, st, d, rcount, rt, comm);
-        for (int r = 0; r < n; r++)
-            for (size_t j = 0; j < nv; j++)
-                if (sig_get(d + block * (size_t)r, rrep, j, 4) != r * 1000003 + (int)j) {
-                    FAIL("allgather%s n4=%zu reps %d/%d n=%d: block %d value %zu = %g",
-                         in_place ? " in place" : "", n4, srep, rrep, n, r, j,
-                         sig_get(d + block * (size_t)r, rrep, j, 4));
-                    r = n;
-                    break;
-                }
-        for (int r = 0; r < n; r++)
-            if (!gaps_intact(d + block * (size_t)r, rrep, nv, 4, r == n - 1 ? rspan : block + 1))
-                FAIL("allgather n4=%zu rep %d: a gap of block %d was written", n4, rrep, r);
+        check_sig_blocks("allgather", in_place, n4, srep, rrep, n, d, block, rspan, 0);
         free(s);
         free(d);
         rep_free(st, MPI_INT);
@@ -637,18 +647,7 @@ static void check_sig_alltoall(MPI_Comm comm, size_t n4)
                 memcpy(at, &v, 4);
             }
         MPI_Alltoall(in_place ? MPI_IN_PLACE : s, scount, st, d, rcount, rt, comm);
-        for (int r = 0; r < n; r++)
-            for (size_t j = 0; j < nv; j++)
-                if (sig_get(d + rblock * (size_t)r, rrep, j, 4) != r * 1000003 + me * 7919 + (int)j) {
-                    FAIL("alltoall%s n4=%zu reps %d/%d n=%d: block %d value %zu = %g",
-                         in_place ? " in place" : "", n4, srep, rrep, n, r, j,
-                         sig_get(d + rblock * (size_t)r, rrep, j, 4));
-                    r = n;
-                    break;
-                }
-        for (int r = 0; r < n; r++)
-            if (!gaps_intact(d + rblock * (size_t)r, rrep, nv, 4, r == n - 1 ? rspan : rblock + 1))
-                FAIL("alltoall n4=%zu rep %d: a gap of block %d was written", n4, rrep, r);
+        check_sig_blocks("alltoall", in_place, n4, srep, rrep, n, d, rblock, rspan, me * 7919);
         free(s);
         free(d);
         rep_free(st, MPI_INT);
