@@ -10,7 +10,8 @@
 #         without alternation; its ratio is to job 1's tuned (separate jobs:
 #         noisier than the alternating columns).
 # Beside them: the time tacos-synth models for the true topology (best of
-# 1, 2, 4, 8 chunks per rank, as the component picks).
+# 1, 2, 4, 8 chunks per rank, as the component picks; allgatherv: the
+# Allgather of its total with equal blocks).
 #
 #   benchmarks/bench_testbed.sh [-r RANKS] [SHAPE...]     (default: two pairs4 ring4 star3)
 # Environment: COLLS (default: allreduce allgather reduce_scatter_block bcast
@@ -33,7 +34,7 @@ sed 's/^/# /' "$TESTBED_DIR/shape.txt"
 $TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json" 2>&1 |
     grep "network\|  h" | sed 's/^/# /'
 for coll in $COLLS; do
-    case $coll in allreduce) c=allreduce ;; allgather) c=allgather ;; bcast) c=broadcast ;;
+    case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
         reduce) c=reduce ;; alltoall) c=alltoall ;; *) c=reduce-scatter ;; esac
     echo "## $coll"
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
