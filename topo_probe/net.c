@@ -5,20 +5,26 @@
  * max-allreduce (tacos_net_comm_t).
  *
  * 1. Pairs: in H-1 rounds (H for odd H) every host exchanges with one
- *    partner (a round-robin tournament), 8 B for the latency, then S1 and S2
- *    bytes both ways at once (above Open MPI's TCP eager limit, as the
- *    chunks of the schedules that cross hosts are).  The bandwidth is the
- *    slope (S2-S1)/(t2-t1), the latency the intercept at S2 (it includes
- *    what a rendezvous adds), never below the 8-byte time.
+ *    partner (a round-robin tournament), 8 B for the latency and S1 bytes
+ *    both ways at once (above Open MPI's TCP eager limit, as the chunks of
+ *    the schedules that cross hosts are); then, in a second tournament, a
+ *    size that takes about SECOND_US at the rate S1 showed (at least 2 S1).
+ *    The bandwidth is the slope between the two sizes, the latency the
+ *    intercept (it includes what a rendezvous adds), within a few 8-byte
+ *    times.
  * 2. Shared paths: a pair {a,b} whose rate a relay c could also carry
  *    (both a-c and c-b at least about as fast) may be routed through c
- *    rather than be a link of its own.  Host a exchanging with b and c at
- *    once slows one of the two down when they share a link out of a, and
- *    likewise for b.  {a,b} is taken for a path through c, and gets no link
- *    in the model, when both tests (a; b,c) and (b; a,c) show a slowdown:
- *    then its traffic shares a link with a-c and with c-b, which is what a
- *    route a-c-b does.  A direct link shares with at most one side (a route
- *    of a leg through it), never both.
+ *    rather than be a link of its own.  Each host of such a triple
+ *    exchanges with the other two at once (three tests).  On a route a-c-b,
+ *    a's two exchanges share the leg a-c and b's share c-b (the one whose
+ *    leg is the bottleneck slows both down about 2x; over a faster leg only
+ *    the exchange with c slows, to what the path leaves of the leg: 4/3 on
+ *    400 and 100 Mbit/s legs), while c's run on separate legs.  The rates
+ *    measured in step 1 predict the three tests' slowdowns for "{a,b} is a
+ *    path through c" and for "every pair is a link"; {a,b} is taken for a
+ *    path (no link in the model) when the path explains the tests better by
+ *    a margin, strongest evidence first; the tests of the paths found are
+ *    run again and the pairs classified once more on the shorter times.
  *
  * Every rank computes the same model from the same numbers: the times are
  * combined with the max-allreduce after each phase.
@@ -34,18 +40,18 @@
 
 #define SMALL_BYTES 8
 #define SMALL_REPS 5
-#define REFINE_US 40000.0 /* a fast pair's second size takes about this long */
+#define SECOND_US 20000.0 /* a pair's second size takes about this long */
+#define TEST_US 6000.0     /* a test's slower pair alone takes about this long */
+#define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
-/* A pair shares links with both legs of a relay when both tests slow an
- * exchange down at least SLOWDOWN: two equal flows on a link halve (2x).
- * On a link shared with a slower flow the faster one keeps most of its
- * rate (400 and 100 Mbit/s flows on a 400 link leave 300: 1.33x), which
- * the noise of a busy machine hides (single exchanges on the 2-core test
- * machine varied by up to 1.4x): a path whose legs differ that much in
- * speed is not told from a link.  Noise only adds time, so each exchange
- * is timed three times and the shortest kept. */
-#define SLOWDOWN 1.5
-#define TEST_REPS 3
+/* A path must explain the tests better than "all links" by at least one
+ * test slowed 1.5x (squared log ratios).  Noise only adds time, so each
+ * test is run TEST_REPS times and the shortest kept, and the tests of the
+ * paths found are run again (a rank held up on the busy 2-core machine
+ * slows a test as a shared link would, but seldom twice). */
+#define PATH_EVIDENCE 0.1644 /* log(1.5)^2 */
+#define FLOW_WEIGHT 0.25 /* an exchange's own time against the end of both */
+#define TEST_REPS 2
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
  * hosts' worth), every measured pair becomes a link. */
 #define TACOS_NET_MAX_TESTS 64
@@ -167,30 +173,36 @@ static int relay_plausible(const tacos_net_t *net, int a, int b, int c)
     return c != a && c != b && bw(net, a, c) >= need && bw(net, c, b) >= need;
 }
 
+/* Adds test (x; y,z) unless planned already. */
+static int add_test(tacos_net_test_t **v, size_t *cap, int *n, int x, int y, int z)
+{
+    if (find_test(*v, *n, x, y, z) >= 0)
+        return TACOS_OK;
+    tacos_net_test_t *g = tacos_grow(*v, cap, (size_t)*n, sizeof **v, 16);
+    if (!g)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory planning tests");
+    *v = g;
+    g[(*n)++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0, 0};
+    return TACOS_OK;
+}
+
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
 {
-    int h = net->nhosts, n = 0;
+    int h = net->nhosts, n = 0, rc = TACOS_OK;
     size_t cap = 0;
     tacos_net_test_t *v = NULL;
-    for (int a = 0; a < h; a++)
-        for (int b = a + 1; b < h; b++)
-            for (int c = 0; c < h; c++) {
-                if (!relay_plausible(net, a, b, c))
-                    continue;
-                const int xyz[2][3] = {{a, b, c}, {b, a, c}};
-                for (int k = 0; k < 2; k++) {
-                    int x = xyz[k][0], y = xyz[k][1], z = xyz[k][2];
-                    if (find_test(v, n, x, y, z) >= 0)
-                        continue;
-                    tacos_net_test_t *g = tacos_grow(v, &cap, (size_t)n, sizeof *v, 16);
-                    if (!g) {
-                        free(v);
-                        return tacos_error(TACOS_ERR_NOMEM, "out of memory planning tests");
-                    }
-                    v = g;
-                    v[n++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0};
-                }
-            }
+    /* all three tests of a triple where one pair could be a path through
+     * the third: which of the three hosts stays quiet tells the relay */
+    for (int a = 0; a < h && !rc; a++)
+        for (int b = a + 1; b < h && !rc; b++)
+            for (int c = 0; c < h && !rc; c++)
+                if (relay_plausible(net, a, b, c) && !(rc = add_test(&v, &cap, &n, a, b, c)) &&
+                    !(rc = add_test(&v, &cap, &n, b, a, c)))
+                    rc = add_test(&v, &cap, &n, c, a, b);
+    if (rc) {
+        free(v);
+        return rc;
+    }
     *out = v;
     *nout = n;
     return TACOS_OK;
@@ -208,6 +220,69 @@ static int is_leg(const unsigned char *routed, int h, int a, int b)
     return 0;
 }
 
+/* Two flows of rates ry and rz alone through one link of capacity cap,
+ * each also held to its own rate (max-min fair): their slowdowns. */
+static void share_link(double cap, double ry, double rz, double *sy, double *sz)
+{
+    double y = cap / 2, z = cap / 2;
+    if (ry <= cap / 2)
+        y = ry, z = fmin(rz, cap - ry);
+    else if (rz <= cap / 2)
+        z = rz, y = fmin(ry, cap - rz);
+    *sy = ry / y;
+    *sz = rz / z;
+}
+
+static double log_error(double measured, double predicted)
+{
+    /* noise only adds time: faster than alone counts as not slowed */
+    double l = log(fmax(measured, 1) / predicted);
+    return l * l;
+}
+
+/* How far test t is from what "{a,b} is a path through c" predicts (c < 0:
+ * every pair is a link, nothing slows down).  On the path a-c-b, a's
+ * exchanges with b and c share the leg a-c.  The later of the two ends when
+ * the slower alone would, or when the leg has carried both, whichever is
+ * later, however unfairly the leg is shared: that is the main term.  Each
+ * exchange's own time counts less (FLOW_WEIGHT), as two flows on one link
+ * need not share it fairly; it is what tells which leg is shared where the
+ * ends agree (the exchange over a leg that the path uses too, 4/3 slower
+ * on 400 and 100 Mbit/s legs).  Likewise b's share c-b; c's two run on
+ * separate legs. */
+static double test_error(const tacos_net_t *net, const tacos_net_test_t *t, int a, int b, int c)
+{
+    double end = 1, py = 1, pz = 1;
+    if (c >= 0 && t->x != c) {
+        int x = t->x, o = x == a ? b : a; /* o: the path's other end */
+        double leg = bw(net, x, c), path = bw(net, x, o), s_o, s_c;
+        double alone = fmax(1 / path, 1 / leg);
+        end = fmax(alone, 2 / leg) / alone;
+        share_link(leg, path, leg, &s_o, &s_c);
+        py = t->y == o ? s_o : s_c;
+        pz = t->z == o ? s_o : s_c;
+    }
+    return log_error(t->slow, end) +
+           FLOW_WEIGHT * (log_error(t->slow_y, py) + log_error(t->slow_z, pz));
+}
+
+/* The evidence that {a,b} is a path through c: how much better that model
+ * explains the triple's three tests than "all links"; -1 when a test is
+ * missing. */
+static double path_evidence(const tacos_net_t *net, const tacos_net_test_t *tests, int ntests,
+                            int a, int b, int c)
+{
+    const int xyz[3][3] = {{a, b, c}, {b, a, c}, {c, a, b}};
+    double gain = 0;
+    for (int k = 0; k < 3; k++) {
+        int i = find_test(tests, ntests, xyz[k][0], xyz[k][1], xyz[k][2]);
+        if (i < 0)
+            return -1;
+        gain += test_error(net, &tests[i], a, b, -1) - test_error(net, &tests[i], a, b, c);
+    }
+    return gain;
+}
+
 void tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
@@ -219,18 +294,16 @@ void tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int nte
      * removing paths never disconnects hosts: their legs stay) */
     for (;;) {
         int best_a = -1, best_b = -1, best_c = -1;
-        double best = SLOWDOWN;
+        double best = PATH_EVIDENCE;
         for (int a = 0; a < h; a++)
             for (int b = a + 1; b < h; b++)
                 for (int c = 0; c < h && !routed[(size_t)a * h + b]; c++) {
-                    int i = find_test(tests, ntests, a, b, c), j = find_test(tests, ntests, b, a, c);
-                    if (i < 0 || j < 0 || routed[(size_t)a * h + c] || routed[(size_t)c * h + b] ||
-                        is_leg(routed, h, a, b))
+                    if (!relay_plausible(net, a, b, c) || routed[(size_t)a * h + c] ||
+                        routed[(size_t)c * h + b] || is_leg(routed, h, a, b))
                         continue;
-                    double s = fmin(fmax(tests[i].slow_y, tests[i].slow_z),
-                                    fmax(tests[j].slow_y, tests[j].slow_z));
-                    if (s >= best) {
-                        best = s;
+                    double e = path_evidence(net, tests, ntests, a, b, c);
+                    if (e >= best) {
+                        best = e;
                         best_a = a, best_b = b, best_c = c;
                     }
                 }
@@ -288,22 +361,25 @@ out:
 /* ---- the measurement, driven through the caller's exchange --------------- */
 
 /* This rank exchanges `bytes` with each leader of hosts[0..k) at once, reps
- * times; the shortest time per peer. */
+ * times; the times of the repetition that ended soonest (noise only adds
+ * time; with k = 2 the flows may share a link unfairly, so each flow's own
+ * shortest time would pair the luckier flow of each repetition). */
 static int exchange(const tacos_net_comm_t *c, const int *leader, const int *hosts, int k,
                     size_t bytes, int reps, double *best)
 {
     int peers[2];
-    double t[2];
-    for (int i = 0; i < k; i++) {
+    double t[2], end = INFINITY;
+    for (int i = 0; i < k; i++)
         peers[i] = leader[hosts[i]];
-        best[i] = INFINITY;
-    }
     for (int r = 0; r < reps; r++) {
         int rc = c->exchange(c->ctx, peers, k, bytes, t);
         if (rc)
             return rc;
-        for (int i = 0; i < k; i++)
-            best[i] = t[i] < best[i] ? t[i] : best[i];
+        double e = k == 2 ? fmax(t[0], t[1]) : t[0];
+        if (e < end) {
+            end = e;
+            memcpy(best, t, (size_t)k * sizeof *t);
+        }
     }
     return TACOS_OK;
 }
@@ -334,25 +410,153 @@ static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int *failed)
     return flag > 0 ? tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed") : 0;
 }
 
-/* The size a's pair with b is measured with again (the same on both: the
- * fit is symmetric), or 0 when S2 already took long enough. */
-static size_t refine_bytes(const tacos_net_t *net, int a, int b)
-{
-    double bytes = net->bw_gbps[(size_t)a * (size_t)net->nhosts + (size_t)b] * 1e3 * REFINE_US;
-    size_t big = bytes > TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)65535;
-    return big >= 2 * TACOS_NET_S2_BYTES ? big : 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+/* Rounded down to 16 KiB, within [lo, TACOS_NET_MAX_BYTES]. */
+static size_t sized(double bytes, size_t lo)
+{
+    size_t b = bytes >= TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)16383;
+    return b > lo ? b : lo;
+}
+
+/* The pair's second size: what takes about SECOND_US at the rate its S1
+ * exchange showed (both ends' view averaged: the same on both). */
+static size_t second_bytes(const tacos_net_t *net, int a, int b)
+{
+    double t1 = (times(net, a, b)[1] + times(net, b, a)[1]) / 2;
+    return sized((double)TACOS_NET_S1_BYTES / t1 * SECOND_US, 2 * TACOS_NET_S1_BYTES);
+}
+
+/* A test's size: what its slower pair carries alone in about TEST_US. */
+static size_t test_bytes(const tacos_net_t *net, const tacos_net_test_t *q)
+{
+    double rate = fmin(bw(net, q->x, q->y), bw(net, q->x, q->z)) * 1e3; /* bytes/us */
+    return sized(rate * TEST_US, TEST_MIN_BYTES);
+}
+
+/* The fitted time of one exchange of `bytes` between a and b. */
+static double fitted_us(const tacos_net_t *net, int a, int b, size_t bytes)
+{
+    size_t ab = (size_t)a * (size_t)net->nhosts + (size_t)b;
+    return net->lat_us[ab] + (double)bytes / (net->bw_gbps[ab] * 1e3);
+}
+
+/* One tournament of pair rounds, phase 1 (8 B and S1) or 2 (the second
+ * size).  The rounds start together, so no pair's traffic meets another
+ * round's.  A failed exchange is remembered in *failed, not returned, so
+ * that this rank still takes part in every later step. */
+static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+                       int phase, int *failed)
+{
+    int h = net->nhosts, rc;
+    for (int r = 0; r < tacos_net_rounds(h); r++) {
+        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
+        if ((rc = sync_all(c)))
+            return rc;
+        if (p < 0 || *failed)
+            continue;
+        double *t = times(net, mine, p), small[SMALL_REPS], warm;
+        if (phase == 1) {
+            /* the first exchange also opens the connection: not timed */
+            *failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &warm) != TACOS_OK;
+            for (int i = 0; i < SMALL_REPS && !*failed; i++)
+                *failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &small[i]) != TACOS_OK;
+            *failed = *failed ||
+                      exchange(c, leader, &p, 1, TACOS_NET_S1_BYTES, 2, &t[1]) != TACOS_OK;
+            if (!*failed) {
+                qsort(small, SMALL_REPS, sizeof *small, cmp_double);
+                t[0] = small[SMALL_REPS / 2];
+            }
+        } else {
+            size_t big = second_bytes(net, mine, p);
+            *failed = exchange(c, leader, &p, 1, big, 2, &t[2]) != TACOS_OK;
+            net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)big;
+        }
+    }
+    return TACOS_OK;
+}
+
+/* The tests, one at a time, those with run[i] set; slow[3i..3i+2] = test
+ * i's slowdowns as this rank saw them (0 where it is not the test's x),
+ * kept where a run before them saw less (noise only adds time). */
+static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_net_t *net,
+                     int mine, const tacos_net_test_t *tests, int ntests, const char *run,
+                     double *slow, int *failed)
+{
+    for (int i = 0; i < ntests; i++) {
+        const tacos_net_test_t *q = &tests[i];
+        size_t bytes = test_bytes(net, q);
+        double t[2];
+        int rc;
+        if (!run[i])
+            continue;
+        if ((rc = sync_all(c)))
+            return rc;
+        if (*failed || mine < 0)
+            continue;
+        if (mine == q->x) {
+            int yz[2] = {q->y, q->z};
+            *failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK;
+            double ty = fitted_us(net, q->x, q->y, bytes), tz = fitted_us(net, q->x, q->z, bytes);
+            double now[3] = {fmax(t[0], t[1]) / fmax(ty, tz), t[0] / ty, t[1] / tz};
+            for (int k = 0; k < 3; k++)
+                slow[3 * i + k] = slow[3 * i + k] > 0 ? fmin(slow[3 * i + k], now[k]) : now[k];
+        } else if (mine == q->y || mine == q->z) {
+            *failed = exchange(c, leader, &q->x, 1, bytes, TEST_REPS, t) != TACOS_OK;
+        }
+    }
+    return TACOS_OK;
+}
+
+/* Runs the tests marked in run[], agrees on their slowdowns and
+ * classifies the pairs (from the fit again: classifying takes the paths'
+ * rates out). */
+static int test_and_classify(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net,
+                             int mine, tacos_net_test_t *tests, int ntests, const char *run,
+                             double *slow, int *failed)
+{
+    int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
+    if (!rc)
+        rc = run_tests(c, leader, net, mine, tests, ntests, run, slow, failed);
+    double flag = *failed;
+    if (rc || (ntests && (rc = max_all(c, slow, 3 * ntests))) || (rc = max_all(c, &flag, 1)))
+        return rc;
+    if (flag > 0)
+        return tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
+    for (int i = 0; i < ntests; i++) {
+        tests[i].slow = slow[3 * i];
+        tests[i].slow_y = slow[3 * i + 1];
+        tests[i].slow_z = slow[3 * i + 2];
+    }
+    tacos_net_classify(net, tests, ntests);
+    return TACOS_OK;
+}
+
+/* Marks the tests of the triples of the pairs taken for paths. */
+static int mark_paths(const tacos_net_t *net, const tacos_net_test_t *tests, int ntests,
+                      char *run)
+{
+    int h = net->nhosts, marked = 0;
+    for (int i = 0; i < ntests; i++) {
+        const tacos_net_test_t *q = &tests[i];
+        const int t3[3] = {q->x, q->y, q->z};
+        run[i] = 0;
+        for (int k = 0; k < 3; k++) { /* the pair of the triple without t3[k], via t3[k] */
+            int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3];
+            run[i] |= net->routed[(size_t)a * (size_t)h + (size_t)b] == t3[k] + 1;
+        }
+        marked += run[i];
+    }
+    return marked;
+}
+
 int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tacos_net_comm_t *c,
                       tacos_net_t *net)
 {
-    const size_t s1 = TACOS_NET_S1_BYTES, s2 = TACOS_NET_S2_BYTES;
     double t0 = now_us();
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     int *leader = malloc((size_t)n * sizeof *leader), rc = TACOS_OK, failed = 0;
@@ -375,50 +579,13 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         goto out;
     }
     int mine = leader[host[me]] == me ? host[me] : -1;
-    for (int r = 0; r < tacos_net_rounds(h); r++) {
-        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
-        double warm[1], small[SMALL_REPS], *t = p >= 0 ? times(net, mine, p) : NULL;
-        /* the rounds start together, so no pair's traffic meets another round's */
-        if ((rc = sync_all(c)))
-            goto out;
-        if (p < 0 || failed)
-            continue;
-        /* the first exchange also opens the connection: not timed */
-        failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, warm) != TACOS_OK;
-        for (int i = 0; i < SMALL_REPS && !failed; i++)
-            failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &small[i]) != TACOS_OK;
-        failed = failed || exchange(c, leader, &p, 1, s1, 2, &t[1]) != TACOS_OK ||
-                 exchange(c, leader, &p, 1, s2, 2, &t[2]) != TACOS_OK;
-        net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)s2;
-        if (!failed) {
-            qsort(small, SMALL_REPS, sizeof *small, cmp_double);
-            t[0] = small[SMALL_REPS / 2];
-        }
-    }
-    if ((rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, s1)))
-        goto out;
-    /* fast pairs again with a size that takes about REFINE_US: at 512 KiB
-     * their slope spans a few ms, as noisy as the rest.  Every rank clears
-     * what is measured again, so the max below keeps only the new figures. */
-    for (int a = 0; a < h; a++)
-        for (int b = 0; b < h; b++)
-            if (a != b && refine_bytes(net, a, b)) {
-                times(net, a, b)[2] = 0;
-                net->s2_bytes[(size_t)a * (size_t)h + (size_t)b] = 0;
-            }
-    for (int r = 0; r < tacos_net_rounds(h); r++) {
-        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
-        size_t big = p >= 0 ? refine_bytes(net, mine, p) : 0;
-        if ((rc = sync_all(c)))
-            goto out;
-        if (p < 0 || failed || !big)
-            continue;
-        failed = exchange(c, leader, &p, 1, big, 1, &times(net, mine, p)[2]) != TACOS_OK;
-        net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)big;
-    }
-    /* the same numbers everywhere: fit and plan fail on every rank or none
-     * (short of memory, where a rank runs no test but still takes part) */
-    if ((rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, s1)))
+    /* the same numbers everywhere after each phase: sizes, fit and plan are
+     * computed alike on every rank and fail on every rank or none (short of
+     * memory, a rank runs no test but still takes part) */
+    if ((rc = pair_rounds(c, leader, net, mine, 1, &failed)) ||
+        (rc = agree_times(c, net, &failed)) ||
+        (rc = pair_rounds(c, leader, net, mine, 2, &failed)) ||
+        (rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         goto out;
     flag = tacos_net_tests(net, &tests, &ntests) != TACOS_OK;
     if ((rc = max_all(c, &flag, 1)))
@@ -431,41 +598,15 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         net->note = "too many possible shared paths to test: every measured pair is a link";
         ntests = 0;
     }
-    double slow[2 * TACOS_NET_MAX_TESTS] = {0};
-    /* shared paths: one test at a time, each against the S1 times alone */
-    for (int i = 0; i < ntests; i++) {
-        const tacos_net_test_t *q = &tests[i];
-        double t[2];
-        if ((rc = sync_all(c)))
-            goto out;
-        if (failed || mine < 0)
-            continue;
-        if (mine == q->x) {
-            int yz[2] = {q->y, q->z};
-            failed = exchange(c, leader, yz, 2, s1, TEST_REPS, t) != TACOS_OK;
-            if (!failed) {
-                double ty = (times(net, q->x, q->y)[1] + times(net, q->y, q->x)[1]) / 2,
-                       tz = (times(net, q->x, q->z)[1] + times(net, q->z, q->x)[1]) / 2;
-                slow[2 * i] = t[0] / ty;
-                slow[2 * i + 1] = t[1] / tz;
-            }
-        } else if (mine == q->y || mine == q->z) {
-            failed = exchange(c, leader, &q->x, 1, s1, TEST_REPS, t) != TACOS_OK;
-        }
-    }
-    flag = failed;
-    if ((ntests && (rc = max_all(c, slow, 2 * ntests))) || (rc = max_all(c, &flag, 1)))
+    /* the tests, then those of the paths found once more */
+    double slow[3 * TACOS_NET_MAX_TESTS] = {0};
+    char run[TACOS_NET_MAX_TESTS];
+    memset(run, 1, sizeof run);
+    if ((rc = test_and_classify(c, leader, net, mine, tests, ntests, run, slow, &failed)) ||
+        (mark_paths(net, tests, ntests, run) &&
+         (rc = test_and_classify(c, leader, net, mine, tests, ntests, run, slow, &failed))))
         goto out;
-    if (flag > 0) {
-        rc = tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
-        goto out;
-    }
-    for (int i = 0; i < ntests; i++) {
-        tests[i].slow_y = slow[2 * i];
-        tests[i].slow_z = slow[2 * i + 1];
-    }
     net->ntests = ntests;
-    tacos_net_classify(net, tests, ntests);
     net->measure_us = now_us() - t0;
 out:
     if (rc)

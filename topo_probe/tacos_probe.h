@@ -120,16 +120,15 @@ int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *l
 /* Message sizes of the bandwidth measurement: above Open MPI's TCP eager
  * limit (64 KiB), like the chunks that cross hosts. */
 #define TACOS_NET_S1_BYTES (128 * 1024)
-#define TACOS_NET_S2_BYTES (512 * 1024)
-#define TACOS_NET_MAX_BYTES (4 << 20) /* fast pairs: up to this, about 40 ms */
+#define TACOS_NET_MAX_BYTES (4 << 20) /* the second size: at most this */
 
 /* What was measured between hosts (numbered as tacos_probe_hosts does). */
 typedef struct {
     int nhosts;
     double *lat_us;  /* [a*nhosts+b]: a->b latency of the model */
     double *bw_gbps; /* [a*nhosts+b]: a->b bandwidth; 0 = no link (routed or a==b) */
-    double *t_us;    /* [3*(a*nhosts+b)+k]: a's times with b: 8 B, S1, S2 exchanges */
-    double *s2_bytes; /* [a*nhosts+b]: the second size of the pair (S2, or more) */
+    double *t_us;    /* [3*(a*nhosts+b)+k]: a's times with b: 8 B, S1, second size */
+    double *s2_bytes; /* [a*nhosts+b]: the second size of the pair */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
     int ntests;            /* concurrent tests run for shared paths */
     double measure_us;     /* time the measurement took */
@@ -147,11 +146,12 @@ typedef struct {
     int (*max)(void *ctx, double *v, int n);
 } tacos_net_comm_t;
 
-/* A concurrent test: host x exchanges with y and z at once; slow_* = the
- * time with each divided by the time alone. */
+/* A concurrent test: host x exchanges with y and z at once; slow = the
+ * time until both ended divided by the longer of the two alone; slow_y,
+ * slow_z = each exchange's time divided by its time alone. */
 typedef struct {
     int x, y, z;
-    double slow_y, slow_z;
+    double slow, slow_y, slow_z;
 } tacos_net_test_t;
 
 /* Collective over the n ranks of the records (this rank is `me`): the first
