@@ -254,8 +254,11 @@ static double test_error(const tacos_net_t *net, const tacos_net_test_t *t, int 
 {
     double end = 1, py = 1, pz = 1;
     if (c >= 0 && t->x != c) {
-        int x = t->x, o = x == a ? b : a; /* o: the path's other end */
-        double leg = bw(net, x, c), path = bw(net, x, o), s_o, s_c;
+        /* o: the path's other end; the path's rate is its slower leg's,
+         * so that two models of one triple that share the same slow leg
+         * differ only where a leg is shared, not in their rates' noise */
+        int x = t->x, o = x == a ? b : a;
+        double leg = bw(net, x, c), path = fmin(leg, bw(net, c, o)), s_o, s_c;
         double alone = fmax(1 / path, 1 / leg);
         end = fmax(alone, 2 / leg) / alone;
         share_link(leg, path, leg, &s_o, &s_c);
