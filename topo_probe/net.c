@@ -139,7 +139,7 @@ int tacos_net_fit(tacos_net_t *net, size_t s1)
             /* the intercept, within [t0, LAT_CAP * t0]: more than a few 8-byte
              * times is the queueing of the large exchanges (TCP's start, a
              * shaper's burst), which a message of a schedule's chunk size
-             * does not see the way a 512 KiB one does */
+             * does not see the way the second size does */
             double lat = t[2] - s2 / bytes_per_us;
             net->bw_gbps[ab] = bytes_per_us / 1e3;
             net->lat_us[ab] = lat < t[0] ? t[0] : lat > LAT_CAP * t[0] ? LAT_CAP * t[0] : lat;
@@ -503,7 +503,8 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
             continue;
         if (mine == q->x) {
             int yz[2] = {q->y, q->z};
-            *failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK;
+            if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
+                continue;
             double ty = fitted_us(net, q->x, q->y, bytes), tz = fitted_us(net, q->x, q->z, bytes);
             double now[3] = {fmax(t[0], t[1]) / fmax(ty, tz), t[0] / ty, t[1] / tz};
             for (int k = 0; k < 3; k++)
