@@ -101,6 +101,19 @@ static void pml_abandon(void *ctx, void *req, int is_send)
         ompi_request_free(&r); /* a send completes on its own */
 }
 
+size_t coll_tacos_piece(struct ompi_communicator_t *comm, int peer)
+{
+    if (!C->net_piece)
+        return 0;
+    ompi_proc_t *proc = ompi_comm_peer_lookup(comm, peer);
+    return OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags) ? 0 : C->net_piece;
+}
+
+static size_t pml_piece(void *ctx, int peer)
+{
+    return coll_tacos_piece(((pml_ctx_t *)ctx)->comm, peer);
+}
+
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     pml_ctx_t *c = ctx;
@@ -383,7 +396,7 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x)
 {
     *call = (tacos_call_t){{x, pml_isend, pml_irecv, pml_wait_some, pml_test_some, pml_abandon,
-                            op_reduce},
+                            op_reduce, pml_piece},
                            {0, 0, 0, 0},
                            dt_contiguous,
                            dt_pack,

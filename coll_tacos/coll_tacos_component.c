@@ -1,9 +1,13 @@
 /* Component: MCA parameters, open/close, and the communicator query. */
 #include "ompi_config.h"
 
+#include <string.h>
+
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/mca/pml/base/base.h"
+#include "ompi/proc/proc.h"
 
 #include "coll_tacos.h"
 
@@ -71,7 +75,7 @@ static int tacos_register(void)
     c->chunks = d.chunks, c->seed = d.seed, c->trials = d.trials;
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
-    c->nonblocking = d.nonblocking;
+    c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
@@ -152,9 +156,9 @@ static int tacos_register(void)
     reg_int("measure",
             "Links between hosts when a communicator spans several: 1 (default) measure every "
             "pair of hosts at the first collective that needs the topology (one rank per host, "
-            "H-1 parallel rounds of 8 B, 128 KiB and 512 KiB exchanges, fast pairs again with "
-            "up to 4 MiB, then concurrent exchanges that tell links from paths through another "
-            "host), reused by later communicators over the same hosts in this job; 2 measure again for every communicator; 0 never "
+            "H-1 parallel rounds of 8 B and 128 KiB exchanges, then one of about 20 ms per pair, "
+            "then concurrent exchanges that tell links from paths through another host), "
+            "reused by later communicators over the same hosts in this job; 2 measure again for every communicator; 0 never "
             "(the probed figures: one network switch). A topology file overrides it",
             &c->measure);
     reg_int("cache_size",
@@ -167,6 +171,14 @@ static int tacos_register(void)
              "schedules too, where their size is planned already (default true); false: they go "
              "to the previous component (libnbc). Must be equal on all ranks",
              &c->nonblocking);
+    reg_int("net_piece_bytes",
+            "The largest message coll/tacos sends to a rank on another host; longer ones go "
+            "as several messages of at most this size. -1 (default): Open MPI's TCP eager "
+            "limit (btl_tcp_eager_limit) less 256 bytes of headers when the PML is ob1 and the "
+            "TCP BTL is loaded, else no limit: over TCP a message above the eager limit waits "
+            "for the receiver's clear-to-send, which queues behind the data the schedule sends "
+            "the other way on the same connection. 0: no limit. Must be equal on all ranks",
+            &c->net_piece_bytes);
     reg("scratch_max_bytes",
         "Scratch memory (work buffers, space for arriving reductions) the communicators of a "
         "process keep between calls to avoid page faults, in total; a call that finds the "
@@ -202,9 +214,28 @@ static int tacos_close(void)
     return OMPI_SUCCESS;
 }
 
+/* net_piece_bytes -1: the TCP BTL's eager limit less the PML's headers,
+ * where ob1 sends over TCP (the PML is selected before coll). */
+static size_t auto_net_piece(void)
+{
+    const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
+    int idx = mca_base_var_find("opal", "btl", "tcp", "eager_limit");
+    const size_t *eager = NULL;
+    if (strcmp(pml, "ob1") || idx < 0 ||
+        mca_base_var_get_value(idx, (const void *)&eager, NULL, NULL) != OPAL_SUCCESS || !eager)
+        return 0;
+    return *eager > 1024 ? *eager - 256 : 0;
+}
+
 static int tacos_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void)enable_progress_threads;
     (void)enable_mpi_threads;
+    mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
+    c->net_piece = c->net_piece_bytes < 0 ? auto_net_piece() : (size_t)c->net_piece_bytes;
+    if (OMPI_PROC_MY_NAME->vpid == 0 && c->net_piece)
+        opal_output_verbose(5, c->output,
+                            "coll:tacos: messages to ranks on other hosts: %zu bytes at most",
+                            c->net_piece);
     return OMPI_SUCCESS;
 }

@@ -51,6 +51,12 @@ typedef struct {
                 * codes are TACOS_ERR_*: another space) */
 } pml_ctx_t;
 
+/* The largest message to peer of comm (its remote group on an
+ * intercommunicator): coll_tacos_net_piece_bytes where peer is on another
+ * host, else 0 (no limit).  Locality is Open MPI's, the same seen from
+ * either end. */
+size_t coll_tacos_piece(struct ompi_communicator_t *comm, int peer);
+
 /* call over x: the PML transport, Open MPI's datatype engine, a view of nothing yet. */
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x);
 

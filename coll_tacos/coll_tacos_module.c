@@ -171,36 +171,50 @@ static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
                              &ompi_mpi_byte.dt, m->comm, m->prev_allgather_module);
 }
 
-/* The measurements' messages; the tag is barrier's: coll/tacos serves no
- * barrier and every rank is inside the core's setup, so nothing else can
- * match it. */
+/* The measurements' messages, in the pieces schedules send
+ * (coll_tacos_piece); the tag is barrier's: coll/tacos serves no barrier
+ * and every rank is inside the core's setup, so nothing else can match it. */
 static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
                          void *rbuf, size_t rbytes, double *t_us)
 {
     mca_coll_tacos_module_t *m = ctx;
-    ompi_request_t *req[4];
-    int rc = OMPI_SUCCESS, posted = 0, peer_of[4];
-    if (n > 2)
-        return OMPI_ERR_BAD_PARAM;
+    size_t most = 0, piece[2];
+    for (int i = 0; i < n && i < 2; i++) { /* requests: each piece both ways */
+        size_t p = coll_tacos_piece(m->comm, peers[i]);
+        piece[i] = p ? p : sbytes > rbytes ? sbytes : rbytes;
+        if (piece[i])
+            most += (sbytes + piece[i] - 1) / piece[i] + (rbytes + piece[i] - 1) / piece[i];
+    }
+    ompi_request_t **req = malloc((most + 1) * sizeof *req);
+    int *peer_of = malloc((most + 1) * sizeof *peer_of);
+    int rc = n > 2 ? OMPI_ERR_BAD_PARAM : !req || !peer_of ? OMPI_ERR_OUT_OF_RESOURCE : 0;
+    size_t posted = 0;
     double t0 = now_us();
     for (int i = 0; i < n && rc == OMPI_SUCCESS; i++) {
-        if (rbytes && (rc = MCA_PML_CALL(irecv((char *)rbuf + (size_t)i * rbytes, (int)rbytes,
-                                               &ompi_mpi_byte.dt, peers[i],
-                                               MCA_COLL_BASE_TAG_BARRIER, m->comm,
-                                               &req[posted]))) == OMPI_SUCCESS)
-            peer_of[posted++] = i;
-        if (sbytes && rc == OMPI_SUCCESS &&
-            (rc = MCA_PML_CALL(isend(sbuf, (int)sbytes, &ompi_mpi_byte.dt, peers[i],
-                                     MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
-                                     m->comm, &req[posted]))) == OMPI_SUCCESS)
-            peer_of[posted++] = i;
+        char *to = (char *)rbuf + (size_t)i * rbytes;
+        for (size_t at = 0; at < rbytes && rc == OMPI_SUCCESS; at += piece[i]) {
+            int len = (int)(rbytes - at < piece[i] ? rbytes - at : piece[i]);
+            rc = MCA_PML_CALL(irecv(to + at, len, &ompi_mpi_byte.dt, peers[i],
+                                    MCA_COLL_BASE_TAG_BARRIER, m->comm, &req[posted]));
+            if (rc == OMPI_SUCCESS)
+                peer_of[posted++] = i;
+        }
+        for (size_t at = 0; at < sbytes && rc == OMPI_SUCCESS; at += piece[i]) {
+            int len = (int)(sbytes - at < piece[i] ? sbytes - at : piece[i]);
+            rc = MCA_PML_CALL(isend((const char *)sbuf + at, len, &ompi_mpi_byte.dt, peers[i],
+                                    MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
+                                    m->comm, &req[posted]));
+            if (rc == OMPI_SUCCESS)
+                peer_of[posted++] = i;
+        }
     }
-    for (int left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
-        int idx = 0; /* a peer is done when both of its are */
-        if ((rc = ompi_request_wait_any((size_t)posted, req, &idx, MPI_STATUS_IGNORE)) ==
-            OMPI_SUCCESS)
+    for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
+        int idx = 0; /* a peer is done when all of its are */
+        if ((rc = ompi_request_wait_any(posted, req, &idx, MPI_STATUS_IGNORE)) == OMPI_SUCCESS)
             t_us[peer_of[idx]] = now_us() - t0;
     }
+    free(req);
+    free(peer_of);
     return rc;
 }
 
@@ -228,7 +242,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     st.chunks = C->chunks, st.seed = C->seed, st.trials = C->trials;
     st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
     st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
-    st.nonblocking = C->nonblocking;
+    st.nonblocking = C->nonblocking, st.net_piece = (long)C->net_piece;
     st.deterministic = C->deterministic, st.verbose = C->verbose, st.dump_dir = C->dump_dir;
     st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
     st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;

@@ -199,13 +199,13 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     const tacos_settings_t *s = &c->s;
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "cache_size", "topo_file", "nonblocking"};
+                                  "cache_size", "topo_file", "nonblocking", "net_piece_bytes"};
     enum { N = sizeof names / sizeof names[0] };
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
-                     (uint64_t)s->nonblocking};
+                     (uint64_t)s->nonblocking, (uint64_t)s->net_piece};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)

@@ -45,11 +45,12 @@ typedef struct {
     size_t *user_off, *users; /* ops waiting for op i: users[user_off[i] .. user_off[i+1]) */
     /* queue q = 2 * peer + (send): its ops in message order */
     size_t *queue_off, *queue, *queue_head;
-    /* in flight */
+    size_t *left; /* per op: its pieces in flight (transport piece) */
+    /* in flight: one request per piece */
     void **reqs;
     size_t *req_op;
     char *req_done;
-    size_t nreqs;
+    size_t nreqs, nslots; /* nslots: what one call posts at most */
     size_t *finished; /* ops done whose waiters are not yet released */
     size_t nfinished, ndone;
     char *in_buf; /* per chunk, with opts->input: the buffer holds it */
@@ -80,9 +81,7 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(queue_off, nq + 1);
     PLACE(queue, nops);
     PLACE(queue_head, nq);
-    PLACE(reqs, nops);
-    PLACE(req_op, nops);
-    PLACE(req_done, nops);
+    PLACE(left, nops);
     PLACE(finished, nops);
     PLACE(after, nops);
     PLACE(in_buf, (size_t)nchunks); /* used with an input only */
@@ -155,30 +154,48 @@ static const void *send_source(const exec_t *e, size_t i)
     return e->at[i];
 }
 
-/* Posts op i's message (or finishes it at once when its chunk is empty). */
+/* How many messages op i's data travels as (0: none), each of *piece
+ * bytes but the last. */
+static size_t pieces(const exec_t *e, size_t i, size_t *piece)
+{
+    size_t bytes = e->len[i] * e->elem;
+    size_t most = e->tp->piece ? e->tp->piece(e->tp->ctx, e->p->ops[i].peer) : 0;
+    *piece = most && most < bytes ? most : bytes;
+    return bytes ? (bytes + *piece - 1) / *piece : 0;
+}
+
+/* Posts op i's message, as pieces where the transport limits its size (or
+ * finishes it at once when its chunk is empty). */
 static int post(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    if (!e->len[i]) { /* nothing travels, on either side */
+    size_t piece, n = pieces(e, i, &piece), bytes = e->len[i] * e->elem;
+    if (!n) { /* nothing travels, on either side */
         finish(e, i);
         return 0;
     }
-    size_t bytes = e->len[i] * e->elem;
-    void **req = &e->reqs[e->nreqs];
-    int rc;
+    const char *from = NULL;
+    char *to = NULL;
     if (op->kind == TACOS_OP_SEND) {
-        rc = e->tp->isend(e->tp->ctx, send_source(e, i), bytes, op->peer, req);
+        from = send_source(e, i);
     } else {
         int direct = e->direct && e->direct[op->chunk] == (long)i;
-        void *at = op->reduce && !direct ? e->scratch[i] : e->at[i];
+        to = op->reduce && !direct ? e->scratch[i] : e->at[i];
         if (!op->reduce && e->in_buf)
             e->in_buf[op->chunk] = 1; /* the copy overwrites the whole chunk */
-        rc = e->tp->irecv(e->tp->ctx, at, bytes, op->peer, req);
     }
-    if (rc)
-        return rc;
-    e->req_op[e->nreqs++] = i;
     e->state[i] = OP_POSTED;
+    e->left[i] = 0;
+    for (size_t at = 0; at < bytes; at += piece) {
+        size_t len = bytes - at < piece ? bytes - at : piece;
+        void **req = &e->reqs[e->nreqs];
+        int rc = from ? e->tp->isend(e->tp->ctx, from + at, len, op->peer, req)
+                      : e->tp->irecv(e->tp->ctx, to + at, len, op->peer, req);
+        if (rc)
+            return rc; /* the pieces posted are abandoned with the rest */
+        e->req_op[e->nreqs++] = i;
+        e->left[i]++;
+    }
     return 0;
 }
 
@@ -251,6 +268,8 @@ static int complete_some(exec_t *e, int block)
         if (!e->req_done[r]) {
             e->reqs[kept] = e->reqs[r];
             e->req_op[kept++] = i;
+        } else if (--e->left[i]) {
+            continue; /* more pieces of it in flight */
         } else if (op->kind == TACOS_OP_RECV && op->reduce) {
             e->state[i] = OP_RECEIVED;
             if (!rc && !e->pending[i])
@@ -276,6 +295,7 @@ static int prepare(exec_t *e, int nchunks, long *last)
         last[c] = -1;
     for (int c = 0; e->direct && c < nchunks; c++)
         e->direct[c] = -2; /* -2: no receive seen yet, -1: none direct */
+    e->nslots = 0;
     for (size_t i = 0; i < p->nops; i++) {
         const tacos_op_t *op = &p->ops[i];
         const tacos_span_t *span = e->opts && e->opts->spans ? &e->opts->spans[op->chunk] : NULL;
@@ -286,6 +306,8 @@ static int prepare(exec_t *e, int nchunks, long *last)
             e->at[i] = e->buf + e->first[i] * e->elem;
         }
         e->after[i] = -1;
+        size_t piece;
+        e->nslots += pieces(e, i, &piece);
         if (op->kind != TACOS_OP_RECV)
             continue;
         if (e->direct && e->direct[op->chunk] == -2)
@@ -319,6 +341,8 @@ struct tacos_exec {
     char *arrays; /* every array, one allocation */
     char *in_buf; /* the arrays used with an input */
     long *direct, *last;
+    char *slots; /* the requests in flight: room for cap pieces */
+    size_t cap;
     int phase, rc; /* rc: the failed call's first error */
 };
 
@@ -353,7 +377,26 @@ void tacos_exec_free(tacos_exec_t *x)
     if (!x)
         return;
     free(x->arrays);
+    free(x->slots);
     free(x);
+}
+
+/* Room for the requests of every piece a call posts (grown to the largest
+ * call: the number of pieces depends on the chunks' sizes). */
+static int make_room(tacos_exec_t *x)
+{
+    exec_t *e = &x->e;
+    size_t n = e->nslots ? e->nslots : 1, one = sizeof(void *) + sizeof(size_t) + 1;
+    if (n > x->cap) {
+        char *slots = realloc(x->slots, n * one);
+        if (!slots)
+            return TACOS_ERR_NOMEM;
+        x->slots = slots, x->cap = n;
+    }
+    e->reqs = (void **)x->slots;
+    e->req_op = (size_t *)(x->slots + x->cap * sizeof(void *));
+    e->req_done = x->slots + x->cap * (sizeof(void *) + sizeof(size_t));
+    return 0;
 }
 
 /* After an error: what is in flight is abandoned (see exec.h). */
@@ -387,7 +430,7 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     memset(e->state, OP_WAITING, e->p->nops);
     if (input)
         memset(e->in_buf, 0, (size_t)x->nchunks);
-    if ((rc = prepare(e, x->nchunks, x->last)))
+    if ((rc = prepare(e, x->nchunks, x->last)) || (rc = make_room(x)))
         return fail(x, rc);
     link_users(e);
     build_queues(e, x->npus);

@@ -30,6 +30,13 @@ typedef struct {
      * ompi_op_reduce compute src op dst: the same for the commutative ops
      * the core serves). */
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
+    /* Optional (NULL: whole messages): the largest message to or from
+     * `peer`, 0 for no limit.  A longer one travels as consecutive pieces of
+     * that size (the last shorter), each a message of its own: both ranks of
+     * a pair must give the same limit.  E.g. a TCP transport's eager limit
+     * between hosts, so that no piece waits for a clear-to-send queued
+     * behind the bulk data going the other way. */
+    size_t (*piece)(void *ctx, int peer);
 } tacos_transport_t;
 
 /* Optional inputs that save copies:
@@ -88,9 +95,10 @@ typedef struct {
  * this rank), so sends may still read the buffer and its sources after the
  * return: the caller must not free or reuse them.
  *
- * The state lives on the heap, allocated once per program (tacos_exec_new:
- * the only allocation; a caller can make it where every rank agrees, e.g.
- * with the program it caches) and reused by each call:
+ * The state lives on the heap, allocated once per program (tacos_exec_new;
+ * a caller can make it where every rank agrees, e.g. with the program it
+ * caches) and reused by each call; only the room for requests grows, at a
+ * start that posts more pieces (transport piece) than any before:
  *   tacos_exec_start  posts what can go at once (the only step that may need
  *                     scratch from the transport);
  *   tacos_exec_progress  handles what completed, never blocking (transport

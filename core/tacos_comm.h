@@ -26,6 +26,7 @@ typedef struct {
     int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
     int probe, calibrate, measure, cache_size;
     int nonblocking; /* 0: nonblocking and persistent calls fall back */
+    long net_piece;  /* the largest message between hosts (transport piece), 0 none */
     char *topo_file; /* NULL: the probe */
     /* local: no message depends on them */
     int deterministic;

@@ -546,7 +546,7 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
 #define CALL(st, tag, op)                                                                    \
     call_ctx_t x = {st, tag, MPI_BYTE, 0, op, MPI_SUCCESS, &(st)->space};                    \
     tacos_call_t call = {{&x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,        \
-                          pmpi_abandon, reduce_local},                                        \
+                          pmpi_abandon, reduce_local, NULL},                                  \
                          {0, 0, 0, 0},                                                        \
                          dt_contiguous,                                                       \
                          dt_pack,                                                             \

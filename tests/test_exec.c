@@ -33,6 +33,8 @@ typedef struct {
     msg_t **all;                                             /* every message, freed at the end */
     size_t nall, cap;
     int fail_at, nsent, failed, mismatches;
+    size_t piece; /* the transport's limit between ranks of different parity */
+    int oversize; /* messages above it */
 } world_t;
 
 typedef struct {
@@ -75,10 +77,17 @@ static void match(world_t *w, size_t pair)
     pthread_cond_broadcast(&w->cv);
 }
 
+static size_t limit(const world_t *w, int a, int b)
+{
+    return (a + b) % 2 ? w->piece : 0;
+}
+
 static int post(rank_t *me, void *buf, size_t bytes, int src, int dst, int send, void **req)
 {
     world_t *w = me->w;
     pthread_mutex_lock(&w->mu);
+    if (limit(w, src, dst) && bytes > limit(w, src, dst))
+        w->oversize++;
     if (send && w->fail_at >= 0 && w->nsent++ == w->fail_at) {
         w->failed = 1;
         pthread_cond_broadcast(&w->cv);
@@ -157,6 +166,12 @@ static void t_abandon(void *ctx, void *req, int is_send)
     pthread_mutex_lock(&w->mu);
     ((msg_t *)req)->abandoned = 1;
     pthread_mutex_unlock(&w->mu);
+}
+
+static size_t t_piece(void *ctx, int peer)
+{
+    rank_t *me = ctx;
+    return limit(me->w, me->rank, peer);
 }
 
 static int t_reduce(void *ctx, const void *src, void *dst, size_t count)
@@ -246,8 +261,8 @@ static void *run_rank(void *arg)
     job_t *j = arg;
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
-    tacos_transport_t tp = {&j->rt,    t_isend,   t_irecv,  t_wait_some,
-                            t_test_some, t_abandon, t_reduce};
+    tacos_transport_t tp = {&j->rt,      t_isend,   t_irecv,  t_wait_some,
+                            t_test_some, t_abandon, t_reduce, t_piece};
     tacos_exec_opts_t o;
     const tacos_exec_opts_t *opts = rank_opts(j, &o);
     if (s->chunks_per_npu != 3) {
@@ -306,13 +321,15 @@ static size_t *blocks(tacos_coll_t coll, int n, size_t count)
 }
 
 /* Runs the schedule on every rank and checks what each rank must hold.
- * fail_at >= 0: the fail_at-th send fails; every rank must return an error. */
+ * fail_at >= 0: the fail_at-th send fails; every rank must return an error.
+ * piece: the transport's largest message between ranks of different
+ * parity (0 none). */
 static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, int fail_at,
-                          const char *what)
+                          size_t piece, const char *what)
 {
     int n = s->npus;
     size_t *off = blocks(s->coll, n, count), total = off[n];
-    world_t w = {.n = n, .fail_at = fail_at};
+    world_t w = {.n = n, .fail_at = fail_at, .piece = piece};
     size_t pairs = (size_t)n * (size_t)n;
     w.send_head = calloc(pairs, sizeof(msg_t *));
     w.send_tail = calloc(pairs, sizeof(msg_t *));
@@ -347,6 +364,8 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         pthread_join(th[r], NULL);
     CHECK(!w.mismatches, "%s: %d messages with different send and receive sizes", what,
           w.mismatches);
+    CHECK(!w.oversize, "%s: %d messages above the transport's piece of %zu bytes", what,
+          w.oversize, piece);
     int failed = 0;
     for (int r = 0; r < n; r++) {
         job_t *j = &jobs[r];
@@ -434,15 +453,18 @@ int main(void)
             for (int k = 1; k <= 3; k++) {
                 int rooted = colls[c] == TACOS_BROADCAST || colls[c] == TACOS_REDUCE;
                 int root = rooted ? (k + (int)t) % topo->npus : 0;
+                /* k = 2, 3: messages between ranks of different parity in
+                 * pieces of 20 or 40 bytes (not whole elements) */
+                size_t piece = (size_t)(k - 1) * 20;
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
                 for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)
                     for (int in_place = 0; in_place <= !(rooted && colls[c] == TACOS_BROADCAST);
                          in_place++) {
                         char what[160];
-                        snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s", shapes[t],
+                        snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s%s", shapes[t],
                                  tacos_coll_name(colls[c]), root, k, counts[i],
-                                 in_place ? " in place" : "");
-                        run_and_check(s, counts[i], in_place, -1, what);
+                                 in_place ? " in place" : "", piece ? " in pieces" : "");
+                        run_and_check(s, counts[i], in_place, -1, piece, what);
                         runs++;
                     }
                 /* a failed send, first or midway: an error, no hang */
@@ -451,7 +473,7 @@ int main(void)
                     char what[160];
                     snprintf(what, sizeof what, "%s %s k=%d, send %d fails", shapes[t],
                              tacos_coll_name(colls[c]), k, f);
-                    run_and_check(s, 1000, 0, f, what);
+                    run_and_check(s, 1000, 0, f, piece, what);
                 }
                 tacos_sched_free(s);
             }
@@ -466,7 +488,8 @@ int main(void)
     int64_t buf[8] = {0};
     world_t w = {.n = 2};
     rank_t me = {&w, 0, NULL, 0};
-    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce};
+    tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce,
+                            NULL};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
           "a send waiting for itself was not refused");
     return check_report("test_exec");

@@ -5,7 +5,10 @@
 #    at 50) and a triangle with 1/2/1 ranks per host (h0-h1 and h0-h2 at 400,
 #    h1-h2 at 50): mpi_coll_check --quick with coll/tacos forced and the
 #    probed + measured topology, every result checked, each collective
-#    through a schedule;
+#    through a schedule; on the triangle, messages between hosts in pieces of
+#    999 bytes (coll_tacos_net_piece_bytes: not a multiple of any datatype,
+#    while ranks of one host send whole messages), elsewhere the default
+#    (TCP's eager limit);
 #  - what the component measured: every pair (all are neighbours) a link, fast
 #    links more than twice as fast as slow ones — checks of structure, not of
 #    timing.  (Paths through another host are checked on a modelled cluster
@@ -28,15 +31,16 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # Inside the testbed: the checker with coll/tacos forced, then tacos-probe.
 cat >"$T/job.sh" <<'EOF'
 $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick \
+    --mca coll_tacos_net_piece_bytes "$PIECE" --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick \
     >"$T/out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/out"
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
 EOF
 
-# shape RANKS 'links' 'routed' 'fast-link slow-link'
+# shape RANKS 'links' 'routed' 'fast-link slow-link' [piece bytes]
 shape() {
-    name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6
+    name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6 PIECE=${7:--1}
+    export PIECE
     rm -f "$T/out" "$T/probe.out" "$T/probed.json"
     timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
     rc=$?
@@ -77,5 +81,5 @@ shape() {
 # only 2x a 100 Mbit/s one
 shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" \
     h0-h1 h0-h2
-shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2
+shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
 [ $fails = 0 ] || { echo "$fails failure(s)" >&2; exit 1; }
