@@ -32,6 +32,10 @@ static const char usage[] =
     "  --all              merge every rank's record (under mpirun)\n"
     "  --no-measure       with --all: do not measure the links between hosts (one\n"
     "                     network switch with the probed figures)\n"
+    "  --piece BYTES      with --all: measure with messages of at most BYTES, as\n"
+    "                     coll/tacos sends between hosts (coll_tacos_net_piece_bytes;\n"
+    "                     default 65280, what it uses over Open MPI's TCP with the\n"
+    "                     default eager limit; 0: whole messages)\n"
     "  -o FILE            write the JSON to FILE instead of stdout\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
@@ -65,24 +69,35 @@ static int emit(const char *path, const char *text)
 /* ---- measuring the network between hosts over MPI ---- */
 
 static char net_sbuf[TACOS_NET_MAX_BYTES], net_rbuf[2 * TACOS_NET_MAX_BYTES];
+static size_t net_piece = 65280; /* --piece */
 
+/* Both ways with each peer at once, in pieces of at most net_piece bytes. */
 static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
 {
     (void)ctx;
-    MPI_Request req[4];
+    size_t piece = net_piece && net_piece < bytes ? net_piece : bytes ? bytes : 1;
+    size_t each = (bytes + piece - 1) / piece, posted = 0;
+    MPI_Request *req = malloc((2 * (size_t)n * each + 1) * sizeof *req);
+    int *peer_of = malloc((2 * (size_t)n * each + 1) * sizeof *peer_of), rc = !req || !peer_of;
     double t0 = MPI_Wtime();
-    for (int i = 0; i < n; i++) {
-        MPI_Irecv(net_rbuf + (size_t)i * bytes, (int)bytes, MPI_BYTE, peers[i], 77,
-                  MPI_COMM_WORLD, &req[2 * i]);
-        MPI_Isend(net_sbuf, (int)bytes, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[2 * i + 1]);
+    for (int i = 0; i < n && !rc; i++)
+        for (size_t at = 0; at < bytes; at += piece) {
+            int len = (int)(bytes - at < piece ? bytes - at : piece);
+            MPI_Irecv(net_rbuf + (size_t)i * bytes + at, len, MPI_BYTE, peers[i], 77,
+                      MPI_COMM_WORLD, &req[posted]);
+            peer_of[posted++] = i;
+            MPI_Isend(net_sbuf + at, len, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[posted]);
+            peer_of[posted++] = i;
+        }
+    for (size_t left = posted; left > 0 && !rc; left--) {
+        int idx; /* a peer is done when all of its are */
+        rc = MPI_Waitany((int)posted, req, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+        if (!rc)
+            t_us[peer_of[idx]] = (MPI_Wtime() - t0) * 1e6;
     }
-    for (int left = 2 * n; left > 0; left--) {
-        int idx;
-        if (MPI_Waitany(2 * n, req, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return 1;
-        t_us[idx / 2] = (MPI_Wtime() - t0) * 1e6;
-    }
-    return 0;
+    free(req);
+    free(peer_of);
+    return rc;
 }
 
 static int mpi_max(void *ctx, double *v, int n)
@@ -208,7 +223,7 @@ out:
 int main(int argc, char **argv)
 {
     enum { XML = 256, CPUSET, LOCAL, CVD, NOGPU, RANKS, DEGREE, UCXLIB, NOUCX, NONVML, HOST, ALL,
-           NOMEASURE };
+           NOMEASURE, PIECE };
     static const struct option opts[] = {
         {"hwloc-xml", required_argument, 0, XML}, {"cpuset", required_argument, 0, CPUSET},
         {"local-rank", required_argument, 0, LOCAL},
@@ -216,7 +231,8 @@ int main(int argc, char **argv)
         {"ranks", required_argument, 0, RANKS}, {"unwind-degree", required_argument, 0, DEGREE},
         {"ucx-lib", required_argument, 0, UCXLIB}, {"no-ucx", no_argument, 0, NOUCX},
         {"no-nvml", no_argument, 0, NONVML}, {"hostname", required_argument, 0, HOST},
-        {"all", no_argument, 0, ALL}, {"no-measure", no_argument, 0, NOMEASURE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"all", no_argument, 0, ALL}, {"no-measure", no_argument, 0, NOMEASURE},
+        {"piece", required_argument, 0, PIECE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     tacos_probe_opts_t o;
     tacos_probe_opts_init(&o);
     const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *out = NULL;
@@ -247,6 +263,13 @@ int main(int argc, char **argv)
         case HOST: o.hostname = optarg; break;
         case ALL: all = 1; break;
         case NOMEASURE: measure = 0; break;
+        case PIECE: {
+            int p;
+            if (to_int(optarg, 0, &p) || (p > 0 && p < 1024))
+                return bad_usage("--piece needs 0 or an integer >= 1024");
+            net_piece = (size_t)p;
+            break;
+        }
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return bad_usage("unknown option");
