@@ -9,9 +9,9 @@
  *    both ways at once (above Open MPI's TCP eager limit, as the chunks of
  *    the schedules that cross hosts are); then, in a second tournament, a
  *    size that takes about SECOND_US at the rate S1 showed (at least 2 S1).
- *    The bandwidth is the slope between the two sizes, the latency the
- *    intercept (it includes what a rendezvous adds), within a few 8-byte
- *    times.
+ *    The latency is the intercept of the line through the two sizes,
+ *    within a few 8-byte times; the bandwidth what the second size's time
+ *    leaves after that latency.
  * 2. Shared paths: a pair {a,b} whose rate a relay c could also carry
  *    (both a-c and c-b at least about as fast) may be routed through c
  *    rather than be a link of its own.  Each host of such a triple
@@ -141,8 +141,13 @@ int tacos_net_fit(tacos_net_t *net, size_t s1)
              * shaper's burst), which a message of a schedule's chunk size
              * does not see the way the second size does */
             double lat = t[2] - s2 / bytes_per_us;
-            net->bw_gbps[ab] = bytes_per_us / 1e3;
-            net->lat_us[ab] = lat < t[0] ? t[0] : lat > LAT_CAP * t[0] ? LAT_CAP * t[0] : lat;
+            lat = lat < t[0] ? t[0] : lat > LAT_CAP * t[0] ? LAT_CAP * t[0] : lat;
+            /* the bandwidth through the second size's time with that latency:
+             * the longest exchange is the surest; a slope alone was once 10x
+             * too high (ring4: 0.118 GB/s for 0.012) after an S1 exchange
+             * stalled */
+            net->lat_us[ab] = lat;
+            net->bw_gbps[ab] = t[2] > lat ? s2 / (t[2] - lat) / 1e3 : bytes_per_us / 1e3;
         }
     return TACOS_OK;
 }
