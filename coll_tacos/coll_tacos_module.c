@@ -197,7 +197,7 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, s
             rc = MCA_PML_CALL(irecv(to + at, len, &ompi_mpi_byte.dt, peers[i],
                                     MCA_COLL_BASE_TAG_BARRIER, m->comm, &req[posted]));
             if (rc == OMPI_SUCCESS)
-                peer_of[posted++] = i;
+                peer_of[posted++] = 2 * i; /* even: a receive */
         }
         for (size_t at = 0; at < sbytes && rc == OMPI_SUCCESS; at += piece[i]) {
             int len = (int)(sbytes - at < piece[i] ? sbytes - at : piece[i]);
@@ -205,13 +205,14 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, s
                                     MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
                                     m->comm, &req[posted]));
             if (rc == OMPI_SUCCESS)
-                peer_of[posted++] = i;
+                peer_of[posted++] = 2 * i + 1;
         }
     }
     for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
-        int idx = 0; /* a peer is done when all of its are */
-        if ((rc = ompi_request_wait_any(posted, req, &idx, MPI_STATUS_IGNORE)) == OMPI_SUCCESS)
-            t_us[peer_of[idx]] = now_us() - t0;
+        int idx = 0; /* a peer's time: its last piece in (out where none comes in) */
+        if ((rc = ompi_request_wait_any(posted, req, &idx, MPI_STATUS_IGNORE)) == OMPI_SUCCESS &&
+            (peer_of[idx] % 2 == 0 || !rbytes))
+            t_us[peer_of[idx] / 2] = now_us() - t0;
     }
     free(req);
     free(peer_of);

@@ -59,8 +59,11 @@ typedef struct {
     int (*allgather)(void *ctx, const void *mine, void *all, size_t bytes);
     /* Measurements: sends sbytes from sbuf to each of peers[0..n) and
      * receives rbytes from each into rbuf + i*rbytes, all at once (0 bytes:
-     * that direction is not posted); t_us[i] = microseconds until both with
-     * peers[i] completed.  Blocking, inside a collective of the core. */
+     * that direction is not posted); t_us[i] = microseconds until the data
+     * from peers[i] arrived (until the send completed where nothing is
+     * received: a send may complete into the kernel's socket buffer long
+     * before its data arrives).  Returns once everything completed.
+     * Blocking, inside a collective of the core. */
     int (*exchange)(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
                     void *rbuf, size_t rbytes, double *t_us);
     /* A message: level 0 always (errors, once where every rank says the same:

@@ -138,7 +138,9 @@ typedef struct {
 /* How the measurement reaches the other ranks (the caller binds MPI).
  * exchange: this rank sends `bytes` to each of peers[0..n) (n <= 2) and
  * receives `bytes` (<= TACOS_NET_MAX_BYTES) from each, all at once; t_us[i] = microseconds until
- * both directions with peers[i] completed.  max: in-place element-wise
+ * the data from peers[i] arrived (a send may complete into the kernel's
+ * socket buffer long before its data arrives), returning once everything
+ * completed.  max: in-place element-wise
  * maximum of v[0..n) over every rank.  Both return 0 on success. */
 typedef struct {
     void *ctx;

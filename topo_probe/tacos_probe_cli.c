@@ -71,7 +71,8 @@ static int emit(const char *path, const char *text)
 static char net_sbuf[TACOS_NET_MAX_BYTES], net_rbuf[2 * TACOS_NET_MAX_BYTES];
 static size_t net_piece = 65280; /* --piece */
 
-/* Both ways with each peer at once, in pieces of at most net_piece bytes. */
+/* Both ways with each peer at once, in pieces of at most net_piece bytes;
+ * a peer's time is when its last piece arrived. */
 static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
 {
     (void)ctx;
@@ -87,12 +88,12 @@ static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double
                       MPI_COMM_WORLD, &req[posted]);
             peer_of[posted++] = i;
             MPI_Isend(net_sbuf + at, len, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[posted]);
-            peer_of[posted++] = i;
+            peer_of[posted++] = -1; /* sends: not timed */
         }
     for (size_t left = posted; left > 0 && !rc; left--) {
-        int idx; /* a peer is done when all of its are */
+        int idx;
         rc = MPI_Waitany((int)posted, req, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-        if (!rc)
+        if (!rc && peer_of[idx] >= 0)
             t_us[peer_of[idx]] = (MPI_Wtime() - t0) * 1e6;
     }
     free(req);
