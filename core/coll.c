@@ -649,6 +649,11 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
         return call->err_nomem;
     *r = (tacos_req_t){.c = c, .call = *call, .own = 1, .k = 1, .nmsgs = nmsgs,
                        .ncopies = ncopies};
+    /* the transport's pieces are a setting: only once the ranks agreed on
+     * the settings (a list may run before, e.g. the agreement itself where
+     * no previous component exists, or after they differed) */
+    if (c->agreed <= 0)
+        r->call.tp.piece = NULL;
     r->msgs = malloc(((size_t)nmsgs + 1) * sizeof *r->msgs);
     r->copies = malloc(((size_t)ncopies + 1) * sizeof *r->copies);
     r->spans = malloc(((size_t)nmsgs + 1) * sizeof *r->spans);

@@ -15,7 +15,9 @@
 #    in test_net: here a shape with routed pairs would make this test depend
 #    on concurrent timings that 2 busy cores can disturb; README Topology
 #    probing);
-#  - tacos-probe --all writes the measured topology, which tacos-synth reads.
+#  - tacos-probe --all writes the measured topology, which tacos-synth reads;
+#  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
+#    right results, one message naming it.
 B=${TACOS_BUILD:-..}
 SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
@@ -82,4 +84,23 @@ shape() {
 shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" \
     h0-h1 h0-h2
 shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
+
+# coll/tacos alone (its textbook programs, also for its own agreement) on 2
+# hosts x 2 ranks, the ranks of h1 with pieces of 64 bytes: the settings
+# differ, so every message goes whole until and after the agreement says so
+# (with pieces before it, the agreement's own allreduce was truncated)
+cat >"$T/alone.sh" <<'EOF'
+MR=$(echo "$TESTBED_MPIRUN" | sed 's/-np [0-9]*//')
+$MR --mca coll tacos -np 2 "$CHECK" --quick : \
+    -np 2 -x OMPI_MCA_coll_tacos_net_piece_bytes=64 "$CHECK" --quick >"$T/out" 2>&1 ||
+    echo "mpi_coll_check exit $?" >>"$T/out"
+EOF
+rm -f "$T/out"
+timeout 600 bash "$SRC/testbed.sh" run two -r 2 -- sh "$T/alone.sh" 2>"$T/testbed.err" ||
+    { fail "two -r 2, tacos alone: testbed exit"; cat "$T/testbed.err" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/out" ||
+    { fail "tacos alone, net_piece_bytes on two ranks: mpi_coll_check"; tail -20 "$T/out" >&2; }
+grep -q "different coll_tacos_net_piece_bytes" "$T/out" ||
+    fail "tacos alone, net_piece_bytes on two ranks: no message naming it"
+
 [ $fails = 0 ] || { echo "$fails failure(s)" >&2; exit 1; }
