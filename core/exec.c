@@ -11,6 +11,15 @@
  * op counts its unfinished dependencies; finishing an op releases the ops
  * that wait for it (posting the head of a queue, or combining an arrived
  * reduction).
+ *
+ * With a memory layer (opts->mem: buffers the transport cannot reach),
+ * every message goes through staging space.  A send is STAGING while its
+ * copy out runs (it waits on a mark, polled with the transport), then
+ * STAGED: ready to post in its queue's order.  A receive posts at once and,
+ * once it arrived and its dependencies are done, lands: its copy or
+ * reduction into the buffer is started and the op is done, since whatever
+ * reads the buffer later is memory work behind it on the same stream (a
+ * copy out, a landing) or waits for the end, which waits for the stream.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +35,13 @@ void tacos_exec_chunk(const size_t *block_off, int k, int c, size_t *first, size
     *len = b - a;
 }
 
-enum { OP_WAITING, OP_POSTED, OP_RECEIVED, OP_DONE };
+enum { OP_WAITING, OP_STAGING, OP_STAGED, OP_POSTED, OP_RECEIVED, OP_DONE };
 
 typedef struct {
     const tacos_prog_t *p;
     const tacos_transport_t *tp;
     const tacos_exec_opts_t *opts;
+    const tacos_mem_t *mem; /* opts->mem */
     const size_t *block_off;
     int k;
     char *buf;
@@ -56,6 +66,11 @@ typedef struct {
     char *in_buf; /* per chunk, with opts->input: the buffer holds it */
     long *direct; /* per chunk, with opts->input: the reduce receive landing in the buffer */
     long *after;  /* per op: the reduce receive it combines after, or -1 */
+    /* with mem */
+    char **staged;  /* per op: its message's staging space */
+    void **mark;    /* per op: the mark its copy out ends at */
+    size_t *local;  /* the sends whose copy out runs */
+    size_t nlocal;
 } exec_t;
 
 /* Points e's arrays into base (or, with base NULL, only measures them);
@@ -86,6 +101,9 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(after, nops);
     PLACE(in_buf, (size_t)nchunks); /* used with an input only */
     PLACE(direct, (size_t)nchunks);
+    PLACE(staged, nops);
+    PLACE(mark, nops);
+    PLACE(local, nops);
 #undef PLACE
     return at;
 }
@@ -176,7 +194,12 @@ static int post(exec_t *e, size_t i)
     }
     const char *from = NULL;
     char *to = NULL;
-    if (op->kind == TACOS_OP_SEND) {
+    if (e->mem) {
+        if (op->kind == TACOS_OP_SEND)
+            from = e->staged[i];
+        else
+            to = e->staged[i];
+    } else if (op->kind == TACOS_OP_SEND) {
         from = send_source(e, i);
     } else {
         int direct = e->direct && e->direct[op->chunk] == (long)i;
@@ -199,14 +222,16 @@ static int post(exec_t *e, size_t i)
     return 0;
 }
 
-/* Posts queue q's ops from its head while they may go: a reduce receive at
- * once (it lands aside), anything else once its dependencies are done. */
+/* Posts queue q's ops from its head while they may go: a receive that
+ * lands aside (a reduction's, or any staged one) at once, a staged send once
+ * its copy completed, anything else once its dependencies are done. */
 static int advance(exec_t *e, size_t q)
 {
     while (e->queue_off[q] + e->queue_head[q] < e->queue_off[q + 1]) {
         size_t i = e->queue[e->queue_off[q] + e->queue_head[q]];
         const tacos_op_t *op = &e->p->ops[i];
-        if (e->pending[i] && !(op->kind == TACOS_OP_RECV && op->reduce))
+        if (op->kind == TACOS_OP_SEND ? e->mem ? e->state[i] != OP_STAGED : e->pending[i] != 0
+                                      : e->pending[i] && !op->reduce && !e->mem)
             return 0;
         e->queue_head[q]++;
         int rc = post(e, i);
@@ -234,6 +259,73 @@ static int combine(exec_t *e, size_t i)
     return rc;
 }
 
+/* ---- memory work (opts->mem) ---- */
+
+/* Send i's copy out has completed: it may go in its queue's order. */
+static int staged(exec_t *e, size_t i)
+{
+    e->state[i] = OP_STAGED;
+    return advance(e, queue_of(&e->p->ops[i]));
+}
+
+/* A send whose dependencies are done: its chunk into staging space, and a
+ * mark to wait for. */
+static int stage_out(exec_t *e, size_t i)
+{
+    size_t bytes = e->len[i] * e->elem;
+    void *mark = NULL;
+    int rc = bytes ? e->mem->copy(e->mem->ctx, e->staged[i], send_source(e, i), bytes) : 0;
+    if (rc || (rc = e->mem->mark(e->mem->ctx, &mark)))
+        return rc;
+    e->state[i] = OP_STAGING;
+    if (!mark)
+        return staged(e, i);
+    e->mark[i] = mark;
+    e->local[e->nlocal++] = i;
+    return 0;
+}
+
+/* An arrived receive whose dependencies are done: into the buffer, copied
+ * (the direct receive of a reduction then combines the input into it), or
+ * combined from staging space. */
+static int land(exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    const tacos_mem_t *m = e->mem;
+    int direct = e->direct && e->direct[op->chunk] == (long)i, rc = 0;
+    if ((!op->reduce || direct) && e->len[i])
+        rc = m->copy(m->ctx, e->at[i], e->staged[i], e->len[i] * e->elem);
+    if (!rc && op->reduce && e->len[i])
+        rc = m->reduce(m->ctx,
+                       direct ? (const char *)e->opts->input + e->first[i] * e->elem
+                              : e->staged[i],
+                       e->at[i], e->len[i]);
+    if (e->in_buf && (!op->reduce || direct))
+        e->in_buf[op->chunk] = 1;
+    if (!rc)
+        finish(e, i);
+    return rc;
+}
+
+/* Handles the copies out that completed. */
+static int poll_local(exec_t *e)
+{
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t l = 0; l < e->nlocal; l++) {
+        size_t i = e->local[l];
+        int done = 0;
+        if (!rc)
+            rc = e->mem->test(e->mem->ctx, e->mark[i], &done);
+        if (!done || rc)
+            e->local[kept++] = i; /* its mark still held */
+        else
+            rc = staged(e, i);
+    }
+    e->nlocal = kept;
+    return rc;
+}
+
 /* Releases the waiters of every finished op, transitively. */
 static int release(exec_t *e)
 {
@@ -243,9 +335,10 @@ static int release(exec_t *e)
             size_t w = e->users[u];
             if (--e->pending[w])
                 continue;
-            int rc = e->state[w] == OP_RECEIVED ? combine(e, w)
-                     : e->state[w] == OP_WAITING ? advance(e, queue_of(&e->p->ops[w]))
-                                                 : 0;
+            int rc = e->state[w] == OP_RECEIVED  ? e->mem ? land(e, w) : combine(e, w)
+                     : e->state[w] != OP_WAITING ? 0
+                     : e->mem                    ? stage_out(e, w) /* only sends wait */
+                                                 : advance(e, queue_of(&e->p->ops[w]));
             if (rc)
                 return rc;
         }
@@ -254,13 +347,17 @@ static int release(exec_t *e)
 }
 
 /* Waits for at least one message (or, not blocking, looks for any) and
- * handles what completed. */
+ * handles what completed; while memory work runs, it polls both. */
 static int complete_some(exec_t *e, int block)
 {
+    int local = e->nlocal != 0; /* then never blocking: what it finishes is not released yet */
+    int rc = local ? poll_local(e) : 0;
+    if (rc || !e->nreqs)
+        return rc ? rc : release(e);
     memset(e->req_done, 0, e->nreqs);
     /* what completed is handled (and forgotten) also when one failed */
-    int rc = block ? e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done)
-                   : e->tp->test_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
+    rc = block && !local ? e->tp->wait_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done)
+                             : e->tp->test_some(e->tp->ctx, e->reqs, e->nreqs, e->req_done);
     size_t kept = 0;
     for (size_t r = 0; r < e->nreqs; r++) { /* in flight stays; the rest is handled */
         size_t i = e->req_op[r];
@@ -270,16 +367,49 @@ static int complete_some(exec_t *e, int block)
             e->req_op[kept++] = i;
         } else if (--e->left[i]) {
             continue; /* more pieces of it in flight */
-        } else if (op->kind == TACOS_OP_RECV && op->reduce) {
+        } else if (op->kind == TACOS_OP_RECV && (op->reduce || e->mem)) {
             e->state[i] = OP_RECEIVED;
             if (!rc && !e->pending[i])
-                rc = combine(e, i);
+                rc = e->mem ? land(e, i) : combine(e, i);
         } else {
             finish(e, i);
         }
     }
     e->nreqs = kept;
     return rc ? rc : release(e);
+}
+
+/* Where the reduce receives that do not land in the buffer arrive. */
+static int give_scratch(exec_t *e, size_t bytes)
+{
+    const tacos_prog_t *p = e->p;
+    char *space = NULL;
+    if (bytes && !(e->opts && e->opts->scratch &&
+                   (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
+        return TACOS_ERR_NOMEM;
+    for (size_t i = 0, at = 0; i < p->nops; i++)
+        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
+            !(e->direct && e->direct[p->ops[i].chunk] == (long)i)) {
+            e->scratch[i] = space + at;
+            at += e->len[i] * e->elem;
+        }
+    return 0;
+}
+
+/* With mem: every message's staging space. */
+static int give_staging(exec_t *e)
+{
+    size_t bytes = 0;
+    char *space = NULL;
+    for (size_t i = 0; i < e->p->nops; i++)
+        bytes += e->len[i] * e->elem;
+    if (bytes && !(e->opts->scratch && (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
+        return TACOS_ERR_NOMEM;
+    for (size_t i = 0, at = 0; i < e->p->nops; i++) {
+        e->staged[i] = space + at;
+        at += e->len[i] * e->elem;
+    }
+    return 0;
 }
 
 /* Sets up chunk ranges, the direct receives, the order of combinations
@@ -320,17 +450,7 @@ static int prepare(exec_t *e, int nchunks, long *last)
         if (op->reduce && !(e->direct && e->direct[op->chunk] == (long)i))
             scratch_bytes += e->len[i] * e->elem;
     }
-    char *space = NULL;
-    if (scratch_bytes && !(e->opts && e->opts->scratch &&
-                           (space = e->opts->scratch(e->opts->scratch_arg, scratch_bytes))))
-        return TACOS_ERR_NOMEM;
-    for (size_t i = 0, at = 0; i < p->nops; i++)
-        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
-            !(e->direct && e->direct[p->ops[i].chunk] == (long)i)) {
-            e->scratch[i] = space + at;
-            at += e->len[i] * e->elem;
-        }
-    return 0;
+    return e->mem ? give_staging(e) : give_scratch(e, scratch_bytes);
 }
 
 enum { IDLE, RUNNING, DONE, FAILED };
@@ -344,6 +464,8 @@ struct tacos_exec {
     char *slots; /* the requests in flight: room for cap pieces */
     size_t cap;
     int phase, rc; /* rc: the failed call's first error */
+    int ending;     /* the last copies started; with mem, waiting for end_mark */
+    void *end_mark;
 };
 
 int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
@@ -406,6 +528,11 @@ static int fail(tacos_exec_t *x, int rc)
     for (size_t r = 0; r < e->nreqs; r++)
         e->tp->abandon(e->tp->ctx, e->reqs[r], e->p->ops[e->req_op[r]].kind == TACOS_OP_SEND);
     e->nreqs = 0;
+    for (size_t l = 0; l < e->nlocal; l++) /* memory work left to finish on its own */
+        e->mem->forget(e->mem->ctx, e->mark[e->local[l]]);
+    if (x->end_mark)
+        e->mem->forget(e->mem->ctx, x->end_mark);
+    e->nlocal = 0, x->end_mark = NULL;
     x->phase = FAILED;
     return x->rc = rc;
 }
@@ -423,7 +550,9 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     e->block_off = block_off;
     e->buf = buf;
     e->elem = elem_bytes;
-    e->nreqs = e->nfinished = e->ndone = 0;
+    e->mem = opts ? opts->mem : NULL;
+    e->nreqs = e->nfinished = e->ndone = e->nlocal = 0;
+    x->ending = 0, x->end_mark = NULL;
     e->in_buf = input ? x->in_buf : NULL;
     e->direct = input ? x->direct : NULL;
     x->rc = 0;
@@ -434,6 +563,9 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
         return fail(x, rc);
     link_users(e);
     build_queues(e, x->npus);
+    for (size_t i = 0; e->mem && i < e->p->nops && !rc; i++) /* copies out that may start */
+        if (e->p->ops[i].kind == TACOS_OP_SEND && !e->pending[i])
+            rc = stage_out(e, i);
     for (size_t q = 0; q < 2 * (size_t)x->npus && !rc; q++)
         rc = advance(e, q);
     if (!rc)
@@ -446,24 +578,48 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
 }
 
 /* Copies the chunks the caller reads that nothing wrote from the input. */
-static void copy_unwritten(tacos_exec_t *x)
+static int copy_unwritten(tacos_exec_t *x)
 {
     exec_t *e = &x->e;
     const tacos_exec_opts_t *o = e->opts;
-    int lo = 0, hi = x->nchunks;
+    int lo = 0, hi = x->nchunks, rc = 0;
     if (!e->in_buf)
-        return;
+        return 0;
     if (o->keep == TACOS_KEEP_BLOCK)
         lo = o->keep_block * e->k, hi = lo + e->k;
     else if (o->keep == TACOS_KEEP_NONE)
         hi = 0;
-    for (int c = lo; c < hi; c++)
+    for (int c = lo; c < hi && !rc; c++)
         if (!e->in_buf[c]) {
             size_t first, len;
             tacos_exec_chunk(e->block_off, e->k, c, &first, &len);
-            memcpy(e->buf + first * e->elem, (const char *)o->input + first * e->elem,
-                   len * e->elem);
+            char *to = e->buf + first * e->elem;
+            const char *from = (const char *)o->input + first * e->elem;
+            if (!len)
+                continue;
+            if (e->mem)
+                rc = e->mem->copy(e->mem->ctx, to, from, len * e->elem);
+            else
+                memcpy(to, from, len * e->elem);
         }
+    return rc;
+}
+
+/* The end: the last copies, and with mem everything started there done;
+ * *done = 1 then. */
+static int end(tacos_exec_t *x, int *done)
+{
+    const tacos_mem_t *m = x->e.mem;
+    int rc = 0, ready = 1;
+    if (!x->ending) {
+        x->ending = 1;
+        if (!(rc = copy_unwritten(x)) && m)
+            rc = m->mark(m->ctx, &x->end_mark);
+    }
+    if (!rc && x->end_mark && !(rc = m->test(m->ctx, x->end_mark, &ready)) && ready)
+        x->end_mark = NULL;
+    *done = !rc && ready;
+    return rc;
 }
 
 /* One step: blocking, until something completes; else whatever has.  A
@@ -477,16 +633,11 @@ static int step(tacos_exec_t *x, int block, int *done)
         return x->phase == FAILED ? x->rc : x->phase == IDLE ? TACOS_ERR_INVALID : 0;
     int rc = 0;
     if (e->ndone < e->p->nops)
-        rc = e->nreqs ? complete_some(e, block)
-                      : TACOS_ERR_INVALID; /* nothing in flight, nothing can go: a bug */
-    if (rc)
-        return fail(x, rc);
-    if (e->ndone == e->p->nops) {
-        copy_unwritten(x);
+        rc = e->nreqs || e->nlocal ? complete_some(e, block)
+                                   : TACOS_ERR_INVALID; /* nothing in flight, nothing can go: a bug */
+    if (!rc && e->ndone == e->p->nops && !(rc = end(x, done)) && *done)
         x->phase = DONE;
-        *done = 1;
-    }
-    return 0;
+    return rc ? fail(x, rc) : 0;
 }
 
 int tacos_exec_progress(tacos_exec_t *x, int *done)

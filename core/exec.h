@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "mem.h"
 #include "tacos_synth.h"
 
 typedef struct {
@@ -81,6 +82,18 @@ typedef struct {
      * the receive buffer, scratch for what a rank forwards) or are not
      * parts of blocks (the textbook programs). */
     const tacos_span_t *spans;
+    /* Buffers in memory the transport cannot reach (a GPU's): every message
+     * is staged through host memory from scratch (then pinned host memory,
+     * one byte per byte of every message the call sends or receives), and
+     * every local copy and reduction goes through mem, asynchronously.  A
+     * send's chunk is copied out once its dependencies are done and posted
+     * once the copy completed (so the next chunk's copy overlaps this one's
+     * message); a receive is posted at once and lands in the buffer (a copy,
+     * or a reduction reading the staged data) once its dependencies are
+     * done.  The call ends once everything started on mem completed, also
+     * what the caller started there (e.g. its overlap).  NULL: the
+     * transport and tp->reduce take the buffers as they are. */
+    const tacos_mem_t *mem;
 } tacos_exec_opts_t;
 
 /*

@@ -7,6 +7,12 @@
  * sizes gives wrong results here.  Results are checked element by element
  * against sums computed directly; transport errors are injected to check
  * that they come back from every rank without a hang.
+ *
+ * Staged runs give the executor a memory layer whose copies and reductions
+ * run late (one per poll of a mark), over staging space filled with garbage
+ * at every call: an executor that posts a staged send before its copy
+ * completed, or reads a buffer before a landing completed, gives wrong
+ * results.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -37,11 +43,26 @@ typedef struct {
     int oversize; /* messages above it */
 } world_t;
 
+/* Memory work queued on a stream, run late. */
+typedef struct {
+    int reduce;
+    void *dst;
+    const void *src;
+    size_t n;
+} work_t;
+
+typedef struct {
+    work_t *q;
+    size_t issued, ran, cap;
+} slow_mem_t;
+
 typedef struct {
     world_t *w;
     int rank;
     char *scratch;
     size_t scratch_bytes;
+    int stage; /* opts->mem: slow */
+    slow_mem_t slow;
 } rank_t;
 
 static void append(msg_t **head, msg_t **tail, msg_t *m)
@@ -190,7 +211,61 @@ static void *t_scratch(void *ctx, size_t bytes)
         me->scratch = malloc(bytes);
         me->scratch_bytes = bytes;
     }
+    if (me->stage) /* staging space: nothing in it may be read before it is written */
+        memset(me->scratch, 0x5a, bytes);
     return me->scratch;
+}
+
+/* ---- a memory layer whose work runs late ------------------------------------ */
+
+static int queue_work(rank_t *me, int reduce, void *dst, const void *src, size_t n)
+{
+    slow_mem_t *m = &me->slow;
+    if (m->issued == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->q = realloc(m->q, m->cap * sizeof *m->q);
+    }
+    m->q[m->issued++] = (work_t){reduce, dst, src, n};
+    return 0;
+}
+
+static int s_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    return queue_work(ctx, 0, dst, src, bytes);
+}
+
+static int s_reduce(void *ctx, const void *src, void *dst, size_t count)
+{
+    return queue_work(ctx, 1, dst, src, count);
+}
+
+/* Marks: the number of works before it, plus one (never NULL while any waits). */
+static int s_mark(void *ctx, void **mark)
+{
+    slow_mem_t *m = &((rank_t *)ctx)->slow;
+    *mark = m->ran == m->issued ? NULL : (void *)(uintptr_t)(m->issued + 1);
+    return 0;
+}
+
+/* Each test runs one work in order. */
+static int s_test(void *ctx, void *mark, int *done)
+{
+    rank_t *me = ctx;
+    slow_mem_t *m = &me->slow;
+    if (m->ran < m->issued) {
+        work_t *wk = &m->q[m->ran++];
+        if (wk->reduce)
+            t_reduce(me, wk->src, wk->dst, wk->n);
+        else
+            memcpy(wk->dst, wk->src, wk->n);
+    }
+    *done = m->ran + 1 >= (size_t)(uintptr_t)mark;
+    return 0;
+}
+
+static void s_forget(void *ctx, void *mark)
+{
+    (void)ctx, (void)mark;
 }
 
 /* ---- one collective call on every rank ------------------------------------ */
@@ -202,6 +277,7 @@ typedef struct {
     const size_t *off;
     int in_place;
     int64_t *in, *buf, *own; /* own: All-Gather's own block, sent from here */
+    tacos_mem_t mem;         /* staged runs: rt's slow memory */
     int rc, calls;           /* calls: 2 runs the same state twice (k = 3) */
     pthread_barrier_t *barrier;
 } job_t;
@@ -230,7 +306,11 @@ static void copy_own(void *arg)
 {
     job_t *j = arg;
     int me = j->rt.rank;
-    memcpy(j->buf + j->off[me], j->own, (j->off[me + 1] - j->off[me]) * sizeof(int64_t));
+    size_t bytes = (j->off[me + 1] - j->off[me]) * sizeof(int64_t);
+    if (j->rt.stage) /* through the memory layer: the call ends once it ran */
+        j->mem.copy(j->mem.ctx, j->buf + j->off[me], j->own, bytes);
+    else
+        memcpy(j->buf + j->off[me], j->own, bytes);
 }
 
 /* The options a caller gives for this rank's call; k = 2, 3: reductions
@@ -240,7 +320,7 @@ static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
     *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
-                             .scratch_arg = &j->rt};
+                             .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL};
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o->own_src = j->own;
         o->own_block = me;
@@ -323,9 +403,9 @@ static size_t *blocks(tacos_coll_t coll, int n, size_t count)
 /* Runs the schedule on every rank and checks what each rank must hold.
  * fail_at >= 0: the fail_at-th send fails; every rank must return an error.
  * piece: the transport's largest message between ranks of different
- * parity (0 none). */
+ * parity (0 none); stage: through a slow memory layer. */
 static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, int fail_at,
-                          size_t piece, const char *what)
+                          size_t piece, int stage, const char *what)
 {
     int n = s->npus;
     size_t *off = blocks(s->coll, n, count), total = off[n];
@@ -344,8 +424,9 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     int64_t *sum = calloc(total + 1, sizeof *sum);
     for (int r = 0; r < n; r++) {
         job_t *j = &jobs[r];
-        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0}, .off = off, .in_place = in_place,
-                     .calls = fail_at >= 0 ? 1 : 2, .barrier = &barrier};
+        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0, stage, {0}}, .off = off,
+                     .in_place = in_place, .calls = fail_at >= 0 ? 1 : 2, .barrier = &barrier,
+                     .mem = {&j->rt, s_copy, s_reduce, s_mark, s_test, s_forget}};
         CHECK_OK(tacos_sched_program(s, r, &j->prog));
         j->in = malloc((total + 1) * sizeof(int64_t));
         j->buf = malloc((total + 1) * sizeof(int64_t));
@@ -410,6 +491,7 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         free(jobs[r].buf);
         free(jobs[r].own);
         free(jobs[r].rt.scratch);
+        free(jobs[r].rt.slow.q);
     }
     for (size_t i = 0; i < w.nall; i++)
         free(w.all[i]);
@@ -457,29 +539,33 @@ int main(void)
                  * pieces of 20 or 40 bytes (not whole elements) */
                 size_t piece = (size_t)(k - 1) * 20;
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
-                for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)
-                    for (int in_place = 0; in_place <= !(rooted && colls[c] == TACOS_BROADCAST);
-                         in_place++) {
+                for (int stage = 0; s && stage <= 1; stage++) {
+                    const char *staged = stage ? " staged" : "";
+                    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+                        for (int in_place = 0;
+                             in_place <= !(rooted && colls[c] == TACOS_BROADCAST); in_place++) {
+                            char what[160];
+                            snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s%s%s",
+                                     shapes[t], tacos_coll_name(colls[c]), root, k, counts[i],
+                                     in_place ? " in place" : "", piece ? " in pieces" : "",
+                                     staged);
+                            run_and_check(s, counts[i], in_place, -1, piece, stage, what);
+                            runs++;
+                        }
+                    /* a failed send, first or midway: an error, no hang */
+                    for (int step = 0; step < 2; step++) {
+                        int f = step ? (int)s->nxfers / 2 : 0;
                         char what[160];
-                        snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s%s", shapes[t],
-                                 tacos_coll_name(colls[c]), root, k, counts[i],
-                                 in_place ? " in place" : "", piece ? " in pieces" : "");
-                        run_and_check(s, counts[i], in_place, -1, piece, what);
-                        runs++;
+                        snprintf(what, sizeof what, "%s %s k=%d, send %d fails%s", shapes[t],
+                                 tacos_coll_name(colls[c]), k, f, staged);
+                        run_and_check(s, 1000, 0, f, piece, stage, what);
                     }
-                /* a failed send, first or midway: an error, no hang */
-                for (int step = 0; s && step < 2; step++) {
-                    int f = step ? (int)s->nxfers / 2 : 0;
-                    char what[160];
-                    snprintf(what, sizeof what, "%s %s k=%d, send %d fails", shapes[t],
-                             tacos_coll_name(colls[c]), k, f);
-                    run_and_check(s, 1000, 0, f, piece, what);
                 }
                 tacos_sched_free(s);
             }
         tacos_topo_free(topo);
     }
-    CHECK(runs > 1000, "only %d runs", runs);
+    CHECK(runs > 2000, "only %d runs", runs);
 
     /* a program that can never make progress is refused, not waited on */
     tacos_op_t op = {TACOS_OP_SEND, 0, 0, 1, 0, 0, 1, 0};
@@ -487,7 +573,7 @@ int main(void)
     tacos_prog_t stuck = {0, 1, &op, &self};
     int64_t buf[8] = {0};
     world_t w = {.n = 2};
-    rank_t me = {&w, 0, NULL, 0};
+    rank_t me = {&w, 0, NULL, 0, 0, {0}};
     tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce,
                             NULL};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,

@@ -1,0 +1,86 @@
+/*
+ * The memory layer: what the core does with bytes of memory the transport
+ * cannot reach (a GPU's), after UCC's memory components.
+ *
+ * - A memory component (tacos_mc_t) knows one kind of memory: what kind a
+ *   pointer is, streams of asynchronous copies and reductions, pinned host
+ *   memory and device memory.  Two exist: host (always) and CUDA (built with
+ *   --with-cuda; the driver is loaded at run time, so the same build runs
+ *   where there is none).
+ * - The executor sees a stream bound to one call (tacos_mem_t): copy, reduce
+ *   with the call's op and type, and marks to wait on (see exec.h:
+ *   opts->mem).
+ */
+#ifndef TACOS_MEM_H
+#define TACOS_MEM_H
+
+#include <stddef.h>
+
+typedef enum { TACOS_MEM_HOST, TACOS_MEM_DEVICE, TACOS_MEM_MANAGED } tacos_mem_kind_t;
+
+/* Reductions a component computes itself, in the core's names (a binding
+ * maps its MPI's predefined ops and datatypes onto them). */
+typedef enum {
+    TACOS_RED_SUM, TACOS_RED_PROD, TACOS_RED_MIN, TACOS_RED_MAX, TACOS_RED_LAND,
+    TACOS_RED_LOR, TACOS_RED_LXOR, TACOS_RED_BAND, TACOS_RED_BOR, TACOS_RED_BXOR,
+    TACOS_RED_MINLOC, TACOS_RED_MAXLOC, TACOS_RED_NOPS
+} tacos_red_op_t;
+
+/* Element types: integers by width and sign, floating point, and the
+ * (value, int index) pairs MINLOC and MAXLOC take (C layout: the index
+ * after the value, padded to the pair's alignment). */
+typedef enum {
+    TACOS_T_INT8, TACOS_T_UINT8, TACOS_T_INT16, TACOS_T_UINT16, TACOS_T_INT32, TACOS_T_UINT32,
+    TACOS_T_INT64, TACOS_T_UINT64, TACOS_T_FLOAT16, TACOS_T_BFLOAT16, TACOS_T_FLOAT,
+    TACOS_T_DOUBLE, TACOS_T_FLOAT_INT, TACOS_T_DOUBLE_INT, TACOS_T_LONG_INT, TACOS_T_2INT,
+    TACOS_T_SHORT_INT, TACOS_T_NTYPES
+} tacos_red_type_t;
+
+/* A stream bound to one call, as the executor uses it.  Work started on it
+ * runs in the order it was started. */
+typedef struct {
+    void *ctx;
+    /* start copying bytes (either side host or device) */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
+    /* start dst[i] = dst[i] op src[i], count elements of the call's type
+     * (src may be pinned host memory) */
+    int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
+    /* a mark after the work started so far in *mark (NULL: all done) */
+    int (*mark)(void *ctx, void **mark);
+    /* *done = 1 once the work before mark completed (the mark is released
+     * then); never blocks */
+    int (*test)(void *ctx, void *mark, int *done);
+    /* releases a mark without waiting (after an error) */
+    void (*forget)(void *ctx, void *mark);
+} tacos_mem_t;
+
+/* A memory component.  Every function but query returns 0 or a TACOS_ERR_*
+ * code after saying what failed in why (the component's last error). */
+typedef struct tacos_mc {
+    const char *name;
+    /* The kind of memory at p, never failing: host for what it does not know. */
+    tacos_mem_kind_t (*query)(const void *p);
+    /* Streams: one per call in flight (a communicator's, an operation's). */
+    int (*stream_new)(void **stream);
+    void (*stream_free)(void *stream);
+    /* Binds stream to a call: reductions of op over type. */
+    void (*bind)(void *stream, tacos_red_op_t op, tacos_red_type_t type, tacos_mem_t *out);
+    /* Whether it reduces op over type (else a call falls back). */
+    int (*reduces)(tacos_red_op_t op, tacos_red_type_t type);
+    /* Pinned host memory (what messages are staged through). */
+    void *(*host_alloc)(size_t bytes);
+    void (*host_free)(void *p);
+    const char *(*why)(void);
+} tacos_mc_t;
+
+/* The CUDA component: NULL with *why where it is not built, the driver is
+ * missing or has no device (loaded once, the first time asked). */
+const tacos_mc_t *tacos_mc_cuda(const char **why);
+
+/* A stream on host memory (what the executor's staging does with a CPU
+ * buffer: copies with memcpy, reductions with reduce(rctx, ...): the
+ * binding's op engine; marks always done). */
+void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size_t),
+                    tacos_mem_t *out);
+
+#endif
