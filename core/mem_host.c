@@ -35,3 +35,12 @@ void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size
 {
     *out = (tacos_mem_t){rctx, host_copy, reduce, host_mark, host_test, host_forget};
 }
+
+#ifndef TACOS_WITH_CUDA
+const tacos_mc_t *tacos_mc_cuda(const char **why)
+{
+    if (why)
+        *why = "coll/tacos was built without CUDA (./configure --with-cuda)";
+    return NULL;
+}
+#endif

@@ -1,0 +1,247 @@
+/*
+ * The CUDA memory component (mem.h), over the driver API loaded at run time
+ * (dlopen libcuda.so.1: no CUDA symbol in the build's libraries, so the
+ * same build runs where there is no GPU).  Streams are CUDA streams, marks
+ * CUDA events, reductions the kernels of cuda_reduce.cu (a fatbin built by
+ * nvcc, loaded into the context of the first stream).
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mem.h"
+#include "tacos_synth.h"
+
+extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc */
+
+#define API(X)                                                                               \
+    X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuCtxGetCurrent)               \
+    X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
+    X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
+    X(cuMemFreeHost) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
+    X(cuGetErrorString)
+#define STR_(x) #x
+#define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
+
+static struct {
+#define FIELD(f) __typeof__(f) *f;
+    API(FIELD)
+#undef FIELD
+} cu;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *unavailable; /* why the component is not there, or NULL */
+static char last_error[160];
+static CUmodule module;   /* the kernels, in the context of the first stream */
+static CUcontext module_ctx;
+
+static const char *type_names[TACOS_T_NTYPES] = {
+    "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+    "bfloat16", "float", "double", "float_int", "double_int", "long_int", "2int", "short_int"};
+static const size_t type_bytes[TACOS_T_NTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8,
+                                                  8, 16, 16, 8, 8};
+static const char *op_names[TACOS_RED_NOPS] = {"sum",  "prod", "min", "max", "land", "lor",
+                                               "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
+
+static int failed(const char *what, CUresult r)
+{
+    const char *s = NULL;
+    if (cu.cuGetErrorString)
+        cu.cuGetErrorString(r, &s);
+    snprintf(last_error, sizeof last_error, "CUDA %s failed: %s (%d)", what, s ? s : "?", (int)r);
+    return TACOS_ERR_INVALID;
+}
+#define CU(call, what) ((r_ = (call)) == CUDA_SUCCESS ? 0 : failed(what, r_))
+
+static void load(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int n = 0;
+    if (!lib) {
+        unavailable = "the CUDA driver (libcuda.so.1) is not installed";
+        return;
+    }
+#define SYM(f)                                                                               \
+    if (!(cu.f = (__typeof__(f) *)dlsym(lib, STR(f)))) {                                     \
+        unavailable = "the CUDA driver lacks " STR(f);                                       \
+        return;                                                                              \
+    }
+    API(SYM)
+#undef SYM
+    if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1)
+        unavailable = "no CUDA device (cuInit or cuDeviceGetCount failed, or 0 devices)";
+}
+
+static tacos_mem_kind_t cuda_query(const void *p)
+{
+    unsigned type = 0, managed = 0;
+    CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                    CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void *out[2] = {&type, &managed};
+    if (!p || cu.cuPointerGetAttributes(2, attrs, out, (CUdeviceptr)p) != CUDA_SUCCESS ||
+        type != CU_MEMORYTYPE_DEVICE)
+        return TACOS_MEM_HOST; /* unknown to CUDA, or registered host memory */
+    return managed ? TACOS_MEM_MANAGED : TACOS_MEM_DEVICE;
+}
+
+/* A call's stream: the CUDA stream and the kernel its reductions run. */
+typedef struct {
+    CUstream s;
+    CUfunction fn;
+    size_t elem;
+    tacos_red_op_t op;
+    tacos_red_type_t type;
+} stream_t;
+
+static int cuda_stream_new(void **out)
+{
+    CUresult r_;
+    CUcontext ctx = NULL;
+    stream_t *st = calloc(1, sizeof *st);
+    *out = NULL;
+    if (!st)
+        return TACOS_ERR_NOMEM;
+    if (CU(cu.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent") ||
+        (!ctx && (snprintf(last_error, sizeof last_error,
+                           "no current CUDA context on this thread (select a device first)"),
+                  1)) ||
+        CU(cu.cuStreamCreate(&st->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) {
+        free(st);
+        return TACOS_ERR_INVALID;
+    }
+    pthread_mutex_lock(&lock);
+    int rc = 0;
+    if (!module && !(rc = CU(cu.cuModuleLoadData(&module, tacos_cuda_fatbin), "cuModuleLoadData")))
+        module_ctx = ctx;
+    pthread_mutex_unlock(&lock);
+    if (!rc && ctx != module_ctx) {
+        snprintf(last_error, sizeof last_error,
+                 "buffers of a second CUDA context in one process are not served");
+        rc = TACOS_ERR_INVALID;
+    }
+    if (rc) {
+        cu.cuStreamDestroy(st->s);
+        free(st);
+        return rc;
+    }
+    *out = st;
+    return 0;
+}
+
+static void cuda_stream_free(void *stream)
+{
+    stream_t *st = stream;
+    if (st)
+        cu.cuStreamDestroy(st->s);
+    free(st);
+}
+
+static int cuda_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    CUresult r_;
+    return CU(cu.cuMemcpyAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, ((stream_t *)ctx)->s),
+              "cuMemcpyAsync");
+}
+
+static int cuda_reduce(void *ctx, const void *src, void *dst, size_t count)
+{
+    stream_t *st = ctx;
+    CUresult r_;
+    if (!st->fn) {
+        char name[48];
+        snprintf(name, sizeof name, "tacos_%s_%s", op_names[st->op], type_names[st->type]);
+        if (CU(cu.cuModuleGetFunction(&st->fn, module, name), name))
+            return TACOS_ERR_INVALID;
+    }
+    size_t threads = 256, blocks = (count + threads - 1) / threads;
+    void *args[] = {&dst, (void *)&src, &count};
+    return CU(cu.cuLaunchKernel(st->fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1,
+                                (unsigned)threads, 1, 1, 0, st->s, args, NULL),
+              "cuLaunchKernel");
+}
+
+static int cuda_mark(void *ctx, void **mark)
+{
+    CUresult r_;
+    CUevent ev = NULL;
+    *mark = NULL;
+    if (CU(cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate"))
+        return TACOS_ERR_INVALID;
+    if (CU(cu.cuEventRecord(ev, ((stream_t *)ctx)->s), "cuEventRecord")) {
+        cu.cuEventDestroy(ev);
+        return TACOS_ERR_INVALID;
+    }
+    *mark = ev;
+    return 0;
+}
+
+static int cuda_test(void *ctx, void *mark, int *done)
+{
+    (void)ctx;
+    CUresult r = cu.cuEventQuery(mark);
+    *done = r == CUDA_SUCCESS;
+    if (r == CUDA_ERROR_NOT_READY)
+        return 0;
+    cu.cuEventDestroy(mark); /* done, or failed: released either way */
+    return r == CUDA_SUCCESS ? 0 : failed("stream work", r);
+}
+
+static void cuda_forget(void *ctx, void *mark)
+{
+    (void)ctx;
+    cu.cuEventDestroy(mark); /* CUDA destroys a recorded event once it completes */
+}
+
+static int cuda_reduces(tacos_red_op_t op, tacos_red_type_t type)
+{
+    int integer = type <= TACOS_T_UINT64, floating = type >= TACOS_T_FLOAT16 &&
+                                                   type <= TACOS_T_DOUBLE;
+    int pair = type >= TACOS_T_FLOAT_INT && type < TACOS_T_NTYPES;
+    if (op <= TACOS_RED_MAX)
+        return integer || floating;
+    if (op <= TACOS_RED_BXOR)
+        return integer;
+    return op < TACOS_RED_NOPS && pair;
+}
+
+static void cuda_bind(void *stream, tacos_red_op_t op, tacos_red_type_t type, tacos_mem_t *out)
+{
+    stream_t *st = stream;
+    if (st->op != op || st->type != type || !st->elem)
+        st->fn = NULL; /* looked up at the first reduction */
+    st->op = op, st->type = type, st->elem = type < TACOS_T_NTYPES ? type_bytes[type] : 0;
+    *out = (tacos_mem_t){st, cuda_copy, cuda_reduce, cuda_mark, cuda_test, cuda_forget};
+}
+
+static void *cuda_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    CUresult r_;
+    return CU(cu.cuMemAllocHost(&p, bytes ? bytes : 1), "cuMemAllocHost") ? NULL : p;
+}
+
+static void cuda_host_free(void *p)
+{
+    if (p)
+        cu.cuMemFreeHost(p);
+}
+
+static const char *cuda_why(void)
+{
+    return last_error;
+}
+
+static const tacos_mc_t cuda_mc = {"cuda",      cuda_query,      cuda_stream_new,
+                                   cuda_stream_free, cuda_bind,  cuda_reduces,
+                                   cuda_host_alloc, cuda_host_free, cuda_why};
+
+const tacos_mc_t *tacos_mc_cuda(const char **why)
+{
+    pthread_once(&once, load);
+    if (why)
+        *why = unavailable;
+    return unavailable ? NULL : &cuda_mc;
+}
