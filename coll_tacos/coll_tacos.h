@@ -38,6 +38,8 @@ typedef struct {
     size_t net_piece;      /* what it is resolved to once the PML is selected */
     size_t scratch_max;    /* scratch kept between calls, whole process */
     bool deterministic;    /* combine reductions in program order */
+    bool cuda;             /* look for GPU buffers (CUDA driver loaded at the first call) */
+    bool stage;            /* stage host buffers as GPU ones are (testing) */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -71,6 +73,7 @@ typedef struct {
     struct ompi_communicator_t *comm;
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
     unsigned nonblocking_seq; /* operations started with a tag of their own */
+    void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

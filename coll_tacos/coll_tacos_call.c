@@ -15,6 +15,8 @@
 #include "ompi/errhandler/errcode-internal.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/pml/pml.h"
+#include "opal/datatype/opal_datatype_internal.h"
+#include "ompi/datatype/ompi_datatype_internal.h"
 
 #include "coll_tacos_internal.h"
 
@@ -156,6 +158,155 @@ static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
                                 d->buf, (int)d->count, dtype);
 }
 
+/* ---- GPU buffers: the memory layer ------------------------------------------------ */
+
+/* Open MPI's predefined op in the core's names, TACOS_RED_NOPS for others. */
+static tacos_red_op_t red_op(struct ompi_op_t *op)
+{
+    static const tacos_red_op_t map[OMPI_OP_NUM_OF_TYPES] = {
+        [OMPI_OP_NULL] = TACOS_RED_NOPS,  [OMPI_OP_MAX] = TACOS_RED_MAX,
+        [OMPI_OP_MIN] = TACOS_RED_MIN,    [OMPI_OP_SUM] = TACOS_RED_SUM,
+        [OMPI_OP_PROD] = TACOS_RED_PROD,  [OMPI_OP_LAND] = TACOS_RED_LAND,
+        [OMPI_OP_BAND] = TACOS_RED_BAND,  [OMPI_OP_LOR] = TACOS_RED_LOR,
+        [OMPI_OP_BOR] = TACOS_RED_BOR,    [OMPI_OP_LXOR] = TACOS_RED_LXOR,
+        [OMPI_OP_BXOR] = TACOS_RED_BXOR,  [OMPI_OP_MAXLOC] = TACOS_RED_MAXLOC,
+        [OMPI_OP_MINLOC] = TACOS_RED_MINLOC, [OMPI_OP_REPLACE] = TACOS_RED_NOPS};
+    if (!ompi_op_is_intrinsic(op) || op->op_type < 0 || op->op_type >= OMPI_OP_NUM_OF_TYPES)
+        return TACOS_RED_NOPS;
+    return map[op->op_type];
+}
+
+/* A predefined datatype in the core's names (by its representation:
+ * MPI_INT and MPI_INT32_T alike), TACOS_T_NTYPES for others. */
+static tacos_red_type_t red_type(struct ompi_datatype_t *t)
+{
+    if (!ompi_datatype_is_predefined(t))
+        return TACOS_T_NTYPES;
+    switch (t->id) { /* the pairs MINLOC and MAXLOC take */
+    case OMPI_DATATYPE_MPI_FLOAT_INT: return TACOS_T_FLOAT_INT;
+    case OMPI_DATATYPE_MPI_DOUBLE_INT: return TACOS_T_DOUBLE_INT;
+    case OMPI_DATATYPE_MPI_LONG_INT: return TACOS_T_LONG_INT;
+    case OMPI_DATATYPE_MPI_2INT: return TACOS_T_2INT;
+    case OMPI_DATATYPE_MPI_SHORT_INT: return TACOS_T_SHORT_INT;
+    }
+    switch (t->super.id) {
+    case OPAL_DATATYPE_INT1: return TACOS_T_INT8;
+    case OPAL_DATATYPE_UINT1: case OPAL_DATATYPE_BOOL: return TACOS_T_UINT8;
+    case OPAL_DATATYPE_INT2: return TACOS_T_INT16;
+    case OPAL_DATATYPE_UINT2: return TACOS_T_UINT16;
+    case OPAL_DATATYPE_INT4: return TACOS_T_INT32;
+    case OPAL_DATATYPE_UINT4: return TACOS_T_UINT32;
+    case OPAL_DATATYPE_INT8: return TACOS_T_INT64;
+    case OPAL_DATATYPE_UINT8: return TACOS_T_UINT64;
+    case OPAL_DATATYPE_FLOAT2: return TACOS_T_FLOAT16;
+    case OPAL_DATATYPE_FLOAT4: return TACOS_T_FLOAT;
+    case OPAL_DATATYPE_FLOAT8: return TACOS_T_DOUBLE;
+    case OPAL_DATATYPE_WCHAR: return sizeof(wchar_t) == 4 ? TACOS_T_INT32 : TACOS_T_NTYPES;
+    case OPAL_DATATYPE_LONG: return sizeof(long) == 8 ? TACOS_T_INT64 : TACOS_T_INT32;
+    case OPAL_DATATYPE_UNSIGNED_LONG: return sizeof(long) == 8 ? TACOS_T_UINT64 : TACOS_T_UINT32;
+    }
+    return TACOS_T_NTYPES;
+}
+
+int coll_tacos_on_device(const void *const *bufs, int n)
+{
+    const tacos_mc_t *mc = C->cuda ? tacos_mc_cuda(NULL) : NULL;
+    for (int i = 0; mc && i < n; i++)
+        if (bufs[i] && bufs[i] != MPI_IN_PLACE && mc->query(bufs[i]) != TACOS_MEM_HOST)
+            return 1;
+    return 0;
+}
+
+const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pml_ctx_t *x,
+                              int contiguous)
+{
+    if (!x->device) {
+        if (C->stage) { /* the same path on host memory, with Open MPI's op engine */
+            tacos_mem_host(x, op_reduce, &x->mem);
+            call->mem = &x->mem, call->mc = tacos_mc_host();
+        }
+        return NULL;
+    }
+    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
+    if (!contiguous)
+        return "GPU buffer with a non-contiguous datatype";
+    if (x->op) {
+        x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
+        if (x->red_op == TACOS_RED_NOPS)
+            return "user-defined op on GPU buffers";
+        if (x->red_type == TACOS_T_NTYPES || !mc->reduces(x->red_op, x->red_type))
+            return "no GPU reduction for this op and datatype";
+    }
+    if (!m->stream && mc->stream_new(&m->stream))
+        return mc->why();
+    mc->bind(m->stream, x->red_op, x->red_type, &x->mem);
+    call->mem = &x->mem, call->mc = mc;
+    return NULL;
+}
+
+/* A copy between host and device memory, waited for (module's stream). */
+static int sync_copy(mca_coll_tacos_module_t *m, void *dst, const void *src, size_t bytes)
+{
+    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    tacos_mem_t mem;
+    void *mark = NULL;
+    int done = 0, rc = !m->stream ? mc->stream_new(&m->stream) : 0;
+    if (rc)
+        return rc;
+    mc->bind(m->stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
+    if (bytes && !(rc = mem.copy(mem.ctx, dst, src, bytes)))
+        rc = mem.mark(mem.ctx, &mark);
+    while (!rc && mark && !done)
+        rc = mem.test(mem.ctx, mark, &done);
+    return rc;
+}
+
+int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
+                      struct ompi_datatype_t *dtype, int in, void **host)
+{
+    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    ptrdiff_t lb, ext, tlb, text;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    *mm = (mirror_t){0};
+    *host = (void *)buf;
+    if (!buf || buf == MPI_IN_PLACE || !count || mc->query(buf) == TACOS_MEM_HOST)
+        return OMPI_SUCCESS; /* nothing to mirror */
+    if (ext < 0) {
+        opal_output(0, "coll:tacos: a GPU buffer of a datatype with a negative extent is not "
+                       "served");
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mm->bytes = (count - 1) * (size_t)ext + (size_t)text;
+    mm->dev = (char *)buf + tlb;
+    if (!(mm->host = mc->host_alloc(mm->bytes)))
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (in && sync_copy(m, mm->host, mm->dev, mm->bytes)) {
+        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+        mc->host_free(mm->host);
+        mm->host = NULL;
+        return OMPI_ERROR;
+    }
+    *host = mm->host - tlb;
+    return OMPI_SUCCESS;
+}
+
+int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
+{
+    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    int rc = OMPI_SUCCESS;
+    if (!mm->host)
+        return rc;
+    if (out && sync_copy(m, mm->dev, mm->host, mm->bytes)) {
+        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+        rc = OMPI_ERROR;
+    }
+    mc->host_free(mm->host);
+    mm->host = NULL;
+    return rc;
+}
+
 /* ---- requests: nonblocking and persistent operations ----------------------------- */
 
 /* Their messages carry a tag of their own per operation started (every
@@ -177,6 +328,7 @@ typedef struct mca_coll_tacos_request {
     int nheld;
     void *tmp; /* textbook programs: their working copy, freed with the request */
     struct ompi_op_t *reduce_op;
+    void *stream; /* GPU buffers: a CUDA stream of its own */
     int free_when_done; /* MPI_Request_free while active */
     struct mca_coll_tacos_request *prev, *next; /* in the active list */
 } mca_coll_tacos_request_t;
@@ -194,7 +346,14 @@ static void request_construct(mca_coll_tacos_request_t *r)
     r->super.super.req_start = request_start;
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_tacos_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
+static void request_destruct(mca_coll_tacos_request_t *r)
+{
+    if (r->stream)
+        tacos_mc_cuda(NULL)->stream_free(r->stream);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_tacos_request_t, ompi_coll_base_nbc_request_t, request_construct,
+                   request_destruct);
 
 /* The operations in flight, progressed by whichever thread gets the lock. */
 static mca_coll_tacos_request_t *active;
@@ -325,6 +484,18 @@ static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const t
     *own = *call;
     own->tp.ctx = &r->x;
     own->error = &r->x.error;
+    if (call->mem) { /* its own stream: concurrent operations reduce differently */
+        if (call->mc == tacos_mc_host()) {
+            tacos_mem_host(&r->x, op_reduce, &r->x.mem);
+        } else if (call->mc->stream_new(&r->stream)) {
+            opal_output(0, "coll:tacos: a nonblocking call on GPU buffers: %s", call->mc->why());
+            OBJ_RELEASE(r);
+            return NULL;
+        } else {
+            call->mc->bind(r->stream, r->x.red_op, r->x.red_type, &r->x.mem);
+        }
+        own->mem = &r->x.mem;
+    }
     return r;
 }
 
@@ -403,5 +574,7 @@ void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x)
                            dt_unpack,
                            OMPI_ERR_OUT_OF_RESOURCE,
                            OMPI_ERROR,
-                           &x->error};
+                           &x->error,
+                           NULL,
+                           NULL};
 }

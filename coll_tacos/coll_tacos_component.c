@@ -77,6 +77,21 @@ static int tacos_register(void)
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
     c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
+    c->cuda = true, c->stage = false;
+    reg("cuda",
+        "Look for GPU (CUDA) buffers in each call (default true): the CUDA driver "
+        "(libcuda.so.1) is loaded at the first collective where coll/tacos was built with "
+        "--with-cuda (else, or without a driver or device, every buffer is host memory). "
+        "Buffers in device memory go through the schedules staged chunk by chunk through "
+        "pinned host memory, with reductions on the GPU; what that cannot serve goes "
+        "through host copies of the whole buffers. false: buffers are never looked at "
+        "(device pointers then reach Open MPI as they are)",
+        MCA_BASE_VAR_TYPE_BOOL, READONLY, &c->cuda);
+    reg("stage",
+        "Stage host buffers through the memory layer as GPU buffers are (copies into pinned "
+        "staging space, posted once copied; default false): for testing that path without "
+        "a GPU. A rank's own affair: no message changes",
+        MCA_BASE_VAR_TYPE_BOOL, READONLY, &c->stage);
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "

@@ -49,6 +49,11 @@ typedef struct {
     struct ompi_op_t *op;
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */
+    /* GPU buffers (coll_tacos_memory) */
+    int device;             /* a buffer of the call is in device memory */
+    tacos_mem_t mem;        /* the call's stream, when the executor stages */
+    tacos_red_op_t red_op;  /* what its reductions are, for a stream of its own */
+    tacos_red_type_t red_type;
 } pml_ctx_t;
 
 /* The largest message to peer of comm (its remote group on an
@@ -61,8 +66,9 @@ size_t coll_tacos_piece(struct ompi_communicator_t *comm, int peer);
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x);
 
 /* A call's context (x, on comm with the collective's tag) and what the core needs of it. */
-#define CALL(comm, name, op)                                                                 \
-    pml_ctx_t x = {comm, MCA_COLL_BASE_TAG_##name, &ompi_mpi_byte.dt, 0, op, OMPI_SUCCESS};  \
+#define CALL(comm_, name, op_)                                                               \
+    pml_ctx_t x = {.comm = comm_, .tag = MCA_COLL_BASE_TAG_##name,                           \
+                   .unit = &ompi_mpi_byte.dt, .op = op_};                                    \
     tacos_call_t call;                                                                       \
     coll_tacos_call_init(&call, &x)
 
@@ -79,6 +85,31 @@ static inline tacos_data_t data(const void *buf, size_t count, struct ompi_datat
     ompi_datatype_get_extent(dtype, &lb, &ext);
     return (tacos_data_t){(void *)buf, count, dtype, ext};
 }
+
+/* ---- GPU buffers ---------------------------------------------------------------- */
+
+/* Whether one of bufs[0..n) (NULL and MPI_IN_PLACE skipped) is in device
+ * memory (coll_tacos_cuda, a CUDA build, a driver and a device). */
+int coll_tacos_on_device(const void *const *bufs, int n);
+
+/* The call's memory once its view is set: with device buffers (x->device),
+ * the CUDA stream the executor stages through (call->mem), or why the
+ * executor cannot take them (the caller then stages the whole call by
+ * hand); with host buffers, the host stream where coll_tacos_stage forces
+ * staging.  contiguous: every buffer the call touches is one run of bytes. */
+const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pml_ctx_t *x,
+                              int contiguous);
+
+/* A host copy of (buf, count, dtype) for a call staged by hand: *host is
+ * where the call reads and writes it (copied in where `in`); unmirror
+ * copies it back where `out`, and frees it. */
+typedef struct {
+    char *host, *dev; /* the span's first byte */
+    size_t bytes;
+} mirror_t;
+int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
+                      struct ompi_datatype_t *dtype, int in, void **host);
+int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out);
 
 /* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,

@@ -109,7 +109,9 @@ static void module_construct(mca_coll_tacos_module_t *m)
 static void module_destruct(mca_coll_tacos_module_t *m)
 {
     TACOS_SLOTS(RELEASE_PREV)
-    tacos_comm_free(m->core);
+    tacos_comm_free(m->core); /* its staging and device work space too */
+    if (m->stream)
+        tacos_mc_cuda(NULL)->stream_free(m->stream);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
@@ -329,6 +331,9 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * move, success; falls back; or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
+        if (x.device && (why_dev || OMPI_COMM_IS_INTER(comm)))                               \
+            return by_hand_##name(m, mode, why_dev ? why_dev : "intercommunicator",          \
+                                  __VA_ARGS__);                                              \
         if (OMPI_COMM_IS_INTER(comm))                                                        \
             FALLBACK(m, name, "intercommunicator", __VA_ARGS__);                             \
         if (!(why) && ompi_comm_size(comm) == 1)                                             \
@@ -337,14 +342,153 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
                                             call.v.bytes, &(why), &(p));                     \
         if (plan_rc_ != OMPI_SUCCESS || (!(p) && !(why)))                                    \
             return plan_rc_;                                                                 \
+        if (!(p) && x.device) /* the previous component cannot take GPU memory */            \
+            return by_hand_##name(m, mode, why, __VA_ARGS__);                                \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)
+
+/* GPU buffers (bufs: the call's; contiguous: all of them one run of bytes)
+ * go through the schedule staged by the executor (call.mem); where it
+ * cannot take them (why_dev), or no schedule serves the call, the call runs
+ * on host copies of its buffers (by_hand_<name>: blocking calls only). */
+#define DEVICE(contiguous, ...)                                                              \
+    const void *bufs_[] = {__VA_ARGS__};                                                     \
+    x.device = coll_tacos_on_device(bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
+    const char *why_dev = coll_tacos_memory(m, &call, &x, contiguous)
+
+static int contiguous(const void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    return buf == MPI_IN_PLACE || ompi_datatype_is_contiguous_memory_layout(dtype, (int)count);
+}
+
+/* A call on GPU buffers that neither the executor's staging nor the
+ * previous component can take, in a nonblocking or persistent mode (its
+ * result would have to be copied back at its completion). */
+static int unserved(const char *name, call_mode_t mode, const char *why)
+{
+    opal_output(0, "coll:tacos: MPI_%s%s%s on GPU buffers: %s; only blocking calls go "
+                   "through host copies of their buffers (Open MPI here is not CUDA-aware)",
+                mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+/* Host copies of up to two buffers around a blocking call (every buffer
+ * copied in, so that what the call does not write stays as it was). */
+#define BY_HAND(name, call_expr, b0, n0, t0, b1, n1, t1)                                    \
+    do {                                                                                     \
+        mirror_t mm_[2] = {{0}};                                                             \
+        void *h0 = NULL, *h1 = NULL;                                                         \
+        if (mode != BLOCKING)                                                                \
+            return unserved(name, mode, why);                                                \
+        TRACE(10, "MPI_%s on GPU buffers through host copies: %s", name, why);               \
+        int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, 1, &h0);                         \
+        if (rc_ == OMPI_SUCCESS)                                                             \
+            rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, 1, &h1);                         \
+        if (rc_ == OMPI_SUCCESS)                                                             \
+            rc_ = call_expr;                                                                 \
+        int out0_ = coll_tacos_unmirror(m, &mm_[0], rc_ == OMPI_SUCCESS);                    \
+        int out1_ = coll_tacos_unmirror(m, &mm_[1], rc_ == OMPI_SUCCESS);                    \
+        return rc_ != OMPI_SUCCESS ? rc_ : out0_ != OMPI_SUCCESS ? out0_ : out1_;            \
+    } while (0)
+
+#define HOST(name, ...) name(__VA_ARGS__, &m->super, BLOCKING, NULL, NULL)
 
 /* Runs plan p in the call's mode. */
 #define RUN(m, p, a, t0, t1)                                                                 \
     (mode == BLOCKING ? tacos_run((m)->core, p, &call, a)                                    \
                       : coll_tacos_launch(m, p, &call, a, t0, t1, mode == PERSISTENT, request))
+
+static int allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD,
+                     MODE_ARGS);
+static int allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                     DT *rdtype, COMM, MOD, MODE_ARGS);
+static int alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                    DT *rdtype, COMM, MOD, MODE_ARGS);
+static int allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
+                      const int *displs, DT *rdtype, COMM, MOD, MODE_ARGS);
+static int bcast(void *buf, int count, DT *dtype, int root, COMM, MOD, MODE_ARGS);
+static int reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM, MOD,
+                  MODE_ARGS);
+static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP, COMM,
+                                MOD, MODE_ARGS);
+static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP, COMM,
+                          MOD, MODE_ARGS);
+
+static int by_hand_allreduce(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                             const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM)
+{
+    BY_HAND("Allreduce", HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype,
+            rbuf, count, dtype);
+}
+
+static int by_hand_allgather(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                             const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                             DT *rdtype, COMM)
+{
+    size_t n = (size_t)ompi_comm_size(comm);
+    BY_HAND("Allgather", HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
+            scount, sdtype, rbuf, (size_t)rcount * n, rdtype);
+}
+
+static int by_hand_alltoall(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                            const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                            DT *rdtype, COMM)
+{
+    size_t n = (size_t)ompi_comm_size(comm);
+    BY_HAND("Alltoall", HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
+            (size_t)scount * n, sdtype, rbuf, (size_t)rcount * n, rdtype);
+}
+
+static int by_hand_allgatherv(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                              const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                              const int *rcounts, const int *displs, DT *rdtype, COMM)
+{
+    size_t end = 0; /* the receive buffer's elements up to the last block's end */
+    for (int r = 0; r < ompi_comm_size(comm); r++)
+        if (rcounts[r] && (size_t)displs[r] + (size_t)rcounts[r] > end)
+            end = (size_t)displs[r] + (size_t)rcounts[r];
+    BY_HAND("Allgatherv",
+            HOST(allgatherv, h0, scount, sdtype, h1, rcounts, displs, rdtype, comm), sbuf,
+            scount, sdtype, rbuf, end, rdtype);
+}
+
+static int by_hand_bcast(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                         void *buf, int count, DT *dtype, int root, COMM)
+{
+    BY_HAND("Bcast", HOST(bcast, h0, count, dtype, root, comm), buf, count, dtype, NULL, 0,
+            dtype);
+}
+
+static int by_hand_reduce(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                          const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM)
+{
+    int me = ompi_comm_rank(comm); /* rbuf matters at the root only */
+    BY_HAND("Reduce", HOST(reduce, h0, me == root ? h1 : rbuf, count, dtype, op, root, comm),
+            sbuf, count, dtype, me == root ? rbuf : NULL, count, dtype);
+}
+
+static int by_hand_reduce_scatter_block(mca_coll_tacos_module_t *m, call_mode_t mode,
+                                        const char *why, const void *sbuf, void *rbuf,
+                                        int rcount, DT *dtype, OP, COMM)
+{
+    size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    BY_HAND("Reduce_scatter_block",
+            HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, rbuf,
+            sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype);
+}
+
+static int by_hand_reduce_scatter(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
+                                  const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
+                                  OP, COMM)
+{
+    size_t all = 0;
+    for (int r = 0; r < ompi_comm_size(comm); r++)
+        all += (size_t)rcounts[r];
+    BY_HAND("Reduce_scatter", HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
+            dtype, rbuf,
+            sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)], dtype);
+}
 
 /* Collectives that only move data: the signature's bytes (MPI_BYTE units). */
 static const char *view_bytes(struct ompi_datatype_t *dtype, size_t count, tacos_view_t *v,
@@ -384,6 +528,8 @@ static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     CALL(comm, ALLREDUCE, op);
     const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
+    DEVICE(contiguous(sbuf, (size_t)count, dtype) && contiguous(rbuf, (size_t)count, dtype), sbuf,
+           rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLREDUCE, 0, why, p, allreduce, sbuf, rbuf, count, dtype, op, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
@@ -399,6 +545,9 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtyp
     int n = ompi_comm_size(comm);
     CALL(comm, ALLGATHER, NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
+    DEVICE(contiguous(sbuf, (size_t)scount, sdtype) &&
+               contiguous(rbuf, (size_t)rcount * (size_t)n, rdtype),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
@@ -418,6 +567,9 @@ static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype
     size_t n = (size_t)ompi_comm_size(comm);
     CALL(comm, ALLTOALL, NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * n, &call.v, &x);
+    DEVICE(contiguous(sbuf, (size_t)scount * n, sdtype) &&
+               contiguous(rbuf, (size_t)rcount * n, rdtype),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLTOALL, 0, why, p, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
@@ -444,6 +596,8 @@ static int allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdty
     }
     CALL(comm, ALLGATHERV, NULL);
     const char *why = view_bytes(rdtype, total, &call.v, &x);
+    DEVICE(in_order && contiguous(sbuf, (size_t)scount, sdtype) && contiguous(rbuf, total, rdtype),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
          rdtype, comm);
@@ -461,6 +615,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     CALL(comm, BCAST, NULL);
     const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
+    DEVICE(contiguous(buf, (size_t)count, dtype), buf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, count, dtype);
@@ -475,6 +630,9 @@ static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     CALL(comm, REDUCE, op);
     const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
+    int at_root = !OMPI_COMM_IS_INTER(comm) && ompi_comm_rank(comm) == root;
+    DEVICE(contiguous(sbuf, (size_t)count, dtype) && contiguous(rbuf, (size_t)count, dtype), sbuf,
+           at_root ? rbuf : NULL); /* rbuf matters at the root only */
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);
@@ -491,6 +649,9 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     int n = ompi_comm_size(comm);
     CALL(comm, REDUCE_SCATTER_BLOCK, op);
     const char *why = view_elements(dtype, (size_t)rcount * (size_t)n, op, &call.v, &x);
+    DEVICE(contiguous(sbuf, (size_t)rcount * (size_t)n, dtype) &&
+               contiguous(rbuf, (size_t)rcount * (size_t)n, dtype),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
          comm);
@@ -512,6 +673,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
         total += (size_t)rcounts[r];
     CALL(comm, REDUCE_SCATTER, op);
     const char *why = view_elements(dtype, total, op, &call.v, &x);
+    DEVICE(contiguous(sbuf, total, dtype) && contiguous(rbuf, total, dtype), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);

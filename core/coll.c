@@ -64,10 +64,33 @@ static void drop(char **buf, size_t *have, int free_it)
     *have = 0;
 }
 
+/* A memory component's buffer of at least `bytes` (device: its own
+ * memory, else pinned host memory). */
+static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes)
+{
+    if (b->p && b->bytes >= bytes && b->mc == mc)
+        return b->p;
+    if (b->p)
+        (b->device ? b->mc->dev_free : b->mc->host_free)(b->p);
+    void *p = tacos_fault("alloc") ? NULL : device ? mc->dev_alloc(bytes) : mc->host_alloc(bytes);
+    *b = (tacos_mc_buf_t){p, p ? bytes : 0, mc, device};
+    return p;
+}
+
+/* free_it 0: set aside (an abandoned send or copy may still use it) */
+static void mc_drop(tacos_mc_buf_t *b, int free_it)
+{
+    if (b->p && free_it)
+        (b->device ? b->mc->dev_free : b->mc->host_free)(b->p);
+    *b = (tacos_mc_buf_t){0};
+}
+
 void tacos_comm_drop_scratch(tacos_comm_t *c)
 {
     drop(&c->work, &c->work_bytes, 1);
     drop(&c->recv, &c->recv_bytes, 1);
+    mc_drop(&c->stage, 1);
+    mc_drop(&c->dwork, 1);
 }
 
 /* ---- views ------------------------------------------------------------------------ */
@@ -105,6 +128,8 @@ typedef struct {
     void *dst;
     const void *src;
     size_t bytes;
+    const tacos_mem_t *mem; /* the call's, or NULL: memcpy */
+    int rc;
 } copy_args_t;
 
 /* A call of a plan: blocking (the plan's executor state and block offsets,
@@ -125,6 +150,7 @@ struct tacos_req {
     int in_place;
     char *work, *space; /* own scratch: the units, arriving reductions */
     size_t work_bytes, space_bytes;
+    tacos_mc_buf_t stage, dwork; /* own, with call.mem: staging, work space */
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -152,11 +178,31 @@ static void *own_space(void *arg, size_t bytes)
     return grow(&r->space, &r->space_bytes, bytes, 0);
 }
 
-/* Scratch of `bytes`: the operation's own or the communicator's. */
+/* With call.mem: the executor's staging space (pinned host memory). */
+static void *stage_space(void *arg, size_t bytes)
+{
+    tacos_req_t *r = arg;
+    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes);
+}
+
+/* Scratch of `bytes`: the operation's own or the communicator's (with
+ * call.mem, the memory component's: where the buffers are). */
 static char *scratch(tacos_req_t *r, size_t bytes)
 {
+    if (r->call.mem)
+        return mc_grow(r->own ? &r->dwork : &r->c->dwork, r->call.mc, 1, bytes);
     return r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
                   : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
+}
+
+/* With call.mem: waits for everything started on it (the end of a call). */
+static int mem_sync(const tacos_mem_t *m)
+{
+    void *mark = NULL;
+    int done = 0, rc = m->mark(m->ctx, &mark);
+    while (!rc && mark && !done)
+        rc = m->test(m->ctx, mark, &done);
+    return rc;
 }
 
 /* Scratch for the units; unit 0 at the returned address. */
@@ -187,8 +233,11 @@ static int failed(tacos_req_t *r, int rc)
         r->work = NULL, r->work_bytes = 0;
     else
         drop(&c->work, &c->work_bytes, 0);
+    mc_drop(r->own ? &r->stage : &c->stage, 0);
+    mc_drop(r->own ? &r->dwork : &c->dwork, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
+                       : rc == TACOS_ERR_IO && call->mc && call->mc->why ? call->mc->why()
                                                : "the schedule cannot progress (a coll/tacos bug)";
     int ret = error ? error : rc == TACOS_ERR_NOMEM ? call->err_nomem : call->err_internal;
     char call_name[64]; /* a schedule's collective, or a list (textbook program) */
@@ -259,7 +308,9 @@ static char *direct(const tacos_call_t *call, const tacos_data_t *d)
 static void copy_block(void *arg)
 {
     copy_args_t *a = arg;
-    if (a->bytes)
+    if (a->bytes && a->mem)
+        a->rc = a->mem->copy(a->mem->ctx, a->dst, a->src, a->bytes);
+    else if (a->bytes)
         memcpy(a->dst, a->src, a->bytes);
 }
 
@@ -304,7 +355,8 @@ static int place_alltoall(tacos_req_t *r)
         char *base = from == me ? in : to == me ? r->out : w;
         r->spans[c].at = base + (uintptr_t)r->spans[c].at;
     }
-    r->copy = (copy_args_t){r->out + block * (size_t)me, in + block * (size_t)me, block};
+    r->copy = (copy_args_t){r->out + block * (size_t)me, in + block * (size_t)me, block,
+                            call->mem, 0};
     r->opts.overlap = copy_block, r->opts.overlap_arg = &r->copy;
     r->opts.spans = r->spans;
     return rc;
@@ -360,7 +412,7 @@ static int place(tacos_req_t *r, char **at)
             return call->err_nomem;
         block = work + r->off[me];
         r->unpack = !out;
-        r->copy = (copy_args_t){block, own, r->off[me + 1] - r->off[me]};
+        r->copy = (copy_args_t){block, own, r->off[me + 1] - r->off[me], call->mem, 0};
         if (own) {
             o->own_src = own, o->own_block = me;
             o->overlap = copy_block, o->overlap_arg = &r->copy;
@@ -418,6 +470,8 @@ static int complete(tacos_req_t *r)
 {
     const tacos_call_t *call = &r->call;
     int me = r->c->ops.rank;
+    if (r->copy.rc)
+        return failed(r, r->copy.rc); /* the overlap's copy could not start */
     if (!r->unpack)
         return 0;
     for (int i = 0; r->msgs && i < r->nmsgs; i++) { /* data received into scratch, once */
@@ -456,6 +510,10 @@ static int complete(tacos_req_t *r)
     char *out = direct(call, &result), *res = r->buf + first * call->v.unit_ext;
     if (!out)
         return UNPACK(call, res, &result);
+    if (call->mem) {
+        int rc = call->mem->copy(call->mem->ctx, out, res, mine * call->v.unit_ext);
+        return rc || (rc = mem_sync(call->mem)) ? failed(r, rc) : 0;
+    }
     memcpy(out, res, mine * call->v.unit_ext);
     return 0;
 }
@@ -503,18 +561,22 @@ int tacos_req_start(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
     r->opts = (tacos_exec_opts_t){.ordered = r->c->s.deterministic,
-                                  .scratch = r->own ? own_space : comm_space,
-                                  .scratch_arg = r};
+                                  .scratch = r->call.mem ? stage_space
+                                             : r->own    ? own_space
+                                                         : comm_space,
+                                  .scratch_arg = r, .mem = r->call.mem};
     r->unpack = 0;
+    r->copy.rc = 0;
     int rc = r->msgs ? place_list(r) : place(r, &r->buf);
     if (rc)
         return rc;
     if (!r->msgs)
-        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s",
+        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s",
                        tacos_coll_name(r->coll),
                        r->coll == TACOS_ALLGATHER && r->counts ? "v" : "", v->bytes,
-                       r->c->ops.size, r->k, r->prog->nops,
-                       r->own ? " (nonblocking)" : "");
+                       r->c->ops.size, r->k, r->prog->nops, r->own ? " (nonblocking)" : "",
+                       r->call.mem ? ", staged through " : "",
+                       r->call.mem ? r->call.mc->name : "");
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;
     rc = tacos_exec_start(r->exec, r->off, r->buf ? r->buf + v->shift : NULL, v->unit_ext,
@@ -592,6 +654,8 @@ void tacos_req_free(tacos_req_t *r)
     free(r->own_arrays);
     free(r->work);
     free(r->space);
+    mc_drop(&r->stage, 1);
+    mc_drop(&r->dwork, 1);
     free(r->spans);
     free(r->msgs);
     free(r->copies);
@@ -654,6 +718,7 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
      * no previous component exists, or after they differed) */
     if (c->agreed <= 0)
         r->call.tp.piece = NULL;
+    r->call.mem = NULL, r->call.mc = NULL; /* lists touch host memory only */
     r->msgs = malloc(((size_t)nmsgs + 1) * sizeof *r->msgs);
     r->copies = malloc(((size_t)ncopies + 1) * sizeof *r->copies);
     r->spans = malloc(((size_t)nmsgs + 1) * sizeof *r->spans);

@@ -4,6 +4,14 @@
 
 #include "tacos_comm.h"
 
+/* A buffer of a memory component: pinned staging space, device work space. */
+typedef struct {
+    char *p;
+    size_t bytes;
+    const tacos_mc_t *mc;
+    int device;
+} tacos_mc_buf_t;
+
 typedef struct {
     tacos_coll_t coll;
     int root;
@@ -26,6 +34,7 @@ struct tacos_comm {
      * executor's space for arriving reductions */
     char *work, *recv;
     size_t work_bytes, recv_bytes;
+    tacos_mc_buf_t stage, dwork; /* calls on device buffers: staging, work space */
 };
 
 /* Releases a plan's program held by prog_refs (comm.c). */

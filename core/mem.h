@@ -54,8 +54,9 @@ typedef struct {
     void (*forget)(void *ctx, void *mark);
 } tacos_mem_t;
 
-/* A memory component.  Every function but query returns 0 or a TACOS_ERR_*
- * code after saying what failed in why (the component's last error). */
+/* A memory component.  Its functions (and its streams') return 0 or
+ * TACOS_ERR_IO after saying what failed in why() (the last error), or
+ * TACOS_ERR_NOMEM. */
 typedef struct tacos_mc {
     const char *name;
     /* The kind of memory at p, never failing: host for what it does not know. */
@@ -67,15 +68,22 @@ typedef struct tacos_mc {
     void (*bind)(void *stream, tacos_red_op_t op, tacos_red_type_t type, tacos_mem_t *out);
     /* Whether it reduces op over type (else a call falls back). */
     int (*reduces)(tacos_red_op_t op, tacos_red_type_t type);
-    /* Pinned host memory (what messages are staged through). */
+    /* Pinned host memory (what messages are staged through), and the
+     * component's own memory (work space of a call on its buffers). */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
+    void *(*dev_alloc)(size_t bytes);
+    void (*dev_free)(void *p);
     const char *(*why)(void);
 } tacos_mc_t;
 
 /* The CUDA component: NULL with *why where it is not built, the driver is
  * missing or has no device (loaded once, the first time asked). */
 const tacos_mc_t *tacos_mc_cuda(const char **why);
+
+/* The host component: allocations only (malloc); its streams are made by
+ * tacos_mem_host. */
+const tacos_mc_t *tacos_mc_host(void);
 
 /* A stream on host memory (what the executor's staging does with a CPU
  * buffer: copies with memcpy, reductions with reduce(rctx, ...): the

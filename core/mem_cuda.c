@@ -20,7 +20,7 @@ extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc
     X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuCtxGetCurrent)               \
     X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
-    X(cuMemFreeHost) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
+    X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
     X(cuGetErrorString)
 #define STR_(x) #x
 #define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
@@ -52,7 +52,7 @@ static int failed(const char *what, CUresult r)
     if (cu.cuGetErrorString)
         cu.cuGetErrorString(r, &s);
     snprintf(last_error, sizeof last_error, "CUDA %s failed: %s (%d)", what, s ? s : "?", (int)r);
-    return TACOS_ERR_INVALID;
+    return TACOS_ERR_IO;
 }
 #define CU(call, what) ((r_ = (call)) == CUDA_SUCCESS ? 0 : failed(what, r_))
 
@@ -110,7 +110,7 @@ static int cuda_stream_new(void **out)
                   1)) ||
         CU(cu.cuStreamCreate(&st->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) {
         free(st);
-        return TACOS_ERR_INVALID;
+        return TACOS_ERR_IO;
     }
     pthread_mutex_lock(&lock);
     int rc = 0;
@@ -120,7 +120,7 @@ static int cuda_stream_new(void **out)
     if (!rc && ctx != module_ctx) {
         snprintf(last_error, sizeof last_error,
                  "buffers of a second CUDA context in one process are not served");
-        rc = TACOS_ERR_INVALID;
+        rc = TACOS_ERR_IO;
     }
     if (rc) {
         cu.cuStreamDestroy(st->s);
@@ -154,7 +154,7 @@ static int cuda_reduce(void *ctx, const void *src, void *dst, size_t count)
         char name[48];
         snprintf(name, sizeof name, "tacos_%s_%s", op_names[st->op], type_names[st->type]);
         if (CU(cu.cuModuleGetFunction(&st->fn, module, name), name))
-            return TACOS_ERR_INVALID;
+            return TACOS_ERR_IO;
     }
     size_t threads = 256, blocks = (count + threads - 1) / threads;
     void *args[] = {&dst, (void *)&src, &count};
@@ -169,10 +169,10 @@ static int cuda_mark(void *ctx, void **mark)
     CUevent ev = NULL;
     *mark = NULL;
     if (CU(cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate"))
-        return TACOS_ERR_INVALID;
+        return TACOS_ERR_IO;
     if (CU(cu.cuEventRecord(ev, ((stream_t *)ctx)->s), "cuEventRecord")) {
         cu.cuEventDestroy(ev);
-        return TACOS_ERR_INVALID;
+        return TACOS_ERR_IO;
     }
     *mark = ev;
     return 0;
@@ -229,14 +229,35 @@ static void cuda_host_free(void *p)
         cu.cuMemFreeHost(p);
 }
 
+static void *cuda_dev_alloc(size_t bytes)
+{
+    CUdeviceptr p = 0;
+    CUresult r_;
+    return CU(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc") ? NULL : (void *)p;
+}
+
+static void cuda_dev_free(void *p)
+{
+    if (p)
+        cu.cuMemFree((CUdeviceptr)p);
+}
+
 static const char *cuda_why(void)
 {
     return last_error;
 }
 
-static const tacos_mc_t cuda_mc = {"cuda",      cuda_query,      cuda_stream_new,
-                                   cuda_stream_free, cuda_bind,  cuda_reduces,
-                                   cuda_host_alloc, cuda_host_free, cuda_why};
+static const tacos_mc_t cuda_mc = {.name = "cuda",
+                                   .query = cuda_query,
+                                   .stream_new = cuda_stream_new,
+                                   .stream_free = cuda_stream_free,
+                                   .bind = cuda_bind,
+                                   .reduces = cuda_reduces,
+                                   .host_alloc = cuda_host_alloc,
+                                   .host_free = cuda_host_free,
+                                   .dev_alloc = cuda_dev_alloc,
+                                   .dev_free = cuda_dev_free,
+                                   .why = cuda_why};
 
 const tacos_mc_t *tacos_mc_cuda(const char **why)
 {

@@ -1,5 +1,6 @@
 /* The memory layer's host stream: copies with memcpy, reductions with the
  * binding's op engine, nothing asynchronous (see mem.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mem.h"
@@ -44,3 +45,17 @@ const tacos_mc_t *tacos_mc_cuda(const char **why)
     return NULL;
 }
 #endif
+
+static tacos_mem_kind_t host_query(const void *p)
+{
+    (void)p;
+    return TACOS_MEM_HOST;
+}
+
+static const tacos_mc_t host_mc = {.name = "host", .query = host_query, .host_alloc = malloc,
+                                   .host_free = free, .dev_alloc = malloc, .dev_free = free};
+
+const tacos_mc_t *tacos_mc_host(void)
+{
+    return &host_mc;
+}

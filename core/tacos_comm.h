@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "exec.h"
+#include "mem.h"
 #include "tacos_synth.h"
 
 /* The settings that decide which messages a rank sends (compared across
@@ -168,6 +169,14 @@ typedef struct {
      * error the transport met (the binding's status, 0 none) */
     int err_nomem, err_internal;
     const int *error;
+    /* Buffers in memory the transport cannot reach (a GPU's, or staging
+     * forced on host memory): the call's stream (exec.h: opts->mem) and the
+     * component whose memory stages the messages and holds work space.  The
+     * binding sets them only where every buffer the call touches is one run
+     * of bytes (contiguous) and mem reduces the call's op and type.  NULL:
+     * host memory. */
+    const tacos_mem_t *mem;
+    const tacos_mc_t *mc;
 } tacos_call_t;
 
 /* A call's buffers: send NULL means MPI_IN_PLACE; recv is Bcast's buffer.

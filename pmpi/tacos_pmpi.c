@@ -553,7 +553,9 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
                          dt_unpack,                                                           \
                          MPI_ERR_NO_MEM,                                                      \
                          MPI_ERR_INTERN,                                                      \
-                         &x.error}
+                         &x.error,                                                            \
+                         NULL, /* host buffers only: no memory layer */                       \
+                         NULL}
 
 /* Plans (tacos_comm_plan_call; without a state: want); returns an error
  * or, where nothing is to move, success; falls back with the reason; or
