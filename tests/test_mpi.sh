@@ -49,6 +49,18 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
+# the executor's staging (the GPU path) on host memory: every message
+# through staging space, every local copy and reduction through the memory
+# layer; a rank's own affair, so staged and unstaged ranks mix
+run 3 "staged through host" --mca coll_tacos_stage 1
+run 8 "staged through host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file "$FIX/ring8.json" \
+    --mca coll_tacos_chunks 3 -- --quick
+timeout 300 mpirun --allow-run-as-root --oversubscribe \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
+[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
+    fail "3 of 5 ranks staged: wrong results"
 
 # nonblocking and persistent collectives (mpi_nbc_check): every result
 # checked, and every collective ran a schedule of its own (a silent
@@ -70,6 +82,13 @@ for np in 1 2 3 4 5 7 8; do
     done
     echo "nonblocking np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
 done
+# staged (the GPU path on host memory), operations of their own in flight at once
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_stage 1 \
+    "$NBC" --quick >"$T/out" 2>&1
+[ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
+    grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
