@@ -74,6 +74,7 @@ typedef struct {
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
     unsigned nonblocking_seq; /* operations started with a tag of their own */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
+    bool stage;               /* coll_tacos_stage when it was created */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

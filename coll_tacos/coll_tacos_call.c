@@ -221,7 +221,7 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
                               int contiguous)
 {
     if (!x->device) {
-        if (C->stage) { /* the same path on host memory, with Open MPI's op engine */
+        if (m->stage) { /* the same path on host memory, with Open MPI's op engine */
             tacos_mem_host(x, op_reduce, &x->mem);
             call->mem = &x->mem, call->mc = tacos_mc_host();
         }

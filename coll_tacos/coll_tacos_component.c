@@ -90,8 +90,9 @@ static int tacos_register(void)
     reg("stage",
         "Stage host buffers through the memory layer as GPU buffers are (copies into pinned "
         "staging space, posted once copied; default false): for testing that path without "
-        "a GPU. A rank's own affair: no message changes",
-        MCA_BASE_VAR_TYPE_BOOL, READONLY, &c->stage);
+        "a GPU. A rank's own affair: no message changes. Writable through MPI_T: read when "
+        "a communicator is created (osu_coll --variant compares the two in one job)",
+        MCA_BASE_VAR_TYPE_BOOL, SETTABLE, &c->stage);
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "

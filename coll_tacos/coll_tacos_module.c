@@ -260,6 +260,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .exchange = core_exchange,
                             .log = core_log};
     m->comm = comm;
+    m->stage = C->stage;
     if (!(m->core = tacos_comm_new(&st, &ops))) {
         OBJ_RELEASE(m);
         return NULL;
