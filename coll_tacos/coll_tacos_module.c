@@ -364,13 +364,14 @@ static int contiguous(const void *buf, size_t count, struct ompi_datatype_t *dty
 }
 
 /* A call on GPU buffers that neither the executor's staging nor the
- * previous component can take, in a nonblocking or persistent mode (its
- * result would have to be copied back at its completion). */
-static int unserved(const char *name, call_mode_t mode, const char *why)
+ * previous component can take: an error, not a device pointer handed to
+ * code that reads it as host memory. */
+static int unserved(const char *name, call_mode_t mode, const char *why, const char *then)
 {
-    opal_output(0, "coll:tacos: MPI_%s%s%s on GPU buffers: %s; only blocking calls go "
-                   "through host copies of their buffers (Open MPI here is not CUDA-aware)",
-                mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why);
+    opal_output(0, "coll:tacos: MPI_%s%s%s on GPU buffers: %s; %s (Open MPI here is not "
+                   "CUDA-aware)",
+                mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why,
+                then);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
@@ -381,7 +382,8 @@ static int unserved(const char *name, call_mode_t mode, const char *why)
         mirror_t mm_[2] = {{0}};                                                             \
         void *h0 = NULL, *h1 = NULL;                                                         \
         if (mode != BLOCKING)                                                                \
-            return unserved(name, mode, why);                                                \
+            return unserved(name, mode, why,                                                 \
+                            "only blocking calls go through host copies of their buffers");  \
         TRACE(10, "MPI_%s on GPU buffers through host copies: %s", name, why);               \
         int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, 1, &h0);                         \
         if (rc_ == OMPI_SUCCESS)                                                             \
@@ -703,6 +705,9 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
     {                                                                                        \
         mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
+        const void *bufs_[] = {sbuf, rbuf};                                                  \
+        if (coll_tacos_on_device(bufs_, 2))                                                  \
+            return unserved(#name, mode, "not served on GPU buffers", "copy them to the host"); \
         FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
     }                                                                                        \
     static int tacos_##name(UNPAREN PARAMS, MOD)                                             \
