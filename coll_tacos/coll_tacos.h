@@ -75,6 +75,8 @@ typedef struct {
     unsigned nonblocking_seq; /* operations started with a tag of their own */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
     bool stage;               /* coll_tacos_stage when it was created */
+    int by_hand;              /* in a call on host copies: 1 plan it, 2 it falls back (why) */
+    const char *by_hand_why;
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

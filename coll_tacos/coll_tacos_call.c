@@ -208,13 +208,19 @@ static tacos_red_type_t red_type(struct ompi_datatype_t *t)
     return TACOS_T_NTYPES;
 }
 
-int coll_tacos_on_device(const void *const *bufs, int n)
+void coll_tacos_on_device(pml_ctx_t *x, const void *const *bufs, int n)
 {
     const tacos_mc_t *mc = C->cuda ? tacos_mc_cuda(NULL) : NULL;
-    for (int i = 0; mc && i < n; i++)
-        if (bufs[i] && bufs[i] != MPI_IN_PLACE && mc->query(bufs[i]) != TACOS_MEM_HOST)
-            return 1;
-    return 0;
+    int some = 0, all = 1;
+    for (int i = 0; mc && i < n; i++) {
+        if (!bufs[i] || bufs[i] == MPI_IN_PLACE)
+            continue;
+        int dev = mc->query(bufs[i]) != TACOS_MEM_HOST;
+        if (dev && !some)
+            x->dev_buf = bufs[i];
+        some |= dev, all &= dev;
+    }
+    x->device = !some ? 0 : all ? 2 : 1;
 }
 
 const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pml_ctx_t *x,
@@ -229,6 +235,8 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
     }
     const tacos_mc_t *mc = tacos_mc_cuda(NULL);
     x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
+    if (x->device == 1) /* kernels cannot read or write pageable host memory */
+        return "host and GPU buffers in one call";
     if (!contiguous)
         return "GPU buffer with a non-contiguous datatype";
     if (x->op) {
@@ -238,23 +246,24 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
         if (x->red_type == TACOS_T_NTYPES || !mc->reduces(x->red_op, x->red_type))
             return "no GPU reduction for this op and datatype";
     }
-    if (!m->stream && mc->stream_new(&m->stream))
+    if (!m->stream && mc->stream_new(x->dev_buf, &m->stream))
         return mc->why();
     mc->bind(m->stream, x->red_op, x->red_type, &x->mem);
     call->mem = &x->mem, call->mc = mc;
     return NULL;
 }
 
-/* A copy between host and device memory, waited for (module's stream). */
-static int sync_copy(mca_coll_tacos_module_t *m, void *dst, const void *src, size_t bytes)
+/* A copy between host and device memory (dev: the device side), waited
+ * for, on *stream (made there when missing). */
+static int sync_copy(void **stream, const void *dev, void *dst, const void *src, size_t bytes)
 {
     const tacos_mc_t *mc = tacos_mc_cuda(NULL);
     tacos_mem_t mem;
     void *mark = NULL;
-    int done = 0, rc = !m->stream ? mc->stream_new(&m->stream) : 0;
+    int done = 0, rc = !*stream ? mc->stream_new(dev, stream) : 0;
     if (rc)
         return rc;
-    mc->bind(m->stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
+    mc->bind(*stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
     if (bytes && !(rc = mem.copy(mem.ctx, dst, src, bytes)))
         rc = mem.mark(mem.ctx, &mark);
     while (!rc && mark && !done)
@@ -263,7 +272,7 @@ static int sync_copy(mca_coll_tacos_module_t *m, void *dst, const void *src, siz
 }
 
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
-                      struct ompi_datatype_t *dtype, int in, void **host)
+                      struct ompi_datatype_t *dtype, void **host)
 {
     const tacos_mc_t *mc = tacos_mc_cuda(NULL);
     ptrdiff_t lb, ext, tlb, text;
@@ -280,9 +289,16 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
     }
     mm->bytes = (count - 1) * (size_t)ext + (size_t)text;
     mm->dev = (char *)buf + tlb;
+    mm->stream = &m->stream;
+    /* the stream first: pinned memory is allocated in its context; every
+     * buffer copied in, so that what the call does not write stays */
+    if (!m->stream && mc->stream_new(buf, &m->stream)) {
+        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+        return OMPI_ERROR;
+    }
     if (!(mm->host = mc->host_alloc(mm->bytes)))
         return OMPI_ERR_OUT_OF_RESOURCE;
-    if (in && sync_copy(m, mm->host, mm->dev, mm->bytes)) {
+    if (sync_copy(mm->stream, mm->dev, mm->host, mm->dev, mm->bytes)) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         mc->host_free(mm->host);
         mm->host = NULL;
@@ -296,9 +312,10 @@ int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 {
     const tacos_mc_t *mc = tacos_mc_cuda(NULL);
     int rc = OMPI_SUCCESS;
+    (void)m;
     if (!mm->host)
         return rc;
-    if (out && sync_copy(m, mm->dev, mm->host, mm->bytes)) {
+    if (out && sync_copy(mm->stream, mm->dev, mm->dev, mm->host, mm->bytes)) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         rc = OMPI_ERROR;
     }
@@ -329,6 +346,9 @@ typedef struct mca_coll_tacos_request {
     void *tmp; /* textbook programs: their working copy, freed with the request */
     struct ompi_op_t *reduce_op;
     void *stream; /* GPU buffers: a CUDA stream of its own */
+    ompi_request_t *inner; /* by hand: the call on host copies, then copied back */
+    mirror_t mm[2];
+    int out[2], nmm;
     int free_when_done; /* MPI_Request_free while active */
     struct mca_coll_tacos_request *prev, *next; /* in the active list */
 } mca_coll_tacos_request_t;
@@ -397,13 +417,28 @@ static void finished(mca_coll_tacos_request_t *r, int rc)
         destroy(r);
 }
 
+/* A call on host copies: once it completed, the results back. */
+static int by_hand_progress(mca_coll_tacos_request_t *r, int *done)
+{
+    if (!(*done = REQUEST_COMPLETE(r->inner)))
+        return OMPI_SUCCESS;
+    int rc = r->inner->req_status.MPI_ERROR;
+    ompi_request_free(&r->inner);
+    r->inner = NULL;
+    for (int i = 0; i < r->nmm; i++) {
+        int out = coll_tacos_unmirror(r->module, &r->mm[i], r->out[i] && rc == MPI_SUCCESS);
+        rc = rc != MPI_SUCCESS ? rc : out;
+    }
+    return rc;
+}
+
 int mca_coll_tacos_progress(void)
 {
     int events = 0;
     if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || pthread_mutex_trylock(&active_lock))
         return 0; /* nothing to do, or another thread does it */
     for (mca_coll_tacos_request_t *r = active, *next; r; r = next) {
-        int done = 0, rc = tacos_req_progress(r->op, &done);
+        int done = 0, rc = r->inner ? by_hand_progress(r, &done) : tacos_req_progress(r->op, &done);
         next = r->next;
         if (done)
             finished(r, rc), events++;
@@ -412,16 +447,9 @@ int mca_coll_tacos_progress(void)
     return events;
 }
 
-/* Posts the operation's first messages under a tag of its own. */
-static int start_one(mca_coll_tacos_request_t *r)
+/* r in the active list, progressed by opal_progress. */
+static void activate(mca_coll_tacos_request_t *r)
 {
-    r->x.tag = TAG_BASE + (int)(r->module->nonblocking_seq++ % TAG_RANGE);
-    r->x.error = OMPI_SUCCESS;
-    r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
-    r->super.super.req_status._cancelled = 0;
-    int rc = tacos_req_start(r->op);
-    if (rc != OMPI_SUCCESS)
-        return rc;
     r->super.super.req_complete = REQUEST_PENDING;
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     pthread_mutex_lock(&active_lock);
@@ -435,6 +463,42 @@ static int start_one(mca_coll_tacos_request_t *r)
         active->prev = r;
     active = r;
     pthread_mutex_unlock(&active_lock);
+}
+
+/* Posts the operation's first messages under a tag of its own. */
+static int start_one(mca_coll_tacos_request_t *r)
+{
+    r->x.tag = TAG_BASE + (int)(r->module->nonblocking_seq++ % TAG_RANGE);
+    r->x.error = OMPI_SUCCESS;
+    r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    r->super.super.req_status._cancelled = 0;
+    int rc = tacos_req_start(r->op);
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    activate(r);
+    return OMPI_SUCCESS;
+}
+
+int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                              ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
+                              ompi_request_t **request)
+{
+    mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
+    if (!r) { /* finished here: the call is under way on the other ranks */
+        int rc = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            coll_tacos_unmirror(m, (mirror_t *)&mm[i], out[i] && rc == OMPI_SUCCESS);
+        return rc != OMPI_SUCCESS ? rc : OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->module = m, r->x.comm = comm, r->inner = inner, r->nmm = n;
+    for (int i = 0; i < n; i++) /* copied back on a stream of its own: any thread progresses it */
+        r->mm[i] = mm[i], r->mm[i].stream = &r->stream, r->out[i] = out[i];
+    OMPI_REQUEST_INIT(&r->super.super, false);
+    r->super.super.req_mpi_object.comm = comm;
+    OBJ_RETAIN(comm);
+    r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    activate(r);
+    *request = &r->super.super;
     return OMPI_SUCCESS;
 }
 
@@ -487,7 +551,7 @@ static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const t
     if (call->mem) { /* its own stream: concurrent operations reduce differently */
         if (call->mc == tacos_mc_host()) {
             tacos_mem_host(&r->x, op_reduce, &r->x.mem);
-        } else if (call->mc->stream_new(&r->stream)) {
+        } else if (call->mc->stream_new(r->x.dev_buf, &r->stream)) {
             opal_output(0, "coll:tacos: a nonblocking call on GPU buffers: %s", call->mc->why());
             OBJ_RELEASE(r);
             return NULL;

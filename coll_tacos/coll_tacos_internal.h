@@ -50,7 +50,8 @@ typedef struct {
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */
     /* GPU buffers (coll_tacos_memory) */
-    int device;             /* a buffer of the call is in device memory */
+    int device;             /* buffers of the call in device memory: 1 some, 2 all */
+    const void *dev_buf;    /* one of them (its CUDA context is the streams') */
     tacos_mem_t mem;        /* the call's stream, when the executor stages */
     tacos_red_op_t red_op;  /* what its reductions are, for a stream of its own */
     tacos_red_type_t red_type;
@@ -88,9 +89,11 @@ static inline tacos_data_t data(const void *buf, size_t count, struct ompi_datat
 
 /* ---- GPU buffers ---------------------------------------------------------------- */
 
-/* Whether one of bufs[0..n) (NULL and MPI_IN_PLACE skipped) is in device
- * memory (coll_tacos_cuda, a CUDA build, a driver and a device). */
-int coll_tacos_on_device(const void *const *bufs, int n);
+/* Whether bufs[0..n) (the call's significant buffers; NULL and
+ * MPI_IN_PLACE skipped) are in device memory (coll_tacos_cuda, a CUDA
+ * build, a driver and a device): x->device 0 none, 1 some, 2 all, and
+ * x->dev_buf one of them. */
+void coll_tacos_on_device(pml_ctx_t *x, const void *const *bufs, int n);
 
 /* The call's memory once its view is set: with device buffers (x->device),
  * the CUDA stream the executor stages through (call->mem), or why the
@@ -106,10 +109,17 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
 typedef struct {
     char *host, *dev; /* the span's first byte */
     size_t bytes;
+    void **stream;    /* where the stream its copies use is kept */
 } mirror_t;
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
-                      struct ompi_datatype_t *dtype, int in, void **host);
+                      struct ompi_datatype_t *dtype, void **host);
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out);
+
+/* A nonblocking call run on host copies: *inner (the call on them) becomes
+ * *request, which copies mm[i] back where out[i] once inner completed. */
+int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                              ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
+                              ompi_request_t **request);
 
 /* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,

@@ -332,9 +332,11 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * move, success; falls back; or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
+        if ((m)->by_hand == 2) /* on host copies of a call that falls back */                \
+            FALLBACK(m, name, (m)->by_hand_why, __VA_ARGS__);                                \
         if (x.device && (why_dev || OMPI_COMM_IS_INTER(comm)))                               \
-            return by_hand_##name(m, mode, why_dev ? why_dev : "intercommunicator",          \
-                                  __VA_ARGS__);                                              \
+            return by_hand_##name(m, mode, request, why_dev ? why_dev : "intercommunicator", \
+                                  1, __VA_ARGS__);                                           \
         if (OMPI_COMM_IS_INTER(comm))                                                        \
             FALLBACK(m, name, "intercommunicator", __VA_ARGS__);                             \
         if (!(why) && ompi_comm_size(comm) == 1)                                             \
@@ -344,7 +346,7 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
         if (plan_rc_ != OMPI_SUCCESS || (!(p) && !(why)))                                    \
             return plan_rc_;                                                                 \
         if (!(p) && x.device) /* the previous component cannot take GPU memory */            \
-            return by_hand_##name(m, mode, why, __VA_ARGS__);                                \
+            return by_hand_##name(m, mode, request, why, 2, __VA_ARGS__);                    \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)
@@ -355,7 +357,8 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * on host copies of its buffers (by_hand_<name>: blocking calls only). */
 #define DEVICE(contiguous, ...)                                                              \
     const void *bufs_[] = {__VA_ARGS__};                                                     \
-    x.device = coll_tacos_on_device(bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
+    if (!m->by_hand) /* a call on host copies looks no further */                            \
+        coll_tacos_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                \
     const char *why_dev = coll_tacos_memory(m, &call, &x, contiguous)
 
 static int contiguous(const void *buf, size_t count, struct ompi_datatype_t *dtype)
@@ -375,27 +378,38 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
-/* Host copies of up to two buffers around a blocking call (every buffer
- * copied in, so that what the call does not write stays as it was). */
-#define BY_HAND(name, call_expr, b0, n0, t0, b1, n1, t1)                                    \
+/* A call on host copies of up to two buffers (each copied in, so that what
+ * the call does not write stays as it was; copied back where out0, out1):
+ * blocking, or nonblocking with the copies back when it completes.  The
+ * call itself (call_expr, on h0 and h1) looks for no GPU buffers and, where
+ * `then` is 2, falls back as the original call did without planning again. */
+#define BY_HAND(name, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                        \
     do {                                                                                     \
         mirror_t mm_[2] = {{0}};                                                             \
+        int out_[2] = {out0, out1};                                                          \
         void *h0 = NULL, *h1 = NULL;                                                         \
-        if (mode != BLOCKING)                                                                \
-            return unserved(name, mode, why,                                                 \
-                            "only blocking calls go through host copies of their buffers");  \
-        TRACE(10, "MPI_%s on GPU buffers through host copies: %s", name, why);               \
-        int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, 1, &h0);                         \
+        ompi_request_t *inner_ = NULL;                                                       \
+        if (mode == PERSISTENT)                                                              \
+            return unserved(name, mode, why, "persistent calls cannot copy back");           \
+        TRACE(10, "MPI_%s%s on GPU buffers through host copies: %s",                         \
+              mode == NONBLOCKING ? "I" : "", name, why);                                    \
+        int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, &h0);                            \
         if (rc_ == OMPI_SUCCESS)                                                             \
-            rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, 1, &h1);                         \
-        if (rc_ == OMPI_SUCCESS)                                                             \
+            rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, &h1);                            \
+        if (rc_ == OMPI_SUCCESS) {                                                           \
+            m->by_hand = then, m->by_hand_why = why;                                         \
             rc_ = call_expr;                                                                 \
-        int out0_ = coll_tacos_unmirror(m, &mm_[0], rc_ == OMPI_SUCCESS);                    \
-        int out1_ = coll_tacos_unmirror(m, &mm_[1], rc_ == OMPI_SUCCESS);                    \
-        return rc_ != OMPI_SUCCESS ? rc_ : out0_ != OMPI_SUCCESS ? out0_ : out1_;            \
+            m->by_hand = 0;                                                                  \
+        }                                                                                    \
+        if (rc_ == OMPI_SUCCESS && mode == NONBLOCKING)                                      \
+            return coll_tacos_launch_by_hand(m, comm, inner_, mm_, out_, 2, request);        \
+        int back0_ = coll_tacos_unmirror(m, &mm_[0], out0 && rc_ == OMPI_SUCCESS);           \
+        int back1_ = coll_tacos_unmirror(m, &mm_[1], out1 && rc_ == OMPI_SUCCESS);           \
+        return rc_ != OMPI_SUCCESS ? rc_ : back0_ != OMPI_SUCCESS ? back0_ : back1_;         \
     } while (0)
 
-#define HOST(name, ...) name(__VA_ARGS__, &m->super, BLOCKING, NULL, NULL)
+/* The call on host copies, in the original call's mode (nonblocking: its request in inner_). */
+#define HOST(name, ...) name(__VA_ARGS__, &m->super, mode, NULL, mode == BLOCKING ? NULL : &inner_)
 
 /* Runs plan p in the call's mode. */
 #define RUN(m, p, a, t0, t1)                                                                 \
@@ -418,79 +432,78 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dt
 static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP, COMM,
                           MOD, MODE_ARGS);
 
-static int by_hand_allreduce(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                             const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM)
+#define BY_HAND_ARGS mca_coll_tacos_module_t *m, call_mode_t mode, REQ, const char *why, int then
+
+static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
+                             COMM)
 {
-    BY_HAND("Allreduce", HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype,
-            rbuf, count, dtype);
+    BY_HAND("Allreduce", HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype, 0,
+            rbuf, count, dtype, 1);
 }
 
-static int by_hand_allgather(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                             const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
-                             DT *rdtype, COMM)
+static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                             int rcount, DT *rdtype, COMM)
 {
     size_t n = (size_t)ompi_comm_size(comm);
     BY_HAND("Allgather", HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
-            scount, sdtype, rbuf, (size_t)rcount * n, rdtype);
+            scount, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
-static int by_hand_alltoall(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                            const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
-                            DT *rdtype, COMM)
+static int by_hand_alltoall(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                            int rcount, DT *rdtype, COMM)
 {
     size_t n = (size_t)ompi_comm_size(comm);
     BY_HAND("Alltoall", HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
-            (size_t)scount * n, sdtype, rbuf, (size_t)rcount * n, rdtype);
+            (size_t)scount * n, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
-static int by_hand_allgatherv(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                              const void *sbuf, int scount, DT *sdtype, void *rbuf,
+static int by_hand_allgatherv(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
                               const int *rcounts, const int *displs, DT *rdtype, COMM)
 {
     size_t end = 0; /* the receive buffer's elements up to the last block's end */
-    for (int r = 0; r < ompi_comm_size(comm); r++)
+    for (int r = 0; r < ompi_comm_size(comm); r++) {
+        if (displs[r] < 0)
+            return unserved("Allgatherv", mode, "a negative displacement", "");
         if (rcounts[r] && (size_t)displs[r] + (size_t)rcounts[r] > end)
             end = (size_t)displs[r] + (size_t)rcounts[r];
+    }
     BY_HAND("Allgatherv",
             HOST(allgatherv, h0, scount, sdtype, h1, rcounts, displs, rdtype, comm), sbuf,
-            scount, sdtype, rbuf, end, rdtype);
+            scount, sdtype, 0, rbuf, end, rdtype, 1);
 }
 
-static int by_hand_bcast(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                         void *buf, int count, DT *dtype, int root, COMM)
+static int by_hand_bcast(BY_HAND_ARGS, void *buf, int count, DT *dtype, int root, COMM)
 {
-    BY_HAND("Bcast", HOST(bcast, h0, count, dtype, root, comm), buf, count, dtype, NULL, 0,
-            dtype);
+    BY_HAND("Bcast", HOST(bcast, h0, count, dtype, root, comm), buf, count, dtype, 1, NULL, 0,
+            dtype, 0);
 }
 
-static int by_hand_reduce(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                          const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM)
+static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
+                          int root, COMM)
 {
-    int me = ompi_comm_rank(comm); /* rbuf matters at the root only */
-    BY_HAND("Reduce", HOST(reduce, h0, me == root ? h1 : rbuf, count, dtype, op, root, comm),
-            sbuf, count, dtype, me == root ? rbuf : NULL, count, dtype);
+    int at_root = OMPI_COMM_IS_INTER(comm) ? root == MPI_ROOT : ompi_comm_rank(comm) == root;
+    BY_HAND("Reduce", HOST(reduce, h0, at_root ? h1 : rbuf, count, dtype, op, root, comm), sbuf,
+            count, dtype, 0, at_root ? rbuf : NULL, count, dtype, 1); /* rbuf: the root's only */
 }
 
-static int by_hand_reduce_scatter_block(mca_coll_tacos_module_t *m, call_mode_t mode,
-                                        const char *why, const void *sbuf, void *rbuf,
-                                        int rcount, DT *dtype, OP, COMM)
+static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
+                                        DT *dtype, OP, COMM)
 {
     size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm);
     BY_HAND("Reduce_scatter_block",
-            HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, rbuf,
-            sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype);
+            HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, 0,
+            rbuf, sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype, 1);
 }
 
-static int by_hand_reduce_scatter(mca_coll_tacos_module_t *m, call_mode_t mode, const char *why,
-                                  const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
-                                  OP, COMM)
+static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, const int *rcounts,
+                                  DT *dtype, OP, COMM)
 {
     size_t all = 0;
     for (int r = 0; r < ompi_comm_size(comm); r++)
         all += (size_t)rcounts[r];
     BY_HAND("Reduce_scatter", HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
-            dtype, rbuf,
-            sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)], dtype);
+            dtype, 0, rbuf,
+            sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)], dtype, 1);
 }
 
 /* Collectives that only move data: the signature's bytes (MPI_BYTE units). */
@@ -573,6 +586,8 @@ static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype
     DEVICE(contiguous(sbuf, (size_t)scount * n, sdtype) &&
                contiguous(rbuf, (size_t)rcount * n, rdtype),
            sbuf, rbuf);
+    if (x.device && !why_dev && sbuf == MPI_IN_PLACE) /* its input is packed on the host */
+        why_dev = "MPI_IN_PLACE";
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLTOALL, 0, why, p, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype,
          comm);
@@ -700,13 +715,16 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     FALLBACK(m, barrier, HAS_PREV(m, barrier) ? PASSED : "no previous component", comm);
 }
 
-/* name in three modes: PARAMS the collective's parameters, ARGS the names */
-#define PASS_THROUGH(name, PARAMS, ARGS)                                                     \
+/* name in three modes: PARAMS the collective's parameters, ARGS the
+ * names, SIG the buffers that matter on this rank */
+#define PASS_THROUGH(name, PARAMS, ARGS, SIG)                                                \
     static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
     {                                                                                        \
         mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
-        const void *bufs_[] = {sbuf, rbuf};                                                  \
-        if (coll_tacos_on_device(bufs_, 2))                                                  \
+        const void *bufs_[] = {UNPAREN SIG};                                                 \
+        pml_ctx_t x = {.device = 0};                                                         \
+        coll_tacos_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                \
+        if (x.device && !OPAL_CUDA_SUPPORT) /* the previous component would read them */     \
             return unserved(#name, mode, "not served on GPU buffers", "copy them to the host"); \
         FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
     }                                                                                        \
@@ -725,44 +743,57 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
 
 PASS_THROUGH(gather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
                       DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),
+             (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL))
 PASS_THROUGH(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
                        const int *displs, DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm),
+             (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL))
 PASS_THROUGH(scatter, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
                        DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),
+             (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf))
 PASS_THROUGH(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
                         void *rbuf, int rcount, DT *rdtype, int root, COMM),
-             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm))
+             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm),
+             (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf))
 PASS_THROUGH(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
                          void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,
                          DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
                          DT *const *rdtypes, COMM),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm))
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
-             (sbuf, rbuf, count, dtype, op, comm))
+             (sbuf, rbuf, count, dtype, op, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(exscan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
-             (sbuf, rbuf, count, dtype, op, comm))
+             (sbuf, rbuf, count, dtype, op, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(neighbor_allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
                                   int rcount, DT *rdtype, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(neighbor_allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
                                    const int *rcounts, const int *displs, DT *rdtype, COMM),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(neighbor_alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
                                  int rcount, DT *rdtype, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(neighbor_alltoallv, (const void *sbuf, const int *scounts, const int *sdispls,
                                   DT *sdtype, void *rbuf, const int *rcounts,
                                   const int *rdispls, DT *rdtype, COMM),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm),
+             (sbuf, rbuf))
 PASS_THROUGH(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
                                   DT *const *sdtypes, void *rbuf, const int *rcounts,
                                   const MPI_Aint *rdispls, DT *const *rdtypes, COMM),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm))
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm),
+             (sbuf, rbuf))
 
 /* ---- the slots: each collective in three modes ------------------------------------ */
 

@@ -66,23 +66,27 @@ static void drop(char **buf, size_t *have, int free_it)
 
 /* A memory component's buffer of at least `bytes` (device: its own
  * memory, else pinned host memory). */
-static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes)
-{
-    if (b->p && b->bytes >= bytes && b->mc == mc)
-        return b->p;
-    if (b->p)
-        (b->device ? b->mc->dev_free : b->mc->host_free)(b->p);
-    void *p = tacos_fault("alloc") ? NULL : device ? mc->dev_alloc(bytes) : mc->host_alloc(bytes);
-    *b = (tacos_mc_buf_t){p, p ? bytes : 0, mc, device};
-    return p;
-}
-
 /* free_it 0: set aside (an abandoned send or copy may still use it) */
 static void mc_drop(tacos_mc_buf_t *b, int free_it)
 {
     if (b->p && free_it)
         (b->device ? b->mc->dev_free : b->mc->host_free)(b->p);
+    if (b->counted)
+        __atomic_sub_fetch(&scratch_kept, b->bytes, __ATOMIC_RELAXED);
     *b = (tacos_mc_buf_t){0};
+}
+
+static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes,
+                     int counted)
+{
+    if (b->p && b->bytes >= bytes && b->mc == mc)
+        return b->p;
+    mc_drop(b, 1);
+    void *p = tacos_fault("alloc") ? NULL : device ? mc->dev_alloc(bytes) : mc->host_alloc(bytes);
+    *b = (tacos_mc_buf_t){p, p ? bytes : 0, mc, device, counted};
+    if (counted)
+        __atomic_add_fetch(&scratch_kept, b->bytes, __ATOMIC_RELAXED);
+    return p;
 }
 
 void tacos_comm_drop_scratch(tacos_comm_t *c)
@@ -182,7 +186,7 @@ static void *own_space(void *arg, size_t bytes)
 static void *stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes);
+    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes, !r->own);
 }
 
 /* Scratch of `bytes`: the operation's own or the communicator's (with
@@ -190,7 +194,7 @@ static void *stage_space(void *arg, size_t bytes)
 static char *scratch(tacos_req_t *r, size_t bytes)
 {
     if (r->call.mem)
-        return mc_grow(r->own ? &r->dwork : &r->c->dwork, r->call.mc, 1, bytes);
+        return mc_grow(r->own ? &r->dwork : &r->c->dwork, r->call.mc, 1, bytes, !r->own);
     return r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
                   : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
 }

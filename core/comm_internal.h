@@ -9,7 +9,7 @@ typedef struct {
     char *p;
     size_t bytes;
     const tacos_mc_t *mc;
-    int device;
+    int device, counted; /* counted: in the process's scratch total (a communicator's) */
 } tacos_mc_buf_t;
 
 typedef struct {

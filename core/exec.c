@@ -315,9 +315,9 @@ static int poll_local(exec_t *e)
     for (size_t l = 0; l < e->nlocal; l++) {
         size_t i = e->local[l];
         int done = 0;
-        if (!rc)
-            rc = e->mem->test(e->mem->ctx, e->mark[i], &done);
-        if (!done || rc)
+        if (!rc && (rc = e->mem->test(e->mem->ctx, e->mark[i], &done)))
+            continue; /* its mark released by the failed test */
+        if (!done)
             e->local[kept++] = i; /* its mark still held */
         else
             rc = staged(e, i);
@@ -616,8 +616,8 @@ static int end(tacos_exec_t *x, int *done)
         if (!(rc = copy_unwritten(x)) && m)
             rc = m->mark(m->ctx, &x->end_mark);
     }
-    if (!rc && x->end_mark && !(rc = m->test(m->ctx, x->end_mark, &ready)) && ready)
-        x->end_mark = NULL;
+    if (!rc && x->end_mark && ((rc = m->test(m->ctx, x->end_mark, &ready)) || ready))
+        x->end_mark = NULL; /* released, done or failed */
     *done = !rc && ready;
     return rc;
 }

@@ -47,8 +47,8 @@ typedef struct {
     int (*reduce)(void *ctx, const void *src, void *dst, size_t count);
     /* a mark after the work started so far in *mark (NULL: all done) */
     int (*mark)(void *ctx, void **mark);
-    /* *done = 1 once the work before mark completed (the mark is released
-     * then); never blocks */
+    /* *done = 1 once the work before mark completed; never blocks.  The
+     * mark is released when it says done, and when it fails */
     int (*test)(void *ctx, void *mark, int *done);
     /* releases a mark without waiting (after an error) */
     void (*forget)(void *ctx, void *mark);
@@ -61,15 +61,18 @@ typedef struct tacos_mc {
     const char *name;
     /* The kind of memory at p, never failing: host for what it does not know. */
     tacos_mem_kind_t (*query)(const void *p);
-    /* Streams: one per call in flight (a communicator's, an operation's). */
-    int (*stream_new)(void **stream);
+    /* Streams: one per call in flight (a communicator's, an operation's),
+     * in the context of the memory at p (every use of the stream, from any
+     * thread, runs there). */
+    int (*stream_new)(const void *p, void **stream);
     void (*stream_free)(void *stream);
     /* Binds stream to a call: reductions of op over type. */
     void (*bind)(void *stream, tacos_red_op_t op, tacos_red_type_t type, tacos_mem_t *out);
     /* Whether it reduces op over type (else a call falls back). */
     int (*reduces)(tacos_red_op_t op, tacos_red_type_t type);
     /* Pinned host memory (what messages are staged through), and the
-     * component's own memory (work space of a call on its buffers). */
+     * component's own memory (work space of a call on its buffers); in the
+     * context of the streams. */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
     void *(*dev_alloc)(size_t bytes);

@@ -3,7 +3,10 @@
  * (dlopen libcuda.so.1: no CUDA symbol in the build's libraries, so the
  * same build runs where there is no GPU).  Streams are CUDA streams, marks
  * CUDA events, reductions the kernels of cuda_reduce.cu (a fatbin built by
- * nvcc, loaded into the context of the first stream).
+ * nvcc, loaded into the context of the first stream).  One context per
+ * process is served (the first stream's: the context of the buffer it was
+ * made for); every driver call runs with it pushed, since nonblocking
+ * operations progress on whichever thread calls MPI.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -17,8 +20,8 @@
 extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc */
 
 #define API(X)                                                                               \
-    X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuCtxGetCurrent)               \
-    X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
+    X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuPointerGetAttribute)         \
+    X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
     X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
     X(cuGetErrorString)
@@ -46,6 +49,22 @@ static const size_t type_bytes[TACOS_T_NTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 
 static const char *op_names[TACOS_RED_NOPS] = {"sum",  "prod", "min", "max", "land", "lor",
                                                "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
 
+static int failed(const char *what, CUresult r);
+#define CU(call, what) ((r_ = (call)) == CUDA_SUCCESS ? 0 : failed(what, r_))
+
+/* Runs the driver calls that follow in the served context (and back). */
+static int enter(void)
+{
+    CUresult r_;
+    return CU(cu.cuCtxPushCurrent(module_ctx), "cuCtxPushCurrent");
+}
+
+static void leave(void)
+{
+    CUcontext popped;
+    cu.cuCtxPopCurrent(&popped);
+}
+
 static int failed(const char *what, CUresult r)
 {
     const char *s = NULL;
@@ -54,7 +73,6 @@ static int failed(const char *what, CUresult r)
     snprintf(last_error, sizeof last_error, "CUDA %s failed: %s (%d)", what, s ? s : "?", (int)r);
     return TACOS_ERR_IO;
 }
-#define CU(call, what) ((r_ = (call)) == CUDA_SUCCESS ? 0 : failed(what, r_))
 
 static void load(void)
 {
@@ -96,34 +114,48 @@ typedef struct {
     tacos_red_type_t type;
 } stream_t;
 
-static int cuda_stream_new(void **out)
+/* The context of the memory at p (else the thread's current one); the
+ * first one seen is served, with the kernels loaded there. */
+static int serve(const void *p)
 {
     CUresult r_;
     CUcontext ctx = NULL;
-    stream_t *st = calloc(1, sizeof *st);
-    *out = NULL;
-    if (!st)
-        return TACOS_ERR_NOMEM;
-    if (CU(cu.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent") ||
-        (!ctx && (snprintf(last_error, sizeof last_error,
-                           "no current CUDA context on this thread (select a device first)"),
-                  1)) ||
-        CU(cu.cuStreamCreate(&st->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) {
-        free(st);
+    if (cu.cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) ||
+        !ctx) /* managed memory may name none */
+        cu.cuCtxGetCurrent(&ctx);
+    if (!ctx) {
+        snprintf(last_error, sizeof last_error, "no CUDA context for a GPU buffer");
         return TACOS_ERR_IO;
     }
     pthread_mutex_lock(&lock);
     int rc = 0;
-    if (!module && !(rc = CU(cu.cuModuleLoadData(&module, tacos_cuda_fatbin), "cuModuleLoadData")))
-        module_ctx = ctx;
+    if (!module_ctx) {
+        if (!(rc = CU(cu.cuCtxPushCurrent(ctx), "cuCtxPushCurrent"))) {
+            if (!(rc = CU(cu.cuModuleLoadData(&module, tacos_cuda_fatbin), "cuModuleLoadData")))
+                module_ctx = ctx;
+            leave();
+        }
+    }
     pthread_mutex_unlock(&lock);
     if (!rc && ctx != module_ctx) {
         snprintf(last_error, sizeof last_error,
-                 "buffers of a second CUDA context in one process are not served");
+                 "GPU buffers of a second CUDA context in one process are not served");
         rc = TACOS_ERR_IO;
     }
+    return rc;
+}
+
+static int cuda_stream_new(const void *p, void **out)
+{
+    CUresult r_;
+    stream_t *st = calloc(1, sizeof *st);
+    int rc = st ? serve(p) : TACOS_ERR_NOMEM;
+    *out = NULL;
+    if (!rc && !(rc = enter())) {
+        rc = CU(cu.cuStreamCreate(&st->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        leave();
+    }
     if (rc) {
-        cu.cuStreamDestroy(st->s);
         free(st);
         return rc;
     }
@@ -134,65 +166,82 @@ static int cuda_stream_new(void **out)
 static void cuda_stream_free(void *stream)
 {
     stream_t *st = stream;
-    if (st)
+    if (st && !enter()) {
         cu.cuStreamDestroy(st->s);
+        leave();
+    }
     free(st);
 }
 
 static int cuda_copy(void *ctx, void *dst, const void *src, size_t bytes)
 {
     CUresult r_;
-    return CU(cu.cuMemcpyAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, ((stream_t *)ctx)->s),
-              "cuMemcpyAsync");
+    int rc = enter();
+    if (rc)
+        return rc;
+    rc = CU(cu.cuMemcpyAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, ((stream_t *)ctx)->s),
+            "cuMemcpyAsync");
+    leave();
+    return rc;
 }
 
 static int cuda_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     stream_t *st = ctx;
     CUresult r_;
-    if (!st->fn) {
-        char name[48];
-        snprintf(name, sizeof name, "tacos_%s_%s", op_names[st->op], type_names[st->type]);
-        if (CU(cu.cuModuleGetFunction(&st->fn, module, name), name))
-            return TACOS_ERR_IO;
+    char name[48];
+    int rc = enter();
+    if (rc)
+        return rc;
+    snprintf(name, sizeof name, "tacos_%s_%s", op_names[st->op], type_names[st->type]);
+    if (st->fn || !(rc = CU(cu.cuModuleGetFunction(&st->fn, module, name), name))) {
+        size_t threads = 256, blocks = (count + threads - 1) / threads;
+        void *args[] = {&dst, (void *)&src, &count};
+        rc = CU(cu.cuLaunchKernel(st->fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1,
+                                  (unsigned)threads, 1, 1, 0, st->s, args, NULL),
+                "cuLaunchKernel");
     }
-    size_t threads = 256, blocks = (count + threads - 1) / threads;
-    void *args[] = {&dst, (void *)&src, &count};
-    return CU(cu.cuLaunchKernel(st->fn, (unsigned)(blocks < 4096 ? blocks : 4096), 1, 1,
-                                (unsigned)threads, 1, 1, 0, st->s, args, NULL),
-              "cuLaunchKernel");
+    leave();
+    return rc;
 }
 
 static int cuda_mark(void *ctx, void **mark)
 {
     CUresult r_;
     CUevent ev = NULL;
+    int rc = enter();
     *mark = NULL;
-    if (CU(cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate"))
-        return TACOS_ERR_IO;
-    if (CU(cu.cuEventRecord(ev, ((stream_t *)ctx)->s), "cuEventRecord")) {
+    if (rc)
+        return rc;
+    if (!(rc = CU(cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate")) &&
+        (rc = CU(cu.cuEventRecord(ev, ((stream_t *)ctx)->s), "cuEventRecord")))
         cu.cuEventDestroy(ev);
-        return TACOS_ERR_IO;
-    }
-    *mark = ev;
-    return 0;
+    leave();
+    *mark = rc ? NULL : ev;
+    return rc;
 }
 
 static int cuda_test(void *ctx, void *mark, int *done)
 {
     (void)ctx;
+    *done = 0;
+    if (enter())
+        return TACOS_ERR_IO; /* the mark stays held: forget releases it */
     CUresult r = cu.cuEventQuery(mark);
     *done = r == CUDA_SUCCESS;
-    if (r == CUDA_ERROR_NOT_READY)
-        return 0;
-    cu.cuEventDestroy(mark); /* done, or failed: released either way */
-    return r == CUDA_SUCCESS ? 0 : failed("stream work", r);
+    if (r != CUDA_ERROR_NOT_READY)
+        cu.cuEventDestroy(mark); /* done, or failed: released either way */
+    leave();
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? 0 : failed("stream work", r);
 }
 
 static void cuda_forget(void *ctx, void *mark)
 {
     (void)ctx;
-    cu.cuEventDestroy(mark); /* CUDA destroys a recorded event once it completes */
+    if (!enter()) { /* CUDA destroys a recorded event once it completes */
+        cu.cuEventDestroy(mark);
+        leave();
+    }
 }
 
 static int cuda_reduces(tacos_red_op_t op, tacos_red_type_t type)
@@ -220,26 +269,40 @@ static void *cuda_host_alloc(size_t bytes)
 {
     void *p = NULL;
     CUresult r_;
-    return CU(cu.cuMemAllocHost(&p, bytes ? bytes : 1), "cuMemAllocHost") ? NULL : p;
+    if (enter())
+        return NULL;
+    if (CU(cu.cuMemAllocHost(&p, bytes ? bytes : 1), "cuMemAllocHost"))
+        p = NULL;
+    leave();
+    return p;
 }
 
 static void cuda_host_free(void *p)
 {
-    if (p)
+    if (p && !enter()) {
         cu.cuMemFreeHost(p);
+        leave();
+    }
 }
 
 static void *cuda_dev_alloc(size_t bytes)
 {
     CUdeviceptr p = 0;
     CUresult r_;
-    return CU(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc") ? NULL : (void *)p;
+    if (enter())
+        return NULL;
+    if (CU(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc"))
+        p = 0;
+    leave();
+    return (void *)p;
 }
 
 static void cuda_dev_free(void *p)
 {
-    if (p)
+    if (p && !enter()) {
         cu.cuMemFree((CUdeviceptr)p);
+        leave();
+    }
 }
 
 static const char *cuda_why(void)

@@ -7,8 +7,10 @@
  *
  *   mpi_gpu_check            types x ops x counts, in place, roots, the
  *                            nonblocking form, a user-defined op (through
- *                            host copies), device memory across communicator
- *                            create/free cycles
+ *                            host copies, blocking and nonblocking, count 0),
+ *                            a host send buffer with a device receive buffer,
+ *                            in-place Alltoall, device memory across
+ *                            communicator create/free cycles
  *   mpi_gpu_check --bench    MPI_Allreduce (float sum) bandwidth on device
  *                            buffers, 64 KiB to 256 MiB: the call itself
  *                            against staging by hand (copy to the host, the
@@ -294,54 +296,100 @@ static void user_max(void *in, void *inout, int *len, MPI_Datatype *t)
         ((int *)inout)[i] = ((int *)in)[i] > ((int *)inout)[i] ? ((int *)in)[i] : ((int *)inout)[i];
 }
 
-/* A user-defined op: blocking calls go through host copies; the
- * nonblocking form is refused with an error, not a crash. */
-static void check_user_op(void)
+/* Through host copies: a user-defined op (in place, blocking and
+ * nonblocking, and count 0), and a host send buffer with a device receive
+ * buffer (MPI_MAX: the same values). */
+static void check_by_hand(void)
 {
     enum { COUNT = 1000 };
     int h[COUNT], out[COUNT];
     void *d = dev_alloc(sizeof h);
     MPI_Op op;
     MPI_Op_create(user_max, 1, &op);
-    for (int i = 0; i < COUNT; i++)
-        h[i] = (me * 7 + i * 3) % 11;
-    to_dev(d, h, sizeof h);
-    MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, op, MPI_COMM_WORLD);
-    to_host(out, d, sizeof out);
-    for (int i = 0; i < COUNT; i++) {
-        int want = 0;
-        for (int r = 0; r < n; r++)
-            want = (r * 7 + i * 3) % 11 > want ? (r * 7 + i * 3) % 11 : want;
-        if (out[i] != want) {
-            fail("Allreduce user-defined op", COUNT, (size_t)i, out[i], want);
-            break;
+    for (int form = 0; form < 3; form++) {
+        const char *what[] = {"Allreduce user-defined op", "Iallreduce user-defined op",
+                              "Allreduce from a host buffer into a device one"};
+        MPI_Request req;
+        for (int i = 0; i < COUNT; i++)
+            h[i] = (me * 7 + i * 3) % 11;
+        to_dev(d, h, sizeof h);
+        if (form == 0)
+            MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, op, MPI_COMM_WORLD);
+        else if (form == 1) {
+            MPI_Iallreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, op, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else
+            MPI_Allreduce(h, d, COUNT, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        to_host(out, d, sizeof out);
+        for (int i = 0; i < COUNT; i++) {
+            int want = 0;
+            for (int r = 0; r < n; r++)
+                want = (r * 7 + i * 3) % 11 > want ? (r * 7 + i * 3) % 11 : want;
+            if (out[i] != want) {
+                fail(what[form], COUNT, (size_t)i, out[i], want);
+                break;
+            }
         }
     }
+    MPI_Allreduce(MPI_IN_PLACE, d, 0, MPI_INT, op, MPI_COMM_WORLD); /* nothing, no loop */
     MPI_Op_free(&op);
     cu.cuMemFree((CUdeviceptr)d);
 }
 
-/* Device memory after communicator create/use/free cycles: within 4 MiB
- * of before (CUDA's own allocations come in such steps). */
+/* Alltoall in place: block q of rank me becomes block me of rank q. */
+static void check_alltoall_in_place(size_t count)
+{
+    size_t all = count * (size_t)n;
+    unsigned char *h = malloc(all + 1), *out = malloc(all + 1);
+    void *d = dev_alloc(all);
+    for (size_t i = 0; i < all; i++)
+        h[i] = (unsigned char)(me * 31 + i * 7);
+    to_dev(d, h, all);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d, (int)count, MPI_BYTE, MPI_COMM_WORLD);
+    to_host(out, d, all);
+    for (size_t i = 0; i < all; i++) {
+        size_t q = i / count, at = (size_t)me * count + i % count;
+        unsigned char want = (unsigned char)((int)q * 31 + at * 7);
+        if (out[i] != want) {
+            fail("Alltoall in place", count, i, out[i], want);
+            break;
+        }
+    }
+    cu.cuMemFree((CUdeviceptr)d);
+    free(h);
+    free(out);
+}
+
+/* Device memory after communicator create/use/free cycles (the calls that
+ * take device work space: Reduce at the other ranks, Reduce-scatter): within
+ * 4 MiB of before (CUDA's own allocations come in such steps). */
+static void cycle(float *d, float *r)
+{
+    MPI_Comm c;
+    MPI_Request req;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Allreduce(MPI_IN_PLACE, d, 1 << 18, MPI_FLOAT, MPI_SUM, c);
+    MPI_Reduce(d, r, 1 << 18, MPI_FLOAT, MPI_SUM, 0, c);
+    MPI_Reduce_scatter_block(d, r, (1 << 18) / n, MPI_FLOAT, MPI_SUM, c);
+    MPI_Iallreduce(MPI_IN_PLACE, d, 1 << 18, MPI_FLOAT, MPI_SUM, c, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&c);
+}
+
 static void check_leaks(void)
 {
     size_t free0, free1, total;
-    float *d = dev_alloc(1 << 20);
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c); /* the first: streams, kernels loaded */
-    MPI_Allreduce(MPI_IN_PLACE, d, 1 << 18, MPI_FLOAT, MPI_SUM, c);
-    MPI_Comm_free(&c);
+    float *d = dev_alloc(1 << 20), *r = dev_alloc(1 << 20);
+    cycle(d, r); /* the first: streams, kernels loaded */
     cu.cuMemGetInfo(&free0, &total);
-    for (int i = 0; i < 20; i++) {
-        MPI_Comm_dup(MPI_COMM_WORLD, &c);
-        MPI_Allreduce(MPI_IN_PLACE, d, 1 << 18, MPI_FLOAT, MPI_SUM, c);
-        MPI_Comm_free(&c);
-    }
+    for (int i = 0; i < 20; i++)
+        cycle(d, r);
     cu.cuMemGetInfo(&free1, &total);
     if (free1 + (4 << 20) < free0)
         fail("device memory after 20 communicator cycles (MiB lost)", 20, 0,
              (double)(free0 - free1) / (1 << 20), 0);
     cu.cuMemFree((CUdeviceptr)d);
+    cu.cuMemFree((CUdeviceptr)r);
 }
 
 static void bench(void)
@@ -406,7 +454,8 @@ int main(int argc, char **argv)
     check_reductions(&types[8], &ops[0], counts[4], n - 1); /* 1M floats */
     for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
         check_moves(counts[ci], (int)ci % n);
-    check_user_op();
+    check_by_hand();
+    check_alltoall_in_place(1000);
     check_leaks();
     MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
