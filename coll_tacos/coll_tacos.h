@@ -39,7 +39,7 @@ typedef struct {
     size_t scratch_max;    /* scratch kept between calls, whole process */
     bool deterministic;    /* combine reductions in program order */
     bool cuda;             /* look for GPU buffers (CUDA driver loaded at the first call) */
-    bool stage;            /* stage host buffers as GPU ones are (testing) */
+    int stage;             /* testing: 1 stage host buffers as GPU ones are, 2 take them for GPU ones */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -74,7 +74,7 @@ typedef struct {
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
     unsigned nonblocking_seq; /* operations started with a tag of their own */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
-    bool stage;               /* coll_tacos_stage when it was created */
+    int stage;                /* coll_tacos_stage when it was created */
     int by_hand;              /* in a call on host copies: 1 plan it, 2 it falls back (why) */
     const char *by_hand_why;
 } mca_coll_tacos_module_t;

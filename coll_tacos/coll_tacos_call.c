@@ -208,9 +208,16 @@ static tacos_red_type_t red_type(struct ompi_datatype_t *t)
     return TACOS_T_NTYPES;
 }
 
-void coll_tacos_on_device(pml_ctx_t *x, const void *const *bufs, int n)
+/* Where GPU buffers come from: CUDA's, or host memory taken for a GPU's (tests). */
+static const tacos_mc_t *device_mc(const mca_coll_tacos_module_t *m)
 {
-    const tacos_mc_t *mc = C->cuda ? tacos_mc_cuda(NULL) : NULL;
+    return m->stage == 2 ? tacos_mc_host_as_device() : C->cuda ? tacos_mc_cuda(NULL) : NULL;
+}
+
+void coll_tacos_on_device(mca_coll_tacos_module_t *m, pml_ctx_t *x, const void *const *bufs,
+                          int n)
+{
+    const tacos_mc_t *mc = x->mc = device_mc(m);
     int some = 0, all = 1;
     for (int i = 0; mc && i < n; i++) {
         if (!bufs[i] || bufs[i] == MPI_IN_PLACE)
@@ -233,7 +240,7 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
         }
         return NULL;
     }
-    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    const tacos_mc_t *mc = x->mc;
     x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
     if (x->device == 1) /* kernels cannot read or write pageable host memory */
         return "host and GPU buffers in one call";
@@ -243,24 +250,37 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
         x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
         if (x->red_op == TACOS_RED_NOPS)
             return "user-defined op on GPU buffers";
-        if (x->red_type == TACOS_T_NTYPES || !mc->reduces(x->red_op, x->red_type))
+        if (x->red_type == TACOS_T_NTYPES ||
+            (mc->reduces && !mc->reduces(x->red_op, x->red_type)))
             return "no GPU reduction for this op and datatype";
+    }
+    call->mc = mc;
+    if (!mc->bind) { /* host memory taken for a GPU's: its stream is the host's */
+        tacos_mem_host(x, op_reduce, &x->mem);
+        call->mem = &x->mem;
+        return NULL;
     }
     if (!m->stream && mc->stream_new(x->dev_buf, &m->stream))
         return mc->why();
     mc->bind(m->stream, x->red_op, x->red_type, &x->mem);
-    call->mem = &x->mem, call->mc = mc;
+    call->mem = &x->mem;
     return NULL;
 }
 
 /* A copy between host and device memory (dev: the device side), waited
- * for, on *stream (made there when missing). */
-static int sync_copy(void **stream, const void *dev, void *dst, const void *src, size_t bytes)
+ * for, on *stream (made there when missing); mm's component. */
+static int sync_copy(const mirror_t *mm, void *dst, const void *src)
 {
-    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    const tacos_mc_t *mc = mm->mc;
+    void **stream = mm->stream;
+    size_t bytes = mm->bytes;
     tacos_mem_t mem;
     void *mark = NULL;
-    int done = 0, rc = !*stream ? mc->stream_new(dev, stream) : 0;
+    if (!mc->bind) { /* host memory */
+        memcpy(dst, src, bytes);
+        return 0;
+    }
+    int done = 0, rc = !*stream ? mc->stream_new(mm->dev, stream) : 0;
     if (rc)
         return rc;
     mc->bind(*stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
@@ -272,9 +292,9 @@ static int sync_copy(void **stream, const void *dev, void *dst, const void *src,
 }
 
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
-                      struct ompi_datatype_t *dtype, void **host)
+                      struct ompi_datatype_t *dtype, int later, void **host)
 {
-    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    const tacos_mc_t *mc = device_mc(m);
     ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
@@ -290,15 +310,16 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
     mm->bytes = (count - 1) * (size_t)ext + (size_t)text;
     mm->dev = (char *)buf + tlb;
     mm->stream = &m->stream;
+    mm->mc = mc;
     /* the stream first: pinned memory is allocated in its context; every
      * buffer copied in, so that what the call does not write stays */
-    if (!m->stream && mc->stream_new(buf, &m->stream)) {
+    if (mc->stream_new && !m->stream && mc->stream_new(buf, &m->stream)) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         return OMPI_ERROR;
     }
     if (!(mm->host = mc->host_alloc(mm->bytes)))
         return OMPI_ERR_OUT_OF_RESOURCE;
-    if (sync_copy(mm->stream, mm->dev, mm->host, mm->dev, mm->bytes)) {
+    if (!later && sync_copy(mm, mm->host, mm->dev)) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         mc->host_free(mm->host);
         mm->host = NULL;
@@ -310,12 +331,12 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
 
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 {
-    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    const tacos_mc_t *mc = mm->mc;
     int rc = OMPI_SUCCESS;
     (void)m;
     if (!mm->host)
         return rc;
-    if (out && sync_copy(mm->stream, mm->dev, mm->dev, mm->host, mm->bytes)) {
+    if (out && sync_copy(mm, mm->dev, mm->host)) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         rc = OMPI_ERROR;
     }
@@ -348,7 +369,7 @@ typedef struct mca_coll_tacos_request {
     void *stream; /* GPU buffers: a CUDA stream of its own */
     ompi_request_t *inner; /* by hand: the call on host copies, then copied back */
     mirror_t mm[2];
-    int out[2], nmm;
+    int out[2], nmm, by_hand; /* by_hand: inner is its (a persistent one's is kept) */
     int free_when_done; /* MPI_Request_free while active */
     struct mca_coll_tacos_request *prev, *next; /* in the active list */
 } mca_coll_tacos_request_t;
@@ -356,6 +377,7 @@ typedef struct mca_coll_tacos_request {
 static int request_free(ompi_request_t **req);
 static int request_cancel(ompi_request_t *req, int complete);
 static int request_start(size_t n, ompi_request_t **reqs);
+static void activate(struct mca_coll_tacos_request *r);
 
 static void request_construct(mca_coll_tacos_request_t *r)
 {
@@ -382,6 +404,10 @@ static int progress_registered;
 
 static void destroy(mca_coll_tacos_request_t *r)
 {
+    if (r->inner) /* persistent by hand: its call on the host copies, and them */
+        ompi_request_free(&r->inner);
+    for (int i = 0; r->by_hand && i < r->nmm; i++)
+        coll_tacos_unmirror(r->module, &r->mm[i], 0);
     tacos_req_free(r->op);
     for (int i = 0; i < r->nheld; i++)
         OBJ_RELEASE(r->held[i]);
@@ -394,16 +420,25 @@ static void destroy(mca_coll_tacos_request_t *r)
     OBJ_RELEASE(r);
 }
 
-/* Under active_lock: the operation is over (rc: its status). */
-static void finished(mca_coll_tacos_request_t *r, int rc)
+/* Under active_lock: r out of the active list (where it is). */
+static void unlink_active(mca_coll_tacos_request_t *r)
 {
     if (r->prev)
         r->prev->next = r->next;
-    else
+    else if (active == r)
         active = r->next;
     if (r->next)
         r->next->prev = r->prev;
     r->prev = r->next = NULL;
+}
+
+/* Under active_lock: the operation is over (rc: its status); returns
+ * whether the request is to be destroyed (freed while active: by the
+ * caller, once it let go of the lock, since destroying may free requests
+ * of its own). */
+static int finished(mca_coll_tacos_request_t *r, int rc)
+{
+    unlink_active(r);
     r->super.super.req_status.MPI_ERROR = rc == OMPI_SUCCESS ? MPI_SUCCESS : ompi_errcode_get_mpi_code(rc);
     if (rc != OMPI_SUCCESS)
         r->tmp = NULL; /* kept: an abandoned send may still read it (as the core's scratch) */
@@ -413,23 +448,44 @@ static void finished(mca_coll_tacos_request_t *r, int rc)
     }
     int free_it = r->free_when_done;
     ompi_request_complete(&r->super.super, true);
-    if (free_it)
-        destroy(r);
+    return free_it;
 }
 
-/* A call on host copies: once it completed, the results back. */
-static int by_hand_progress(mca_coll_tacos_request_t *r, int *done)
+/* A call on host copies that completed: the results back (not under
+ * active_lock: freeing the call's request may take it). */
+static int by_hand_finish(mca_coll_tacos_request_t *r)
 {
-    if (!(*done = REQUEST_COMPLETE(r->inner)))
-        return OMPI_SUCCESS;
+    int persistent = r->super.super.req_persistent;
     int rc = r->inner->req_status.MPI_ERROR;
-    ompi_request_free(&r->inner);
-    r->inner = NULL;
+    if (!persistent) {
+        ompi_request_free(&r->inner);
+        r->inner = NULL;
+    }
     for (int i = 0; i < r->nmm; i++) {
-        int out = coll_tacos_unmirror(r->module, &r->mm[i], r->out[i] && rc == MPI_SUCCESS);
-        rc = rc != MPI_SUCCESS ? rc : out;
+        int back = rc == MPI_SUCCESS && r->out[i];
+        int out = persistent ? back && r->mm[i].host ? sync_copy(&r->mm[i], r->mm[i].dev,
+                                                                 r->mm[i].host)
+                                                     : OMPI_SUCCESS
+                             : coll_tacos_unmirror(r->module, &r->mm[i], back);
+        rc = rc != MPI_SUCCESS ? rc : out != OMPI_SUCCESS ? OMPI_ERROR : rc;
     }
     return rc;
+}
+
+/* A persistent call by hand starts: its buffers copied in, its call on them started. */
+static int by_hand_start(mca_coll_tacos_request_t *r)
+{
+    for (int i = 0; i < r->nmm; i++)
+        if (r->mm[i].host && sync_copy(&r->mm[i], r->mm[i].host, r->mm[i].dev))
+            return OMPI_ERROR;
+    int rc = OMPI_SUCCESS;
+    if (r->inner->req_type == OMPI_REQUEST_NOOP) /* an MPI_PROC_NULL side: as MPI_Start does */
+        r->inner->req_state = OMPI_REQUEST_ACTIVE;
+    else if ((rc = r->inner->req_start(1, &r->inner)) != OMPI_SUCCESS)
+        return rc;
+    r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    activate(r);
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_tacos_progress(void)
@@ -437,13 +493,33 @@ int mca_coll_tacos_progress(void)
     int events = 0;
     if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || pthread_mutex_trylock(&active_lock))
         return 0; /* nothing to do, or another thread does it */
+    mca_coll_tacos_request_t *ready = NULL, *doomed = NULL; /* chained through next */
     for (mca_coll_tacos_request_t *r = active, *next; r; r = next) {
-        int done = 0, rc = r->inner ? by_hand_progress(r, &done) : tacos_req_progress(r->op, &done);
         next = r->next;
-        if (done)
-            finished(r, rc), events++;
+        if (r->by_hand) { /* finished below, without the lock */
+            if (REQUEST_COMPLETE(r->inner))
+                unlink_active(r), r->next = ready, ready = r;
+            continue;
+        }
+        int done = 0, rc = tacos_req_progress(r->op, &done);
+        if (done && finished(r, rc))
+            r->next = doomed, doomed = r;
+        events += done;
     }
     pthread_mutex_unlock(&active_lock);
+    for (mca_coll_tacos_request_t *r = ready, *next; r; r = next, events++) {
+        next = r->next;
+        r->next = NULL;
+        int rc = by_hand_finish(r);
+        pthread_mutex_lock(&active_lock);
+        if (finished(r, rc))
+            r->next = doomed, doomed = r;
+        pthread_mutex_unlock(&active_lock);
+    }
+    for (mca_coll_tacos_request_t *r = doomed, *next; r; r = next) {
+        next = r->next;
+        destroy(r);
+    }
     return events;
 }
 
@@ -481,23 +557,26 @@ static int start_one(mca_coll_tacos_request_t *r)
 
 int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                               ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
-                              ompi_request_t **request)
+                              int persistent, ompi_request_t **request)
 {
     mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
-    if (!r) { /* finished here: the call is under way on the other ranks */
-        int rc = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
+    if (!r) { /* a nonblocking one finishes here: it is under way on the other ranks */
+        int rc = persistent ? OMPI_ERR_OUT_OF_RESOURCE : ompi_request_wait(&inner, MPI_STATUS_IGNORE);
+        if (persistent)
+            ompi_request_free(&inner);
         for (int i = 0; i < n; i++)
             coll_tacos_unmirror(m, (mirror_t *)&mm[i], out[i] && rc == OMPI_SUCCESS);
         return rc != OMPI_SUCCESS ? rc : OMPI_ERR_OUT_OF_RESOURCE;
     }
-    r->module = m, r->x.comm = comm, r->inner = inner, r->nmm = n;
-    for (int i = 0; i < n; i++) /* copied back on a stream of its own: any thread progresses it */
+    r->module = m, r->x.comm = comm, r->inner = inner, r->nmm = n, r->by_hand = 1;
+    for (int i = 0; i < n; i++) /* copied on a stream of its own: any thread progresses it */
         r->mm[i] = mm[i], r->mm[i].stream = &r->stream, r->out[i] = out[i];
-    OMPI_REQUEST_INIT(&r->super.super, false);
+    OMPI_REQUEST_INIT(&r->super.super, persistent);
     r->super.super.req_mpi_object.comm = comm;
     OBJ_RETAIN(comm);
     r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
-    activate(r);
+    if (!persistent)
+        activate(r);
     *request = &r->super.super;
     return OMPI_SUCCESS;
 }
@@ -508,7 +587,7 @@ static int request_start(size_t n, ompi_request_t **reqs)
         mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)reqs[i];
         if (r->super.super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super.super))
             return OMPI_ERR_REQUEST;
-        int rc = start_one(r);
+        int rc = r->by_hand ? by_hand_start(r) : start_one(r);
         if (rc != OMPI_SUCCESS)
             return rc;
     }
@@ -520,11 +599,13 @@ static int request_free(ompi_request_t **req)
 {
     mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)*req;
     pthread_mutex_lock(&active_lock);
-    if (r->super.super.req_state == OMPI_REQUEST_ACTIVE && !REQUEST_COMPLETE(&r->super.super))
+    int later = r->super.super.req_state == OMPI_REQUEST_ACTIVE &&
+                !REQUEST_COMPLETE(&r->super.super);
+    if (later) /* destroyed when it is over */
         r->free_when_done = 1;
-    else
-        destroy(r);
     pthread_mutex_unlock(&active_lock);
+    if (!later) /* done, out of the active list: no one else touches it */
+        destroy(r);
     *req = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -549,7 +630,7 @@ static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const t
     own->tp.ctx = &r->x;
     own->error = &r->x.error;
     if (call->mem) { /* its own stream: concurrent operations reduce differently */
-        if (call->mc == tacos_mc_host()) {
+        if (!call->mc->bind) { /* host memory */
             tacos_mem_host(&r->x, op_reduce, &r->x.mem);
         } else if (call->mc->stream_new(r->x.dev_buf, &r->stream)) {
             opal_output(0, "coll:tacos: a nonblocking call on GPU buffers: %s", call->mc->why());

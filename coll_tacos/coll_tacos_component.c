@@ -77,7 +77,7 @@ static int tacos_register(void)
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
     c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
-    c->cuda = true, c->stage = false;
+    c->cuda = true, c->stage = 0;
     reg("cuda",
         "Look for GPU (CUDA) buffers in each call (default true): the CUDA driver "
         "(libcuda.so.1) is loaded at the first collective where coll/tacos was built with "
@@ -88,11 +88,14 @@ static int tacos_register(void)
         "(device pointers then reach Open MPI as they are)",
         MCA_BASE_VAR_TYPE_BOOL, READONLY, &c->cuda);
     reg("stage",
-        "Stage host buffers through the memory layer as GPU buffers are (copies into pinned "
-        "staging space, posted once copied; default false): for testing that path without "
-        "a GPU. A rank's own affair: no message changes. Writable through MPI_T: read when "
-        "a communicator is created (osu_coll --variant compares the two in one job)",
-        MCA_BASE_VAR_TYPE_BOOL, SETTABLE, &c->stage);
+        "Testing the GPU path without a GPU (default 0: off). 1: host buffers go through "
+        "the executor's staging as GPU buffers do (copies into staging space, posted once "
+        "copied); 2: every buffer is taken for a GPU's (host memory underneath), so calls "
+        "a GPU buffer cannot take through the schedule run on copies of their buffers "
+        "(user-defined ops, derived datatypes, fallbacks). A rank's own affair: no message "
+        "changes. Writable through MPI_T: read when a communicator is created (osu_coll "
+        "--variant compares them in one job)",
+        MCA_BASE_VAR_TYPE_INT, SETTABLE, &c->stage);
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "

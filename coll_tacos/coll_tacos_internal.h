@@ -52,6 +52,7 @@ typedef struct {
     /* GPU buffers (coll_tacos_memory) */
     int device;             /* buffers of the call in device memory: 1 some, 2 all */
     const void *dev_buf;    /* one of them (its CUDA context is the streams') */
+    const tacos_mc_t *mc;   /* their memory component */
     tacos_mem_t mem;        /* the call's stream, when the executor stages */
     tacos_red_op_t red_op;  /* what its reductions are, for a stream of its own */
     tacos_red_type_t red_type;
@@ -93,7 +94,8 @@ static inline tacos_data_t data(const void *buf, size_t count, struct ompi_datat
  * MPI_IN_PLACE skipped) are in device memory (coll_tacos_cuda, a CUDA
  * build, a driver and a device): x->device 0 none, 1 some, 2 all, and
  * x->dev_buf one of them. */
-void coll_tacos_on_device(pml_ctx_t *x, const void *const *bufs, int n);
+void coll_tacos_on_device(mca_coll_tacos_module_t *m, pml_ctx_t *x, const void *const *bufs,
+                          int n);
 
 /* The call's memory once its view is set: with device buffers (x->device),
  * the CUDA stream the executor stages through (call->mem), or why the
@@ -104,22 +106,25 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
                               int contiguous);
 
 /* A host copy of (buf, count, dtype) for a call staged by hand: *host is
- * where the call reads and writes it (copied in where `in`); unmirror
- * copies it back where `out`, and frees it. */
+ * where the call reads and writes it (copied in now unless `later`: a
+ * persistent call copies in at each start); unmirror copies it back where
+ * `out`, and frees it. */
 typedef struct {
     char *host, *dev; /* the span's first byte */
     size_t bytes;
     void **stream;    /* where the stream its copies use is kept */
+    const tacos_mc_t *mc;
 } mirror_t;
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
-                      struct ompi_datatype_t *dtype, void **host);
+                      struct ompi_datatype_t *dtype, int later, void **host);
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out);
 
-/* A nonblocking call run on host copies: *inner (the call on them) becomes
- * *request, which copies mm[i] back where out[i] once inner completed. */
+/* A nonblocking or persistent call run on host copies: inner (the call on
+ * them) becomes *request, which copies mm[i] back where out[i] once inner
+ * completed (persistent: copies in and starts inner at each MPI_Start). */
 int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                               ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
-                              ompi_request_t **request);
+                              int persistent, ompi_request_t **request);
 
 /* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,

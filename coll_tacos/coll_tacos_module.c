@@ -335,8 +335,8 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
         if ((m)->by_hand == 2) /* on host copies of a call that falls back */                \
             FALLBACK(m, name, (m)->by_hand_why, __VA_ARGS__);                                \
         if (x.device && (why_dev || OMPI_COMM_IS_INTER(comm)))                               \
-            return by_hand_##name(m, mode, request, why_dev ? why_dev : "intercommunicator", \
-                                  1, __VA_ARGS__);                                           \
+            return by_hand_##name(m, mode, info, request,                                   \
+                                  why_dev ? why_dev : "intercommunicator", 1, __VA_ARGS__);  \
         if (OMPI_COMM_IS_INTER(comm))                                                        \
             FALLBACK(m, name, "intercommunicator", __VA_ARGS__);                             \
         if (!(why) && ompi_comm_size(comm) == 1)                                             \
@@ -346,7 +346,7 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
         if (plan_rc_ != OMPI_SUCCESS || (!(p) && !(why)))                                    \
             return plan_rc_;                                                                 \
         if (!(p) && x.device) /* the previous component cannot take GPU memory */            \
-            return by_hand_##name(m, mode, request, why, 2, __VA_ARGS__);                    \
+            return by_hand_##name(m, mode, info, request, why, 2, __VA_ARGS__);              \
         if (!(p))                                                                            \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)
@@ -358,7 +358,7 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
 #define DEVICE(contiguous, ...)                                                              \
     const void *bufs_[] = {__VA_ARGS__};                                                     \
     if (!m->by_hand) /* a call on host copies looks no further */                            \
-        coll_tacos_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                \
+        coll_tacos_on_device(m, &x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
     const char *why_dev = coll_tacos_memory(m, &call, &x, contiguous)
 
 static int contiguous(const void *buf, size_t count, struct ompi_datatype_t *dtype)
@@ -389,27 +389,26 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
         int out_[2] = {out0, out1};                                                          \
         void *h0 = NULL, *h1 = NULL;                                                         \
         ompi_request_t *inner_ = NULL;                                                       \
-        if (mode == PERSISTENT)                                                              \
-            return unserved(name, mode, why, "persistent calls cannot copy back");           \
-        TRACE(10, "MPI_%s%s on GPU buffers through host copies: %s",                         \
-              mode == NONBLOCKING ? "I" : "", name, why);                                    \
-        int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, &h0);                            \
+        TRACE(10, "MPI_%s%s%s on GPU buffers through host copies: %s",                       \
+              mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why);  \
+        int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, mode == PERSISTENT, &h0);        \
         if (rc_ == OMPI_SUCCESS)                                                             \
-            rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, &h1);                            \
+            rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, mode == PERSISTENT, &h1);        \
         if (rc_ == OMPI_SUCCESS) {                                                           \
             m->by_hand = then, m->by_hand_why = why;                                         \
             rc_ = call_expr;                                                                 \
             m->by_hand = 0;                                                                  \
         }                                                                                    \
-        if (rc_ == OMPI_SUCCESS && mode == NONBLOCKING)                                      \
-            return coll_tacos_launch_by_hand(m, comm, inner_, mm_, out_, 2, request);        \
+        if (rc_ == OMPI_SUCCESS && mode != BLOCKING)                                         \
+            return coll_tacos_launch_by_hand(m, comm, inner_, mm_, out_, 2,                  \
+                                             mode == PERSISTENT, request);                   \
         int back0_ = coll_tacos_unmirror(m, &mm_[0], out0 && rc_ == OMPI_SUCCESS);           \
         int back1_ = coll_tacos_unmirror(m, &mm_[1], out1 && rc_ == OMPI_SUCCESS);           \
         return rc_ != OMPI_SUCCESS ? rc_ : back0_ != OMPI_SUCCESS ? back0_ : back1_;         \
     } while (0)
 
-/* The call on host copies, in the original call's mode (nonblocking: its request in inner_). */
-#define HOST(name, ...) name(__VA_ARGS__, &m->super, mode, NULL, mode == BLOCKING ? NULL : &inner_)
+/* The call on host copies, in the original call's mode (its request in inner_). */
+#define HOST(name, ...) name(__VA_ARGS__, &m->super, mode, info, mode == BLOCKING ? NULL : &inner_)
 
 /* Runs plan p in the call's mode. */
 #define RUN(m, p, a, t0, t1)                                                                 \
@@ -432,7 +431,14 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dt
 static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP, COMM,
                           MOD, MODE_ARGS);
 
-#define BY_HAND_ARGS mca_coll_tacos_module_t *m, call_mode_t mode, REQ, const char *why, int then
+/* The ranks a rank's buffers hold blocks for: on an intercommunicator the remote group's. */
+static size_t peers(struct ompi_communicator_t *comm)
+{
+    return (size_t)(OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm));
+}
+
+#define BY_HAND_ARGS                                                                         \
+    mca_coll_tacos_module_t *m, call_mode_t mode, INFO, REQ, const char *why, int then
 
 static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
                              COMM)
@@ -444,7 +450,7 @@ static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int cou
 static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
                              int rcount, DT *rdtype, COMM)
 {
-    size_t n = (size_t)ompi_comm_size(comm);
+    size_t n = peers(comm);
     BY_HAND("Allgather", HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             scount, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
@@ -452,7 +458,7 @@ static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdt
 static int by_hand_alltoall(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
                             int rcount, DT *rdtype, COMM)
 {
-    size_t n = (size_t)ompi_comm_size(comm);
+    size_t n = peers(comm);
     BY_HAND("Alltoall", HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             (size_t)scount * n, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
@@ -461,7 +467,7 @@ static int by_hand_allgatherv(BY_HAND_ARGS, const void *sbuf, int scount, DT *sd
                               const int *rcounts, const int *displs, DT *rdtype, COMM)
 {
     size_t end = 0; /* the receive buffer's elements up to the last block's end */
-    for (int r = 0; r < ompi_comm_size(comm); r++) {
+    for (int r = 0; r < (int)peers(comm); r++) {
         if (displs[r] < 0)
             return unserved("Allgatherv", mode, "a negative displacement", "");
         if (rcounts[r] && (size_t)displs[r] + (size_t)rcounts[r] > end)
@@ -489,7 +495,7 @@ static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
 static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
                                         DT *dtype, OP, COMM)
 {
-    size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm); /* n x rcount, n the local group's size */
     BY_HAND("Reduce_scatter_block",
             HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, 0,
             rbuf, sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype, 1);
@@ -499,6 +505,15 @@ static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, co
                                   DT *dtype, OP, COMM)
 {
     size_t all = 0;
+    if (OMPI_COMM_IS_INTER(comm) && m->stage != 2) /* the input's size: the other group's counts */
+        return unserved("Reduce_scatter", mode, "intercommunicator", "copy them to the host");
+    if (OMPI_COMM_IS_INTER(comm)) { /* host memory taken for a GPU's (tests): as it is */
+        m->by_hand = 1;
+        int rc = reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, &m->super, mode, info,
+                                request);
+        m->by_hand = 0;
+        return rc;
+    }
     for (int r = 0; r < ompi_comm_size(comm); r++)
         all += (size_t)rcounts[r];
     BY_HAND("Reduce_scatter", HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
@@ -723,8 +738,8 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
         mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
         const void *bufs_[] = {UNPAREN SIG};                                                 \
         pml_ctx_t x = {.device = 0};                                                         \
-        coll_tacos_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                \
-        if (x.device && !OPAL_CUDA_SUPPORT) /* the previous component would read them */     \
+        coll_tacos_on_device(m, &x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
+        if (x.device && !OPAL_CUDA_SUPPORT && m->stage != 2) /* the previous component would read them */     \
             return unserved(#name, mode, "not served on GPU buffers", "copy them to the host"); \
         FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
     }                                                                                        \

@@ -85,8 +85,10 @@ typedef struct tacos_mc {
 const tacos_mc_t *tacos_mc_cuda(const char **why);
 
 /* The host component: allocations only (malloc); its streams are made by
- * tacos_mem_host. */
+ * tacos_mem_host.  The same taking every pointer for a device's (tests:
+ * what a binding does with GPU buffers, without a GPU). */
 const tacos_mc_t *tacos_mc_host(void);
+const tacos_mc_t *tacos_mc_host_as_device(void);
 
 /* A stream on host memory (what the executor's staging does with a CPU
  * buffer: copies with memcpy, reductions with reduce(rctx, ...): the

@@ -61,6 +61,13 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
+# every buffer taken for a GPU's (coll_tacos_stage=2, host memory
+# underneath): what the schedule cannot take with GPU buffers (thresholds,
+# user ops, derived datatypes, intercommunicators, nonblocking and
+# persistent calls not planned) runs on copies of the buffers
+run 3 "through host copies: user-defined op" --mca coll_tacos_stage 2
+run 3 "through host copies: GPU buffer with a non-contiguous datatype" \
+    --mca coll_tacos_stage 2 -- --signatures
 
 # nonblocking and persistent collectives (mpi_nbc_check): every result
 # checked, and every collective ran a schedule of its own (a silent
@@ -81,6 +88,18 @@ for np in 1 2 3 4 5 7 8; do
             fail "nonblocking np=$np: coll/tacos never ran $c"
     done
     echo "nonblocking np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
+done
+# nonblocking and persistent calls on host copies (GPU buffers taken for
+# so), and coll/tacos alone (textbook programs inside, intercommunicators)
+for c in "tacos,tuned,basic,inter,libnbc,self $NBC 4" "tacos,self $NBC 3" \
+    "tacos,self ${TACOS_MORE_CHECK:-./mpi_more_check} 5"; do
+    set -- $c
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $3 --mca coll $1 \
+        --mca coll_tacos_verbose 10 --mca coll_tacos_stage 2 "$2" --quick >"$T/out" 2>&1
+    rc=$?
+    grep -q "0 failure" "$T/out" && [ $rc = 0 ] && grep -q "MPI_I.* through host copies" "$T/out" &&
+        grep -q "_init on GPU buffers through host copies" "$T/out" ||
+        { fail "stage 2, coll $1, $2 at $3 ranks: exit $rc"; tail -5 "$T/out" >&2; }
 done
 # staged (the GPU path on host memory), operations of their own in flight at once
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
