@@ -557,9 +557,15 @@ static int start_one(mca_coll_tacos_request_t *r)
 
 int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                               ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
-                              int persistent, ompi_request_t **request)
+                              struct ompi_datatype_t *t0, struct ompi_datatype_t *t1,
+                              struct ompi_op_t *op, int persistent, ompi_request_t **request)
 {
     mca_coll_tacos_request_t *r = OBJ_NEW(mca_coll_tacos_request_t);
+    struct ompi_datatype_t **held = r ? malloc(2 * sizeof *held) : NULL;
+    if (r && !held) {
+        OBJ_RELEASE(r);
+        r = NULL;
+    }
     if (!r) { /* a nonblocking one finishes here: it is under way on the other ranks */
         int rc = persistent ? OMPI_ERR_OUT_OF_RESOURCE : ompi_request_wait(&inner, MPI_STATUS_IGNORE);
         if (persistent)
@@ -574,6 +580,15 @@ int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicat
     OMPI_REQUEST_INIT(&r->super.super, persistent);
     r->super.super.req_mpi_object.comm = comm;
     OBJ_RETAIN(comm);
+    r->held = held, r->reduce_op = op;
+    if (t0)
+        held[r->nheld++] = t0;
+    if (t1)
+        held[r->nheld++] = t1;
+    for (int i = 0; i < r->nheld; i++)
+        OBJ_RETAIN(held[i]);
+    if (op)
+        OBJ_RETAIN(op);
     r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     if (!persistent)
         activate(r);

@@ -121,10 +121,13 @@ int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out);
 
 /* A nonblocking or persistent call run on host copies: inner (the call on
  * them) becomes *request, which copies mm[i] back where out[i] once inner
- * completed (persistent: copies in and starts inner at each MPI_Start). */
+ * completed (persistent: copies in and starts inner at each MPI_Start); it
+ * holds the call's datatypes and op while it lives (the previous
+ * component's request may not). */
 int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                               ompi_request_t *inner, const mirror_t *mm, const int *out, int n,
-                              int persistent, ompi_request_t **request);
+                              struct ompi_datatype_t *t0, struct ompi_datatype_t *t1,
+                              struct ompi_op_t *op, int persistent, ompi_request_t **request);
 
 /* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,

@@ -332,7 +332,7 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * move, success; falls back; or goes on with p. */
 #define PLAN(m, coll, root, why, p, name, ...)                                               \
     do {                                                                                     \
-        if ((m)->by_hand == 2) /* on host copies of a call that falls back */                \
+        if (by_hand_ == 2) /* on host copies of a call that falls back */                    \
             FALLBACK(m, name, (m)->by_hand_why, __VA_ARGS__);                                \
         if (x.device && (why_dev || OMPI_COMM_IS_INTER(comm)))                               \
             return by_hand_##name(m, mode, info, request,                                   \
@@ -357,7 +357,9 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
  * on host copies of its buffers (by_hand_<name>: blocking calls only). */
 #define DEVICE(contiguous, ...)                                                              \
     const void *bufs_[] = {__VA_ARGS__};                                                     \
-    if (!m->by_hand) /* a call on host copies looks no further */                            \
+    int by_hand_ = m->by_hand; /* this call's own: collectives nested in it look again */    \
+    m->by_hand = 0;                                                                          \
+    if (!by_hand_) /* a call on host copies looks no further */                              \
         coll_tacos_on_device(m, &x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
     const char *why_dev = coll_tacos_memory(m, &call, &x, contiguous)
 
@@ -383,7 +385,7 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
  * blocking, or nonblocking with the copies back when it completes.  The
  * call itself (call_expr, on h0 and h1) looks for no GPU buffers and, where
  * `then` is 2, falls back as the original call did without planning again. */
-#define BY_HAND(name, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                        \
+#define BY_HAND(name, opv, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                   \
     do {                                                                                     \
         mirror_t mm_[2] = {{0}};                                                             \
         int out_[2] = {out0, out1};                                                          \
@@ -401,6 +403,8 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
         }                                                                                    \
         if (rc_ == OMPI_SUCCESS && mode != BLOCKING)                                         \
             return coll_tacos_launch_by_hand(m, comm, inner_, mm_, out_, 2,                  \
+                                             b0 && b0 != MPI_IN_PLACE ? t0 : NULL,           \
+                                             b1 && b1 != MPI_IN_PLACE ? t1 : NULL, opv,      \
                                              mode == PERSISTENT, request);                   \
         int back0_ = coll_tacos_unmirror(m, &mm_[0], out0 && rc_ == OMPI_SUCCESS);           \
         int back1_ = coll_tacos_unmirror(m, &mm_[1], out1 && rc_ == OMPI_SUCCESS);           \
@@ -443,7 +447,7 @@ static size_t peers(struct ompi_communicator_t *comm)
 static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
                              COMM)
 {
-    BY_HAND("Allreduce", HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype, 0,
+    BY_HAND("Allreduce", op, HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype, 0,
             rbuf, count, dtype, 1);
 }
 
@@ -451,7 +455,7 @@ static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdt
                              int rcount, DT *rdtype, COMM)
 {
     size_t n = peers(comm);
-    BY_HAND("Allgather", HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
+    BY_HAND("Allgather", NULL, HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             scount, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
@@ -459,7 +463,7 @@ static int by_hand_alltoall(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdty
                             int rcount, DT *rdtype, COMM)
 {
     size_t n = peers(comm);
-    BY_HAND("Alltoall", HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
+    BY_HAND("Alltoall", NULL, HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             (size_t)scount * n, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
@@ -473,30 +477,35 @@ static int by_hand_allgatherv(BY_HAND_ARGS, const void *sbuf, int scount, DT *sd
         if (rcounts[r] && (size_t)displs[r] + (size_t)rcounts[r] > end)
             end = (size_t)displs[r] + (size_t)rcounts[r];
     }
-    BY_HAND("Allgatherv",
+    BY_HAND("Allgatherv", NULL,
             HOST(allgatherv, h0, scount, sdtype, h1, rcounts, displs, rdtype, comm), sbuf,
             scount, sdtype, 0, rbuf, end, rdtype, 1);
 }
 
 static int by_hand_bcast(BY_HAND_ARGS, void *buf, int count, DT *dtype, int root, COMM)
 {
-    BY_HAND("Bcast", HOST(bcast, h0, count, dtype, root, comm), buf, count, dtype, 1, NULL, 0,
-            dtype, 0);
+    int inter = OMPI_COMM_IS_INTER(comm), at_root = inter ? root == MPI_ROOT
+                                                          : ompi_comm_rank(comm) == root;
+    void *mine = inter && root == MPI_PROC_NULL ? NULL : buf; /* no data on that side */
+    BY_HAND("Bcast", NULL, HOST(bcast, mine ? h0 : buf, count, dtype, root, comm), mine, count,
+            dtype, !at_root, NULL, 0, dtype, 0);
 }
 
 static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
                           int root, COMM)
 {
-    int at_root = OMPI_COMM_IS_INTER(comm) ? root == MPI_ROOT : ompi_comm_rank(comm) == root;
-    BY_HAND("Reduce", HOST(reduce, h0, at_root ? h1 : rbuf, count, dtype, op, root, comm), sbuf,
-            count, dtype, 0, at_root ? rbuf : NULL, count, dtype, 1); /* rbuf: the root's only */
+    int inter = OMPI_COMM_IS_INTER(comm), at_root = inter ? root == MPI_ROOT
+                                                          : ompi_comm_rank(comm) == root;
+    const void *in = inter && (root == MPI_ROOT || root == MPI_PROC_NULL) ? NULL : sbuf;
+    BY_HAND("Reduce", op, HOST(reduce, in ? h0 : sbuf, at_root ? h1 : rbuf, count, dtype, op, root, comm),
+            in, count, dtype, 0, at_root ? rbuf : NULL, count, dtype, 1); /* rbuf: the root's */
 }
 
 static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
                                         DT *dtype, OP, COMM)
 {
     size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm); /* n x rcount, n the local group's size */
-    BY_HAND("Reduce_scatter_block",
+    BY_HAND("Reduce_scatter_block", op,
             HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, 0,
             rbuf, sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype, 1);
 }
@@ -516,7 +525,7 @@ static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, co
     }
     for (int r = 0; r < ompi_comm_size(comm); r++)
         all += (size_t)rcounts[r];
-    BY_HAND("Reduce_scatter", HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
+    BY_HAND("Reduce_scatter", op, HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
             dtype, 0, rbuf,
             sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)], dtype, 1);
 }
@@ -648,7 +657,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     CALL(comm, BCAST, NULL);
     const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
-    DEVICE(contiguous(buf, (size_t)count, dtype), buf);
+    DEVICE(contiguous(buf, (size_t)count, dtype),
+           OMPI_COMM_IS_INTER(comm) && root == MPI_PROC_NULL ? NULL : buf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_BROADCAST, root, why, p, bcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, count, dtype);
@@ -663,9 +673,11 @@ static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     CALL(comm, REDUCE, op);
     const char *why = view_elements(dtype, (size_t)count, op, &call.v, &x);
-    int at_root = !OMPI_COMM_IS_INTER(comm) && ompi_comm_rank(comm) == root;
-    DEVICE(contiguous(sbuf, (size_t)count, dtype) && contiguous(rbuf, (size_t)count, dtype), sbuf,
-           at_root ? rbuf : NULL); /* rbuf matters at the root only */
+    int inter = OMPI_COMM_IS_INTER(comm), at_root = inter ? root == MPI_ROOT
+                                                          : ompi_comm_rank(comm) == root;
+    int sends = !inter || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    DEVICE(contiguous(sbuf, (size_t)count, dtype) && contiguous(rbuf, (size_t)count, dtype),
+           sends ? sbuf : NULL, at_root ? rbuf : NULL); /* what matters on this rank */
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE, root, why, p, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, count, dtype), r = data(rbuf, count, dtype);

@@ -225,8 +225,10 @@ static int cuda_test(void *ctx, void *mark, int *done)
 {
     (void)ctx;
     *done = 0;
-    if (enter())
-        return TACOS_ERR_IO; /* the mark stays held: forget releases it */
+    if (enter()) { /* released, as after any failed test */
+        cu.cuEventDestroy(mark);
+        return TACOS_ERR_IO;
+    }
     CUresult r = cu.cuEventQuery(mark);
     *done = r == CUDA_SUCCESS;
     if (r != CUDA_ERROR_NOT_READY)
