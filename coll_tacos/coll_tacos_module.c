@@ -388,7 +388,7 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
 #define BY_HAND(name, opv, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                   \
     do {                                                                                     \
         mirror_t mm_[2] = {{0}};                                                             \
-        int out_[2] = {out0, out1};                                                          \
+        int out_[2] = {(out0), (out1)};                                                      \
         void *h0 = NULL, *h1 = NULL;                                                         \
         ompi_request_t *inner_ = NULL;                                                       \
         TRACE(10, "MPI_%s%s%s on GPU buffers through host copies: %s",                       \
@@ -403,11 +403,12 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
         }                                                                                    \
         if (rc_ == OMPI_SUCCESS && mode != BLOCKING)                                         \
             return coll_tacos_launch_by_hand(m, comm, inner_, mm_, out_, 2,                  \
-                                             b0 && b0 != MPI_IN_PLACE ? t0 : NULL,           \
-                                             b1 && b1 != MPI_IN_PLACE ? t1 : NULL, opv,      \
+                                             (b0) && (b0) != MPI_IN_PLACE ? (t0) : NULL,     \
+                                             (b1) && (b1) != MPI_IN_PLACE ? (t1) : NULL,     \
+                                             opv,                                            \
                                              mode == PERSISTENT, request);                   \
-        int back0_ = coll_tacos_unmirror(m, &mm_[0], out0 && rc_ == OMPI_SUCCESS);           \
-        int back1_ = coll_tacos_unmirror(m, &mm_[1], out1 && rc_ == OMPI_SUCCESS);           \
+        int back0_ = coll_tacos_unmirror(m, &mm_[0], (out0) && rc_ == OMPI_SUCCESS);         \
+        int back1_ = coll_tacos_unmirror(m, &mm_[1], (out1) && rc_ == OMPI_SUCCESS);         \
         return rc_ != OMPI_SUCCESS ? rc_ : back0_ != OMPI_SUCCESS ? back0_ : back1_;         \
     } while (0)
 
