@@ -247,6 +247,19 @@ static void check_reductions(const type_t *t, const op_t *o, size_t count, int r
     free(out);
 }
 
+/* Alltoall's result: block q of rank q's send buffer, part me. */
+static void check_alltoall_out(const unsigned char *out, size_t count, const char *what)
+{
+    for (size_t i = 0; i < count * (size_t)n; i++) {
+        size_t q = i / count, at = (size_t)me * count + i % count;
+        unsigned char want = (unsigned char)((int)q * 31 + at * 7);
+        if (out[i] != want) {
+            fail(what, count, i, out[i], want);
+            break;
+        }
+    }
+}
+
 /* Bcast, Allgather, Alltoall of count bytes. */
 static void check_moves(size_t count, int root)
 {
@@ -275,14 +288,7 @@ static void check_moves(size_t count, int root)
     }
     MPI_Alltoall(sd, (int)count, MPI_BYTE, rd, (int)count, MPI_BYTE, MPI_COMM_WORLD);
     to_host(out, rd, all);
-    for (size_t i = 0; i < all; i++) { /* block q of rank q's send buffer, part me */
-        size_t q = i / count, at = (size_t)me * count + i % count;
-        unsigned char want = (unsigned char)((int)q * 31 + at * 7);
-        if (out[i] != want) {
-            fail("Alltoall", count, i, out[i], want);
-            break;
-        }
-    }
+    check_alltoall_out(out, count, "Alltoall");
     cu.cuMemFree((CUdeviceptr)sd);
     cu.cuMemFree((CUdeviceptr)rd);
     free(h);
@@ -347,14 +353,7 @@ static void check_alltoall_in_place(size_t count)
     to_dev(d, h, all);
     MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d, (int)count, MPI_BYTE, MPI_COMM_WORLD);
     to_host(out, d, all);
-    for (size_t i = 0; i < all; i++) {
-        size_t q = i / count, at = (size_t)me * count + i % count;
-        unsigned char want = (unsigned char)((int)q * 31 + at * 7);
-        if (out[i] != want) {
-            fail("Alltoall in place", count, i, out[i], want);
-            break;
-        }
-    }
+    check_alltoall_out(out, count, "Alltoall in place");
     cu.cuMemFree((CUdeviceptr)d);
     free(h);
     free(out);
