@@ -7,6 +7,8 @@
  */
 #include "ompi_config.h"
 
+#include <ctype.h>
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -368,15 +370,24 @@ static int contiguous(const void *buf, size_t count, struct ompi_datatype_t *dty
     return buf == MPI_IN_PLACE || ompi_datatype_is_contiguous_memory_layout(dtype, (int)count);
 }
 
+/* The MPI name of collective `name` ("reduce" or "Reduce") in a mode:
+ * MPI_Reduce, MPI_Ireduce, MPI_Reduce_init. */
+static const char *mpi_name(char buf[64], const char *name, call_mode_t mode)
+{
+    snprintf(buf, 64, "MPI_%s%c%s%s", mode == NONBLOCKING ? "I" : "",
+             mode == NONBLOCKING ? tolower((unsigned char)name[0]) : toupper((unsigned char)name[0]),
+             name + 1, mode == PERSISTENT ? "_init" : "");
+    return buf;
+}
+
 /* A call on GPU buffers that neither the executor's staging nor the
  * previous component can take: an error, not a device pointer handed to
  * code that reads it as host memory. */
 static int unserved(const char *name, call_mode_t mode, const char *why, const char *then)
 {
-    opal_output(0, "coll:tacos: MPI_%s%s%s on GPU buffers: %s; %s (Open MPI here is not "
-                   "CUDA-aware)",
-                mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why,
-                then);
+    char buf[64];
+    opal_output(0, "coll:tacos: %s on GPU buffers: %s; %s (Open MPI here is not CUDA-aware)",
+                mpi_name(buf, name, mode), why, then);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
@@ -391,8 +402,9 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
         int out_[2] = {(out0), (out1)};                                                      \
         void *h0 = NULL, *h1 = NULL;                                                         \
         ompi_request_t *inner_ = NULL;                                                       \
-        TRACE(10, "MPI_%s%s%s on GPU buffers through host copies: %s",                       \
-              mode == NONBLOCKING ? "I" : "", name, mode == PERSISTENT ? "_init" : "", why);  \
+        char name_[64];                                                                      \
+        TRACE(10, "%s on GPU buffers through host copies: %s", mpi_name(name_, name, mode),  \
+              why);                                                                          \
         int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, mode == PERSISTENT, &h0);        \
         if (rc_ == OMPI_SUCCESS)                                                             \
             rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, mode == PERSISTENT, &h1);        \
