@@ -267,28 +267,30 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
     return NULL;
 }
 
-/* A copy between host and device memory (dev: the device side), waited
- * for, on *stream (made there when missing); mm's component. */
-static int sync_copy(const mirror_t *mm, void *dst, const void *src)
+/* mm's host copy from its device memory (to_host) or back, waited for, on
+ * *mm->stream (made there when missing); a message when it fails. */
+static int mirror_copy(const mirror_t *mm, int to_host)
 {
     const tacos_mc_t *mc = mm->mc;
-    void **stream = mm->stream;
-    size_t bytes = mm->bytes;
+    void *dst = to_host ? mm->host : mm->dev;
+    const void *src = to_host ? mm->dev : mm->host;
     tacos_mem_t mem;
-    void *mark = NULL;
+    int rc = 0;
     if (!mc->bind) { /* host memory */
-        memcpy(dst, src, bytes);
-        return 0;
+        memcpy(dst, src, mm->bytes);
+        return OMPI_SUCCESS;
     }
-    int done = 0, rc = !*stream ? mc->stream_new(mm->dev, stream) : 0;
-    if (rc)
-        return rc;
-    mc->bind(*stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
-    if (bytes && !(rc = mem.copy(mem.ctx, dst, src, bytes)))
-        rc = mem.mark(mem.ctx, &mark);
-    while (!rc && mark && !done)
-        rc = mem.test(mem.ctx, mark, &done);
-    return rc;
+    if (!*mm->stream)
+        rc = mc->stream_new(mm->dev, mm->stream);
+    if (!rc) {
+        mc->bind(*mm->stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
+        if (!(rc = mm->bytes ? mem.copy(mem.ctx, dst, src, mm->bytes) : 0))
+            rc = tacos_mem_wait(&mem);
+    }
+    if (!rc)
+        return OMPI_SUCCESS;
+    opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+    return OMPI_ERROR;
 }
 
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
@@ -319,8 +321,7 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
     }
     if (!(mm->host = mc->host_alloc(mm->bytes)))
         return OMPI_ERR_OUT_OF_RESOURCE;
-    if (!later && sync_copy(mm, mm->host, mm->dev)) {
-        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+    if (!later && mirror_copy(mm, 1) != OMPI_SUCCESS) {
         mc->host_free(mm->host);
         mm->host = NULL;
         return OMPI_ERROR;
@@ -331,16 +332,11 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
 
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 {
-    const tacos_mc_t *mc = mm->mc;
-    int rc = OMPI_SUCCESS;
     (void)m;
     if (!mm->host)
-        return rc;
-    if (out && sync_copy(mm, mm->dev, mm->host)) {
-        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
-        rc = OMPI_ERROR;
-    }
-    mc->host_free(mm->host);
+        return OMPI_SUCCESS;
+    int rc = out ? mirror_copy(mm, 0) : OMPI_SUCCESS;
+    mm->mc->host_free(mm->host);
     mm->host = NULL;
     return rc;
 }
@@ -461,13 +457,14 @@ static int by_hand_finish(mca_coll_tacos_request_t *r)
         ompi_request_free(&r->inner);
         r->inner = NULL;
     }
-    for (int i = 0; i < r->nmm; i++) {
-        int back = rc == MPI_SUCCESS && r->out[i];
-        int out = persistent ? back && r->mm[i].host ? sync_copy(&r->mm[i], r->mm[i].dev,
-                                                                 r->mm[i].host)
-                                                     : OMPI_SUCCESS
-                             : coll_tacos_unmirror(r->module, &r->mm[i], back);
-        rc = rc != MPI_SUCCESS ? rc : out != OMPI_SUCCESS ? OMPI_ERROR : rc;
+    for (int i = 0; i < r->nmm; i++) { /* persistent: the host copies stay for the next start */
+        int back = rc == MPI_SUCCESS && r->out[i], out = OMPI_SUCCESS;
+        if (!persistent)
+            out = coll_tacos_unmirror(r->module, &r->mm[i], back);
+        else if (back && r->mm[i].host)
+            out = mirror_copy(&r->mm[i], 0);
+        if (rc == MPI_SUCCESS && out != OMPI_SUCCESS)
+            rc = OMPI_ERROR;
     }
     return rc;
 }
@@ -476,7 +473,7 @@ static int by_hand_finish(mca_coll_tacos_request_t *r)
 static int by_hand_start(mca_coll_tacos_request_t *r)
 {
     for (int i = 0; i < r->nmm; i++)
-        if (r->mm[i].host && sync_copy(&r->mm[i], r->mm[i].host, r->mm[i].dev))
+        if (r->mm[i].host && mirror_copy(&r->mm[i], 1) != OMPI_SUCCESS)
             return OMPI_ERROR;
     int rc = OMPI_SUCCESS;
     if (r->inner->req_type == OMPI_REQUEST_NOOP) /* an MPI_PROC_NULL side: as MPI_Start does */

@@ -8,7 +8,6 @@
 #include "ompi_config.h"
 
 #include <ctype.h>
-
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -353,10 +352,10 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
     } while (0)
 
-/* GPU buffers (bufs: the call's; contiguous: all of them one run of bytes)
- * go through the schedule staged by the executor (call.mem); where it
- * cannot take them (why_dev), or no schedule serves the call, the call runs
- * on host copies of its buffers (by_hand_<name>: blocking calls only). */
+/* GPU buffers (bufs: the call's that matter on this rank; contiguous: all
+ * of them one run of bytes) go through the schedule staged by the executor
+ * (call.mem); where it cannot take them (why_dev), or no schedule serves the
+ * call, the call runs on host copies of its buffers (by_hand_<name>). */
 #define DEVICE(contiguous, ...)                                                              \
     const void *bufs_[] = {__VA_ARGS__};                                                     \
     int by_hand_ = m->by_hand; /* this call's own: collectives nested in it look again */    \
@@ -393,7 +392,8 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
 
 /* A call on host copies of up to two buffers (each copied in, so that what
  * the call does not write stays as it was; copied back where out0, out1):
- * blocking, or nonblocking with the copies back when it completes.  The
+ * blocking; nonblocking, copied back when it completes; persistent, copied
+ * in at each start and back at each completion.  The
  * call itself (call_expr, on h0 and h1) looks for no GPU buffers and, where
  * `then` is 2, falls back as the original call did without planning again. */
 #define BY_HAND(name, opv, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                   \

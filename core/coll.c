@@ -64,9 +64,8 @@ static void drop(char **buf, size_t *have, int free_it)
     *have = 0;
 }
 
-/* A memory component's buffer of at least `bytes` (device: its own
- * memory, else pinned host memory). */
-/* free_it 0: set aside (an abandoned send or copy may still use it) */
+/* A memory component's buffer, freed (free_it 0: set aside, an abandoned
+ * send or copy may still use it). */
 static void mc_drop(tacos_mc_buf_t *b, int free_it)
 {
     if (b->p && free_it)
@@ -76,6 +75,8 @@ static void mc_drop(tacos_mc_buf_t *b, int free_it)
     *b = (tacos_mc_buf_t){0};
 }
 
+/* A memory component's buffer of at least `bytes` (device: its own memory,
+ * else pinned host memory); counted: in the process's scratch total. */
 static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes,
                      int counted)
 {
@@ -197,16 +198,6 @@ static char *scratch(tacos_req_t *r, size_t bytes)
         return mc_grow(r->own ? &r->dwork : &r->c->dwork, r->call.mc, 1, bytes, !r->own);
     return r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
                   : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
-}
-
-/* With call.mem: waits for everything started on it (the end of a call). */
-static int mem_sync(const tacos_mem_t *m)
-{
-    void *mark = NULL;
-    int done = 0, rc = m->mark(m->ctx, &mark);
-    while (!rc && mark && !done)
-        rc = m->test(m->ctx, mark, &done);
-    return rc;
 }
 
 /* Scratch for the units; unit 0 at the returned address. */
@@ -516,7 +507,7 @@ static int complete(tacos_req_t *r)
         return UNPACK(call, res, &result);
     if (call->mem) {
         int rc = call->mem->copy(call->mem->ctx, out, res, mine * call->v.unit_ext);
-        return rc || (rc = mem_sync(call->mem)) ? failed(r, rc) : 0;
+        return rc || (rc = tacos_mem_wait(call->mem)) ? failed(r, rc) : 0;
     }
     memcpy(out, res, mine * call->v.unit_ext);
     return 0;

@@ -80,6 +80,9 @@ typedef struct tacos_mc {
     const char *(*why)(void);
 } tacos_mc_t;
 
+/* Waits until the work started on m so far completed (spinning on a mark). */
+int tacos_mem_wait(const tacos_mem_t *m);
+
 /* The CUDA component: NULL with *why where it is not built, the driver is
  * missing or has no device (loaded once, the first time asked). */
 const tacos_mc_t *tacos_mc_cuda(const char **why);

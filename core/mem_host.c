@@ -31,6 +31,15 @@ static void host_forget(void *ctx, void *mark)
     (void)ctx, (void)mark;
 }
 
+int tacos_mem_wait(const tacos_mem_t *m)
+{
+    void *mark = NULL;
+    int done = 0, rc = m->mark(m->ctx, &mark);
+    while (!rc && mark && !done)
+        rc = m->test(m->ctx, mark, &done);
+    return rc;
+}
+
 void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size_t),
                     tacos_mem_t *out)
 {
