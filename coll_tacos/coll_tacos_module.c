@@ -177,33 +177,33 @@ static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
 /* The measurements' messages, in the pieces schedules send
  * (coll_tacos_piece); the tag is barrier's: coll/tacos serves no barrier
  * and every rank is inside the core's setup, so nothing else can match it. */
-static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
-                         void *rbuf, size_t rbytes, double *t_us)
+static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
+                         const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
 {
     mca_coll_tacos_module_t *m = ctx;
     size_t most = 0, piece[2];
     for (int i = 0; i < n && i < 2; i++) { /* requests: each piece both ways */
         size_t p = coll_tacos_piece(m->comm, peers[i]);
-        piece[i] = p ? p : sbytes > rbytes ? sbytes : rbytes;
+        piece[i] = p ? p : sbytes[i] > rbytes[i] ? sbytes[i] : rbytes[i];
         if (piece[i])
-            most += (sbytes + piece[i] - 1) / piece[i] + (rbytes + piece[i] - 1) / piece[i];
+            most += (sbytes[i] + piece[i] - 1) / piece[i] + (rbytes[i] + piece[i] - 1) / piece[i];
     }
     ompi_request_t **req = malloc((most + 1) * sizeof *req);
     int *peer_of = malloc((most + 1) * sizeof *peer_of);
     int rc = n > 2 ? OMPI_ERR_BAD_PARAM : !req || !peer_of ? OMPI_ERR_OUT_OF_RESOURCE : 0;
     size_t posted = 0;
+    char *to = rbuf;
     double t0 = now_us();
-    for (int i = 0; i < n && rc == OMPI_SUCCESS; i++) {
-        char *to = (char *)rbuf + (size_t)i * rbytes;
-        for (size_t at = 0; at < rbytes && rc == OMPI_SUCCESS; at += piece[i]) {
-            int len = (int)(rbytes - at < piece[i] ? rbytes - at : piece[i]);
+    for (int i = 0; i < n && rc == OMPI_SUCCESS; to += rbytes[i++]) {
+        for (size_t at = 0; at < rbytes[i] && rc == OMPI_SUCCESS; at += piece[i]) {
+            int len = (int)(rbytes[i] - at < piece[i] ? rbytes[i] - at : piece[i]);
             rc = MCA_PML_CALL(irecv(to + at, len, &ompi_mpi_byte.dt, peers[i],
                                     MCA_COLL_BASE_TAG_BARRIER, m->comm, &req[posted]));
             if (rc == OMPI_SUCCESS)
                 peer_of[posted++] = 2 * i; /* even: a receive */
         }
-        for (size_t at = 0; at < sbytes && rc == OMPI_SUCCESS; at += piece[i]) {
-            int len = (int)(sbytes - at < piece[i] ? sbytes - at : piece[i]);
+        for (size_t at = 0; at < sbytes[i] && rc == OMPI_SUCCESS; at += piece[i]) {
+            int len = (int)(sbytes[i] - at < piece[i] ? sbytes[i] - at : piece[i]);
             rc = MCA_PML_CALL(isend((const char *)sbuf + at, len, &ompi_mpi_byte.dt, peers[i],
                                     MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
                                     m->comm, &req[posted]));
@@ -214,7 +214,7 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, s
     for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
         int idx = 0; /* a peer's time: its last piece in (out where none comes in) */
         if ((rc = ompi_request_wait_any(posted, req, &idx, MPI_STATUS_IGNORE)) == OMPI_SUCCESS &&
-            (peer_of[idx] % 2 == 0 || !rbytes))
+            (peer_of[idx] % 2 == 0 || !rbytes[peer_of[idx] / 2]))
             t_us[peer_of[idx] / 2] = now_us() - t0;
     }
     free(req);

@@ -82,8 +82,8 @@ static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
             t0 = now_us();
         for (int leg = 0; leg < 2; leg++) {
             int sends = (me == a) == (leg == 0);
-            if (c->ops.exchange(c->ops.ctx, &peer, 1, buf, sends ? bytes : 0, buf,
-                                sends ? 0 : bytes, &t))
+            size_t out = sends ? bytes : 0, in = sends ? 0 : bytes;
+            if (c->ops.exchange(c->ops.ctx, &peer, 1, buf, &out, buf, &in, &t))
                 return -1;
         }
     }
@@ -149,11 +149,12 @@ typedef struct {
     char *sbuf, *rbuf; /* TACOS_NET_MAX_BYTES, and twice that */
 } net_ctx_t;
 
-static int net_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
+static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us)
 {
     net_ctx_t *x = ctx;
-    if (n > 2 || bytes > TACOS_NET_MAX_BYTES)
-        return TACOS_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (n > 2 || bytes[i] > TACOS_NET_MAX_BYTES)
+            return TACOS_ERR_ARG;
     return x->c->ops.exchange(x->c->ops.ctx, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
 }
 

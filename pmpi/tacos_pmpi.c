@@ -175,21 +175,22 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
-                         void *rbuf, size_t rbytes, double *t_us)
+static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
+                         const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
 {
     MPI_Comm comm = ((state_t *)ctx)->comm;
     MPI_Request req[4];
     int rc = MPI_SUCCESS, posted = 0, peer_of[4];
+    char *to = rbuf;
     if (n > 2)
         return MPI_ERR_ARG;
     double t0 = now_us();
-    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
-        if (rbytes && (rc = PMPI_Irecv((char *)rbuf + (size_t)i * rbytes, (int)rbytes, MPI_BYTE,
-                                       peers[i], TAG_MEASURE, comm, &req[posted])) == MPI_SUCCESS)
+    for (int i = 0; i < n && rc == MPI_SUCCESS; to += rbytes[i++]) {
+        if (rbytes[i] && (rc = PMPI_Irecv(to, (int)rbytes[i], MPI_BYTE, peers[i], TAG_MEASURE,
+                                          comm, &req[posted])) == MPI_SUCCESS)
             peer_of[posted++] = i;
-        if (sbytes && rc == MPI_SUCCESS &&
-            (rc = PMPI_Isend(sbuf, (int)sbytes, MPI_BYTE, peers[i], TAG_MEASURE, comm,
+        if (sbytes[i] && rc == MPI_SUCCESS &&
+            (rc = PMPI_Isend(sbuf, (int)sbytes[i], MPI_BYTE, peers[i], TAG_MEASURE, comm,
                              &req[posted])) == MPI_SUCCESS)
             peer_of[posted++] = i;
     }

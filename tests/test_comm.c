@@ -63,8 +63,8 @@ static int allgather(void *ctx, const void *mine, void *all, size_t bytes)
 }
 
 /* no measurement on one host */
-static int exchange(void *ctx, const int *peers, int n, const void *sbuf, size_t sbytes,
-                    void *rbuf, size_t rbytes, double *t_us)
+static int exchange(void *ctx, const int *peers, int n, const void *sbuf, const size_t *sbytes,
+                    void *rbuf, const size_t *rbytes, double *t_us)
 {
     (void)ctx, (void)peers, (void)n, (void)sbuf, (void)sbytes, (void)rbuf, (void)rbytes,
         (void)t_us;

@@ -15,16 +15,22 @@
  * 2. Shared paths: a pair {a,b} whose rate a relay c could also carry
  *    (both a-c and c-b at least about as fast) may be routed through c
  *    rather than be a link of its own.  Each host of such a triple
- *    exchanges with the other two at once (three tests).  On a route a-c-b,
- *    a's two exchanges share the leg a-c and b's share c-b (the one whose
- *    leg is the bottleneck slows both down about 2x; over a faster leg only
- *    the exchange with c slows, to what the path leaves of the leg: 4/3 on
- *    400 and 100 Mbit/s legs), while c's run on separate legs.  The rates
- *    measured in step 1 predict the three tests' slowdowns for "{a,b} is a
- *    path through c" and for "every pair is a link"; {a,b} is taken for a
- *    path (no link in the model) when the path explains the tests better by
- *    a margin, strongest evidence first; the tests of the paths found are
- *    run again and the pairs classified once more on the shorter times.
+ *    exchanges with the other two at once (three tests), each exchange
+ *    sized to take about TEST_US alone.  On a route a-c-b, a's two
+ *    exchanges share the leg a-c and b's share c-b (the one whose leg is
+ *    the bottleneck ends about 2x later; over a faster leg the exchange
+ *    with c loses what the path takes of the leg: 1.25x on 400 and
+ *    100 Mbit/s legs), while c's run on separate legs.  The rates measured
+ *    in step 1 predict the three tests' slowdowns for "{a,b} is a path
+ *    through c" and for "every pair is a link", and a leg's exchange in its
+ *    end's test against the same exchange in c's; {a,b} is taken for a
+ *    path (no link in the model) when the path explains the tests better
+ *    by a margin, strongest evidence first; the tests of the paths found
+ *    are run again and the pairs classified once more on the shorter times.
+ *
+ * Every exchange but the 8-byte ones is timed from an untimed 8-byte
+ * exchange with the same peers before it, so no peer's data can arrive
+ * before the clock starts (see exchange()).
  *
  * Every rank computes the same model from the same numbers: the times are
  * combined with the max-allreduce after each phase.
@@ -41,6 +47,9 @@
 #define SMALL_BYTES 8
 #define SMALL_REPS 5
 #define SECOND_US 20000.0 /* a pair's second size takes about this long */
+/* ... the shortest of this many kept: with 2, fast links (400 Mbit/s) came
+ * out up to 20 % (once 42 %) low on the testbed, with 3 within 11 % */
+#define SECOND_REPS 3
 #define TEST_US 6000.0     /* a test's slower pair alone takes about this long */
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
@@ -51,6 +60,7 @@
  * slows a test as a shared link would, but seldom twice). */
 #define PATH_EVIDENCE 0.1644 /* log(1.5)^2 */
 #define FLOW_WEIGHT 0.25 /* an exchange's own time against the end of both */
+#define LEG_WEIGHT 1.0   /* a leg's two exchanges against each other */
 #define TEST_REPS 2
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
  * hosts' worth), every measured pair becomes a link. */
@@ -131,8 +141,9 @@ int tacos_net_fit(tacos_net_t *net, size_t s1)
             double t[3], s2 = net->s2_bytes[ab];
             for (int k = 0; k < 3; k++)
                 t[k] = (times(net, a, b)[k] + times(net, b, a)[k]) / 2;
-            if (!(t[0] > 0 && t[1] > 0 && t[2] > 0))
+            if (!(t[0] > 0 && t[1] > t[0] && t[2] > t[0]))
                 return tacos_error(TACOS_ERR_INVALID, "hosts %d and %d were not measured", a, b);
+            t[1] -= t[0], t[2] -= t[0]; /* timed from their token: an 8-byte exchange */
             if (!(s2 > (double)s1))
                 return tacos_error(TACOS_ERR_INVALID, "hosts %d and %d: no second size", a, b);
             double bytes_per_us = t[2] > t[1] ? (s2 - (double)s1) / (t[2] - t[1]) : s2 / t[2];
@@ -155,6 +166,25 @@ int tacos_net_fit(tacos_net_t *net, size_t s1)
 static double bw(const tacos_net_t *net, int a, int b)
 {
     return net->bw_gbps[(size_t)a * (size_t)net->nhosts + (size_t)b];
+}
+
+/* Rounded down to 16 KiB, within [lo, TACOS_NET_MAX_BYTES]. */
+static size_t sized(double bytes, size_t lo)
+{
+    size_t b = bytes >= TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)16383;
+    return b > lo ? b : lo;
+}
+
+/* A test's sizes, x's with y and with z: what each pair carries alone in
+ * about TEST_US (the same on every rank: from the agreed fit).  Equal
+ * times, not equal sizes: an exchange over a fast leg that a path also
+ * crosses then lasts as long as the path's and ends measurably later
+ * (1.25x on 400 and 100 Mbit/s legs); of equal sizes it ran a quarter of
+ * the test, a few milliseconds, and its 4/3 was lost in the noise. */
+static void test_bytes(const tacos_net_t *net, const tacos_net_test_t *q, size_t out[2])
+{
+    out[0] = sized(bw(net, q->x, q->y) * 1e3 * TEST_US, TEST_MIN_BYTES);
+    out[1] = sized(bw(net, q->x, q->z) * 1e3 * TEST_US, TEST_MIN_BYTES);
 }
 
 /* Test (x; y,z) with y < z, or -1. */
@@ -225,17 +255,21 @@ static int is_leg(const unsigned char *routed, int h, int a, int b)
     return 0;
 }
 
-/* Two flows of rates ry and rz alone through one link of capacity cap,
- * each also held to its own rate (max-min fair): their slowdowns. */
-static void share_link(double cap, double ry, double rz, double *sy, double *sz)
+/* Two flows that carry bytes[i] at rate[i] alone start together through
+ * one link of capacity cap (max-min fair while both run, each held to its
+ * own rate; the one left alone goes back to its rate): when each ends. */
+static void share_link(double cap, const double *bytes, const double *rate, double *end)
 {
-    double y = cap / 2, z = cap / 2;
-    if (ry <= cap / 2)
-        y = ry, z = fmin(rz, cap - ry);
-    else if (rz <= cap / 2)
-        z = rz, y = fmin(ry, cap - rz);
-    *sy = ry / y;
-    *sz = rz / z;
+    double r[2] = {cap / 2, cap / 2};
+    if (rate[0] + rate[1] <= cap)
+        r[0] = rate[0], r[1] = rate[1];
+    else if (rate[0] <= cap / 2)
+        r[0] = rate[0], r[1] = cap - rate[0];
+    else if (rate[1] <= cap / 2)
+        r[1] = rate[1], r[0] = cap - rate[1];
+    int first = bytes[0] / r[0] <= bytes[1] / r[1] ? 0 : 1, other = 1 - first;
+    end[first] = bytes[first] / r[first];
+    end[other] = end[first] + (bytes[other] - r[other] * end[first]) / rate[other];
 }
 
 static double log_error(double measured, double predicted)
@@ -245,49 +279,95 @@ static double log_error(double measured, double predicted)
     return l * l;
 }
 
-/* How far test t is from what "{a,b} is a path through c" predicts (c < 0:
- * every pair is a link, nothing slows down).  On the path a-c-b, a's
- * exchanges with b and c share the leg a-c.  The later of the two ends when
- * the slower alone would, or when the leg has carried both, whichever is
- * later, however unfairly the leg is shared: that is the main term.  Each
- * exchange's own time counts less (FLOW_WEIGHT), as two flows on one link
- * need not share it fairly; it is what tells which leg is shared where the
- * ends agree (the exchange over a leg that the path uses too, 4/3 slower
- * on 400 and 100 Mbit/s legs).  Likewise b's share c-b; c's two run on
- * separate legs. */
+/* What "{a,b} is a path through c" predicts of test t (c < 0: every pair
+ * is a link, nothing slows down): p[0] the end of both exchanges, p[1] and
+ * p[2] those with y and z, each over its time alone.  On the path a-c-b,
+ * a's exchanges with b and c share the leg a-c: the later of the two ends
+ * when the leg has carried both, or later where the path's slower leg
+ * holds its exchange back (2x when a-c is that leg; 1.25x over a
+ * 400 Mbit/s leg beside a 100 one: the exchange with c, as long alone as
+ * the other, gets 3/4 of the leg while the path runs).  Likewise b's share
+ * c-b; c's two run on separate legs. */
+static void predict(const tacos_net_t *net, const tacos_net_test_t *t, int a, int b, int c,
+                    double p[3])
+{
+    p[0] = p[1] = p[2] = 1;
+    if (c < 0 || t->x == c)
+        return;
+    /* o: the path's other end; the path's rate is its slower leg's, so
+     * that two models of one triple that share the same slow leg differ
+     * only where a leg is shared, not in their rates' noise */
+    int x = t->x, o = x == a ? b : a, yo = t->y == o;
+    size_t sz[2];
+    test_bytes(net, t, sz);
+    double leg = bw(net, x, c), bytes[2] = {(double)sz[!yo], (double)sz[yo]};
+    double rate[2] = {fmin(leg, bw(net, c, o)), leg}, done[2]; /* [0]: with o, [1]: with c */
+    share_link(leg, bytes, rate, done);
+    double alone[2] = {bytes[0] / rate[0], bytes[1] / rate[1]};
+    p[0] = fmax(done[0], done[1]) / fmax(alone[0], alone[1]);
+    p[1] = done[!yo] / alone[!yo];
+    p[2] = done[yo] / alone[yo];
+}
+
+/* How far test t is from what the model predicts.  The end is the main
+ * term: however unfairly two flows share a link, both are through when it
+ * has carried both.  Each exchange's own time counts less (FLOW_WEIGHT). */
 static double test_error(const tacos_net_t *net, const tacos_net_test_t *t, int a, int b, int c)
 {
-    double end = 1, py = 1, pz = 1;
-    if (c >= 0 && t->x != c) {
-        /* o: the path's other end; the path's rate is its slower leg's,
-         * so that two models of one triple that share the same slow leg
-         * differ only where a leg is shared, not in their rates' noise */
-        int x = t->x, o = x == a ? b : a;
-        double leg = bw(net, x, c), path = fmin(leg, bw(net, c, o)), s_o, s_c;
-        double alone = fmax(1 / path, 1 / leg);
-        end = fmax(alone, 2 / leg) / alone;
-        share_link(leg, path, leg, &s_o, &s_c);
-        py = t->y == o ? s_o : s_c;
-        pz = t->z == o ? s_o : s_c;
-    }
-    return log_error(t->slow, end) +
-           FLOW_WEIGHT * (log_error(t->slow_y, py) + log_error(t->slow_z, pz));
+    double p[3];
+    predict(net, t, a, b, c, p);
+    return log_error(t->slow, p[0]) +
+           FLOW_WEIGHT * (log_error(t->slow_y, p[1]) + log_error(t->slow_z, p[2]));
+}
+
+/* The slowdown test t measured (or the model predicted, p) of x's exchange
+ * with peer. */
+static double of_peer(const tacos_net_test_t *t, const double *p, int peer)
+{
+    return t->y == peer ? p[1] : p[2];
+}
+
+/* How far the leg x-c's two exchanges (in x's test and in c's) are apart
+ * against what the model predicts (c < 0: not at all).  The two exchange
+ * the same bytes between the same hosts, so their ratio does not depend on
+ * the fitted rate (a fast rate fitted 25 % low hid the 1.25x of a leg
+ * shared with a path) nor on a machine slow for a while.  Over a leg that
+ * is the path's bottleneck the two flows share it unfairly: no term. */
+static double leg_error(const tacos_net_t *net, const tacos_net_test_t *tx,
+                        const tacos_net_test_t *tc, int a, int b, int c, int x, int relay)
+{
+    int o = x == a ? b : a;
+    if (bw(net, x, relay) <= bw(net, relay, o))
+        return 0;
+    double px[3], pc[3];
+    const double mx[3] = {tx->slow, tx->slow_y, tx->slow_z};
+    const double mc[3] = {tc->slow, tc->slow_y, tc->slow_z};
+    predict(net, tx, a, b, c, px);
+    predict(net, tc, a, b, c, pc);
+    double l = log(of_peer(tx, mx, relay) / of_peer(tc, mc, x)) -
+               log(of_peer(tx, px, relay) / of_peer(tc, pc, x));
+    return l * l;
 }
 
 /* The evidence that {a,b} is a path through c: how much better that model
- * explains the triple's three tests than "all links"; -1 when a test is
- * missing. */
+ * explains the triple's three tests than "all links", and the legs' pairs
+ * of exchanges (LEG_WEIGHT); -1 when a test is missing. */
 static double path_evidence(const tacos_net_t *net, const tacos_net_test_t *tests, int ntests,
                             int a, int b, int c)
 {
     const int xyz[3][3] = {{a, b, c}, {b, a, c}, {c, a, b}};
+    const tacos_net_test_t *t[3];
     double gain = 0;
     for (int k = 0; k < 3; k++) {
         int i = find_test(tests, ntests, xyz[k][0], xyz[k][1], xyz[k][2]);
         if (i < 0)
             return -1;
-        gain += test_error(net, &tests[i], a, b, -1) - test_error(net, &tests[i], a, b, c);
+        t[k] = &tests[i];
+        gain += test_error(net, t[k], a, b, -1) - test_error(net, t[k], a, b, c);
     }
+    for (int k = 0; k < 2; k++)
+        gain += LEG_WEIGHT * (leg_error(net, t[k], t[2], a, b, -1, xyz[k][0], c) -
+                              leg_error(net, t[k], t[2], a, b, c, xyz[k][0], c));
     return gain;
 }
 
@@ -371,18 +451,37 @@ out:
 /* This rank exchanges `bytes` with each leader of hosts[0..k) at once, reps
  * times; the times of the repetition that ended soonest (noise only adds
  * time; with k = 2 the flows may share a link unfairly, so each flow's own
- * shortest time would pair the luckier flow of each repetition). */
+ * shortest time would pair the luckier flow of each repetition).
+ *
+ * Each repetition but of SMALL_BYTES starts with an untimed 8-byte exchange
+ * with the same peers, and is timed from before it: a peer sends its data
+ * only once this rank's token has reached it, so none arrives before the
+ * clock starts.  Without it, a peer that left the step before this rank
+ * (ranks leave an allreduce at different times, and a rank of a busy
+ * machine loses its core for milliseconds) had sent part of its data
+ * already, and tests came out 0.01-0.2 of the time alone: noise that took
+ * time away, which the shortest of the repetitions then kept. */
 static int exchange(const tacos_net_comm_t *c, const int *leader, const int *hosts, int k,
-                    size_t bytes, int reps, double *best)
+                    const size_t *bytes, int reps, double *best)
 {
-    int peers[2];
+    int peers[2], token = 0;
+    const size_t small[2] = {SMALL_BYTES, SMALL_BYTES};
     double t[2], end = INFINITY;
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
         peers[i] = leader[hosts[i]];
+        token |= bytes[i] > SMALL_BYTES;
+    }
     for (int r = 0; r < reps; r++) {
-        int rc = c->exchange(c->ctx, peers, k, bytes, t);
+        double t0 = now_us(), lead = 0;
+        int rc = token ? c->exchange(c->ctx, peers, k, small, t) : 0;
+        if (!rc) {
+            lead = token ? now_us() - t0 : 0;
+            rc = c->exchange(c->ctx, peers, k, bytes, t);
+        }
         if (rc)
             return rc;
+        for (int i = 0; i < k; i++)
+            t[i] += lead;
         double e = k == 2 ? fmax(t[0], t[1]) : t[0];
         if (e < end) {
             end = e;
@@ -424,26 +523,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Rounded down to 16 KiB, within [lo, TACOS_NET_MAX_BYTES]. */
-static size_t sized(double bytes, size_t lo)
-{
-    size_t b = bytes >= TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)16383;
-    return b > lo ? b : lo;
-}
-
 /* The pair's second size: what takes about SECOND_US at the rate its S1
  * exchange showed (both ends' view averaged: the same on both). */
 static size_t second_bytes(const tacos_net_t *net, int a, int b)
 {
     double t1 = (times(net, a, b)[1] + times(net, b, a)[1]) / 2;
     return sized((double)TACOS_NET_S1_BYTES / t1 * SECOND_US, 2 * TACOS_NET_S1_BYTES);
-}
-
-/* A test's size: what its slower pair carries alone in about TEST_US. */
-static size_t test_bytes(const tacos_net_t *net, const tacos_net_test_t *q)
-{
-    double rate = fmin(bw(net, q->x, q->y), bw(net, q->x, q->z)) * 1e3; /* bytes/us */
-    return sized(rate * TEST_US, TEST_MIN_BYTES);
 }
 
 /* The fitted time of one exchange of `bytes` between a and b. */
@@ -469,19 +554,19 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
             continue;
         double *t = times(net, mine, p), small[SMALL_REPS], warm;
         if (phase == 1) {
+            const size_t tiny = SMALL_BYTES, s1 = TACOS_NET_S1_BYTES;
             /* the first exchange also opens the connection: not timed */
-            *failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &warm) != TACOS_OK;
+            *failed = exchange(c, leader, &p, 1, &tiny, 1, &warm) != TACOS_OK;
             for (int i = 0; i < SMALL_REPS && !*failed; i++)
-                *failed = exchange(c, leader, &p, 1, SMALL_BYTES, 1, &small[i]) != TACOS_OK;
-            *failed = *failed ||
-                      exchange(c, leader, &p, 1, TACOS_NET_S1_BYTES, 2, &t[1]) != TACOS_OK;
+                *failed = exchange(c, leader, &p, 1, &tiny, 1, &small[i]) != TACOS_OK;
+            *failed = *failed || exchange(c, leader, &p, 1, &s1, 2, &t[1]) != TACOS_OK;
             if (!*failed) {
                 qsort(small, SMALL_REPS, sizeof *small, cmp_double);
                 t[0] = small[SMALL_REPS / 2];
             }
         } else {
             size_t big = second_bytes(net, mine, p);
-            *failed = exchange(c, leader, &p, 1, big, 2, &t[2]) != TACOS_OK;
+            *failed = exchange(c, leader, &p, 1, &big, SECOND_REPS, &t[2]) != TACOS_OK;
             net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)big;
         }
     }
@@ -497,8 +582,9 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
 {
     for (int i = 0; i < ntests; i++) {
         const tacos_net_test_t *q = &tests[i];
-        size_t bytes = test_bytes(net, q);
+        size_t bytes[2];
         double t[2];
+        test_bytes(net, q, bytes);
         int rc;
         if (!run[i])
             continue;
@@ -510,12 +596,14 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
             int yz[2] = {q->y, q->z};
             if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
                 continue;
-            double ty = fitted_us(net, q->x, q->y, bytes), tz = fitted_us(net, q->x, q->z, bytes);
+            double ty = fitted_us(net, q->x, q->y, bytes[0]);
+            double tz = fitted_us(net, q->x, q->z, bytes[1]);
             double now[3] = {fmax(t[0], t[1]) / fmax(ty, tz), t[0] / ty, t[1] / tz};
             for (int k = 0; k < 3; k++)
                 slow[3 * i + k] = slow[3 * i + k] > 0 ? fmin(slow[3 * i + k], now[k]) : now[k];
         } else if (mine == q->y || mine == q->z) {
-            *failed = exchange(c, leader, &q->x, 1, bytes, TEST_REPS, t) != TACOS_OK;
+            *failed = exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
+                      TACOS_OK;
         }
     }
     return TACOS_OK;

@@ -136,15 +136,15 @@ typedef struct {
 } tacos_net_t;
 
 /* How the measurement reaches the other ranks (the caller binds MPI).
- * exchange: this rank sends `bytes` to each of peers[0..n) (n <= 2) and
- * receives `bytes` (<= TACOS_NET_MAX_BYTES) from each, all at once; t_us[i] = microseconds until
+ * exchange: this rank sends bytes[i] to each of peers[0..n) (n <= 2) and
+ * receives bytes[i] (<= TACOS_NET_MAX_BYTES) from it, all at once; t_us[i] = microseconds until
  * the data from peers[i] arrived (a send may complete into the kernel's
  * socket buffer long before its data arrives), returning once everything
  * completed.  max: in-place element-wise
  * maximum of v[0..n) over every rank.  Both return 0 on success. */
 typedef struct {
     void *ctx;
-    int (*exchange)(void *ctx, const int *peers, int n, size_t bytes, double *t_us);
+    int (*exchange)(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us);
     int (*max)(void *ctx, double *v, int n);
 } tacos_net_comm_t;
 

@@ -73,19 +73,22 @@ static size_t net_piece = 65280; /* --piece */
 
 /* Both ways with each peer at once, in pieces of at most net_piece bytes;
  * a peer's time is when its last piece arrived. */
-static int mpi_exchange(void *ctx, const int *peers, int n, size_t bytes, double *t_us)
+static int mpi_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us)
 {
     (void)ctx;
-    size_t piece = net_piece && net_piece < bytes ? net_piece : bytes ? bytes : 1;
-    size_t each = (bytes + piece - 1) / piece, posted = 0;
-    MPI_Request *req = malloc((2 * (size_t)n * each + 1) * sizeof *req);
-    int *peer_of = malloc((2 * (size_t)n * each + 1) * sizeof *peer_of), rc = !req || !peer_of;
+    size_t most = 0, posted = 0, piece[2];
+    for (int i = 0; i < n && i < 2; i++) {
+        piece[i] = net_piece && net_piece < bytes[i] ? net_piece : bytes[i] ? bytes[i] : 1;
+        most += 2 * ((bytes[i] + piece[i] - 1) / piece[i]);
+    }
+    MPI_Request *req = malloc((most + 1) * sizeof *req);
+    int *peer_of = malloc((most + 1) * sizeof *peer_of), rc = n > 2 || !req || !peer_of;
+    char *to = net_rbuf;
     double t0 = MPI_Wtime();
-    for (int i = 0; i < n && !rc; i++)
-        for (size_t at = 0; at < bytes; at += piece) {
-            int len = (int)(bytes - at < piece ? bytes - at : piece);
-            MPI_Irecv(net_rbuf + (size_t)i * bytes + at, len, MPI_BYTE, peers[i], 77,
-                      MPI_COMM_WORLD, &req[posted]);
+    for (int i = 0; i < n && !rc; to += bytes[i++])
+        for (size_t at = 0; at < bytes[i]; at += piece[i]) {
+            int len = (int)(bytes[i] - at < piece[i] ? bytes[i] - at : piece[i]);
+            MPI_Irecv(to + at, len, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[posted]);
             peer_of[posted++] = i;
             MPI_Isend(net_sbuf + at, len, MPI_BYTE, peers[i], 77, MPI_COMM_WORLD, &req[posted]);
             peer_of[posted++] = -1; /* sends: not timed */
