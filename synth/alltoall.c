@@ -1,7 +1,9 @@
 /*
  * All-to-All: chunk (i, j) starts at NPU i and must reach NPU j only, so
- * unlike All-Gather nothing is spread: chunks are routed.  The greedy is
- * the TEN matching with per-destination demands:
+ * unlike All-Gather nothing is spread: chunks are routed.  Gather and
+ * Scatter are the same routing with one column or one row of those demands
+ * (block r from NPU r to the root, or from the root to NPU r).  The greedy
+ * is the TEN matching with per-destination demands:
  *
  * - dist[v][j] is the shortest time from v to j for one chunk (link time
  *   α + chunk/β per hop);
@@ -65,14 +67,24 @@ nomem:
 
 typedef struct {
     const tacos_topo_t *t;
-    int n, k;
+    tacos_coll_t coll;
+    int n, k, root;
     const double *lcost, *dist;
     double *free_at;  /* per link */
     int **wait;       /* per NPU: chunks waiting there to move on */
     size_t *nwait, *capwait;
 } route_t;
 
-static int dest_of(const route_t *r, int c) { return c / r->k % r->n; }
+/* Where chunk c starts and where it must end. */
+static int source_of(const route_t *r, int c)
+{
+    return r->coll == TACOS_ALLTOALL ? c / r->k / r->n : r->coll == TACOS_SCATTER ? r->root : c / r->k;
+}
+
+static int dest_of(const route_t *r, int c)
+{
+    return r->coll == TACOS_ALLTOALL ? c / r->k % r->n : r->coll == TACOS_GATHER ? r->root : c / r->k;
+}
 
 static int near(double a, double b) { return fabs(a - b) <= TACOS_TIME_EPS(a > b ? a : b); }
 
@@ -104,7 +116,8 @@ static long pick(const route_t *r, size_t l, double t)
     for (size_t i = 0; i < r->nwait[v]; i++) { /* on a shortest path: the nearest */
         int j = dest_of(r, r->wait[v][i]);
         double left = r->dist[(size_t)v * n + j];
-        if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) && (best < 0 || left < best_left))
+        if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) &&
+            (best < 0 || (r->coll != TACOS_ALLTOALL ? left > best_left : left < best_left)))
             best = (long)i, best_left = left;
     }
     if (best >= 0)
@@ -129,12 +142,12 @@ static int push_wait(route_t *r, int v, int c)
     return TACOS_OK;
 }
 
-/* One greedy run into `out` (empty, allocated for All-to-All). */
+/* One greedy run into `out` (empty, allocated for the collective). */
 static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
 {
     const tacos_topo_t *t = r->t;
-    int n = r->n, k = r->k, rc = TACOS_OK;
-    size_t total = (size_t)n * (size_t)(n - 1) * (size_t)k, landed = 0;
+    int n = r->n, rc = TACOS_OK;
+    size_t total = 0, landed = 0;
     size_t *order = malloc((t->nlinks + 1) * sizeof *order);
     tacos_heap_t ev = {0}; /* arrivals: (time, transfer) */
     tacos_rng_t rng;
@@ -143,12 +156,14 @@ static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
         return TACOS_ERR_NOMEM;
     for (size_t l = 0; l < t->nlinks; l++)
         r->free_at[l] = 0, order[l] = l;
-    for (int v = 0; v < n; v++) {
+    for (int v = 0; v < n; v++)
         r->nwait[v] = 0;
-        for (int j = 0; j < n && !rc; j++)
-            for (int p = 0; p < k && !rc; p++)
-                if (j != v)
-                    rc = push_wait(r, v, (v * n + j) * k + p);
+    for (int c = 0; c < out->nchunks && !rc; c++)
+        if (source_of(r, c) != dest_of(r, c)) {
+            rc = push_wait(r, source_of(r, c), c);
+            total++;
+        }
+    for (int v = 0; v < n; v++) {
         for (size_t i = r->nwait[v]; i > 1 && !rc; i--) { /* ties at random */
             size_t x = (size_t)tacos_rng_below(&rng, i);
             int c = r->wait[v][i - 1];
@@ -183,8 +198,8 @@ static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
         if (rc)
             break;
         if (!ev.n) { /* nothing moves and chunks are left: unreachable */
-            rc = tacos_error(TACOS_ERR_TOPO, "all-to-all on %s: some NPU cannot reach another",
-                             t->name);
+            rc = tacos_error(TACOS_ERR_TOPO, "%s on %s: some NPU cannot reach another",
+                             tacos_coll_name(r->coll), t->name);
             break;
         }
         double first = ev.v[0].k1;
@@ -204,8 +219,9 @@ static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
             out->time_us = out->xfers[i].end_us;
     free(order);
     free(ev.v);
-    return rc == TACOS_ERR_NOMEM ? tacos_error(rc, "out of memory routing all-to-all on %s", t->name)
-                                 : rc;
+    return rc == TACOS_ERR_NOMEM
+               ? tacos_error(rc, "out of memory routing %s on %s", tacos_coll_name(r->coll), t->name)
+               : rc;
 }
 
 int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o,
@@ -214,7 +230,7 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     int n = t->npus, rc = TACOS_OK;
     size_t nn = (size_t)n * (size_t)n;
     double chunk = (double)o->size_bytes / ((double)n * o->chunks_per_npu);
-    route_t r = {t, n, o->chunks_per_npu, NULL, NULL, NULL, NULL, NULL, NULL};
+    route_t r = {t, o->coll, n, o->chunks_per_npu, o->root, NULL, NULL, NULL, NULL, NULL, NULL};
     double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
     r.free_at = malloc((t->nlinks + 1) * sizeof *r.free_at);
     r.wait = calloc((size_t)n, sizeof *r.wait);
@@ -223,7 +239,8 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     tacos_sched_t *best = NULL, *cur = NULL;
     uint64_t seed = o->seed;
     if (!lcost || !dist || !r.free_at || !r.wait || !r.nwait || !r.capwait) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory routing all-to-all on %s", t->name);
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory routing %s on %s",
+                         tacos_coll_name(o->coll), t->name);
         goto out;
     }
     for (size_t l = 0; l < t->nlinks; l++)
@@ -232,8 +249,8 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     if ((rc = all_dist(t, lcost, dist)))
         goto out;
     for (int trial = 0; trial < o->trials; trial++) {
-        if ((rc = tacos_sched_alloc(TACOS_ALLTOALL, n, o->chunks_per_npu, o->root, o->size_bytes,
-                                    NULL, &cur)) ||
+        if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
+                                    &cur)) ||
             (rc = route_once(&r, tacos_splitmix64(&seed), cur)))
             goto out;
         tacos_sched_keep_faster(&best, &cur);
@@ -376,5 +393,45 @@ out:
     free(dist);
     free(up);
     free(in);
+    return rc;
+}
+
+int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
+                             uint64_t size_bytes, double chunk_bytes, double *out_us)
+{
+    int n = t->npus, scatter = coll == TACOS_SCATTER;
+    size_t nn = (size_t)n * (size_t)n;
+    double block = (double)size_bytes / n, best = 0;
+    double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
+    double *in_bw = calloc((size_t)n, sizeof *in_bw), *out_bw = calloc((size_t)n, sizeof *out_bw);
+    int rc = TACOS_OK;
+    if (!lcost || !dist || !in_bw || !out_bw) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for the %s bound on %s",
+                         tacos_coll_name(coll), t->name);
+        goto out;
+    }
+    for (size_t l = 0; l < t->nlinks; l++) {
+        lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
+        out_bw[t->links[l].src] += t->links[l].bw_gbps;
+        in_bw[t->links[l].dst] += t->links[l].bw_gbps;
+    }
+    if ((rc = all_dist(t, lcost, dist)))
+        goto out;
+    for (int v = 0; v < n; v++) {
+        if (v == root)
+            continue;
+        double far = scatter ? dist[(size_t)root * n + v] : dist[(size_t)v * n + root];
+        double bw = scatter ? in_bw[v] : out_bw[v]; /* v's block enters (leaves) v */
+        best = fmax(best, fmax(far, bw > 0 ? block / (bw * 1e3) : INFINITY));
+    }
+    double bw = scatter ? out_bw[root] : in_bw[root];
+    if (n > 1)
+        best = fmax(best, bw > 0 ? (n - 1) * block / (bw * 1e3) : INFINITY);
+    *out_us = best;
+out:
+    free(lcost);
+    free(dist);
+    free(in_bw);
+    free(out_bw);
     return rc;
 }

@@ -115,6 +115,11 @@ static int direct(builder_t *b, tacos_coll_t coll, int n, int *k)
     *k = 1;
     if (coll == TACOS_ALLTOALL)
         return exchange(b, n, 0);
+    if (coll == TACOS_GATHER || coll == TACOS_SCATTER) { /* root 0 and each other NPU */
+        for (int j = 1; j < n; j++)
+            add(b, 0, j, coll == TACOS_GATHER ? j : 0, coll == TACOS_GATHER ? 0 : j, 0);
+        return TACOS_OK;
+    }
     int rs = coll != TACOS_ALLGATHER, ag = coll != TACOS_REDUCE_SCATTER;
     for (int r = 0; r < n; r++)
         for (int j = 0; j < n; j++)
@@ -236,10 +241,11 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
                                           "bruck)",
                            name);
     if (coll == TACOS_BROADCAST || coll == TACOS_REDUCE ||
-        (coll == TACOS_ALLTOALL && (idx == 0 || idx == 2)))
+        (coll == TACOS_ALLTOALL && (idx == 0 || idx == 2)) ||
+        ((coll == TACOS_GATHER || coll == TACOS_SCATTER) && idx != 1))
         return tacos_error(TACOS_ERR_ARG, "baseline %s: %s is not implemented (allreduce, "
                                           "allgather, reduce-scatter; alltoall: direct, "
-                                          "pairwise, bruck)",
+                                          "pairwise, bruck; gather, scatter: direct, root 0)",
                            name, tacos_coll_name(coll));
     if (npus < 1 || size_bytes < 1)
         return tacos_error(TACOS_ERR_ARG, "baseline %s: needs >= 1 NPU and >= 1 byte", name);

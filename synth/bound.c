@@ -154,6 +154,8 @@ int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root, int
     int rc = TACOS_OK;
     if (coll == TACOS_ALLTOALL)
         return tacos_alltoall_bound(topo, size_bytes, chunk, out_us);
+    if (coll == TACOS_GATHER || coll == TACOS_SCATTER)
+        return tacos_rooted_route_bound(topo, coll, root, size_bytes, chunk, out_us);
     tacos_coll_t gather = coll == TACOS_BROADCAST || coll == TACOS_REDUCE ? TACOS_BROADCAST
                                                                            : TACOS_ALLGATHER;
     if (coll == TACOS_ALLGATHER || coll == TACOS_BROADCAST || coll == TACOS_ALLREDUCE)
@@ -180,14 +182,17 @@ int tacos_ideal_bound(const tacos_topo_t *t, tacos_coll_t coll, uint64_t size_by
         *out_us = 0;
         return TACOS_OK;
     }
-    int egress = coll == TACOS_REDUCE_SCATTER || coll == TACOS_REDUCE;
-    double minbw = INFINITY;
+    int egress = coll == TACOS_REDUCE_SCATTER || coll == TACOS_REDUCE || coll == TACOS_SCATTER;
+    /* every NPU's ingress (egress) carries its share; Gather's and Scatter's
+     * only the root's, which may be any: the fastest */
+    int any_root = coll == TACOS_GATHER || coll == TACOS_SCATTER;
+    double minbw = any_root ? 0 : INFINITY;
     for (size_t v = 0; v < n; v++) {
         double bw = 0;
         const size_t *off = egress ? t->out_off : t->in_off, *adj = egress ? t->out_links : t->in_links;
         for (size_t k = off[v]; k < off[v + 1]; k++)
             bw += t->links[adj[k]].bw_gbps;
-        if (bw < minbw)
+        if (any_root ? bw > minbw : bw < minbw)
             minbw = bw;
     }
     double share = coll == TACOS_ALLREDUCE ? 2.0 * (double)(n - 1) / (double)n

@@ -126,8 +126,8 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
                               tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
                               int *proven);
 
-/* All-to-All (alltoall.c): the best of o->trials runs of the routing
- * greedy, unsorted, topology not yet attached. */
+/* All-to-All, Gather and Scatter (alltoall.c): the best of o->trials runs
+ * of the routing greedy, unsorted, topology not yet attached. */
 int tacos_alltoall_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                               tacos_sched_t **out);
 /* Its bound: the larger of the latency diameter (link time of a chunk of
@@ -136,6 +136,11 @@ int tacos_alltoall_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t
  * bandwidth), the bytes that must cross the cut / its bandwidth. */
 int tacos_alltoall_bound(const tacos_topo_t *topo, uint64_t size_bytes, double chunk_bytes,
                          double *out_us);
+/* Gather's and Scatter's: the larger of the farthest NPU's time from (to)
+ * the root for one chunk, the root's own blocks over its egress (ingress)
+ * bandwidth, and each NPU's block over its ingress (egress) bandwidth. */
+int tacos_rooted_route_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
+                             uint64_t size_bytes, double chunk_bytes, double *out_us);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

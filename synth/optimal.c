@@ -234,6 +234,8 @@ int tacos_optimal_bound(const tacos_topo_t *t, tacos_coll_t coll, int root, uint
     double fwd = 0, rev = 0;
     if (coll == TACOS_ALLTOALL) /* the cut bound over candidate cuts, latency α per hop */
         return tacos_alltoall_bound(t, size_bytes, 0, out_us);
+    if (coll == TACOS_GATHER || coll == TACOS_SCATTER) /* the root's cut, latency α per hop */
+        return tacos_rooted_route_bound(t, coll, root, size_bytes, 0, out_us);
     int rc = TACOS_OK, rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
     tacos_coll_t gather = rooted ? TACOS_BROADCAST : TACOS_ALLGATHER;
     if (coll == TACOS_ALLGATHER || coll == TACOS_BROADCAST || coll == TACOS_ALLREDUCE)

@@ -137,15 +137,25 @@ typedef enum {
     TACOS_REDUCE_SCATTER,
     TACOS_REDUCE,
     TACOS_ALLREDUCE,
-    TACOS_ALLTOALL
+    TACOS_ALLTOALL,
+    TACOS_GATHER,
+    TACOS_SCATTER
 } tacos_coll_t;
+#define TACOS_NCOLLS (TACOS_SCATTER + 1)
 
 const char *tacos_coll_name(tacos_coll_t c);
+/* Reduce-Scatter, Reduce and All-Reduce: arrivals are combined. */
+int tacos_coll_reduces(tacos_coll_t c);
+/* Broadcast, Reduce, Gather and Scatter: the root matters. */
+int tacos_coll_rooted(tacos_coll_t c);
 /* Chunks of a schedule of the collective: npus x chunks_per_npu, and for
  * All-to-All npus^2 x chunks_per_npu (chunk ((i*npus + j)*k + p) is part p
  * of what NPU i sends to NPU j).  size_bytes is the whole buffer of one rank
- * (All-to-All: its send buffer, npus blocks), so a chunk is always
- * size_bytes / (npus x chunks_per_npu) bytes. */
+ * (All-to-All: its send buffer, npus blocks; Gather and Scatter: the root's,
+ * npus blocks), so a chunk is always size_bytes / (npus x chunks_per_npu)
+ * bytes.  Gather and Scatter route block r (chunks r*k .. r*k+k-1) from NPU
+ * r to the root, or from the root to NPU r, as All-to-All routes its
+ * blocks. */
 long long tacos_coll_nchunks(tacos_coll_t c, int npus, int chunks_per_npu);
 int tacos_coll_parse(const char *name, tacos_coll_t *out);
 

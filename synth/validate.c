@@ -118,9 +118,9 @@ static int initially_complete(const tacos_sched_t *s, int rank, int chunk)
 {
     if (s->coll == TACOS_ALLTOALL) /* chunk (i, j): NPU i's */
         return chunk / s->chunks_per_npu / s->npus == rank;
-    if (s->coll == TACOS_ALLGATHER)
+    if (s->coll == TACOS_ALLGATHER || s->coll == TACOS_GATHER)
         return chunk / s->chunks_per_npu == rank;
-    return s->coll == TACOS_BROADCAST && rank == s->root;
+    return (s->coll == TACOS_BROADCAST || s->coll == TACOS_SCATTER) && rank == s->root;
 }
 
 static int must_hold(const tacos_sched_t *s, int rank, int chunk)
@@ -129,7 +129,10 @@ static int must_hold(const tacos_sched_t *s, int rank, int chunk)
     case TACOS_REDUCE_SCATTER:
         return chunk / s->chunks_per_npu == rank;
     case TACOS_REDUCE:
+    case TACOS_GATHER:
         return rank == s->root;
+    case TACOS_SCATTER:
+        return chunk / s->chunks_per_npu == rank;
     case TACOS_ALLTOALL: /* chunk (i, j): NPU j's */
         return chunk / s->chunks_per_npu % s->npus == rank;
     default:
@@ -152,8 +155,7 @@ typedef struct {
 static void init_row(const tacos_sched_t *s, int c, int r, uint64_t *row, size_t words)
 {
     memset(row, 0, words * sizeof *row);
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
-                    s->coll != TACOS_ALLTOALL;
+    int reduction = tacos_coll_reduces(s->coll);
     if (reduction)
         tacos_bit_set(row, (size_t)r);
     else if (initially_complete(s, r, c))
@@ -186,8 +188,7 @@ static int complete(const tacos_sched_t *s, int c, int r, const uint64_t *row)
 static void check_chunk(const tacos_sched_t *s, int c, const size_t *xs, size_t n, sweep_t *w,
                         violation_t *v)
 {
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
-                    s->coll != TACOS_ALLTOALL,
+    int reduction = tacos_coll_reduces(s->coll),
         nslots = 0;
     size_t words = w->words;
     for (size_t i = 0; i < n; i++) {

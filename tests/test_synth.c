@@ -65,8 +65,8 @@ static void execute(const tacos_sched_t *s)
     size_t nx = s->nxfers ? s->nxfers : 1;
     uint64_t *msg = calloc((size_t)n * n * nx, sizeof *msg);
     char *posted = calloc((size_t)n * n * nx, 1);
-    int reduction = s->coll != TACOS_ALLGATHER && s->coll != TACOS_BROADCAST &&
-                    s->coll != TACOS_ALLTOALL;
+    int reduction = s->coll == TACOS_REDUCE_SCATTER || s->coll == TACOS_REDUCE ||
+                    s->coll == TACOS_ALLREDUCE;
     for (int r = 0; r < n; r++) {
         CHECK_OK(tacos_sched_program(s, r, &p[r]));
         done[r] = calloc(p[r]->nops + 1, 1);
@@ -74,7 +74,9 @@ static void execute(const tacos_sched_t *s)
             uint64_t mine = (uint64_t)(r + 1) * 1000003u + (uint64_t)c;
             int holds = reduction || (s->coll == TACOS_ALLGATHER && c / s->chunks_per_npu == r) ||
                         (s->coll == TACOS_BROADCAST && r == s->root) ||
-                        (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu / n == r);
+                        (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu / n == r) ||
+                        (s->coll == TACOS_GATHER && c / s->chunks_per_npu == r) ||
+                        (s->coll == TACOS_SCATTER && r == s->root);
             val[(size_t)r * C + c] = holds ? mine : 0;
         }
     }
@@ -114,9 +116,10 @@ static void execute(const tacos_sched_t *s)
             int owner = c / s->chunks_per_npu;
             if (s->coll == TACOS_ALLTOALL) /* chunk (i, j): i's, checked at j */
                 owner = c / s->chunks_per_npu / n;
-            if (s->coll == TACOS_ALLGATHER || s->coll == TACOS_ALLTOALL)
+            if (s->coll == TACOS_ALLGATHER || s->coll == TACOS_ALLTOALL ||
+                s->coll == TACOS_GATHER)
                 want = (uint64_t)(owner + 1) * 1000003u + (uint64_t)c;
-            else if (s->coll == TACOS_BROADCAST)
+            else if (s->coll == TACOS_BROADCAST || s->coll == TACOS_SCATTER)
                 want = (uint64_t)(s->root + 1) * 1000003u + (uint64_t)c;
             else
                 for (int q = 0; q < n; q++)
@@ -125,7 +128,9 @@ static void execute(const tacos_sched_t *s)
                           s->coll == TACOS_ALLREDUCE ||
                           (s->coll == TACOS_REDUCE_SCATTER && owner == r) ||
                           (s->coll == TACOS_REDUCE && r == s->root) ||
-                          (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu % n == r);
+                          (s->coll == TACOS_ALLTOALL && c / s->chunks_per_npu % n == r) ||
+                          (s->coll == TACOS_GATHER && r == s->root) ||
+                          (s->coll == TACOS_SCATTER && owner == r);
             if (checked && val[(size_t)r * C + c] != want) {
                 CHECK(0, "%s on %s k=%d: rank %d chunk %d = %llu, want %llu",
                       tacos_coll_name(s->coll), s->topo->name, s->chunks_per_npu, r, c,
@@ -148,7 +153,7 @@ static void execute(const tacos_sched_t *s)
 
 static void all_collectives(const tacos_topo_t *t, int k)
 {
-    for (int c = 0; c <= TACOS_ALLTOALL; c++) {
+    for (int c = 0; c < TACOS_NCOLLS; c++) {
         tacos_synth_opts_t o = {(tacos_coll_t)c, t->npus - 1, k, 1000003, 7, 2};
         tacos_sched_t *s = NULL;
         int rc = tacos_synthesize(t, &o, &s);
@@ -262,6 +267,34 @@ int main(void)
     CHECK_ERR(tacos_baseline("ring", TACOS_ALLTOALL, 4, 1000, &s), TACOS_ERR_ARG,
               "alltoall: direct, pairwise, bruck");
     tacos_topo_free(t);
+
+    /* Gather and Scatter: the root's links carry n-1 blocks; on a uni-ring
+     * of 6 (one link each way of the root) that is 5 link times, on a ring
+     * of 7 (two) 3; farthest-first out of the root, and the reverse into it,
+     * reach both.  A missing transfer is caught; direct validates. */
+    const struct {
+        const char *spec;
+        int n, times;
+    } rooted[] = {{"uniring:6", 6, 5}, {"ring:7", 7, 3}};
+    for (int i = 0; i < 2; i++)
+        for (int c = TACOS_GATHER; c <= TACOS_SCATTER; c++) {
+            t = gen(rooted[i].spec);
+            s = synth(t, (tacos_coll_t)c, 1, (uint64_t)rooted[i].n << 20, 1, 1);
+            CHECK(s && fabs(s->time_us - rooted[i].times * link_time(1 << 20)) < 1e-6,
+                  "%s %s %.3f", tacos_coll_name((tacos_coll_t)c), rooted[i].spec,
+                  s ? s->time_us : -1);
+            if (s && s->nxfers) {
+                s->xfers[s->nxfers / 2] = s->xfers[--s->nxfers];
+                CHECK(tacos_sched_validate(s) == TACOS_ERR_INVALID, "%s %s: a transfer missing",
+                      tacos_coll_name((tacos_coll_t)c), rooted[i].spec);
+            }
+            tacos_sched_free(s);
+            tacos_topo_free(t);
+            CHECK_OK(tacos_baseline("direct", (tacos_coll_t)c, rooted[i].n, 1000, &s));
+            CHECK(tacos_sched_validate(s) == TACOS_OK, "direct %s: %s",
+                  tacos_coll_name((tacos_coll_t)c), tacos_last_error());
+            tacos_sched_free(s);
+        }
     t = gen("ring:6");
 
     /* same seed, same schedule; another seed may differ but stays valid */
