@@ -396,6 +396,27 @@ out:
     return rc;
 }
 
+/* The time to move what Gather or Scatter must move across the edge of
+ * the set `in`: the blocks of the NPUs on the side without the root, over
+ * the links from the root's side to the other (Scatter) or back (Gather). */
+static double rooted_cut_time(const tacos_topo_t *t, const char *in, int root, int scatter,
+                              double block)
+{
+    size_t inside = 0, n = (size_t)t->npus;
+    double bw = 0;
+    for (size_t v = 0; v < n; v++)
+        inside += (size_t)in[v];
+    size_t away = in[root] ? n - inside : inside; /* NPUs not on the root's side */
+    if (!away || inside == n || !inside)
+        return 0;
+    for (size_t l = 0; l < t->nlinks; l++) {
+        int from_root_side = in[t->links[l].src] == in[root], to_root_side = in[t->links[l].dst] == in[root];
+        if (scatter ? from_root_side && !to_root_side : !from_root_side && to_root_side)
+            bw += t->links[l].bw_gbps;
+    }
+    return bw > 0 ? (double)away * block / (bw * 1e3) : INFINITY;
+}
+
 int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
                              uint64_t size_bytes, double chunk_bytes, double *out_us)
 {
@@ -403,35 +424,50 @@ int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
     size_t nn = (size_t)n * (size_t)n;
     double block = (double)size_bytes / n, best = 0;
     double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
-    double *in_bw = calloc((size_t)n, sizeof *in_bw), *out_bw = calloc((size_t)n, sizeof *out_bw);
-    int rc = TACOS_OK;
-    if (!lcost || !dist || !in_bw || !out_bw) {
+    int *up = malloc((size_t)n * sizeof *up), rc = TACOS_OK;
+    char *in = malloc((size_t)n);
+    if (!lcost || !dist || !up || !in) {
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for the %s bound on %s",
                          tacos_coll_name(coll), t->name);
         goto out;
     }
-    for (size_t l = 0; l < t->nlinks; l++) {
+    for (size_t l = 0; l < t->nlinks; l++)
         lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
-        out_bw[t->links[l].src] += t->links[l].bw_gbps;
-        in_bw[t->links[l].dst] += t->links[l].bw_gbps;
-    }
     if ((rc = all_dist(t, lcost, dist)))
         goto out;
-    for (int v = 0; v < n; v++) {
-        if (v == root)
-            continue;
-        double far = scatter ? dist[(size_t)root * n + v] : dist[(size_t)v * n + root];
-        double bw = scatter ? in_bw[v] : out_bw[v]; /* v's block enters (leaves) v */
-        best = fmax(best, fmax(far, bw > 0 ? block / (bw * 1e3) : INFINITY));
+    for (int v = 0; v < n; v++) { /* the farthest NPU, and each NPU alone */
+        best = fmax(best, scatter ? dist[(size_t)root * n + v] : dist[(size_t)v * n + root]);
+        memset(in, 0, (size_t)n);
+        in[v] = 1;
+        best = fmax(best, rooted_cut_time(t, in, root, scatter, block));
     }
-    double bw = scatter ? out_bw[root] : in_bw[root];
-    if (n > 1)
-        best = fmax(best, bw > 0 ? (n - 1) * block / (bw * 1e3) : INFINITY);
+    /* for each link bandwidth b: the groups joined by links of at least b
+     * (the hosts of a cluster, the boards of a machine) */
+    for (size_t lb = 0; lb < t->nlinks; lb++) {
+        double b = t->links[lb].bw_gbps;
+        int seen = 0;
+        for (size_t l = 0; l < lb && !seen; l++)
+            seen = t->links[l].bw_gbps == b;
+        if (seen)
+            continue;
+        for (int v = 0; v < n; v++)
+            up[v] = v;
+        for (size_t l = 0; l < t->nlinks; l++)
+            if (t->links[l].bw_gbps >= b)
+                up[find(up, t->links[l].src)] = find(up, t->links[l].dst);
+        for (int g = 0; g < n; g++) {
+            if (find(up, g) != g)
+                continue;
+            for (int v = 0; v < n; v++)
+                in[v] = find(up, v) == g;
+            best = fmax(best, rooted_cut_time(t, in, root, scatter, block));
+        }
+    }
     *out_us = best;
 out:
     free(lcost);
     free(dist);
-    free(in_bw);
-    free(out_bw);
+    free(up);
+    free(in);
     return rc;
 }
