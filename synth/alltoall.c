@@ -281,6 +281,38 @@ static int find(int *up, int v)
     return v;
 }
 
+/* For each link bandwidth b, each group of NPUs joined by links of at
+ * least b (the hosts of a cluster, the boards of a machine): the largest
+ * cut(in) with in[v] = 1 inside the group. */
+static double over_groups(const tacos_topo_t *t, int *up, char *in,
+                          double (*cut)(const tacos_topo_t *, const char *, const void *),
+                          const void *arg)
+{
+    int n = t->npus;
+    double best = 0;
+    for (size_t lb = 0; lb < t->nlinks; lb++) {
+        double b = t->links[lb].bw_gbps;
+        int seen = 0;
+        for (size_t l = 0; l < lb && !seen; l++)
+            seen = t->links[l].bw_gbps == b;
+        if (seen)
+            continue;
+        for (int v = 0; v < n; v++)
+            up[v] = v;
+        for (size_t l = 0; l < t->nlinks; l++)
+            if (t->links[l].bw_gbps >= b)
+                up[find(up, t->links[l].src)] = find(up, t->links[l].dst);
+        for (int g = 0; g < n; g++) {
+            if (find(up, g) != g)
+                continue;
+            for (int v = 0; v < n; v++)
+                in[v] = find(up, v) == g;
+            best = fmax(best, cut(t, in, arg));
+        }
+    }
+    return best;
+}
+
 /* The time to move what must leave (and enter) the set `in` (in[v] = 1),
  * over the links crossing its edge. */
 static double cut_time(const tacos_topo_t *t, const char *in, double block_bytes)
@@ -301,6 +333,11 @@ static double cut_time(const tacos_topo_t *t, const char *in, double block_bytes
     double bytes = (double)inside * (double)(n - inside) * block_bytes;
     double bw = out_bw < in_bw ? out_bw : in_bw;
     return bw > 0 ? bytes / (bw * 1e3) : INFINITY;
+}
+
+static double all_cut(const tacos_topo_t *t, const char *in, const void *block)
+{
+    return cut_time(t, in, *(const double *)block);
 }
 
 int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chunk_bytes,
@@ -364,29 +401,7 @@ int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chun
                 best = c;
         }
     }
-    /* for each link bandwidth b: the groups joined by links of at least b */
-    for (size_t lb = 0; lb < t->nlinks; lb++) {
-        double b = t->links[lb].bw_gbps;
-        int seen = 0;
-        for (size_t l = 0; l < lb && !seen; l++)
-            seen = t->links[l].bw_gbps == b;
-        if (seen)
-            continue;
-        for (int v = 0; v < n; v++)
-            up[v] = v;
-        for (size_t l = 0; l < t->nlinks; l++)
-            if (t->links[l].bw_gbps >= b)
-                up[find(up, t->links[l].src)] = find(up, t->links[l].dst);
-        for (int g = 0; g < n; g++) {
-            if (find(up, g) != g)
-                continue;
-            for (int v = 0; v < n; v++)
-                in[v] = find(up, v) == g;
-            double c = cut_time(t, in, block);
-            if (c > best)
-                best = c;
-        }
-    }
+    best = fmax(best, over_groups(t, up, in, all_cut, &block));
     *out_us = best;
 out:
     free(lcost);
@@ -417,6 +432,17 @@ static double rooted_cut_time(const tacos_topo_t *t, const char *in, int root, i
     return bw > 0 ? (double)away * block / (bw * 1e3) : INFINITY;
 }
 
+typedef struct {
+    int root, scatter;
+    double block;
+} rooted_cut_t;
+
+static double rooted_cut(const tacos_topo_t *t, const char *in, const void *arg)
+{
+    const rooted_cut_t *r = arg;
+    return rooted_cut_time(t, in, r->root, r->scatter, r->block);
+}
+
 int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
                              uint64_t size_bytes, double chunk_bytes, double *out_us)
 {
@@ -441,28 +467,8 @@ int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
         in[v] = 1;
         best = fmax(best, rooted_cut_time(t, in, root, scatter, block));
     }
-    /* for each link bandwidth b: the groups joined by links of at least b
-     * (the hosts of a cluster, the boards of a machine) */
-    for (size_t lb = 0; lb < t->nlinks; lb++) {
-        double b = t->links[lb].bw_gbps;
-        int seen = 0;
-        for (size_t l = 0; l < lb && !seen; l++)
-            seen = t->links[l].bw_gbps == b;
-        if (seen)
-            continue;
-        for (int v = 0; v < n; v++)
-            up[v] = v;
-        for (size_t l = 0; l < t->nlinks; l++)
-            if (t->links[l].bw_gbps >= b)
-                up[find(up, t->links[l].src)] = find(up, t->links[l].dst);
-        for (int g = 0; g < n; g++) {
-            if (find(up, g) != g)
-                continue;
-            for (int v = 0; v < n; v++)
-                in[v] = find(up, v) == g;
-            best = fmax(best, rooted_cut_time(t, in, root, scatter, block));
-        }
-    }
+    rooted_cut_t edge = {root, scatter, block};
+    best = fmax(best, over_groups(t, up, in, rooted_cut, &edge));
     *out_us = best;
 out:
     free(lcost);
