@@ -284,7 +284,8 @@ int main(void)
                   "%s %s %.3f", tacos_coll_name((tacos_coll_t)c), rooted[i].spec,
                   s ? s->time_us : -1);
             if (s && s->nxfers) {
-                s->xfers[s->nxfers / 2] = s->xfers[--s->nxfers];
+                s->nxfers--;
+                s->xfers[s->nxfers / 2] = s->xfers[s->nxfers];
                 CHECK(tacos_sched_validate(s) == TACOS_ERR_INVALID, "%s %s: a transfer missing",
                       tacos_coll_name((tacos_coll_t)c), rooted[i].spec);
             }
