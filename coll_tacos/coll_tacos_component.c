@@ -142,7 +142,8 @@ static int tacos_register(void)
             &c->min_bytes);
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
-            "their schedules match tuned's trees only from about 4 MiB)",
+            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather and "
+            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component",
             &c->rooted_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);

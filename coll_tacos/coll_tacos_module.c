@@ -313,6 +313,9 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
      : mode == PERSISTENT ? (m)->prev_##name##_init != NULL                                  \
                           : (m)->prev_##name != NULL)
 
+/* Why a call goes to the previous component that a schedule could serve. */
+#define PASSED "served by the previous component"
+
 /* The previous component's function in the call's mode, or where there is
  * none (coll/tacos alone) the textbook program. */
 #define FALLBACK(m, name, why, ...)                                                          \
@@ -441,6 +444,10 @@ static int alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rc
 static int allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
                       const int *displs, DT *rdtype, COMM, MOD, MODE_ARGS);
 static int bcast(void *buf, int count, DT *dtype, int root, COMM, MOD, MODE_ARGS);
+static int gather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype,
+                  int root, COMM, MOD, MODE_ARGS);
+static int scatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype,
+                   int root, COMM, MOD, MODE_ARGS);
 static int reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM, MOD,
                   MODE_ARGS);
 static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP, COMM,
@@ -502,6 +509,43 @@ static int by_hand_bcast(BY_HAND_ARGS, void *buf, int count, DT *dtype, int root
     void *mine = inter && root == MPI_PROC_NULL ? NULL : buf; /* no data on that side */
     BY_HAND("Bcast", NULL, HOST(bcast, mine ? h0 : buf, count, dtype, root, comm), mine, count,
             dtype, !at_root, NULL, 0, dtype, 0);
+}
+
+/* Gather and Scatter: which side of the call this rank is on. */
+typedef struct {
+    int at_root; /* the root (MPI_ROOT on an intercommunicator) */
+    int sends;   /* holds a block to send (Gather) or receive (Scatter): not the root's side */
+} rooted_side_t;
+
+static rooted_side_t side_of(struct ompi_communicator_t *comm, int root)
+{
+    if (OMPI_COMM_IS_INTER(comm))
+        return (rooted_side_t){root == MPI_ROOT, root != MPI_ROOT && root != MPI_PROC_NULL};
+    return (rooted_side_t){ompi_comm_rank(comm) == root, 1};
+}
+
+static int by_hand_gather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                          int rcount, DT *rdtype, int root, COMM)
+{
+    rooted_side_t s = side_of(comm, root);
+    const void *in = s.sends ? sbuf : NULL;
+    void *out = s.at_root ? rbuf : NULL;
+    BY_HAND("Gather", NULL,
+            HOST(gather, in ? h0 : sbuf, scount, sdtype, out ? h1 : rbuf, rcount, rdtype, root,
+                 comm),
+            in, scount, sdtype, 0, out, (size_t)rcount * peers(comm), rdtype, 1);
+}
+
+static int by_hand_scatter(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
+                           int rcount, DT *rdtype, int root, COMM)
+{
+    rooted_side_t s = side_of(comm, root);
+    const void *in = s.at_root ? sbuf : NULL;
+    void *out = s.sends ? rbuf : NULL;
+    BY_HAND("Scatter", NULL,
+            HOST(scatter, in ? h0 : sbuf, scount, sdtype, out ? h1 : rbuf, rcount, rdtype, root,
+                 comm),
+            in, (size_t)scount * peers(comm), sdtype, 0, out, rcount, rdtype, 1);
 }
 
 static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
@@ -679,6 +723,63 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     return RUN(m, p, &a, dtype, NULL);
 }
 
+/* MPI_Gather and MPI_Scatter: block r routed between rank r and the root by
+ * a synthesized schedule where coll/tacos is the only component; where a
+ * previous component exists, that one (on a shared-memory switch, and
+ * between hosts that route every pair, the schedule is its direct
+ * exchange: nothing measured favours it).  The call's size is the root's
+ * n blocks on every rank (MPI makes the signatures agree), read from the
+ * buffers that matter on this rank. */
+static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                  int rcount, struct ompi_datatype_t *rdtype, int root,
+                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    size_t n = peers(comm);
+    rooted_side_t side = side_of(comm, root);
+    int in_place = side.at_root && sbuf == MPI_IN_PLACE;
+    CALL(comm, GATHER, NULL);
+    const char *why = side.at_root ? view_bytes(rdtype, (size_t)rcount * n, &call.v, &x)
+                                   : view_bytes(sdtype, (size_t)scount * n, &call.v, &x);
+    DEVICE(contiguous(sbuf, (size_t)scount, sdtype) &&
+               (!side.at_root || contiguous(rbuf, (size_t)rcount * n, rdtype)),
+           side.sends ? sbuf : NULL, side.at_root ? rbuf : NULL);
+    if (!why && HAS_PREV(m, gather))
+        why = PASSED;
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_GATHER, root, why, p, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+         comm);
+    tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
+    tacos_data_t r = side.at_root ? data(rbuf, (size_t)rcount * n, rdtype) : (tacos_data_t){0};
+    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = side.at_root ? &r : NULL, .root = root};
+    return RUN(m, p, &a, in_place ? NULL : sdtype, side.at_root ? rdtype : NULL);
+}
+
+static int scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                   int rcount, struct ompi_datatype_t *rdtype, int root,
+                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    size_t n = peers(comm);
+    rooted_side_t side = side_of(comm, root);
+    int in_place = side.at_root && rbuf == MPI_IN_PLACE;
+    CALL(comm, SCATTER, NULL);
+    const char *why = side.at_root ? view_bytes(sdtype, (size_t)scount * n, &call.v, &x)
+                                   : view_bytes(rdtype, (size_t)rcount * n, &call.v, &x);
+    DEVICE((!side.at_root || contiguous(sbuf, (size_t)scount * n, sdtype)) &&
+               contiguous(rbuf, (size_t)rcount, rdtype),
+           side.at_root ? sbuf : NULL, side.sends ? rbuf : NULL);
+    if (!why && HAS_PREV(m, scatter))
+        why = PASSED;
+    const tacos_plan_t *p;
+    PLAN(m, TACOS_SCATTER, root, why, p, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+         root, comm);
+    tacos_data_t s = side.at_root ? data(sbuf, (size_t)scount * n, sdtype) : (tacos_data_t){0};
+    tacos_data_t r = in_place ? (tacos_data_t){0} : data(rbuf, (size_t)rcount, rdtype);
+    tacos_args_t a = {.send = side.at_root ? &s : NULL, .recv = in_place ? NULL : &r, .root = root};
+    return RUN(m, p, &a, side.at_root ? sdtype : NULL, in_place ? NULL : rdtype);
+}
+
 static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                   struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                   mca_coll_base_module_t *module, MODE_ARGS)
@@ -741,7 +842,6 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 
 /* The collectives no schedule serves: the previous component's, or the
  * textbook program where there is none. */
-#define PASSED "served by the previous component"
 
 /* MPI_Barrier: a blocking collective is also where the keys nonblocking
  * calls found unplanned get planned. */
@@ -781,18 +881,10 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
         return name(UNPAREN ARGS, module, PERSISTENT, info, request);                        \
     }
 
-PASS_THROUGH(gather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
-                      DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),
-             (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL))
 PASS_THROUGH(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
                        const int *displs, DT *rdtype, int root, COMM),
              (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm),
              (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL))
-PASS_THROUGH(scatter, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
-                       DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),
-             (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf))
 PASS_THROUGH(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
                         void *rbuf, int rcount, DT *rdtype, int root, COMM),
              (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm),
@@ -890,6 +982,26 @@ static int tacos_ibcast(void *buf, int count, DT *dtype, int root, COMM, REQ, MO
 { return bcast(buf, count, dtype, root, comm, module, NB); }
 static int tacos_bcast_init(void *buf, int count, DT *dtype, int root, COMM, INFO, REQ, MOD)
 { return bcast(buf, count, dtype, root, comm, module, P); }
+
+static int tacos_gather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                        DT *rdtype, int root, COMM, MOD)
+{ return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, B); }
+static int tacos_igather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                         DT *rdtype, int root, COMM, REQ, MOD)
+{ return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, NB); }
+static int tacos_gather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                             DT *rdtype, int root, COMM, INFO, REQ, MOD)
+{ return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, P); }
+
+static int tacos_scatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                         DT *rdtype, int root, COMM, MOD)
+{ return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, B); }
+static int tacos_iscatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                          DT *rdtype, int root, COMM, REQ, MOD)
+{ return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, NB); }
+static int tacos_scatter_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+                              DT *rdtype, int root, COMM, INFO, REQ, MOD)
+{ return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, P); }
 
 static int tacos_reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
                           MOD)

@@ -152,7 +152,7 @@ struct tacos_req {
     const int *counts, *displs; /* Allgatherv's blocks (displs NULL: in rank order) */
     int *own_arrays;            /* a request's copy of them */
     tacos_data_t send, recv;
-    int in_place;
+    int in_place, no_recv; /* no send buffer (MPI_IN_PLACE, or none); no receive buffer */
     char *work, *space; /* own scratch: the units, arriving reductions */
     size_t work_bytes, space_bytes;
     tacos_mc_buf_t stage, dwork; /* own, with call.mem: staging, work space */
@@ -277,8 +277,11 @@ static void setup(tacos_req_t *r, tacos_comm_t *c, const tacos_plan_t *p,
                   const tacos_call_t *call, const tacos_args_t *a)
 {
     *r = (tacos_req_t){.c = c, .call = *call, .coll = p->coll, .root = a->root, .k = p->k,
-                       .prog = p->prog, .exec = p->exec, .off = p->off, .recv = *a->recv,
-                       .in_place = !a->send, .counts = a->counts, .displs = a->displs};
+                       .prog = p->prog, .exec = p->exec, .off = p->off,
+                       .in_place = !a->send, .no_recv = !a->recv, .counts = a->counts,
+                       .displs = a->displs};
+    if (a->recv)
+        r->recv = *a->recv;
     if (a->send)
         r->send = *a->send;
 }
@@ -309,49 +312,71 @@ static void copy_block(void *arg)
         memcpy(a->dst, a->src, a->bytes);
 }
 
-/* All-to-All: chunk ((i*n + j)*k + p) is part p of block j of rank i's
- * send buffer.  This rank sends its own from sbuf (or packed scratch:
- * also with MPI_IN_PLACE, since receives overwrite rbuf), receives its own
- * into rbuf (or scratch, unpacked at the end), and keeps what it forwards
+/* The routed collectives.  All-to-All: chunk ((i*n + j)*k + p) is part p
+ * of block j of rank i's send buffer, for rank j.  Gather and Scatter:
+ * chunk (q*k + p) is part p of block q, rank q's, between it and the root
+ * (the root's buffers hold n blocks, the other ranks' one).  This rank
+ * sends its own from its input (sbuf, or packed scratch: also All-to-All's
+ * MPI_IN_PLACE, since receives overwrite rbuf), receives its own into its
+ * output (rbuf, or scratch unpacked at the end), and keeps what it forwards
  * in scratch; its block to itself is copied while the first messages
  * travel. */
-static int place_alltoall(tacos_req_t *r)
+static void route_of(const tacos_req_t *r, int c, int *from, int *to)
+{
+    int n = r->c->ops.size, q = c / r->k;
+    *from = r->coll == TACOS_ALLTOALL ? q / n : r->coll == TACOS_SCATTER ? r->root : q;
+    *to = r->coll == TACOS_ALLTOALL ? q % n : r->coll == TACOS_GATHER ? r->root : q;
+}
+
+static int place_routed(tacos_req_t *r)
 {
     const tacos_call_t *call = &r->call;
     const tacos_prog_t *p = r->prog;
-    int me = r->c->ops.rank, n = r->c->ops.size, k = r->k;
+    int me = r->c->ops.rank, n = r->c->ops.size, k = r->k, from, to;
     size_t block = call->v.bytes / (size_t)n, fwd = 0;
-    char *src = r->in_place ? NULL : direct(call, &r->send), *out = direct(call, &r->recv);
-    if (!r->spans && !(r->spans = malloc((size_t)n * (size_t)n * (size_t)k * sizeof *r->spans)))
+    /* n blocks or one: the input (sent from) and the output (received into) */
+    int a2a = r->coll == TACOS_ALLTOALL, root = me == r->root;
+    size_t in_blocks = a2a || r->coll == TACOS_SCATTER ? (size_t)n : 1;
+    size_t out_blocks = a2a || r->coll == TACOS_GATHER ? (size_t)n : 1;
+    int has_in = a2a || (r->coll == TACOS_SCATTER ? root : !(root && r->in_place));
+    int has_out = a2a || (r->coll == TACOS_GATHER ? root : !(root && r->no_recv));
+    char *src = r->in_place || !has_in ? NULL : direct(call, &r->send);
+    char *out = has_out ? direct(call, &r->recv) : NULL;
+    if (!r->spans && !(r->spans = malloc((size_t)tacos_coll_nchunks(r->coll, n, k) * sizeof *r->spans)))
         return call->err_nomem;
     for (size_t i = 0; i < p->nops; i++) { /* what passes through: its scratch offset */
-        int c = p->ops[i].chunk, from = c / k / n, to = c / k % n, part = c % k;
+        int c = p->ops[i].chunk, part = c % k;
         size_t first = block * (size_t)part / (size_t)k;
+        route_of(r, c, &from, &to);
         r->spans[c].units = block * (size_t)(part + 1) / (size_t)k - first;
         if (from == me)
-            r->spans[c].at = (char *)(uintptr_t)(block * (size_t)to + first); /* offsets for now */
+            r->spans[c].at = (char *)(uintptr_t)(block * (in_blocks > 1 ? (size_t)to : 0) + first);
         else if (to == me)
-            r->spans[c].at = (char *)(uintptr_t)(block * (size_t)from + first);
+            r->spans[c].at = (char *)(uintptr_t)(block * (out_blocks > 1 ? (size_t)from : 0) + first);
         else if (p->ops[i].kind == TACOS_OP_RECV) /* each chunk arrives here once */
             r->spans[c].at = (char *)(uintptr_t)fwd, fwd += r->spans[c].units;
     }
-    size_t need = fwd + (src ? 0 : call->v.bytes) + (out ? 0 : call->v.bytes);
-    char *w = scratch(r, need), *in;
+    size_t in_bytes = has_in && !src ? in_blocks * block : 0;
+    size_t out_bytes = has_out && !out ? out_blocks * block : 0;
+    char *w = scratch(r, fwd + in_bytes + out_bytes + 1), *in;
     if (!w)
         return call->err_nomem;
     in = src ? src : w + fwd;
-    r->out = out ? out : w + fwd + (src ? 0 : call->v.bytes);
-    r->unpack = !out;
-    int rc = src ? 0 : PACK(call, r->in_place ? &r->recv : &r->send, in);
+    r->out = out ? out : w + fwd + in_bytes;
+    r->unpack = has_out && !out;
+    int rc = !has_in || src ? 0 : PACK(call, r->in_place ? &r->recv : &r->send, in);
     for (size_t i = 0; i < p->nops; i++) {
-        int c = p->ops[i].chunk, from = c / k / n, to = c / k % n;
+        int c = p->ops[i].chunk;
+        route_of(r, c, &from, &to);
         if (p->ops[i].kind == TACOS_OP_SEND && from != me)
             continue; /* a forwarded chunk's span was set by its receive */
         char *base = from == me ? in : to == me ? r->out : w;
         r->spans[c].at = base + (uintptr_t)r->spans[c].at;
     }
-    r->copy = (copy_args_t){r->out + block * (size_t)me, in + block * (size_t)me, block,
-                            call->mem, 0};
+    /* the own block: All-to-All's, and the root's unless in place */
+    size_t own = has_in && has_out ? block : 0;
+    r->copy = (copy_args_t){r->out + (out_blocks > 1 ? block * (size_t)me : 0),
+                            in + (in_blocks > 1 ? block * (size_t)me : 0), own, call->mem, 0};
     r->opts.overlap = copy_block, r->opts.overlap_arg = &r->copy;
     r->opts.spans = r->spans;
     return rc;
@@ -418,7 +443,9 @@ static int place(tacos_req_t *r, char **at)
         return !send && !out ? PACK(call, &mine, block) : 0;
     }
     case TACOS_ALLTOALL:
-        return *at = NULL, place_alltoall(r);
+    case TACOS_GATHER:
+    case TACOS_SCATTER:
+        return *at = NULL, place_routed(r);
     case TACOS_BROADCAST:
         out = direct(call, recv);
         if (!(*at = out ? out : work_space(r)))
@@ -485,7 +512,7 @@ static int complete(tacos_req_t *r)
         }
     if (r->msgs)
         return 0;
-    if (r->coll == TACOS_ALLTOALL)
+    if (r->coll == TACOS_ALLTOALL || r->coll == TACOS_GATHER || r->coll == TACOS_SCATTER)
         return UNPACK(call, r->out, &r->recv);
     if (r->coll == TACOS_ALLGATHER && r->displs) { /* Allgatherv: block by block */
         for (int q = 0; q < r->c->ops.size; q++) {

@@ -417,7 +417,7 @@ static int plan_wanted(tacos_comm_t *c)
 /* Whether the call is below its threshold (the agreed settings): *why names it. */
 static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
 {
-    int rooted = coll == TACOS_BROADCAST || coll == TACOS_REDUCE;
+    int rooted = tacos_coll_rooted(coll);
     if (bytes >= (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes))
         return 0;
     char p[64];

@@ -181,6 +181,8 @@ typedef struct {
 } tacos_call_t;
 
 /* A call's buffers: send NULL means MPI_IN_PLACE; recv is Bcast's buffer.
+ * Gather and Scatter: the buffers that matter on this rank (n blocks at the
+ * root, one elsewhere), NULL where none does or MPI_IN_PLACE stands in.
  * Allgather's recv holds every rank's block (count = n x the per-rank
  * count; Allgatherv: counts[r] elements of count_units units each, in rank
  * order, or with displs at displs[r] extents into recv's buffer, then

@@ -159,6 +159,23 @@ for np in 3 5; do
         fail "allgatherv schedules np=$np: no schedule ran"
     echo "allgatherv through the schedule np=$np"
 done
+# Gather and Scatter run their schedules where coll/tacos is alone (every
+# count, root, in place, mode and communicator of the rooted checks), also
+# staged (stage=1) and on host copies of "GPU" buffers (stage=2)
+for run in "3 0" "5 0" "4 1" "4 2"; do
+    set -- $run
+    MORE_ONLY=r timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_stage $2 --mca coll_tacos_verbose 10 -x MORE_ONLY \
+        "$MORE" >"$T/out" 2>&1 || fail "gather/scatter schedules np=$1 stage=$2: exit $?"
+    grep -q "mpi_more_check: 0 failure" "$T/out" ||
+        fail "gather/scatter schedules np=$1 stage=$2: wrong results"
+    for c in gather scatter; do
+        grep -q ": $c [0-9]* bytes on $1 ranks: schedule" "$T/out" ||
+            fail "gather/scatter schedules np=$1 stage=$2: no $c schedule ran"
+    done
+    echo "gather and scatter through their schedules np=$1 stage=$2"
+done
 
 # ... and with the previous components there, the same collectives go to
 # them (libnbc of Open MPI 4.1 pairs the blocks of a periodic Cartesian
@@ -168,6 +185,8 @@ MORE_SKIP_CART_PAIRS=1 timeout 300 mpirun --allow-run-as-root --oversubscribe -n
     -x MORE_SKIP_CART_PAIRS "$MORE" --quick >"$T/out" 2>&1 || fail "mpi_more_check with tuned: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "mpi_more_check with tuned: wrong results"
 for line in "gatherv: fallback: served by the previous component" \
+    "igather: fallback: served by the previous component" \
+    "scatter_init: fallback: served by the previous component" \
     "ineighbor_alltoallv: fallback: served by the previous component" \
     "iallreduce: fallback: intercommunicator"; do
     grep -q " $line" "$T/out" || fail "mpi_more_check with tuned: no \"$line\""
