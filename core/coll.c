@@ -161,14 +161,14 @@ struct tacos_req {
     int unpack; /* the result goes from buf to recv at the end */
     tacos_exec_opts_t opts;
     copy_args_t copy;
-    tacos_span_t *spans; /* All-to-All, lists: where each of its chunks is */
+    tacos_span_t *spans; /* routed collectives, lists: where each chunk is */
     /* a list of messages (tacos_req_new_list): chunk i is message i */
     tacos_msg_t *msgs;
     tacos_copy_t *copies;
     int nmsgs, ncopies;
     int *share;    /* per message: the first message of the same data */
     char *unpacks; /* per message: the last receive of its data (unpacks it from scratch) */
-    char *out;           /* All-to-All: where its result lands (rbuf, or scratch to unpack) */
+    char *out;           /* routed collectives: the output (rbuf, or scratch to unpack) */
 };
 
 static void *comm_space(void *arg, size_t bytes)
