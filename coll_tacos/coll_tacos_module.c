@@ -729,7 +729,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
  * between hosts that route every pair, the schedule is its direct
  * exchange: nothing measured favours it).  The call's size is the root's
  * n blocks on every rank (MPI makes the signatures agree), read from the
- * buffers that matter on this rank. */
+ * buffers that matter on this rank; no other count or datatype is read
+ * (an intercommunicator's MPI_PROC_NULL side has none: a size of 0). */
 static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                   int rcount, struct ompi_datatype_t *rdtype, int root,
                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
@@ -740,8 +741,9 @@ static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, 
     int in_place = side.at_root && sbuf == MPI_IN_PLACE;
     CALL(comm, GATHER, NULL);
     const char *why = side.at_root ? view_bytes(rdtype, (size_t)rcount * n, &call.v, &x)
-                                   : view_bytes(sdtype, (size_t)scount * n, &call.v, &x);
-    DEVICE(contiguous(sbuf, (size_t)scount, sdtype) &&
+                      : side.sends ? view_bytes(sdtype, (size_t)scount * n, &call.v, &x)
+                                   : view_bytes(&ompi_mpi_byte.dt, 0, &call.v, &x);
+    DEVICE((!side.sends || contiguous(sbuf, (size_t)scount, sdtype)) &&
                (!side.at_root || contiguous(rbuf, (size_t)rcount * n, rdtype)),
            side.sends ? sbuf : NULL, side.at_root ? rbuf : NULL);
     if (!why && HAS_PREV(m, gather))
@@ -765,9 +767,10 @@ static int scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
     int in_place = side.at_root && rbuf == MPI_IN_PLACE;
     CALL(comm, SCATTER, NULL);
     const char *why = side.at_root ? view_bytes(sdtype, (size_t)scount * n, &call.v, &x)
-                                   : view_bytes(rdtype, (size_t)rcount * n, &call.v, &x);
+                      : side.sends ? view_bytes(rdtype, (size_t)rcount * n, &call.v, &x)
+                                   : view_bytes(&ompi_mpi_byte.dt, 0, &call.v, &x);
     DEVICE((!side.at_root || contiguous(sbuf, (size_t)scount * n, sdtype)) &&
-               contiguous(rbuf, (size_t)rcount, rdtype),
+               (!side.sends || contiguous(rbuf, (size_t)rcount, rdtype)),
            side.at_root ? sbuf : NULL, side.sends ? rbuf : NULL);
     if (!why && HAS_PREV(m, scatter))
         why = PASSED;

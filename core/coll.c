@@ -323,9 +323,7 @@ static void copy_block(void *arg)
  * travel. */
 static void route_of(const tacos_req_t *r, int c, int *from, int *to)
 {
-    int n = r->c->ops.size, q = c / r->k;
-    *from = r->coll == TACOS_ALLTOALL ? q / n : r->coll == TACOS_SCATTER ? r->root : q;
-    *to = r->coll == TACOS_ALLTOALL ? q % n : r->coll == TACOS_GATHER ? r->root : q;
+    tacos_chunk_route(r->coll, r->c->ops.size, r->k, r->root, c, from, to);
 }
 
 static int place_routed(tacos_req_t *r)
@@ -512,7 +510,7 @@ static int complete(tacos_req_t *r)
         }
     if (r->msgs)
         return 0;
-    if (r->coll == TACOS_ALLTOALL || r->coll == TACOS_GATHER || r->coll == TACOS_SCATTER)
+    if (tacos_coll_routed(r->coll))
         return UNPACK(call, r->out, &r->recv);
     if (r->coll == TACOS_ALLGATHER && r->displs) { /* Allgatherv: block by block */
         for (int q = 0; q < r->c->ops.size; q++) {

@@ -152,8 +152,10 @@ typedef struct {
 static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us)
 {
     net_ctx_t *x = ctx;
+    if (n > 2)
+        return TACOS_ERR_ARG;
     for (int i = 0; i < n; i++)
-        if (n > 2 || bytes[i] > TACOS_NET_MAX_BYTES)
+        if (bytes[i] > TACOS_NET_MAX_BYTES)
             return TACOS_ERR_ARG;
     return x->c->ops.exchange(x->c->ops.ctx, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
 }

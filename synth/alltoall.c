@@ -75,15 +75,12 @@ typedef struct {
     size_t *nwait, *capwait;
 } route_t;
 
-/* Where chunk c starts and where it must end. */
-static int source_of(const route_t *r, int c)
-{
-    return r->coll == TACOS_ALLTOALL ? c / r->k / r->n : r->coll == TACOS_SCATTER ? r->root : c / r->k;
-}
-
+/* Where chunk c must end. */
 static int dest_of(const route_t *r, int c)
 {
-    return r->coll == TACOS_ALLTOALL ? c / r->k % r->n : r->coll == TACOS_GATHER ? r->root : c / r->k;
+    int from, to;
+    tacos_chunk_route(r->coll, r->n, r->k, r->root, c, &from, &to);
+    return to;
 }
 
 static int near(double a, double b) { return fabs(a - b) <= TACOS_TIME_EPS(a > b ? a : b); }
@@ -113,7 +110,9 @@ static long pick(const route_t *r, size_t l, double t)
     int v = r->t->links[l].src, d = r->t->links[l].dst, n = r->n;
     long best = -1;
     double best_left = 0;
-    for (size_t i = 0; i < r->nwait[v]; i++) { /* on a shortest path: the nearest */
+    /* on a shortest path: the nearest (All-to-All), the farthest out of or
+     * into a root (Gather, Scatter: it has the longest way to go) */
+    for (size_t i = 0; i < r->nwait[v]; i++) {
         int j = dest_of(r, r->wait[v][i]);
         double left = r->dist[(size_t)v * n + j];
         if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) &&
@@ -158,11 +157,14 @@ static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
         r->free_at[l] = 0, order[l] = l;
     for (int v = 0; v < n; v++)
         r->nwait[v] = 0;
-    for (int c = 0; c < out->nchunks && !rc; c++)
-        if (source_of(r, c) != dest_of(r, c)) {
-            rc = push_wait(r, source_of(r, c), c);
+    for (int c = 0; c < out->nchunks && !rc; c++) {
+        int from, to;
+        tacos_chunk_route(r->coll, n, r->k, r->root, c, &from, &to);
+        if (from != to) {
+            rc = push_wait(r, from, c);
             total++;
         }
+    }
     for (int v = 0; v < n; v++) {
         for (size_t i = r->nwait[v]; i > 1 && !rc; i--) { /* ties at random */
             size_t x = (size_t)tacos_rng_below(&rng, i);
@@ -422,7 +424,7 @@ static double rooted_cut_time(const tacos_topo_t *t, const char *in, int root, i
     for (size_t v = 0; v < n; v++)
         inside += (size_t)in[v];
     size_t away = in[root] ? n - inside : inside; /* NPUs not on the root's side */
-    if (!away || inside == n || !inside)
+    if (!away)
         return 0;
     for (size_t l = 0; l < t->nlinks; l++) {
         int from_root_side = in[t->links[l].src] == in[root], to_root_side = in[t->links[l].dst] == in[root];

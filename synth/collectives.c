@@ -21,6 +21,19 @@ int tacos_coll_rooted(tacos_coll_t c)
     return c == TACOS_BROADCAST || c == TACOS_REDUCE || c == TACOS_GATHER || c == TACOS_SCATTER;
 }
 
+int tacos_coll_routed(tacos_coll_t c)
+{
+    return c == TACOS_ALLTOALL || c == TACOS_GATHER || c == TACOS_SCATTER;
+}
+
+void tacos_chunk_route(tacos_coll_t c, int npus, int chunks_per_npu, int root, int chunk,
+                       int *from, int *to)
+{
+    int block = chunk / chunks_per_npu; /* All-to-All: (from * npus + to) */
+    *from = c == TACOS_ALLTOALL ? block / npus : c == TACOS_SCATTER ? root : block;
+    *to = c == TACOS_ALLTOALL ? block % npus : c == TACOS_GATHER ? root : block;
+}
+
 long long tacos_coll_nchunks(tacos_coll_t c, int npus, int chunks_per_npu)
 {
     long long n = (long long)npus * chunks_per_npu;
@@ -123,6 +136,17 @@ out:
     return rc;
 }
 
+/* s run backwards in time and direction (what was sent last is received
+ * first); `reduce`: arrivals become reductions. */
+static void run_backwards(tacos_sched_t *s, int reduce)
+{
+    for (size_t i = 0; i < s->nxfers; i++) {
+        tacos_xfer_t *x = &s->xfers[i];
+        *x = (tacos_xfer_t){s->time_us - x->end_us, s->time_us - x->start_us, x->chunk, x->dst,
+                            x->src, reduce};
+    }
+}
+
 /* Reduce-Scatter / Reduce: synthesize the gather on the transposed topology,
  * then run it backwards in time and direction, arrivals becoming reductions. */
 static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
@@ -137,11 +161,7 @@ static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_s
     tacos_topo_free(tt);
     if (rc)
         return rc;
-    for (size_t i = 0; i < s->nxfers; i++) {
-        tacos_xfer_t *x = &s->xfers[i];
-        *x = (tacos_xfer_t){s->time_us - x->end_us, s->time_us - x->start_us, x->chunk, x->dst,
-                            x->src, 1};
-    }
+    run_backwards(s, 1);
     *out = s;
     return TACOS_OK;
 }
@@ -165,11 +185,7 @@ static int rooted_route(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     }
     if (!rc) {
         back->coll = o->coll;
-        for (size_t i = 0; i < back->nxfers; i++) {
-            tacos_xfer_t *x = &back->xfers[i];
-            *x = (tacos_xfer_t){back->time_us - x->end_us, back->time_us - x->start_us, x->chunk,
-                                x->dst, x->src, 0};
-        }
+        run_backwards(back, 0);
         tacos_sched_keep_faster(&direct, &back);
         *out = direct;
         direct = NULL;

@@ -137,8 +137,9 @@ int tacos_alltoall_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t
 int tacos_alltoall_bound(const tacos_topo_t *topo, uint64_t size_bytes, double chunk_bytes,
                          double *out_us);
 /* Gather's and Scatter's: the larger of the farthest NPU's time from (to)
- * the root for one chunk, the root's own blocks over its egress (ingress)
- * bandwidth, and each NPU's block over its ingress (egress) bandwidth. */
+ * the root for one chunk and, over each NPU and each group joined by links
+ * of at least a given bandwidth, the blocks that must cross its edge / the
+ * bandwidth across it (from the root's side, or towards it). */
 int tacos_rooted_route_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
                              uint64_t size_bytes, double chunk_bytes, double *out_us);
 

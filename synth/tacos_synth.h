@@ -148,6 +148,9 @@ const char *tacos_coll_name(tacos_coll_t c);
 int tacos_coll_reduces(tacos_coll_t c);
 /* Broadcast, Reduce, Gather and Scatter: the root matters. */
 int tacos_coll_rooted(tacos_coll_t c);
+/* All-to-All, Gather and Scatter: each chunk is routed from one NPU to one
+ * other, nothing spread or combined. */
+int tacos_coll_routed(tacos_coll_t c);
 /* Chunks of a schedule of the collective: npus x chunks_per_npu, and for
  * All-to-All npus^2 x chunks_per_npu (chunk ((i*npus + j)*k + p) is part p
  * of what NPU i sends to NPU j).  size_bytes is the whole buffer of one rank
@@ -157,6 +160,10 @@ int tacos_coll_rooted(tacos_coll_t c);
  * r to the root, or from the root to NPU r, as All-to-All routes its
  * blocks. */
 long long tacos_coll_nchunks(tacos_coll_t c, int npus, int chunks_per_npu);
+/* A routed collective's chunk: the NPU it starts at and the one it must
+ * reach. */
+void tacos_chunk_route(tacos_coll_t c, int npus, int chunks_per_npu, int root, int chunk,
+                       int *from, int *to);
 int tacos_coll_parse(const char *name, tacos_coll_t *out);
 
 /* One chunk moving over one link. `reduce`: the receiver combines it into

@@ -114,13 +114,21 @@ static int event_cmp(const void *a, const void *b)
     return (x->xfer > y->xfer) - (x->xfer < y->xfer);
 }
 
+/* A routed collective's chunk: where it starts (end 0) or must end (1). */
+static int route_end(const tacos_sched_t *s, int chunk, int end)
+{
+    int from, to;
+    tacos_chunk_route(s->coll, s->npus, s->chunks_per_npu, s->root, chunk, &from, &to);
+    return end ? to : from;
+}
+
 static int initially_complete(const tacos_sched_t *s, int rank, int chunk)
 {
-    if (s->coll == TACOS_ALLTOALL) /* chunk (i, j): NPU i's */
-        return chunk / s->chunks_per_npu / s->npus == rank;
-    if (s->coll == TACOS_ALLGATHER || s->coll == TACOS_GATHER)
+    if (tacos_coll_routed(s->coll))
+        return route_end(s, chunk, 0) == rank;
+    if (s->coll == TACOS_ALLGATHER)
         return chunk / s->chunks_per_npu == rank;
-    return (s->coll == TACOS_BROADCAST || s->coll == TACOS_SCATTER) && rank == s->root;
+    return s->coll == TACOS_BROADCAST && rank == s->root;
 }
 
 static int must_hold(const tacos_sched_t *s, int rank, int chunk)
@@ -129,12 +137,11 @@ static int must_hold(const tacos_sched_t *s, int rank, int chunk)
     case TACOS_REDUCE_SCATTER:
         return chunk / s->chunks_per_npu == rank;
     case TACOS_REDUCE:
-    case TACOS_GATHER:
         return rank == s->root;
+    case TACOS_ALLTOALL:
+    case TACOS_GATHER:
     case TACOS_SCATTER:
-        return chunk / s->chunks_per_npu == rank;
-    case TACOS_ALLTOALL: /* chunk (i, j): NPU j's */
-        return chunk / s->chunks_per_npu % s->npus == rank;
+        return route_end(s, chunk, 1) == rank;
     default:
         return 1;
     }

@@ -50,7 +50,7 @@
 /* ... the shortest of this many kept: with 2, fast links (400 Mbit/s) came
  * out up to 20 % (once 42 %) low on the testbed, with 3 within 11 % */
 #define SECOND_REPS 3
-#define TEST_US 6000.0     /* a test's slower pair alone takes about this long */
+#define TEST_US 6000.0     /* each exchange of a test alone takes about this long */
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
 /* A path must explain the tests better than "all links" by at least one
