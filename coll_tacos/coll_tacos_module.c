@@ -858,19 +858,8 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     FALLBACK(m, barrier, HAS_PREV(m, barrier) ? PASSED : "no previous component", comm);
 }
 
-/* name in three modes: PARAMS the collective's parameters, ARGS the
- * names, SIG the buffers that matter on this rank */
-#define PASS_THROUGH(name, PARAMS, ARGS, SIG)                                                \
-    static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
-    {                                                                                        \
-        mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
-        const void *bufs_[] = {UNPAREN SIG};                                                 \
-        pml_ctx_t x = {.device = 0};                                                         \
-        coll_tacos_on_device(m, &x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));             \
-        if (x.device && !OPAL_CUDA_SUPPORT && m->stage != 2) /* the previous component would read them */     \
-            return unserved(#name, mode, "not served on GPU buffers", "copy them to the host"); \
-        FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
-    }                                                                                        \
+/* The three slots of collective `name`: PARAMS its parameters, ARGS their names. */
+#define SLOTS(name, PARAMS, ARGS)                                                            \
     static int tacos_##name(UNPAREN PARAMS, MOD)                                             \
     {                                                                                        \
         return name(UNPAREN ARGS, module, BLOCKING, NULL, NULL);                             \
@@ -884,23 +873,214 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
         return name(UNPAREN ARGS, module, PERSISTENT, info, request);                        \
     }
 
-PASS_THROUGH(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
-                       const int *displs, DT *rdtype, int root, COMM),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm),
-             (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL))
-PASS_THROUGH(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
-                        void *rbuf, int rcount, DT *rdtype, int root, COMM),
-             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm),
-             (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf))
-PASS_THROUGH(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
-                         void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm),
-             (sbuf, rbuf))
-PASS_THROUGH(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,
-                         DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
-                         DT *const *rdtypes, COMM),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm),
-             (sbuf, rbuf))
+/* A call no schedule serves on GPU buffers (SIG: the buffers that matter on
+ * this rank): an error, since the previous component (or the textbook
+ * program) would read them as host memory; x.device says whether any is. */
+#define NOT_ON_DEVICE(name, SIG)                                                             \
+    const void *bufs_[] = {UNPAREN SIG};                                                     \
+    pml_ctx_t x = {.device = 0};                                                             \
+    coll_tacos_on_device(m, &x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                 \
+    if (x.device && !OPAL_CUDA_SUPPORT && m->stage != 2)                                     \
+        return unserved(#name, mode, "not served on GPU buffers", "copy them to the host")
+
+/* name in three modes: PARAMS the collective's parameters, ARGS the
+ * names, SIG the buffers that matter on this rank */
+#define PASS_THROUGH(name, PARAMS, ARGS, SIG)                                                \
+    static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
+    {                                                                                        \
+        mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
+        NOT_ON_DEVICE(name, SIG);                                                            \
+        FALLBACK(m, name, HAS_PREV(m, name) ? PASSED : "no previous component", UNPAREN ARGS); \
+    }                                                                                        \
+    SLOTS(name, PARAMS, ARGS)
+
+/* ---- the v-variants through the routed schedules ----------------------------------- */
+
+/* Gatherv, Scatterv, Alltoallv and Alltoallw where coll/tacos is the only
+ * component (blocking, on an intracommunicator; with a previous component
+ * they are its, as Gather and Scatter are).  A schedule may forward a block
+ * through ranks that do not know its size, so the ranks first allgather
+ * what each knows (`mine`: the bytes of its nmine blocks, to the root or to
+ * each rank); their total then plans (thresholds, size class) as Gather,
+ * Scatter or All-to-All of that size, and the schedule, synthesized for
+ * equal blocks, runs with these.  Returns the call's status; where no
+ * schedule serves it, 0 with *why set (nothing ran). */
+static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int tag,
+                    tacos_coll_t coll, int root, const size_t *mine, int nmine,
+                    const tacos_data_t *in, const tacos_data_t *out, const char **why)
+{
+    size_t nall = (size_t)ompi_comm_size(comm) * (size_t)nmine, total = 0;
+    size_t *sizes = malloc(nall * sizeof *sizes);
+    if (!sizes)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = core_allgather(m, mine, sizes, (size_t)nmine * sizeof *sizes);
+    for (size_t b = 0; b < nall; b++)
+        total += sizes[b];
+    pml_ctx_t x = {.comm = comm, .tag = tag, .unit = &ompi_mpi_byte.dt};
+    tacos_call_t call;
+    coll_tacos_call_init(&call, &x);
+    const tacos_plan_t *p = NULL;
+    *why = view_bytes(&ompi_mpi_byte.dt, total, &call.v, &x);
+    if (rc == OMPI_SUCCESS)
+        rc = tacos_comm_plan_call(m->core, 1, coll, root, total, why, &p);
+    if (rc == OMPI_SUCCESS && p) {
+        tacos_args_t a = {.root = root, .sizes = sizes, .in = in, .out = out};
+        rc = tacos_run(m->core, p, &call, &a);
+    }
+    free(sizes);
+    return rc;
+}
+
+/* Why a v-variant does not go through routed_v, or NULL. */
+static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                              call_mode_t mode, int has_prev)
+{
+    return has_prev                    ? PASSED
+           : mode != BLOCKING          ? "no previous component; nonblocking"
+           : OMPI_COMM_IS_INTER(comm)  ? "no previous component; intercommunicator"
+           : ompi_comm_size(comm) == 1 ? "no previous component; one rank"
+                                       : NULL;
+}
+
+/* The blocks of `counts` x dtype at `displs` extents into buf (or the
+ * displacements in bytes with a datatype per block: types). */
+static void blocks_of(tacos_data_t *b, int n, const void *buf, const int *counts,
+                      const int *displs, DT *dtype, DT *const *types, size_t *bytes)
+{
+    for (int i = 0; i < n; i++) {
+        DT *t = types ? types[i] : dtype;
+        b[i] = data(buf, (size_t)counts[i], t);
+        b[i].buf = (char *)buf + (types ? (ptrdiff_t)displs[i] : displs[i] * b[i].extent);
+        if (bytes)
+            bytes[i] = (size_t)counts[i] * type_size(t);
+    }
+}
+
+static int gatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
+                   const int *displs, DT *rdtype, int root, COMM, MOD, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    NOT_ON_DEVICE(gatherv, (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf
+                                                                                          : NULL));
+    const char *why = not_routed(m, comm, mode, HAS_PREV(m, gatherv));
+    if (!why) {
+        int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
+        int in_place = at_root && sbuf == MPI_IN_PLACE;
+        tacos_data_t mine = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
+        tacos_data_t *out = at_root ? malloc((size_t)n * sizeof *out) : NULL;
+        size_t bytes = in_place ? (size_t)rcounts[root] * type_size(rdtype)
+                                : (size_t)scount * type_size(sdtype);
+        if (at_root && !out)
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        if (at_root)
+            blocks_of(out, n, rbuf, rcounts, displs, rdtype, NULL, NULL);
+        int rc = routed_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, &bytes, 1,
+                          in_place ? NULL : &mine, out, &why);
+        free(out);
+        if (rc != OMPI_SUCCESS || !why)
+            return rc;
+    }
+    FALLBACK(m, gatherv, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+}
+SLOTS(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
+                const int *displs, DT *rdtype, int root, COMM),
+      (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm))
+
+static int scatterv(const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
+                    void *rbuf, int rcount, DT *rdtype, int root, COMM, MOD, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    NOT_ON_DEVICE(scatterv, (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL,
+                             rbuf));
+    const char *why = not_routed(m, comm, mode, HAS_PREV(m, scatterv));
+    if (!why) {
+        int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
+        int in_place = at_root && rbuf == MPI_IN_PLACE;
+        tacos_data_t mine = in_place ? (tacos_data_t){0} : data(rbuf, (size_t)rcount, rdtype);
+        tacos_data_t *in = at_root ? malloc((size_t)n * sizeof *in) : NULL;
+        size_t bytes = in_place ? (size_t)scounts[root] * type_size(sdtype)
+                                : (size_t)rcount * type_size(rdtype);
+        if (at_root && !in)
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        if (at_root)
+            blocks_of(in, n, sbuf, scounts, displs, sdtype, NULL, NULL);
+        int rc = routed_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, &bytes, 1,
+                          in, in_place ? NULL : &mine, &why);
+        free(in);
+        if (rc != OMPI_SUCCESS || !why)
+            return rc;
+    }
+    FALLBACK(m, scatterv, why, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+}
+SLOTS(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype, void *rbuf,
+                 int rcount, DT *rdtype, int root, COMM),
+      (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm))
+
+/* Alltoallv and Alltoallw (types: a datatype per block, displacements in
+ * bytes); MPI_IN_PLACE goes to the textbook program. */
+static int alltoall_blocks(mca_coll_tacos_module_t *m, int tag, const void *sbuf,
+                           const int *scounts, const int *sdispls, DT *sdtype, DT *const *stypes,
+                           void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype,
+                           DT *const *rtypes, COMM, const char **why)
+{
+    int n = ompi_comm_size(comm);
+    tacos_data_t *b = malloc(2 * (size_t)n * sizeof *b);
+    size_t *bytes = malloc((size_t)n * sizeof *bytes);
+    int rc = b && bytes ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    if (rc == OMPI_SUCCESS) {
+        blocks_of(b, n, sbuf, scounts, sdispls, sdtype, stypes, bytes);
+        blocks_of(b + n, n, rbuf, rcounts, rdispls, rdtype, rtypes, NULL);
+        rc = routed_v(m, comm, tag, TACOS_ALLTOALL, 0, bytes, n, b, b + n, why);
+    }
+    free(b);
+    free(bytes);
+    return rc;
+}
+
+static int alltoallv(const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
+                     void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM, MOD,
+                     MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    NOT_ON_DEVICE(alltoallv, (sbuf, rbuf));
+    const char *why = not_routed(m, comm, mode, HAS_PREV(m, alltoallv));
+    if (!why && sbuf == MPI_IN_PLACE)
+        why = "no previous component; MPI_IN_PLACE";
+    if (!why) {
+        int rc = alltoall_blocks(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype,
+                                 NULL, rbuf, rcounts, rdispls, rdtype, NULL, comm, &why);
+        if (rc != OMPI_SUCCESS || !why)
+            return rc;
+    }
+    FALLBACK(m, alltoallv, why, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
+             comm);
+}
+SLOTS(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
+                  void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
+      (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
+
+static int alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                     DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
+                     DT *const *rdtypes, COMM, MOD, MODE_ARGS)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+    NOT_ON_DEVICE(alltoallw, (sbuf, rbuf));
+    const char *why = not_routed(m, comm, mode, HAS_PREV(m, alltoallw));
+    if (!why && sbuf == MPI_IN_PLACE)
+        why = "no previous component; MPI_IN_PLACE";
+    if (!why) {
+        int rc = alltoall_blocks(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL,
+                                 sdtypes, rbuf, rcounts, rdispls, NULL, rdtypes, comm, &why);
+        if (rc != OMPI_SUCCESS || !why)
+            return rc;
+    }
+    FALLBACK(m, alltoallw, why, sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes,
+             comm);
+}
+SLOTS(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls, DT *const *sdtypes,
+                  void *rbuf, const int *rcounts, const int *rdispls, DT *const *rdtypes, COMM),
+      (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm))
+
 PASS_THROUGH(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
              (sbuf, rbuf, count, dtype, op, comm),
              (sbuf, rbuf))

@@ -137,6 +137,16 @@ typedef struct {
     int rc;
 } copy_args_t;
 
+/* A block of a routed collective on this rank: its data, where it is
+ * during the call (in place, or in scratch: packed at the start, unpacked
+ * at the end) and its bytes. */
+typedef struct {
+    tacos_data_t d;
+    char *at;
+    size_t bytes;
+    int in_scratch;
+} routed_block_t;
+
 /* A call of a plan: blocking (the plan's executor state and block offsets,
  * the communicator's scratch) or an operation of its own (nonblocking,
  * persistent: its own state and scratch, and a reference to the program). */
@@ -168,7 +178,12 @@ struct tacos_req {
     int nmsgs, ncopies;
     int *share;    /* per message: the first message of the same data */
     char *unpacks; /* per message: the last receive of its data (unpacks it from scratch) */
-    char *out;           /* routed collectives: the output (rbuf, or scratch to unpack) */
+    /* routed collectives: the blocks this rank sends from (in) and receives
+     * into (out), given (the v-variants: sizes, every block's bytes) or
+     * equal parts of send and recv */
+    const size_t *sizes;
+    const tacos_data_t *in_given, *out_given;
+    routed_block_t *blocks;
 };
 
 static void *comm_space(void *arg, size_t bytes)
@@ -279,7 +294,8 @@ static void setup(tacos_req_t *r, tacos_comm_t *c, const tacos_plan_t *p,
     *r = (tacos_req_t){.c = c, .call = *call, .coll = p->coll, .root = a->root, .k = p->k,
                        .prog = p->prog, .exec = p->exec, .off = p->off,
                        .in_place = !a->send, .no_recv = !a->recv, .counts = a->counts,
-                       .displs = a->displs};
+                       .displs = a->displs, .sizes = a->sizes, .in_given = a->in,
+                       .out_given = a->out};
     if (a->recv)
         r->recv = *a->recv;
     if (a->send)
@@ -313,17 +329,36 @@ static void copy_block(void *arg)
 }
 
 /* The routed collectives.  All-to-All: chunk ((i*n + j)*k + p) is part p
- * of block j of rank i's send buffer, for rank j.  Gather and Scatter:
- * chunk (q*k + p) is part p of block q, rank q's, between it and the root
- * (the root's buffers hold n blocks, the other ranks' one).  This rank
- * sends its own from its input (sbuf, or packed scratch: also All-to-All's
- * MPI_IN_PLACE, since receives overwrite rbuf), receives its own into its
- * output (rbuf, or scratch unpacked at the end), and keeps what it forwards
- * in scratch; its block to itself is copied while the first messages
- * travel. */
+ * of block i*n + j, from rank i's send buffer to rank j.  Gather and
+ * Scatter: chunk (q*k + p) is part p of block q, rank q's, between it and
+ * the root (the root's buffers hold n blocks, the other ranks' one).  This
+ * rank sends its own blocks from its input (in place where one is a run of
+ * bytes, else packed into scratch: also All-to-All's MPI_IN_PLACE, since
+ * receives overwrite rbuf), receives its own into its output (in place, or
+ * scratch unpacked at the end), and keeps what it forwards in scratch; its
+ * block to itself is copied while the first messages travel.  Blocks are
+ * equal (the signature's bytes / n) or, for the v-variants, of the sizes
+ * every rank was given. */
 static void route_of(const tacos_req_t *r, int c, int *from, int *to)
 {
     tacos_chunk_route(r->coll, r->c->ops.size, r->k, r->root, c, from, to);
+}
+
+/* The bytes of the block from `from` to `to` (chunk c's: c / k). */
+static size_t block_bytes(const tacos_req_t *r, int from, int to)
+{
+    int n = r->c->ops.size;
+    int b = r->coll == TACOS_ALLTOALL ? from * n + to : r->coll == TACOS_GATHER ? from : to;
+    return r->sizes ? r->sizes[b] : r->call.v.bytes / (size_t)n;
+}
+
+/* d as nb equal blocks. */
+static void equal_parts(routed_block_t *b, const tacos_data_t *d, int nb)
+{
+    size_t each = d->count / (size_t)nb;
+    for (int j = 0; j < nb; j++)
+        b[j].d = (tacos_data_t){(char *)d->buf + (ptrdiff_t)(each * (size_t)j) * d->extent, each,
+                                d->type, d->extent};
 }
 
 static int place_routed(tacos_req_t *r)
@@ -331,53 +366,99 @@ static int place_routed(tacos_req_t *r)
     const tacos_call_t *call = &r->call;
     const tacos_prog_t *p = r->prog;
     int me = r->c->ops.rank, n = r->c->ops.size, k = r->k, from, to;
-    size_t block = call->v.bytes / (size_t)n, fwd = 0;
-    /* n blocks or one: the input (sent from) and the output (received into) */
     int a2a = r->coll == TACOS_ALLTOALL, root = me == r->root;
-    size_t in_blocks = a2a || r->coll == TACOS_SCATTER ? (size_t)n : 1;
-    size_t out_blocks = a2a || r->coll == TACOS_GATHER ? (size_t)n : 1;
-    int has_in = a2a || (r->coll == TACOS_SCATTER ? root : !(root && r->in_place));
-    int has_out = a2a || (r->coll == TACOS_GATHER ? root : !(root && r->no_recv));
-    char *src = r->in_place || !has_in ? NULL : direct(call, &r->send);
-    char *out = has_out ? direct(call, &r->recv) : NULL;
+    /* n blocks or one: the input (sent from) and the output (received into) */
+    int nin = a2a || r->coll == TACOS_SCATTER ? n : 1;
+    int nout = a2a || r->coll == TACOS_GATHER ? n : 1;
+    int has_in = r->sizes ? r->in_given != NULL
+                          : a2a || (r->coll == TACOS_SCATTER ? root : !(root && r->in_place));
+    int has_out = r->sizes ? r->out_given != NULL
+                           : a2a || (r->coll == TACOS_GATHER ? root : !(root && r->no_recv));
+    size_t fwd = 0, need = 0;
     if (!r->spans && !(r->spans = malloc((size_t)tacos_coll_nchunks(r->coll, n, k) * sizeof *r->spans)))
         return call->err_nomem;
+    if (!r->blocks && !(r->blocks = calloc((size_t)(nin + nout), sizeof *r->blocks)))
+        return call->err_nomem;
+    routed_block_t *in = r->blocks, *out = r->blocks + nin;
+    for (int j = 0; j < nin && has_in; j++) {
+        if (r->sizes)
+            in[j].d = r->in_given[j];
+        else if (!j)
+            equal_parts(in, r->in_place ? &r->recv : &r->send, nin);
+        in[j].bytes = block_bytes(r, me, nin > 1 ? j : r->root);
+        in[j].at = r->in_place && !r->sizes ? NULL : direct(call, &in[j].d);
+        if ((in[j].in_scratch = !in[j].at))
+            in[j].at = (char *)(uintptr_t)need, need += in[j].bytes;
+    }
+    for (int i = 0; i < nout && has_out; i++) {
+        if (r->sizes)
+            out[i].d = r->out_given[i];
+        else if (!i)
+            equal_parts(out, &r->recv, nout);
+        out[i].bytes = block_bytes(r, nout > 1 ? i : r->root, me);
+        if (!has_in && (nout > 1 ? i : r->root) == me) { /* in place: nothing writes it */
+            out[i].in_scratch = 0;
+            continue;
+        }
+        out[i].at = direct(call, &out[i].d);
+        if ((out[i].in_scratch = !out[i].at))
+            out[i].at = (char *)(uintptr_t)need, need += out[i].bytes, r->unpack = 1;
+    }
     for (size_t i = 0; i < p->nops; i++) { /* what passes through: its scratch offset */
         int c = p->ops[i].chunk, part = c % k;
-        size_t first = block * (size_t)part / (size_t)k;
         route_of(r, c, &from, &to);
-        r->spans[c].units = block * (size_t)(part + 1) / (size_t)k - first;
-        if (from == me)
-            r->spans[c].at = (char *)(uintptr_t)(block * (in_blocks > 1 ? (size_t)to : 0) + first);
-        else if (to == me)
-            r->spans[c].at = (char *)(uintptr_t)(block * (out_blocks > 1 ? (size_t)from : 0) + first);
+        size_t bytes = block_bytes(r, from, to), first = bytes * (size_t)part / (size_t)k;
+        r->spans[c].units = bytes * (size_t)(part + 1) / (size_t)k - first;
+        if (from == me || to == me) /* past its block's start, set below */
+            r->spans[c].at = (char *)(uintptr_t)first;
         else if (p->ops[i].kind == TACOS_OP_RECV) /* each chunk arrives here once */
-            r->spans[c].at = (char *)(uintptr_t)fwd, fwd += r->spans[c].units;
+            r->spans[c].at = (char *)(uintptr_t)(need + fwd), fwd += r->spans[c].units;
     }
-    size_t in_bytes = has_in && !src ? in_blocks * block : 0;
-    size_t out_bytes = has_out && !out ? out_blocks * block : 0;
-    char *w = scratch(r, fwd + in_bytes + out_bytes + 1), *in;
+    char *w = scratch(r, need + fwd + 1);
     if (!w)
         return call->err_nomem;
-    in = src ? src : w + fwd;
-    r->out = out ? out : w + fwd + in_bytes;
-    r->unpack = has_out && !out;
-    int rc = !has_in || src ? 0 : PACK(call, r->in_place ? &r->recv : &r->send, in);
+    int rc = 0;
+    for (int j = 0; j < nin && has_in; j++)
+        if (in[j].in_scratch) {
+            in[j].at = w + (uintptr_t)in[j].at;
+            if (!rc && in[j].bytes)
+                rc = PACK(call, &in[j].d, in[j].at);
+        }
+    for (int i = 0; i < nout && has_out; i++)
+        if (out[i].in_scratch)
+            out[i].at = w + (uintptr_t)out[i].at;
     for (size_t i = 0; i < p->nops; i++) {
         int c = p->ops[i].chunk;
         route_of(r, c, &from, &to);
         if (p->ops[i].kind == TACOS_OP_SEND && from != me)
             continue; /* a forwarded chunk's span was set by its receive */
-        char *base = from == me ? in : to == me ? r->out : w;
+        char *base = from == me ? in[nin > 1 ? to : 0].at : to == me ? out[nout > 1 ? from : 0].at : w;
         r->spans[c].at = base + (uintptr_t)r->spans[c].at;
     }
     /* the own block: All-to-All's, and the root's unless in place */
-    size_t own = has_in && has_out ? block : 0;
-    r->copy = (copy_args_t){r->out + (out_blocks > 1 ? block * (size_t)me : 0),
-                            in + (in_blocks > 1 ? block * (size_t)me : 0), own, call->mem, 0};
+    if (has_in && has_out) {
+        const routed_block_t *mi = &in[nin > 1 ? me : 0], *mo = &out[nout > 1 ? me : 0];
+        r->copy = (copy_args_t){mo->at, mi->at, mi->bytes, call->mem, 0};
+    } else {
+        r->copy = (copy_args_t){0};
+    }
     r->opts.overlap = copy_block, r->opts.overlap_arg = &r->copy;
     r->opts.spans = r->spans;
     return rc;
+}
+
+/* A routed collective's output blocks that went through scratch. */
+static int unpack_routed(tacos_req_t *r)
+{
+    int n = r->c->ops.size, nout = r->coll == TACOS_SCATTER ? 1 : n;
+    int nin = r->coll == TACOS_GATHER ? 1 : n;
+    for (int i = 0; i < nout; i++) {
+        const routed_block_t *b = &r->blocks[nin + i];
+        int rc = b->in_scratch && b->bytes ? UNPACK(&r->call, b->at, &b->d) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* Allgather(v): rank q's block of recv. */
@@ -511,7 +592,7 @@ static int complete(tacos_req_t *r)
     if (r->msgs)
         return 0;
     if (tacos_coll_routed(r->coll))
-        return UNPACK(call, r->out, &r->recv);
+        return unpack_routed(r);
     if (r->coll == TACOS_ALLGATHER && r->displs) { /* Allgatherv: block by block */
         for (int q = 0; q < r->c->ops.size; q++) {
             tacos_data_t d = recv_block(r, q);
@@ -593,7 +674,9 @@ int tacos_req_start(tacos_req_t *r)
     if (!r->msgs)
         tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s",
                        tacos_coll_name(r->coll),
-                       r->coll == TACOS_ALLGATHER && r->counts ? "v" : "", v->bytes,
+                       r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
+                       : (r->coll == TACOS_ALLGATHER && r->counts) || r->sizes ? "v"
+                                                                                : "", v->bytes,
                        r->c->ops.size, r->k, r->prog->nops, r->own ? " (nonblocking)" : "",
                        r->call.mem ? ", staged through " : "",
                        r->call.mem ? r->call.mc->name : "");
@@ -626,6 +709,7 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
     if (!rc)
         rc = complete(&r);
     free(r.spans);
+    free(r.blocks);
     return finish(c, rc);
 }
 
@@ -635,6 +719,10 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     tacos_req_t *r = malloc(sizeof *r);
     int n = c->ops.size;
     *out = NULL;
+    if (a->sizes) { /* blocks of their own sizes: blocking calls only */
+        free(r);
+        return call->err_internal;
+    }
     if (!r)
         return call->err_nomem;
     setup(r, c, p, call, a);
@@ -677,6 +765,7 @@ void tacos_req_free(tacos_req_t *r)
     mc_drop(&r->stage, 1);
     mc_drop(&r->dwork, 1);
     free(r->spans);
+    free(r->blocks);
     free(r->msgs);
     free(r->copies);
     free(r->share);

@@ -197,6 +197,15 @@ typedef struct {
     size_t each;
     const int *displs;
     size_t count_units;
+    /* Routed collectives with blocks of their own sizes (Gatherv, Scatterv,
+     * Alltoallv/w; blocking calls only; send and recv unused): sizes[b] =
+     * the signature bytes of block b, every rank's (b = q between rank q
+     * and the root, i*n + j from rank i to rank j), the same on every rank;
+     * in = this rank's blocks to send (n at Scatter's root and for
+     * All-to-All, else one; NULL: none, e.g. MPI_IN_PLACE at Gather's root),
+     * out = those it receives (n at Gather's root and for All-to-All). */
+    const size_t *sizes;
+    const tacos_data_t *in, *out;
 } tacos_args_t;
 
 /* A blocking call of plan p (from tacos_comm_plan, every rank the same) on

@@ -13,8 +13,9 @@
  * symmetric graph with repeated edges and a self loop, and a distributed
  * graph.  Prints "mpi_more_check: 0 failure(s)" on success.  For
  * debugging: MORE_TRACE=1 prints each call's line before it runs,
- * MORE_ONLY=rosin runs only the rooted (r), ordered (o), spreading (s),
- * intercommunicator (i) or neighbourhood (n) checks named.
+ * MORE_ONLY=rosinv runs only the rooted (r), ordered (o), spreading (s),
+ * intercommunicator (i), neighbourhood (n) or strided v-variant (v) checks
+ * named.
  * MORE_SKIP_CART_PAIRS=1 skips the nonblocking and persistent Cartesian
  * checks with 1 or 2 ranks in the periodic dimension, which Open MPI 4.1's
  * libnbc pairs the pre-MPI-4.0 way (open-mpi/ompi#14416).
@@ -289,6 +290,106 @@ static void check_spread(MPI_Comm comm, int mode, int count)
     free(s);
     free(d);
     free(sc);
+}
+
+/* The v-variants with a strided datatype (every other int) on the side
+ * that holds n blocks and MPI_INT on the other (equal signatures, one side
+ * packed and unpacked block by block), empty blocks (every fourth rank),
+ * blocking, at two roots, Gather(v) also in place (Gather: equal blocks).  Values outside the
+ * blocks must stay as they were. */
+static void check_v_strided(MPI_Comm comm, int count)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Datatype every2;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &every2);
+    MPI_Type_commit(&every2);
+    int *cnt = malloc(4 * (size_t)n * sizeof *cnt), *dsp = cnt + n, *cnt2 = cnt + 2 * n,
+        *dsp2 = cnt + 3 * n, total = 0;
+    for (int r = 0; r < n; r++)
+        cnt[r] = r % 4 == 1 ? 0 : count + r, total += cnt[r];
+    for (int r = 0, at = total; r < n; r++)
+        dsp[r] = at -= cnt[r];
+    size_t big = 2 * (size_t)total + 2 * (size_t)(count + n) * (size_t)n + 8;
+    int *s = malloc(big * sizeof *s), *d = malloc(big * sizeof *d);
+    for (int root = 0; root < n; root += n > 1 ? n - 1 : 1)
+        for (int in_place = 0; in_place <= 1; in_place++) {
+            /* Gatherv: the root receives every other int */
+            for (size_t i = 0; i < big; i++)
+                d[i] = -1;
+            for (int i = 0; i < cnt[me] || i < count; i++)
+                s[i] = val(me, root, i);
+            if (me == root && in_place)
+                for (int i = 0; i < cnt[me]; i++)
+                    d[2 * (dsp[me] + i)] = val(me, root, i);
+            MPI_Gatherv(me == root && in_place ? MPI_IN_PLACE : s, cnt[me], MPI_INT, d, cnt, dsp,
+                        every2, root, comm);
+            for (int r = 0; me == root && r < n; r++)
+                for (int i = 0; i < cnt[r]; i++)
+                    if (d[2 * (dsp[r] + i)] != val(r, root, i) || d[2 * (dsp[r] + i) + 1] != -1) {
+                        FAIL("strided gatherv count %d root %d%s n=%d: block %d [%d] = %d", count,
+                             root, in_place ? " in place" : "", n, r, i, d[2 * (dsp[r] + i)]);
+                        r = n;
+                        break;
+                    }
+            /* Gather: the same with equal blocks */
+            for (size_t i = 0; i < big; i++)
+                d[i] = -1;
+            if (me == root && in_place)
+                for (int i = 0; i < count; i++)
+                    d[2 * (me * count + i)] = val(me, root, i);
+            MPI_Gather(me == root && in_place ? MPI_IN_PLACE : s, count, MPI_INT, d, count, every2,
+                       root, comm);
+            for (int i = 0; me == root && i < count * n; i++)
+                if (d[2 * i] != val(i / count, root, i % count) || d[2 * i + 1] != -1) {
+                    FAIL("strided gather count %d root %d%s n=%d: [%d] = %d", count, root,
+                         in_place ? " in place" : "", n, i, d[2 * i]);
+                    break;
+                }
+            /* Scatterv: the root sends every other int */
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < cnt[r]; i++)
+                    s[2 * (dsp[r] + i)] = val(root, r, i), s[2 * (dsp[r] + i) + 1] = -7;
+            for (int i = 0; i < cnt[me] + 1; i++)
+                d[i] = -1;
+            MPI_Scatterv(s, cnt, dsp, every2, me == root && in_place ? MPI_IN_PLACE : d, cnt[me],
+                         MPI_INT, root, comm);
+            for (int i = 0; !(me == root && in_place) && i <= cnt[me]; i++)
+                if (d[i] != (i < cnt[me] ? val(root, me, i) : -1)) {
+                    FAIL("strided scatterv count %d root %d n=%d: [%d] = %d", count, root, n, i,
+                         d[i]);
+                    break;
+                }
+        }
+    /* Alltoallv: every other int on the send side, MPI_INT on the receive side */
+    int stotal = 0, rtotal = 0;
+    for (int q = 0; q < n; q++) {
+        cnt[q] = (me + q) % 4 == 1 ? 0 : count + (me + q) % 3, stotal += cnt[q];
+        cnt2[q] = (q + me) % 4 == 1 ? 0 : count + (q + me) % 3, rtotal += cnt2[q];
+    }
+    for (int q = 0, a = stotal, b = rtotal; q < n; q++)
+        dsp[q] = a -= cnt[q], dsp2[q] = b -= cnt2[q];
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < cnt[q]; i++)
+            s[2 * (dsp[q] + i)] = val(me, q, i), s[2 * (dsp[q] + i) + 1] = -7;
+    for (int i = 0; i <= rtotal; i++)
+        d[i] = -1;
+    MPI_Alltoallv(s, cnt, dsp, every2, d, cnt2, dsp2, MPI_INT, comm);
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < cnt2[q]; i++)
+            if (d[dsp2[q] + i] != val(q, me, i)) {
+                FAIL("strided alltoallv count %d n=%d: from %d [%d] = %d", count, n, q, i,
+                     d[dsp2[q] + i]);
+                q = n;
+                break;
+            }
+    if (d[rtotal] != -1)
+        FAIL("strided alltoallv count %d n=%d: wrote past the blocks", count, n);
+    MPI_Type_free(&every2);
+    free(cnt);
+    free(s);
+    free(d);
 }
 
 /* Scan, Exscan, Allreduce, Reduce with the non-commutative affine op. */
@@ -785,6 +886,8 @@ int main(int argc, char **argv)
                     check_spread(comms[c], mode, counts[k]);
                 if (!only || strchr(only, 'o'))
                     check_ordered(comms[c], mode, counts[k], affine, op);
+                if ((!only || strchr(only, 'v')) && mode == BLOCKING)
+                    check_v_strided(comms[c], counts[k]);
             }
         }
     check_reduce_local();

@@ -149,32 +149,41 @@ for np in 1 2 3 4 5 7 8; do
     echo "coll tacos alone np=$np: mpi_coll_check, mpi_nbc_check, mpi_more_check"
 done
 # Allgatherv runs the Allgather schedule with blocks of its sizes (in rank
-# order: in the receive buffer; elsewhere: through scratch)
+# order: in the receive buffer; elsewhere: through scratch); coll/tacos
+# alone, blocking Alltoallv and Alltoallw run the All-to-All schedule with
+# theirs (strided blocks and empty ones too: MORE_ONLY v)
 for np in 3 5; do
-    MORE_ONLY=s timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
+    MORE_ONLY=sv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
         --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 10 -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "allgatherv schedules np=$np: exit $?"
     grep -q "mpi_more_check: 0 failure" "$T/out" || fail "allgatherv schedules np=$np: wrong results"
-    grep -q "allgatherv [0-9]* bytes on $np ranks: schedule" "$T/out" ||
-        fail "allgatherv schedules np=$np: no schedule ran"
-    echo "allgatherv through the schedule np=$np"
+    for c in allgatherv alltoallv/w; do
+        grep -q ": $c [0-9]* bytes on $np ranks: schedule" "$T/out" ||
+            fail "allgatherv/alltoallv schedules np=$np: no $c schedule ran"
+    done
+    grep -q " alltoallv: textbook: no previous component; MPI_IN_PLACE" "$T/out" ||
+        fail "alltoallv np=$np: in place did not go to the textbook program"
+    echo "allgatherv, alltoallv and alltoallw through the schedule np=$np"
 done
 # Gather and Scatter run their schedules where coll/tacos is alone (every
 # count, root, in place, mode and communicator of the rooted checks), also
-# staged (stage=1) and on host copies of "GPU" buffers (stage=2)
+# staged (stage=1) and on host copies of "GPU" buffers (stage=2); blocking
+# Gatherv and Scatterv theirs with blocks of their sizes
 for run in "3 0" "5 0" "4 1" "4 2"; do
     set -- $run
-    MORE_ONLY=r timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
+    MORE_ONLY=rv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
         --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
         --mca coll_tacos_stage $2 --mca coll_tacos_verbose 10 -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "gather/scatter schedules np=$1 stage=$2: exit $?"
     grep -q "mpi_more_check: 0 failure" "$T/out" ||
         fail "gather/scatter schedules np=$1 stage=$2: wrong results"
-    for c in gather scatter; do
+    for c in gather scatter gatherv scatterv; do
         grep -q ": $c [0-9]* bytes on $1 ranks: schedule" "$T/out" ||
             fail "gather/scatter schedules np=$1 stage=$2: no $c schedule ran"
     done
-    echo "gather and scatter through their schedules np=$1 stage=$2"
+    grep -q " igatherv: textbook: no previous component; nonblocking" "$T/out" ||
+        fail "igatherv np=$1: no textbook program"
+    echo "gather(v) and scatter(v) through their schedules np=$1 stage=$2"
 done
 
 # ... and with the previous components there, the same collectives go to
@@ -185,6 +194,7 @@ MORE_SKIP_CART_PAIRS=1 timeout 300 mpirun --allow-run-as-root --oversubscribe -n
     -x MORE_SKIP_CART_PAIRS "$MORE" --quick >"$T/out" 2>&1 || fail "mpi_more_check with tuned: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "mpi_more_check with tuned: wrong results"
 for line in "gatherv: fallback: served by the previous component" \
+    "alltoallw: fallback: served by the previous component" \
     "igather: fallback: served by the previous component" \
     "scatter_init: fallback: served by the previous component" \
     "ineighbor_alltoallv: fallback: served by the previous component" \
