@@ -3,7 +3,8 @@
  * warm-up, then timed iterations of the collective; prints the average,
  * minimum and maximum over ranks of the mean time per call (us).
  *
- * usage: osu_coll [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall]
+ * usage: osu_coll [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall|
+ *                  gatherv|scatterv|alltoallv]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init]
@@ -126,9 +127,14 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
     double t0 = 0;
     if (strcmp(mode, "blocking"))
         return time_nonblocking(comm, s, d, count, iters);
-    int *vc = malloc(2 * (size_t)n * sizeof *vc), *vd = vc + n; /* allgatherv: rank r */
-    for (int r = 0, at = 0; r < n; at += vc[r], r++) /* gives 2 (r + 1) / (n + 1) x part */
+    /* the v-variants: rank r's block is 2 (r + 1) / (n + 1) x part (Alltoallv:
+     * rank i sends block (i + j) mod n's size to rank j) */
+    int *vc = malloc(6 * (size_t)n * sizeof *vc), *vd = vc + n, me = rank_of(comm);
+    int *sc = vc + 2 * n, *sd = vc + 3 * n, *rc = vc + 4 * n, *rd = vc + 5 * n;
+    for (int r = 0, at = 0; r < n; at += vc[r], r++)
         vc[r] = (int)((long)part * 2 * (r + 1) / (n + 1)), vd[r] = at;
+    for (int j = 0, a = 0, b = 0; j < n; a += sc[j], b += rc[j], j++)
+        sc[j] = rc[j] = vc[(me + j) % n], sd[j] = a, rd[j] = b;
     for (int i = 0; i < warm + iters; i++) {
         if (i == warm) {
             MPI_Barrier(comm);
@@ -139,7 +145,13 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
         else if (!strcmp(coll, "allgather"))
             MPI_Allgather(s, part, MPI_FLOAT, d, part, MPI_FLOAT, comm);
         else if (!strcmp(coll, "allgatherv"))
-            MPI_Allgatherv(s, vc[rank_of(comm)], MPI_FLOAT, d, vc, vd, MPI_FLOAT, comm);
+            MPI_Allgatherv(s, vc[me], MPI_FLOAT, d, vc, vd, MPI_FLOAT, comm);
+        else if (!strcmp(coll, "gatherv"))
+            MPI_Gatherv(s, vc[me], MPI_FLOAT, d, vc, vd, MPI_FLOAT, 0, comm);
+        else if (!strcmp(coll, "scatterv"))
+            MPI_Scatterv(s, vc, vd, MPI_FLOAT, d, vc[me], MPI_FLOAT, 0, comm);
+        else if (!strcmp(coll, "alltoallv"))
+            MPI_Alltoallv(s, sc, sd, MPI_FLOAT, d, rc, rd, MPI_FLOAT, comm);
         else if (!strcmp(coll, "bcast"))
             MPI_Bcast(s, count, MPI_FLOAT, 0, comm);
         else if (!strcmp(coll, "alltoall")) /* bytes: each rank's send buffer */

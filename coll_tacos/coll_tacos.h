@@ -34,6 +34,7 @@ typedef struct {
     int measure;           /* links between hosts: 0 off, 1 measured + job cache, 2 always */
     int cache_size;        /* programs kept per communicator */
     bool nonblocking;      /* MPI_I* and _init calls through schedules */
+    bool v_schedules;      /* alone: Gatherv, Scatterv, Alltoallv/w through schedules */
     int net_piece_bytes;   /* largest message to another host: -1 auto, 0 no limit */
     size_t net_piece;      /* what it is resolved to once the PML is selected */
     size_t scratch_max;    /* scratch kept between calls, whole process */

@@ -76,6 +76,7 @@ static int tacos_register(void)
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
     c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
+    c->v_schedules = d.v_schedules;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
     c->cuda = true, c->stage = 0;
     reg("cuda",
@@ -138,12 +139,13 @@ static int tacos_register(void)
     reg_int("min_bytes",
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "
             "component (default 65536: below it the per-call cost of a schedule exceeds what a "
-            "better route saves on one host; see README Performance)",
+            "better route saves on one host; see README Performance); where coll/tacos is the "
+            "only component, also MPI_Alltoallv and MPI_Alltoallw (their total)",
             &c->min_bytes);
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
-            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather and "
-            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component",
+            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather(v) and "
+            "MPI_Scatter(v) (the root's whole buffer) where coll/tacos is the only component",
             &c->rooted_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);
@@ -191,6 +193,15 @@ static int tacos_register(void)
              "schedules too, where their size is planned already (default true); false: they go "
              "to the previous component (libnbc). Must be equal on all ranks",
              &c->nonblocking);
+    reg("v_schedules",
+             "Where coll/tacos is the only coll component: run blocking MPI_Gatherv, "
+             "MPI_Scatterv, MPI_Alltoallv and MPI_Alltoallw through the Gather, Scatter and "
+             "All-to-All schedules with blocks of the call's sizes (default false: their textbook "
+             "programs). Every such call then first allgathers the block sizes (relays must know "
+             "them), about 8 us at 4 ranks on one host, so it pays only where schedules forward "
+             "blocks through other ranks (links without routing, e.g. GPU meshes). Must be equal "
+             "on all ranks; writable through MPI_T, read when a communicator is created",
+             MCA_BASE_VAR_TYPE_BOOL, SETTABLE | ALL_EQ, &c->v_schedules);
     reg_int("net_piece_bytes",
             "The largest message coll/tacos sends to a rank on another host; longer ones go "
             "as several messages of at most this size. -1 (default): Open MPI's TCP eager "

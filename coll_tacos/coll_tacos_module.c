@@ -247,6 +247,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
     st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
     st.nonblocking = C->nonblocking, st.net_piece = (long)C->net_piece;
+    st.v_schedules = C->v_schedules;
     st.deterministic = C->deterministic, st.verbose = C->verbose, st.dump_dir = C->dump_dir;
     st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
     st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;
@@ -897,43 +898,63 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
 /* ---- the v-variants through the routed schedules ----------------------------------- */
 
 /* Gatherv, Scatterv, Alltoallv and Alltoallw where coll/tacos is the only
- * component (blocking, on an intracommunicator; with a previous component
- * they are its, as Gather and Scatter are).  A schedule may forward a block
- * through ranks that do not know its size, so the ranks first allgather
- * what each knows (`mine`: the bytes of its nmine blocks, to the root or to
- * each rank); their total then plans (thresholds, size class) as Gather,
- * Scatter or All-to-All of that size, and the schedule, synthesized for
- * equal blocks, runs with these.  Returns the call's status; where no
- * schedule serves it, 0 with *why set (nothing ran). */
+ * component and coll_tacos_v_schedules is on (blocking, on an
+ * intracommunicator; with a previous component they are its, as Gather and
+ * Scatter are; off, the textbook program's: the exchange below costs more
+ * than the schedule saves wherever the network routes).  The ranks first allgather
+ * whether each can take a schedule (not on GPU buffers) and its largest
+ * buffer: the size the call plans as Gather, Scatter or All-to-All of
+ * (thresholds, size class: the root's whole buffer, All-to-All's largest
+ * send buffer).  A schedule may forward a block through ranks that do not
+ * know its size, so the ranks need every rank's `mine` (the bytes of its
+ * nmine blocks, to the root or to each rank): Gatherv's and Scatterv's
+ * come with that first allgather, All-to-All's rows with a second one
+ * where a schedule runs.  The schedule, synthesized for equal blocks, runs
+ * with these.  Returns the call's status; where no schedule serves it, 0
+ * with *why set (nothing ran). */
 static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int tag,
-                    tacos_coll_t coll, int root, const size_t *mine, int nmine,
-                    const tacos_data_t *in, const tacos_data_t *out, const char **why)
+                    tacos_coll_t coll, int root, const size_t *mine, int nmine, size_t largest,
+                    const tacos_data_t *in, const tacos_data_t *out, int can, const char **why)
 {
-    size_t nall = (size_t)ompi_comm_size(comm) * (size_t)nmine, total = 0;
-    size_t *sizes = malloc(nall * sizeof *sizes);
-    if (!sizes)
+    size_t n = (size_t)ompi_comm_size(comm), rec = nmine == 1 ? 3 : 2, cannot = 0, most = 0;
+    int use, rc = tacos_comm_v_schedules(m->core, &use);
+    if (rc != OMPI_SUCCESS || !use) {
+        *why = "no previous component; coll_tacos_v_schedules off";
+        return rc;
+    }
+    size_t *all = malloc(n * (rec + (size_t)nmine) * sizeof *all), *sizes = all + n * rec;
+    if (!all)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    int rc = core_allgather(m, mine, sizes, (size_t)nmine * sizeof *sizes);
-    for (size_t b = 0; b < nall; b++)
-        total += sizes[b];
+    size_t first[3] = {!can, largest, mine[0]};
+    rc = core_allgather(m, first, all, rec * sizeof *all);
+    for (size_t r = 0; r < n; r++) {
+        cannot |= all[r * rec];
+        most = all[r * rec + 1] > most ? all[r * rec + 1] : most;
+        if (rec == 3)
+            sizes[r] = all[r * rec + 2];
+    }
     pml_ctx_t x = {.comm = comm, .tag = tag, .unit = &ompi_mpi_byte.dt};
     tacos_call_t call;
     coll_tacos_call_init(&call, &x);
     const tacos_plan_t *p = NULL;
-    *why = view_bytes(&ompi_mpi_byte.dt, total, &call.v, &x);
+    *why = cannot ? "no previous component; GPU buffers on a rank"
+                  : view_bytes(&ompi_mpi_byte.dt, most, &call.v, &x);
     if (rc == OMPI_SUCCESS)
-        rc = tacos_comm_plan_call(m->core, 1, coll, root, total, why, &p);
+        rc = tacos_comm_plan_call(m->core, 1, coll, root, most, why, &p);
+    if (rc == OMPI_SUCCESS && p && rec == 2)
+        rc = core_allgather(m, mine, sizes, (size_t)nmine * sizeof *sizes);
     if (rc == OMPI_SUCCESS && p) {
         tacos_args_t a = {.root = root, .sizes = sizes, .in = in, .out = out};
         rc = tacos_run(m->core, p, &call, &a);
     }
-    free(sizes);
+    if (p)
+        *why = NULL; /* it ran (or failed) */
+    free(all);
     return rc;
 }
 
 /* Why a v-variant does not go through routed_v, or NULL. */
-static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
-                              call_mode_t mode, int has_prev)
+static const char *not_routed(struct ompi_communicator_t *comm, call_mode_t mode, int has_prev)
 {
     return has_prev                    ? PASSED
            : mode != BLOCKING          ? "no previous component; nonblocking"
@@ -942,18 +963,48 @@ static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicat
                                        : NULL;
 }
 
-/* The blocks of `counts` x dtype at `displs` extents into buf (or the
- * displacements in bytes with a datatype per block: types). */
-static void blocks_of(tacos_data_t *b, int n, const void *buf, const int *counts,
-                      const int *displs, DT *dtype, DT *const *types, size_t *bytes)
+/* The blocks of `counts` x dtype at `displs` extents into buf (or, with a
+ * datatype per block, types, at displs bytes); their bytes in bytes[]
+ * (unless NULL) and in all. */
+static size_t blocks_of(tacos_data_t *b, int n, const void *buf, const int *counts,
+                        const int *displs, DT *dtype, DT *const *types, size_t *bytes)
 {
+    size_t all = 0;
     for (int i = 0; i < n; i++) {
         DT *t = types ? types[i] : dtype;
+        size_t one = (size_t)counts[i] * type_size(t);
         b[i] = data(buf, (size_t)counts[i], t);
         b[i].buf = (char *)buf + (types ? (ptrdiff_t)displs[i] : displs[i] * b[i].extent);
         if (bytes)
-            bytes[i] = (size_t)counts[i] * type_size(t);
+            bytes[i] = one;
+        all += one;
     }
+    return all;
+}
+
+/* Gatherv (coll TACOS_GATHER) and Scatterv: the root's side is n blocks
+ * (counts, displs, ltype at lbuf), the other side's one (this rank's:
+ * ocount x otype at obuf, MPI_IN_PLACE at the root). */
+static int rooted_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int tag,
+                    tacos_coll_t coll, int root, const void *lbuf, const int *counts,
+                    const int *displs, DT *ltype, const void *obuf, int ocount, DT *otype,
+                    int device, const char **why)
+{
+    int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
+    int in_place = at_root && obuf == MPI_IN_PLACE;
+    tacos_data_t one = in_place ? (tacos_data_t){0} : data(obuf, (size_t)ocount, otype);
+    tacos_data_t *list = at_root ? malloc((size_t)n * sizeof *list) : NULL;
+    size_t bytes = in_place ? (size_t)counts[root] * type_size(ltype)
+                            : (size_t)ocount * type_size(otype);
+    size_t largest = list ? blocks_of(list, n, lbuf, counts, displs, ltype, NULL, NULL) : bytes;
+    const tacos_data_t *side = in_place ? NULL : &one;
+    int gather = coll == TACOS_GATHER;
+    if (at_root && !list)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = routed_v(m, comm, tag, coll, root, &bytes, 1, largest, gather ? side : list,
+                      gather ? list : side, !device, why);
+    free(list);
+    return rc;
 }
 
 static int gatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
@@ -962,21 +1013,10 @@ static int gatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const i
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     NOT_ON_DEVICE(gatherv, (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf
                                                                                           : NULL));
-    const char *why = not_routed(m, comm, mode, HAS_PREV(m, gatherv));
+    const char *why = not_routed(comm, mode, HAS_PREV(m, gatherv));
     if (!why) {
-        int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
-        int in_place = at_root && sbuf == MPI_IN_PLACE;
-        tacos_data_t mine = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
-        tacos_data_t *out = at_root ? malloc((size_t)n * sizeof *out) : NULL;
-        size_t bytes = in_place ? (size_t)rcounts[root] * type_size(rdtype)
-                                : (size_t)scount * type_size(sdtype);
-        if (at_root && !out)
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        if (at_root)
-            blocks_of(out, n, rbuf, rcounts, displs, rdtype, NULL, NULL);
-        int rc = routed_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, &bytes, 1,
-                          in_place ? NULL : &mine, out, &why);
-        free(out);
+        int rc = rooted_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, rbuf, rcounts,
+                          displs, rdtype, sbuf, scount, sdtype, x.device, &why);
         if (rc != OMPI_SUCCESS || !why)
             return rc;
     }
@@ -992,21 +1032,10 @@ static int scatterv(const void *sbuf, const int *scounts, const int *displs, DT 
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     NOT_ON_DEVICE(scatterv, (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL,
                              rbuf));
-    const char *why = not_routed(m, comm, mode, HAS_PREV(m, scatterv));
+    const char *why = not_routed(comm, mode, HAS_PREV(m, scatterv));
     if (!why) {
-        int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
-        int in_place = at_root && rbuf == MPI_IN_PLACE;
-        tacos_data_t mine = in_place ? (tacos_data_t){0} : data(rbuf, (size_t)rcount, rdtype);
-        tacos_data_t *in = at_root ? malloc((size_t)n * sizeof *in) : NULL;
-        size_t bytes = in_place ? (size_t)scounts[root] * type_size(sdtype)
-                                : (size_t)rcount * type_size(rdtype);
-        if (at_root && !in)
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        if (at_root)
-            blocks_of(in, n, sbuf, scounts, displs, sdtype, NULL, NULL);
-        int rc = routed_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, &bytes, 1,
-                          in, in_place ? NULL : &mine, &why);
-        free(in);
+        int rc = rooted_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, sbuf, scounts,
+                          displs, sdtype, rbuf, rcount, rdtype, x.device, &why);
         if (rc != OMPI_SUCCESS || !why)
             return rc;
     }
@@ -1017,21 +1046,27 @@ SLOTS(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sd
       (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm))
 
 /* Alltoallv and Alltoallw (types: a datatype per block, displacements in
- * bytes); MPI_IN_PLACE goes to the textbook program. */
-static int alltoall_blocks(mca_coll_tacos_module_t *m, int tag, const void *sbuf,
-                           const int *scounts, const int *sdispls, DT *sdtype, DT *const *stypes,
-                           void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype,
-                           DT *const *rtypes, COMM, const char **why)
+ * bytes); MPI_IN_PLACE goes to the textbook program (on every rank: MPI
+ * wants it on all or none). */
+static int alltoall_v(mca_coll_tacos_module_t *m, int tag, const void *sbuf, const int *scounts,
+                      const int *sdispls, DT *sdtype, DT *const *stypes, void *rbuf,
+                      const int *rcounts, const int *rdispls, DT *rdtype, DT *const *rtypes,
+                      COMM, int device, const char **why)
 {
     int n = ompi_comm_size(comm);
+    if (sbuf == MPI_IN_PLACE)
+        return *why = "no previous component; MPI_IN_PLACE", OMPI_SUCCESS;
     tacos_data_t *b = malloc(2 * (size_t)n * sizeof *b);
     size_t *bytes = malloc((size_t)n * sizeof *bytes);
-    int rc = b && bytes ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
-    if (rc == OMPI_SUCCESS) {
-        blocks_of(b, n, sbuf, scounts, sdispls, sdtype, stypes, bytes);
-        blocks_of(b + n, n, rbuf, rcounts, rdispls, rdtype, rtypes, NULL);
-        rc = routed_v(m, comm, tag, TACOS_ALLTOALL, 0, bytes, n, b, b + n, why);
+    if (!b || !bytes) {
+        free(b);
+        free(bytes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    size_t largest = blocks_of(b, n, sbuf, scounts, sdispls, sdtype, stypes, bytes);
+    blocks_of(b + n, n, rbuf, rcounts, rdispls, rdtype, rtypes, NULL);
+    int rc = routed_v(m, comm, tag, TACOS_ALLTOALL, 0, bytes, n, largest, b, b + n, !device,
+                      why);
     free(b);
     free(bytes);
     return rc;
@@ -1043,12 +1078,10 @@ static int alltoallv(const void *sbuf, const int *scounts, const int *sdispls, D
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     NOT_ON_DEVICE(alltoallv, (sbuf, rbuf));
-    const char *why = not_routed(m, comm, mode, HAS_PREV(m, alltoallv));
-    if (!why && sbuf == MPI_IN_PLACE)
-        why = "no previous component; MPI_IN_PLACE";
+    const char *why = not_routed(comm, mode, HAS_PREV(m, alltoallv));
     if (!why) {
-        int rc = alltoall_blocks(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype,
-                                 NULL, rbuf, rcounts, rdispls, rdtype, NULL, comm, &why);
+        int rc = alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype, NULL,
+                            rbuf, rcounts, rdispls, rdtype, NULL, comm, x.device, &why);
         if (rc != OMPI_SUCCESS || !why)
             return rc;
     }
@@ -1065,12 +1098,10 @@ static int alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     NOT_ON_DEVICE(alltoallw, (sbuf, rbuf));
-    const char *why = not_routed(m, comm, mode, HAS_PREV(m, alltoallw));
-    if (!why && sbuf == MPI_IN_PLACE)
-        why = "no previous component; MPI_IN_PLACE";
+    const char *why = not_routed(comm, mode, HAS_PREV(m, alltoallw));
     if (!why) {
-        int rc = alltoall_blocks(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL,
-                                 sdtypes, rbuf, rcounts, rdispls, NULL, rdtypes, comm, &why);
+        int rc = alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL, sdtypes,
+                            rbuf, rcounts, rdispls, NULL, rdtypes, comm, x.device, &why);
         if (rc != OMPI_SUCCESS || !why)
             return rc;
     }

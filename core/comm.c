@@ -199,13 +199,15 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     const tacos_settings_t *s = &c->s;
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "cache_size", "topo_file", "nonblocking", "net_piece_bytes"};
+                                  "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
+                                  "v_schedules"};
     enum { N = sizeof names / sizeof names[0] };
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
-                     (uint64_t)s->nonblocking, (uint64_t)s->net_piece};
+                     (uint64_t)s->nonblocking, (uint64_t)s->net_piece,
+                     (uint64_t)s->v_schedules};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)
@@ -449,6 +451,13 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
     if (below_threshold(c, coll, bytes, why))
         return 0;
     return program(c, coll, root, bytes, why, plan);
+}
+
+int tacos_comm_v_schedules(tacos_comm_t *c, int *use)
+{
+    int on = 0, rc = c->busy ? 0 : settings_agreed(c, &on);
+    *use = on && c->s.v_schedules;
+    return rc;
 }
 
 int tacos_comm_prepare(tacos_comm_t *c)

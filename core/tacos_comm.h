@@ -27,6 +27,8 @@ typedef struct {
     int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
     int probe, calibrate, measure, cache_size;
     int nonblocking; /* 0: nonblocking and persistent calls fall back */
+    int v_schedules; /* 1: bindings may run the v-variants through schedules
+                      * (tacos_args_t.sizes; tacos_comm_v_schedules) */
     long net_piece;  /* the largest message between hosts (transport piece), 0 none */
     char *topo_file; /* NULL: the probe */
     /* local: no message depends on them */
@@ -110,6 +112,11 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
 const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
                                                 size_t bytes, const char **why);
 int tacos_comm_prepare(tacos_comm_t *c);
+
+/* Whether the v-variants may run through schedules (*use): the settings
+ * agreed on every rank (the first call agrees on them: a collective) and
+ * v_schedules on.  0 or the binding's status. */
+int tacos_comm_v_schedules(tacos_comm_t *c, int *use);
 
 /* What a binding calls for each call: the plan in *plan; else NULL with
  * *why (fall back), or NULL with *why NULL: an empty signature moves

@@ -144,42 +144,56 @@ for np in 1 2 3 4 5 7 8; do
             done
             [ "$np" -gt 1 ] && ! grep -q "ireduce_scatter: textbook: intercommunicator" "$T/out" &&
                 fail "coll tacos alone np=$np: no intercommunicator collective"
+            [ "$np" -gt 1 ] && ! grep -q " gatherv: textbook: no previous component; coll_tacos_v_schedules off" "$T/out" &&
+                fail "coll tacos alone np=$np: gatherv not textbook by default"
         fi
     done
     echo "coll tacos alone np=$np: mpi_coll_check, mpi_nbc_check, mpi_more_check"
 done
 # Allgatherv runs the Allgather schedule with blocks of its sizes (in rank
 # order: in the receive buffer; elsewhere: through scratch); coll/tacos
-# alone, blocking Alltoallv and Alltoallw run the All-to-All schedule with
-# theirs (strided blocks and empty ones too: MORE_ONLY v)
+# alone with coll_tacos_v_schedules on, blocking Alltoallv and Alltoallw run
+# the All-to-All schedule with theirs (strided blocks and empty ones too:
+# MORE_ONLY v)
 for np in 3 5; do
     MORE_ONLY=sv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 10 -x MORE_ONLY \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_v_schedules 1 --mca coll_tacos_verbose 10 \
+        -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "allgatherv schedules np=$np: exit $?"
     grep -q "mpi_more_check: 0 failure" "$T/out" || fail "allgatherv schedules np=$np: wrong results"
     for c in allgatherv alltoallv/w; do
         grep -q ": $c [0-9]* bytes on $np ranks: schedule" "$T/out" ||
             fail "allgatherv/alltoallv schedules np=$np: no $c schedule ran"
     done
+    grep " alltoall[vw]: textbook:" "$T/out" | grep -qv "one rank\|MPI_IN_PLACE" &&
+        fail "alltoallv/w np=$np: a textbook program besides the schedule"
     grep -q " alltoallv: textbook: no previous component; MPI_IN_PLACE" "$T/out" ||
         fail "alltoallv np=$np: in place did not go to the textbook program"
     echo "allgatherv, alltoallv and alltoallw through the schedule np=$np"
 done
 # Gather and Scatter run their schedules where coll/tacos is alone (every
 # count, root, in place, mode and communicator of the rooted checks), also
-# staged (stage=1) and on host copies of "GPU" buffers (stage=2); blocking
-# Gatherv and Scatterv theirs with blocks of their sizes
+# staged (stage=1) and on host copies of "GPU" buffers (stage=2); with
+# coll_tacos_v_schedules on, blocking Gatherv and Scatterv theirs with blocks
+# of their sizes
 for run in "3 0" "5 0" "4 1" "4 2"; do
     set -- $run
     MORE_ONLY=rv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
         --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
-        --mca coll_tacos_stage $2 --mca coll_tacos_verbose 10 -x MORE_ONLY \
+        --mca coll_tacos_stage $2 --mca coll_tacos_v_schedules 1 --mca coll_tacos_verbose 10 \
+        -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "gather/scatter schedules np=$1 stage=$2: exit $?"
     grep -q "mpi_more_check: 0 failure" "$T/out" ||
         fail "gather/scatter schedules np=$1 stage=$2: wrong results"
-    for c in gather scatter gatherv scatterv; do
+    vs="gatherv scatterv" # "GPU" buffers (stage=2): every rank goes to the textbook program
+    [ $2 = 2 ] && vs= && { grep -q " gatherv: textbook: no previous component; GPU buffers on a rank" "$T/out" ||
+        fail "gatherv np=$1 stage=2: not the textbook program"; }
+    for c in gather scatter $vs; do
         grep -q ": $c [0-9]* bytes on $1 ranks: schedule" "$T/out" ||
             fail "gather/scatter schedules np=$1 stage=$2: no $c schedule ran"
+        # a blocking call that ran its schedule runs nothing else
+        [ $2 != 2 ] && grep " $c: textbook:" "$T/out" | grep -qv "one rank" &&
+            fail "$c np=$1 stage=$2: a textbook program besides the schedule"
     done
     grep -q " igatherv: textbook: no previous component; nonblocking" "$T/out" ||
         fail "igatherv np=$1: no textbook program"
@@ -301,7 +315,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 # right results, no hang
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
-          net_piece_bytes=1000 \
+          net_piece_bytes=1000 v_schedules=1 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \
@@ -314,6 +328,16 @@ for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 chunks=2 seed=5 trials=2
     [ "$(grep -c "communicator 0 have different coll_tacos_$p;" "$T/out")" = 1 ] ||
         fail "coll_tacos_$pv on two ranks: not one message naming it"
 done
+
+# ... also where it decides before any schedule is planned: coll/tacos alone,
+# the v-variants first (their size exchange only where every rank has it on)
+MORE_ONLY=v timeout 120 mpirun --allow-run-as-root --oversubscribe --mca coll tacos \
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_min_bytes 0 -x MORE_ONLY \
+    -np 2 "$MORE" : -np 2 -x OMPI_MCA_coll_tacos_v_schedules=1 "$MORE" >"$T/out" 2>&1 ||
+    fail "v_schedules on two ranks of four, coll tacos alone: exit $?"
+grep -q "mpi_more_check: 0 failure" "$T/out" || fail "v_schedules on two ranks: wrong results"
+[ "$(grep -c "communicator 0 have different coll_tacos_v_schedules;" "$T/out")" = 1 ] ||
+    fail "v_schedules on two ranks, coll tacos alone: not one message naming it"
 
 # signature-equal but different (count, datatype) on different ranks, roots
 # everywhere, non-contiguous types packed, gaps and in-place tails intact;
