@@ -3,7 +3,8 @@
 # (tacos-synth --compare): per shape and size, TACOS (best of k = 1, 2, 4, 8
 # chunks per rank and 4 seeds, as simulated with the executor's order),
 # direct, pairwise exchange and Bruck, and the bound (cut and hop-load).
-# Prints a markdown table; ratios are baseline / TACOS (> 1: TACOS faster).
+# Prints a markdown table; ratios are baseline / TACOS (> 1: TACOS faster);
+# pairwise / bound: the most any schedule could gain on pairwise exchange.
 # COLL=gather or COLL=scatter: the same for those (root 0), against direct
 # (the root and each rank: Open MPI's linear algorithms) only.
 #
@@ -21,7 +22,11 @@ esac
 T=${TMPDIR:-/tmp}/bench_alltoall.$$
 mkdir -p "$T"
 trap 'rm -rf "$T"' EXIT
-# shape and its tacos-synth arguments (heterogeneous: two or more link speeds)
+# shape and its tacos-synth arguments (heterogeneous: two or more link speeds).
+# A switch unwound with degree 1 is a ring of its members (what suits
+# bandwidth-bound reductions), with degree members - 1 every port reaches
+# every other at once (a non-blocking switch, what an All-to-All uses):
+# fs:8x8 is here both ways.
 cat >"$T/shapes" <<SHAPES
 ring:8|-t ring:8
 torus2d:4x4|-t torus2d:4x4
@@ -33,13 +38,14 @@ RFS 2x4x2 (het.)|-t rfs:2x4x2 --bw 200,100,50 --lat 0.5,1,2
 DragonFly 4x5 (het.)|-t dragonfly:4x5
 DGX-1 (het.)|-t dgx1
 fs:8x8 (het.)|-t fs:8x8 --bw 100,25 --lat 0.5,2
+fs:8x8 (het., degree 7)|-t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degree 7
 testbed pairs4, 2 ranks/host (het.)|--topology $B/benchmarks/topologies/testbed_pairs4_r2.json
 testbed ring4, 2 ranks/host (het.)|--topology $B/benchmarks/topologies/testbed_ring4_r2.json
 testbed star3, 2 ranks/host (het.)|--topology $B/benchmarks/topologies/testbed_star3_r2.json
 SHAPES
 if [ "$COLL" = alltoall ]; then
-    echo "| shape | size | TACOS µs (k) | bound µs | TACOS / bound | direct | pairwise | Bruck |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| shape | size | TACOS µs (k) | bound µs | TACOS / bound | direct | pairwise | Bruck | pairwise / bound |"
+    echo "|---|---|---|---|---|---|---|---|---|"
 else
     echo "| shape | size | TACOS µs (k) | bound µs | TACOS / bound | direct |"
     echo "|---|---|---|---|---|---|"
@@ -56,7 +62,7 @@ while IFS='|' read -r name args; do
                 best=$us bk=$k line=$out
             fi
         done
-        [ -n "$line" ] || { echo "| $name | $size | failed | | | | | |"; continue; }
+        [ -n "$line" ] || { echo "| $name | $size | failed | | | | | | |"; continue; }
         echo "$line" | awk -v name="$name" -v size="$size" -v k="$bk" -v all="$COLL" '{
             match($0, /"optimal_us":[0-9.e+]*/); opt = substr($0, RSTART + 13, RLENGTH - 13)
             match($0, /"simulated_us":[0-9.e+]*/); t = substr($0, RSTART + 15, RLENGTH - 15)
@@ -65,7 +71,7 @@ while IFS='|' read -r name args; do
             match($0, /"bruck":[0-9.e+]*/); b = substr($0, RSTART + 8, RLENGTH - 8)
             printf "| %s | %s | %.1f (%s) | %.1f | %.2f | %.2fx", name, size, t, k, opt, t / opt, d / t
             if (all == "alltoall")
-                printf " | %.2fx | %.2fx", p / t, b / t
+                printf " | %.2fx | %.2fx | %.2f", p / t, b / t, p / opt
             print " |" }'
     done
 done <"$T/shapes"
