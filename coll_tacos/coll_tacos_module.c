@@ -899,9 +899,10 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
 
 /* Gatherv, Scatterv, Alltoallv and Alltoallw where coll/tacos is the only
  * component and coll_tacos_v_schedules is on (blocking, on an
- * intracommunicator; with a previous component they are its, as Gather and
- * Scatter are; off, the textbook program's: the exchange below costs more
- * than the schedule saves wherever the network routes).  The ranks first allgather
+ * intracommunicator: not_routed; with a previous component they are its, as
+ * Gather and Scatter are; off, the textbook program's: the exchange below
+ * costs more than the schedule saves wherever the network routes).  The
+ * ranks first allgather
  * whether each can take a schedule (not on GPU buffers) and its largest
  * buffer: the size the call plans as Gather, Scatter or All-to-All of
  * (thresholds, size class: the root's whole buffer, All-to-All's largest
@@ -917,16 +918,11 @@ static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
                     const tacos_data_t *in, const tacos_data_t *out, int can, const char **why)
 {
     size_t n = (size_t)ompi_comm_size(comm), rec = nmine == 1 ? 3 : 2, cannot = 0, most = 0;
-    int use, rc = tacos_comm_v_schedules(m->core, &use);
-    if (rc != OMPI_SUCCESS || !use) {
-        *why = "no previous component; coll_tacos_v_schedules off";
-        return rc;
-    }
     size_t *all = malloc(n * (rec + (size_t)nmine) * sizeof *all), *sizes = all + n * rec;
     if (!all)
         return OMPI_ERR_OUT_OF_RESOURCE;
     size_t first[3] = {!can, largest, mine[0]};
-    rc = core_allgather(m, first, all, rec * sizeof *all);
+    int rc = core_allgather(m, first, all, rec * sizeof *all);
     for (size_t r = 0; r < n; r++) {
         cannot |= all[r * rec];
         most = all[r * rec + 1] > most ? all[r * rec + 1] : most;
@@ -953,14 +949,20 @@ static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
     return rc;
 }
 
-/* Why a v-variant does not go through routed_v, or NULL. */
-static const char *not_routed(struct ompi_communicator_t *comm, call_mode_t mode, int has_prev)
+/* Why a v-variant does not go through routed_v, or NULL; *rc: the status
+ * of the settings' agreement (the first time, a collective). */
+static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
+                              call_mode_t mode, int has_prev, int *rc)
 {
-    return has_prev                    ? PASSED
-           : mode != BLOCKING          ? "no previous component; nonblocking"
-           : OMPI_COMM_IS_INTER(comm)  ? "no previous component; intercommunicator"
-           : ompi_comm_size(comm) == 1 ? "no previous component; one rank"
-                                       : NULL;
+    int use = 0;
+    *rc = OMPI_SUCCESS;
+    if (has_prev || mode != BLOCKING || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) == 1)
+        return has_prev                   ? PASSED
+               : mode != BLOCKING         ? "no previous component; nonblocking"
+               : OMPI_COMM_IS_INTER(comm) ? "no previous component; intercommunicator"
+                                          : "no previous component; one rank";
+    *rc = tacos_comm_v_schedules(m->core, &use);
+    return use ? NULL : "no previous component; coll_tacos_v_schedules off";
 }
 
 /* The blocks of `counts` x dtype at `displs` extents into buf (or, with a
@@ -994,56 +996,18 @@ static int rooted_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
     int in_place = at_root && obuf == MPI_IN_PLACE;
     tacos_data_t one = in_place ? (tacos_data_t){0} : data(obuf, (size_t)ocount, otype);
     tacos_data_t *list = at_root ? malloc((size_t)n * sizeof *list) : NULL;
+    if (at_root && !list)
+        return OMPI_ERR_OUT_OF_RESOURCE;
     size_t bytes = in_place ? (size_t)counts[root] * type_size(ltype)
                             : (size_t)ocount * type_size(otype);
     size_t largest = list ? blocks_of(list, n, lbuf, counts, displs, ltype, NULL, NULL) : bytes;
     const tacos_data_t *side = in_place ? NULL : &one;
     int gather = coll == TACOS_GATHER;
-    if (at_root && !list)
-        return OMPI_ERR_OUT_OF_RESOURCE;
     int rc = routed_v(m, comm, tag, coll, root, &bytes, 1, largest, gather ? side : list,
                       gather ? list : side, !device, why);
     free(list);
     return rc;
 }
-
-static int gatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
-                   const int *displs, DT *rdtype, int root, COMM, MOD, MODE_ARGS)
-{
-    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    NOT_ON_DEVICE(gatherv, (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf
-                                                                                          : NULL));
-    const char *why = not_routed(comm, mode, HAS_PREV(m, gatherv));
-    if (!why) {
-        int rc = rooted_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, rbuf, rcounts,
-                          displs, rdtype, sbuf, scount, sdtype, x.device, &why);
-        if (rc != OMPI_SUCCESS || !why)
-            return rc;
-    }
-    FALLBACK(m, gatherv, why, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
-}
-SLOTS(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
-                const int *displs, DT *rdtype, int root, COMM),
-      (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm))
-
-static int scatterv(const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
-                    void *rbuf, int rcount, DT *rdtype, int root, COMM, MOD, MODE_ARGS)
-{
-    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    NOT_ON_DEVICE(scatterv, (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL,
-                             rbuf));
-    const char *why = not_routed(comm, mode, HAS_PREV(m, scatterv));
-    if (!why) {
-        int rc = rooted_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, sbuf, scounts,
-                          displs, sdtype, rbuf, rcount, rdtype, x.device, &why);
-        if (rc != OMPI_SUCCESS || !why)
-            return rc;
-    }
-    FALLBACK(m, scatterv, why, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
-}
-SLOTS(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype, void *rbuf,
-                 int rcount, DT *rdtype, int root, COMM),
-      (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm))
 
 /* Alltoallv and Alltoallw (types: a datatype per block, displacements in
  * bytes); MPI_IN_PLACE goes to the textbook program (on every rank: MPI
@@ -1072,45 +1036,50 @@ static int alltoall_v(mca_coll_tacos_module_t *m, int tag, const void *sbuf, con
     return rc;
 }
 
-static int alltoallv(const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
-                     void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM, MOD,
-                     MODE_ARGS)
-{
-    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    NOT_ON_DEVICE(alltoallv, (sbuf, rbuf));
-    const char *why = not_routed(comm, mode, HAS_PREV(m, alltoallv));
-    if (!why) {
-        int rc = alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype, NULL,
-                            rbuf, rcounts, rdispls, rdtype, NULL, comm, x.device, &why);
-        if (rc != OMPI_SUCCESS || !why)
-            return rc;
-    }
-    FALLBACK(m, alltoallv, why, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
-             comm);
-}
-SLOTS(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
-                  void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
-      (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm))
+/* A v-variant in three modes: through a schedule where `routed` (a call
+ * setting why where none serves it) runs one, else the previous component
+ * or the textbook program (PARAMS, ARGS, SIG as for PASS_THROUGH). */
+#define V_VARIANT(name, PARAMS, ARGS, SIG, routed)                                           \
+    static int name(UNPAREN PARAMS, mca_coll_base_module_t *module, MODE_ARGS)               \
+    {                                                                                        \
+        mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;                      \
+        NOT_ON_DEVICE(name, SIG);                                                            \
+        int rc_;                                                                             \
+        const char *why = not_routed(m, comm, mode, HAS_PREV(m, name), &rc_);                \
+        if (rc_ != OMPI_SUCCESS)                                                             \
+            return rc_;                                                                      \
+        if (!why) {                                                                          \
+            int rc = routed;                                                                 \
+            if (rc != OMPI_SUCCESS || !why)                                                  \
+                return rc;                                                                   \
+        }                                                                                    \
+        FALLBACK(m, name, why, UNPAREN ARGS);                                                \
+    }                                                                                        \
+    SLOTS(name, PARAMS, ARGS)
 
-static int alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                     DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
-                     DT *const *rdtypes, COMM, MOD, MODE_ARGS)
-{
-    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    NOT_ON_DEVICE(alltoallw, (sbuf, rbuf));
-    const char *why = not_routed(comm, mode, HAS_PREV(m, alltoallw));
-    if (!why) {
-        int rc = alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL, sdtypes,
-                            rbuf, rcounts, rdispls, NULL, rdtypes, comm, x.device, &why);
-        if (rc != OMPI_SUCCESS || !why)
-            return rc;
-    }
-    FALLBACK(m, alltoallw, why, sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes,
-             comm);
-}
-SLOTS(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls, DT *const *sdtypes,
-                  void *rbuf, const int *rcounts, const int *rdispls, DT *const *rdtypes, COMM),
-      (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm))
+V_VARIANT(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
+                    const int *displs, DT *rdtype, int root, COMM),
+          (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm),
+          (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL),
+          rooted_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, rbuf, rcounts, displs,
+                   rdtype, sbuf, scount, sdtype, x.device, &why))
+V_VARIANT(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
+                     void *rbuf, int rcount, DT *rdtype, int root, COMM),
+          (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm),
+          (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf),
+          rooted_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, sbuf, scounts,
+                   displs, sdtype, rbuf, rcount, rdtype, x.device, &why))
+V_VARIANT(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
+                      void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
+          (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm), (sbuf, rbuf),
+          alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype, NULL, rbuf,
+                     rcounts, rdispls, rdtype, NULL, comm, x.device, &why))
+V_VARIANT(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,
+                      DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
+                      DT *const *rdtypes, COMM),
+          (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm), (sbuf, rbuf),
+          alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL, sdtypes, rbuf,
+                     rcounts, rdispls, NULL, rdtypes, comm, x.device, &why))
 
 PASS_THROUGH(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
              (sbuf, rbuf, count, dtype, op, comm),
