@@ -9,9 +9,14 @@
  *   α + chunk/β per hop);
  * - at each event time, every free link v->d takes, among the chunks
  *   waiting at v, one for which the link is on a shortest path to its
- *   destination (dist[d][j] + link time = dist[v][j]), the nearest first
- *   (what is almost there leaves the queues; farthest-first was up to 12%
- *   slower on the heterogeneous shapes of bench_alltoall.sh and never faster);
+ *   destination (dist[d][j] + link time = dist[v][j]): for All-to-All the
+ *   nearest first (what is almost there leaves the queues; farthest-first
+ *   was up to 12% slower on the heterogeneous shapes of bench_alltoall.sh
+ *   and never faster); for Gather and Scatter both ways, the faster kept
+ *   (farthest-first: the chunk with the longest way to go out of or into
+ *   the root; nearest-first alone was up to 1.7x slower on five shapes of
+ *   bench_alltoall.sh, farthest-first alone 1.1x slower than direct on
+ *   fs:8x8 with fully unwound switches, where nearest-first matches it);
  * - a link with no such chunk takes a detour chunk when that still brings
  *   it closer and lands it no later than the free-time of its best shortest
  *   path link would: links never idle while they can help, and a detour
@@ -69,6 +74,7 @@ typedef struct {
     const tacos_topo_t *t;
     tacos_coll_t coll;
     int n, k, root;
+    int farthest; /* which waiting chunk a link takes first: the farthest, else the nearest */
     const double *lcost, *dist;
     double *free_at;  /* per link */
     int **wait;       /* per NPU: chunks waiting there to move on */
@@ -110,13 +116,12 @@ static long pick(const route_t *r, size_t l, double t)
     int v = r->t->links[l].src, d = r->t->links[l].dst, n = r->n;
     long best = -1;
     double best_left = 0;
-    /* on a shortest path: the nearest (All-to-All), the farthest out of or
-     * into a root (Gather, Scatter: it has the longest way to go) */
+    /* on a shortest path: the nearest or the farthest (see the top) */
     for (size_t i = 0; i < r->nwait[v]; i++) {
         int j = dest_of(r, r->wait[v][i]);
         double left = r->dist[(size_t)v * n + j];
         if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) &&
-            (best < 0 || (r->coll != TACOS_ALLTOALL ? left > best_left : left < best_left)))
+            (best < 0 || (r->farthest ? left > best_left : left < best_left)))
             best = (long)i, best_left = left;
     }
     if (best >= 0)
@@ -232,7 +237,7 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     int n = t->npus, rc = TACOS_OK;
     size_t nn = (size_t)n * (size_t)n;
     double chunk = (double)o->size_bytes / ((double)n * o->chunks_per_npu);
-    route_t r = {t, o->coll, n, o->chunks_per_npu, o->root, NULL, NULL, NULL, NULL, NULL, NULL};
+    route_t r = {t, o->coll, n, o->chunks_per_npu, o->root, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
     r.free_at = malloc((t->nlinks + 1) * sizeof *r.free_at);
     r.wait = calloc((size_t)n, sizeof *r.wait);
@@ -250,12 +255,18 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     r.lcost = lcost, r.dist = dist;
     if ((rc = all_dist(t, lcost, dist)))
         goto out;
-    for (int trial = 0; trial < o->trials; trial++) {
-        if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
-                                    &cur)) ||
-            (rc = route_once(&r, tacos_splitmix64(&seed), cur)))
-            goto out;
-        tacos_sched_keep_faster(&best, &cur);
+    /* All-to-All: nearest first; Gather and Scatter: farthest first, then
+     * nearest first, the faster kept */
+    for (int trial = 0, orders = o->coll == TACOS_ALLTOALL ? 1 : 2; trial < o->trials; trial++) {
+        uint64_t s = tacos_splitmix64(&seed);
+        for (int order = 0; order < orders; order++) {
+            r.farthest = orders == 2 && order == 0;
+            if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes,
+                                        NULL, &cur)) ||
+                (rc = route_once(&r, s, cur)))
+                goto out;
+            tacos_sched_keep_faster(&best, &cur);
+        }
     }
     *out = best;
     best = NULL;
