@@ -26,7 +26,7 @@ trap 'rm -rf "$T"' EXIT
 # A switch unwound with degree 1 is a ring of its members (what suits
 # bandwidth-bound reductions), with degree members - 1 every port reaches
 # every other at once (a non-blocking switch, what an All-to-All uses):
-# fs:8x8 is here both ways.
+# the 2D switch and fs:8x8 are here both ways.
 cat >"$T/shapes" <<SHAPES
 ring:8|-t ring:8
 torus2d:4x4|-t torus2d:4x4
@@ -35,6 +35,7 @@ fc:8|-t fc:8
 switch:8 (degree 7)|-t switch:8 --unwind-degree 7
 RFS 2x4x2 (het.)|-t rfs:2x4x2 --bw 200,100,50 --lat 0.5,1,2
 2D switch 8x4 (het.)|-t ss:8x4 --bw 200,50 --lat 0.5,2 --unwind-degree 3
+2D switch 8x4 (het., degree 7)|-t ss:8x4 --bw 200,50 --lat 0.5,2 --unwind-degree 7
 DragonFly 4x5 (het.)|-t dragonfly:4x5
 DGX-1 (het.)|-t dgx1
 fs:8x8 (het.)|-t fs:8x8 --bw 100,25 --lat 0.5,2
