@@ -140,12 +140,14 @@ static int tacos_register(void)
             "Collectives whose whole buffer is smaller than this many bytes go to the previous "
             "component (default 65536: below it the per-call cost of a schedule exceeds what a "
             "better route saves on one host; see README Performance); where coll/tacos is the "
-            "only component, also MPI_Alltoallv and MPI_Alltoallw (their total)",
+            "only component and coll_tacos_v_schedules is on, also MPI_Alltoallv and "
+            "MPI_Alltoallw (the largest send buffer of any rank)",
             &c->min_bytes);
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
-            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather(v) and "
-            "MPI_Scatter(v) (the root's whole buffer) where coll/tacos is the only component",
+            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather and "
+            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component, and "
+            "there with coll_tacos_v_schedules on for MPI_Gatherv and MPI_Scatterv",
             &c->rooted_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);

@@ -911,8 +911,9 @@ static int barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
  * nmine blocks, to the root or to each rank): Gatherv's and Scatterv's
  * come with that first allgather, All-to-All's rows with a second one
  * where a schedule runs.  The schedule, synthesized for equal blocks, runs
- * with these.  Returns the call's status; where no schedule serves it, 0
- * with *why set (nothing ran). */
+ * with these.  Returns the call's status: where no schedule serves it, 0
+ * with *why set (nothing ran); where every block is empty, 0 with *why
+ * NULL (nothing to move: done). */
 static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int tag,
                     tacos_coll_t coll, int root, const size_t *mine, int nmine, size_t largest,
                     const tacos_data_t *in, const tacos_data_t *out, int can, const char **why)
@@ -954,15 +955,15 @@ static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
 static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm,
                               call_mode_t mode, int has_prev, int *rc)
 {
-    int use = 0;
+    const char *why = NULL;
     *rc = OMPI_SUCCESS;
     if (has_prev || mode != BLOCKING || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) == 1)
         return has_prev                   ? PASSED
                : mode != BLOCKING         ? "no previous component; nonblocking"
                : OMPI_COMM_IS_INTER(comm) ? "no previous component; intercommunicator"
                                           : "no previous component; one rank";
-    *rc = tacos_comm_v_schedules(m->core, &use);
-    return use ? NULL : "no previous component; coll_tacos_v_schedules off";
+    *rc = tacos_comm_v_schedules(m->core, &why);
+    return why; /* the core's: the last such reason stays valid until the next call */
 }
 
 /* The blocks of `counts` x dtype at `displs` extents into buf (or, with a

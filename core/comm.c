@@ -453,10 +453,17 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
     return program(c, coll, root, bytes, why, plan);
 }
 
-int tacos_comm_v_schedules(tacos_comm_t *c, int *use)
+int tacos_comm_v_schedules(tacos_comm_t *c, const char **why)
 {
-    int on = 0, rc = c->busy ? 0 : settings_agreed(c, &on);
-    *use = on && c->s.v_schedules;
+    int use = 0, rc = c->busy ? 0 : settings_agreed(c, &use);
+    char p[64];
+    *why = c->busy ? "called by the previous component during coll/tacos setup"
+           : !use  ? "coll/tacos is off or its settings differ between ranks"
+                   : NULL;
+    if (!*why && !c->s.v_schedules) {
+        snprintf(c->why, sizeof c->why, "%s off", tacos_comm_param(c, "v_schedules", p));
+        *why = c->why;
+    }
     return rc;
 }
 

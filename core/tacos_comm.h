@@ -113,10 +113,11 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
                                                 size_t bytes, const char **why);
 int tacos_comm_prepare(tacos_comm_t *c);
 
-/* Whether the v-variants may run through schedules (*use): the settings
- * agreed on every rank (the first call agrees on them: a collective) and
- * v_schedules on.  0 or the binding's status. */
-int tacos_comm_v_schedules(tacos_comm_t *c, int *use);
+/* Whether the v-variants may run through schedules: *why NULL where the
+ * settings are agreed on every rank (the first call agrees on them: a
+ * collective), coll/tacos is on and v_schedules is on, else why not.  0 or
+ * the binding's status. */
+int tacos_comm_v_schedules(tacos_comm_t *c, const char **why);
 
 /* What a binding calls for each call: the plan in *plan; else NULL with
  * *why (fall back), or NULL with *why NULL: an empty signature moves

@@ -294,7 +294,8 @@ static void check_spread(MPI_Comm comm, int mode, int count)
 
 /* The v-variants with a strided datatype (every other int) on the side
  * that holds n blocks and MPI_INT on the other (equal signatures, one side
- * packed and unpacked block by block), empty blocks (every fourth rank),
+ * packed and unpacked block by block; Alltoallv both ways round), empty
+ * blocks (every fourth rank),
  * blocking, at two roots, Gather(v) also in place (Gather: equal blocks).  Values outside the
  * blocks must stay as they were. */
 static void check_v_strided(MPI_Comm comm, int count)
@@ -386,6 +387,21 @@ static void check_v_strided(MPI_Comm comm, int count)
             }
     if (d[rtotal] != -1)
         FAIL("strided alltoallv count %d n=%d: wrote past the blocks", count, n);
+    /* ... and every other int on the receive side (unpacked from scratch) */
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < cnt[q]; i++)
+            s[dsp[q] + i] = val(me, q, i);
+    for (int i = 0; i <= 2 * rtotal; i++)
+        d[i] = -1;
+    MPI_Alltoallv(s, cnt, dsp, MPI_INT, d, cnt2, dsp2, every2, comm);
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < cnt2[q]; i++)
+            if (d[2 * (dsp2[q] + i)] != val(q, me, i) || d[2 * (dsp2[q] + i) + 1] != -1) {
+                FAIL("alltoallv into every other int count %d n=%d: from %d [%d] = %d", count, n,
+                     q, i, d[2 * (dsp2[q] + i)]);
+                q = n;
+                break;
+            }
     MPI_Type_free(&every2);
     free(cnt);
     free(s);

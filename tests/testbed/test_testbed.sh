@@ -11,7 +11,7 @@
 #    (TCP's eager limit);
 #  - what the component measured: every pair (all are neighbours) a link, fast
 #    links more than twice as fast as slow ones — checks of structure, not of
-#    timing.  (Paths through another host are checked on a modelled cluster
+#    timing (a shape failing only these is measured once more).  (Paths through another host are checked on a modelled cluster
 #    in test_net: here a shape with routed pairs would make this test depend
 #    on concurrent timings that 2 busy cores can disturb; README Topology
 #    probing);
@@ -27,8 +27,13 @@ export OMPI_MCA_mca_base_component_path T CHECK
 TACOS_PROBE=$(cd "$B" && pwd)/topo_probe/tacos-probe
 TACOS_SYNTH=$(cd "$B" && pwd)/synth/tacos-synth
 export TACOS_PROBE TACOS_SYNTH
-fails=0
+fails=0 noisy=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# what the measurement made of a shape: timings of 2 busy cores can disturb it
+# (a triangle's slow link once came out as a path through the third host), so
+# a shape whose only failures are these runs once more; wrong results never
+# do, and a systematic error fails twice
+fail_measured() { echo "FAIL (measured): $*" >&2; noisy=$((noisy + 1)); }
 
 # Inside the testbed: the checker with coll/tacos forced, then tacos-probe.
 cat >"$T/job.sh" <<'EOF'
@@ -60,30 +65,41 @@ shape() {
     grep -q "network between [0-9]* hosts measured" "$T/out" || fail "$name: nothing measured"
     for l in $links; do
         l=$(echo "$l" | sed 's/-/ - /')
-        grep -q "coll:tacos:   $l: .* GB/s (measured)" "$T/out" || fail "$name: no link $l"
+        grep -q "coll:tacos:   $l: .* GB/s (measured)" "$T/out" || fail_measured "$name: no link $l"
     done
     for r in $routed; do
         r=$(echo "$r" | sed 's/-/ - /')
-        grep -q "coll:tacos:   $r: a path through" "$T/out" || fail "$name: $r is not a path"
+        grep -q "coll:tacos:   $r: a path through" "$T/out" || fail_measured "$name: $r is not a path"
     done
     bw() { grep -m1 "coll:tacos:   $(echo "$1" | sed 's/-/ - /'): " "$T/out" |
         sed 's/.* us \([0-9.]*\) GB\/s.*/\1/'; }
     if [ -n "$fast" ]; then
         f=$(bw "$fast") s=$(bw "$slow")
         awk -v f="$f" -v s="$s" 'BEGIN { exit !(f > 2 * s && s > 0) }' ||
-            fail "$name: $fast measured ${f:-?} GB/s, $slow ${s:-?}: want the fast one > 2x"
+            fail_measured "$name: $fast measured ${f:-?} GB/s, $slow ${s:-?}: want the fast one > 2x"
     fi
     grep "network between\|coll:tacos:   h" "$T/out" | sort -u | sed "s/^/$name: /"
     grep -q "network between" "$T/probe.out" && "$TACOS_SYNTH" --topology "$T/probed.json" \
         -c allreduce >/dev/null 2>&1 || { fail "$name: tacos-probe --all"; cat "$T/probe.out" >&2; }
 }
 
+# shape, and once more where only what it measured failed
+measured_shape() {
+    noisy=0
+    shape "$@"
+    [ $noisy = 0 ] && return
+    echo "$1: $noisy check(s) of what was measured failed; measuring once more" >&2
+    noisy=0
+    shape "$@"
+    fails=$((fails + noisy))
+}
+
 # slow links at 50 Mbit/s, 8x below the fast ones: with 4 busy ranks on 2
 # cores a 400 Mbit/s link measured as little as 0.023 GB/s (half its rate),
 # only 2x a 100 Mbit/s one
-shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" \
-    h0-h1 h0-h2
-shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
+measured_shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 \
+    "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" h0-h1 h0-h2
+measured_shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
 
 # coll/tacos alone (its textbook programs, also for its own agreement) on 2
 # hosts x 2 ranks, the ranks of h1 with pieces of 64 bytes: the settings
