@@ -552,7 +552,10 @@ static int place(tacos_req_t *r, char **at)
     }
 }
 
-/* A list's copy: straight into place, or through scratch. */
+/* A list's copy: straight into place, or through scratch.  Elements (a
+ * reduction's view) of one datatype on both sides: pack copies them layout
+ * to layout, so it copies into `to` itself (through scratch, element 0's
+ * data could lie before the allocation: a true lower bound below 0). */
 static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
 {
     const tacos_call_t *call = &r->call;
@@ -560,6 +563,8 @@ static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
     char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w;
     if (to)
         return call->pack(call->tp.ctx, &cp->from, to);
+    if (!bytes_view && cp->from.type == cp->to.type && cp->from.count == cp->to.count)
+        return call->pack(call->tp.ctx, &cp->from, cp->to.buf);
     if (!(w = scratch(r, cp->from.count * (size_t)labs(cp->from.extent) + 64)))
         return call->err_nomem;
     int rc = call->pack(call->tp.ctx, &cp->from, w);
@@ -649,7 +654,7 @@ static int place_list(tacos_req_t *r)
         }
         if (!m->units || r->spans[i].at)
             continue;
-        r->spans[i].at = w + call->v.shift;
+        r->spans[i].at = w; /* element 0's data at the start, whatever its lower bound */
         w += m->units * ext + 64;
         rc = call->pack(call->tp.ctx, &m->data, r->spans[i].at - call->v.shift);
     }

@@ -150,6 +150,23 @@ for np in 1 2 3 4 5 7 8; do
     done
     echo "coll tacos alone np=$np: mpi_coll_check, mpi_nbc_check, mpi_more_check"
 done
+# every collective through the textbook programs (thresholds out of reach):
+# the signatures' layouts (data before and after the extent, padding, gaps)
+# and the trees, doubling and chains of the reductions at every size; with
+# data before the extent a copy through scratch once wrote before it (a
+# crash in MPI_Finalize)
+for np in 3 5; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
+        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 \
+        "$CHECK" --signatures >"$T/out" 2>&1 || fail "textbook programs np=$np --signatures: exit $?"
+    grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "textbook programs np=$np --signatures: wrong results"
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $((np + 1)) --mca coll tacos \
+        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 \
+        "$CHECK" --quick >"$T/out" 2>&1 || fail "textbook programs np=$((np + 1)) --quick: exit $?"
+    grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "textbook programs np=$((np + 1)) --quick: wrong results"
+    echo "every collective through the textbook programs np=$np, $((np + 1))"
+done
+
 # Allgatherv runs the Allgather schedule with blocks of its sizes (in rank
 # order: in the receive buffer; elsewhere: through scratch); coll/tacos
 # alone with coll_tacos_v_schedules on, blocking Alltoallv and Alltoallw run
