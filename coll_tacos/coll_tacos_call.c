@@ -125,13 +125,19 @@ static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 
 /* ---- Open MPI's datatype engine ------------------------------------------------- */
 
-/* d's data as one run of bytes (its first byte), or NULL. */
+/* d's data as one run of bytes (its first byte), or NULL.  Elements (a
+ * reduction's units, moved extent by extent) only where nothing lies
+ * between them: Open MPI calls one element of a type resized past its data
+ * contiguous, and its extent's padding would travel (and be written). */
 static char *dt_contiguous(void *ctx, const tacos_data_t *d)
 {
-    (void)ctx;
+    pml_ctx_t *x = ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
-    ptrdiff_t tlb, text;
+    ptrdiff_t lb, ext, tlb, text;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    if (x->unit != &ompi_mpi_byte.dt && text != ext)
+        return NULL;
     return ompi_datatype_is_contiguous_memory_layout(dtype, (int)d->count) ? (char *)d->buf + tlb
                                                                            : NULL;
 }

@@ -455,8 +455,10 @@ static int binomial(list_t *l, int me, int n, int root, tacos_data_t w, size_t u
  * datatypes here. */
 #define DOUBLING_MAX_BYTES 256
 
-/* Commutative ops up to DOUBLING_MAX_BYTES: recursive doubling (log2 n
- * rounds); up to BINOMIAL_MAX_BYTES: the binomial tree into rank 0, which
+/* Predefined commutative ops up to DOUBLING_MAX_BYTES: recursive doubling
+ * (log2 n rounds; a user's op declared commutative may not give the same
+ * bits both ways round, and the doubling's partners combine in opposite
+ * orders); commutative ops up to BINOMIAL_MAX_BYTES: the binomial tree into rank 0, which
  * sends the result to every rank; the others: the chain into rbuf (rank
  * order), then rank n-1 sends the result to every rank.
  * Intercommunicator: every rank sends its input to every remote rank and
@@ -476,7 +478,8 @@ int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
     }
     if (sbuf != MPI_IN_PLACE)
         copy(&l, data(sbuf, (size_t)count, dtype), w);
-    if (ompi_op_is_commute(op) && (size_t)count * type_size(dtype) <= DOUBLING_MAX_BYTES) {
+    if (ompi_op_is_intrinsic(op) && ompi_op_is_commute(op) &&
+        (size_t)count * type_size(dtype) <= DOUBLING_MAX_BYTES) {
         doubling(&l, me, n, w, (size_t)count);
         return list_run(m, &l, &call, mode, request);
     }

@@ -408,6 +408,44 @@ static void check_v_strided(MPI_Comm comm, int count)
     free(d);
 }
 
+/* One double resized to a 64-byte extent, reduced with a commutative user
+ * op (Allreduce, Reduce at the first and the last rank): the value right,
+ * the extent's other 56 bytes as the caller left them. */
+static void sum_double(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((double *)inout)[8 * i] += ((double *)in)[8 * i];
+}
+
+static void check_padded(MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Datatype padded;
+    MPI_Type_create_resized(MPI_DOUBLE, 0, 64, &padded);
+    MPI_Type_commit(&padded);
+    MPI_Op op;
+    MPI_Op_create(sum_double, 1, &op);
+    for (int which = 0; which < 3; which++) {
+        int root = which == 1 ? 0 : n - 1;
+        double s[8] = {me + 1.0}, d[8];
+        memset(d, 0x5a, sizeof d);
+        unsigned char pad[56];
+        memset(pad, 0x5a, sizeof pad);
+        if (which == 0)
+            MPI_Allreduce(s, d, 1, padded, op, comm);
+        else
+            MPI_Reduce(s, d, 1, padded, op, root, comm);
+        if ((which == 0 || me == root) && (d[0] != n * (n + 1) / 2.0 || memcmp(d + 1, pad, 56)))
+            FAIL("%s of one padded double n=%d: %g, padding %s", which ? "reduce" : "allreduce",
+                 n, d[0], memcmp(d + 1, pad, 56) ? "written" : "intact");
+    }
+    MPI_Op_free(&op);
+    MPI_Type_free(&padded);
+}
+
 /* Scan, Exscan, Allreduce, Reduce with the non-commutative affine op. */
 static void check_ordered(MPI_Comm comm, int mode, int count, MPI_Datatype affine, MPI_Op op)
 {
@@ -893,6 +931,8 @@ int main(int argc, char **argv)
     for (int c = 0; c < 3; c++)
         for (int mode = 0; mode < NMODES; mode++) {
             check_barrier(comms[c], mode);
+            if (mode == BLOCKING && (!only || strchr(only, 'o')))
+                check_padded(comms[c]);
             for (int k = 0; k < 4; k++) {
                 if (quick && c && k % 2)
                     continue;
