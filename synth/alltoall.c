@@ -353,22 +353,48 @@ static double all_cut(const tacos_topo_t *t, const char *in, const void *block)
     return cut_time(t, in, *(const double *)block);
 }
 
+/* What the bounds work with: each link's time for one chunk (lcost), the
+ * shortest times between NPUs (dist, all_dist), room for union-find or a
+ * breadth-first order (up) and a set of NPUs (in). */
+typedef struct {
+    double *lcost, *dist;
+    int *up;
+    char *in;
+} bound_space_t;
+
+static int bound_space(const tacos_topo_t *t, double chunk_bytes, const char *what,
+                       bound_space_t *b)
+{
+    size_t n = (size_t)t->npus;
+    *b = (bound_space_t){malloc((t->nlinks + 1) * sizeof *b->lcost),
+                         malloc(n * n * sizeof *b->dist), malloc(n * sizeof *b->up), malloc(n)};
+    if (!b->lcost || !b->dist || !b->up || !b->in)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory for the %s bound on %s", what, t->name);
+    for (size_t l = 0; l < t->nlinks; l++)
+        b->lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
+    return all_dist(t, b->lcost, b->dist);
+}
+
+static void bound_space_free(bound_space_t *b)
+{
+    free(b->lcost);
+    free(b->dist);
+    free(b->up);
+    free(b->in);
+}
+
 int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chunk_bytes,
                          double *out_us)
 {
-    int n = t->npus, rc = TACOS_OK;
+    int n = t->npus;
     size_t nn = (size_t)n * (size_t)n;
     double block = (double)size_bytes / n, best = 0;
-    double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
-    int *up = malloc((size_t)n * sizeof *up);
-    char *in = malloc((size_t)n);
-    if (!lcost || !dist || !up || !in) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for the all-to-all bound on %s", t->name);
-        goto out;
-    }
-    for (size_t l = 0; l < t->nlinks; l++)
-        lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
-    if ((rc = all_dist(t, lcost, dist)))
+    bound_space_t b;
+    int rc = bound_space(t, chunk_bytes, "all-to-all", &b);
+    double *lcost = b.lcost, *dist = b.dist;
+    int *up = b.up;
+    char *in = b.in;
+    if (rc)
         goto out;
     double hops = 0, all_bw = 0;
     for (size_t i = 0; i < nn; i++) /* the latency diameter */
@@ -417,10 +443,7 @@ int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chun
     best = fmax(best, over_groups(t, up, in, all_cut, &block));
     *out_us = best;
 out:
-    free(lcost);
-    free(dist);
-    free(up);
-    free(in);
+    bound_space_free(&b);
     return rc;
 }
 
@@ -460,19 +483,12 @@ int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
                              uint64_t size_bytes, double chunk_bytes, double *out_us)
 {
     int n = t->npus, scatter = coll == TACOS_SCATTER;
-    size_t nn = (size_t)n * (size_t)n;
     double block = (double)size_bytes / n, best = 0;
-    double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
-    int *up = malloc((size_t)n * sizeof *up), rc = TACOS_OK;
-    char *in = malloc((size_t)n);
-    if (!lcost || !dist || !up || !in) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for the %s bound on %s",
-                         tacos_coll_name(coll), t->name);
-        goto out;
-    }
-    for (size_t l = 0; l < t->nlinks; l++)
-        lcost[l] = tacos_link_cost_us(&t->links[l], chunk_bytes);
-    if ((rc = all_dist(t, lcost, dist)))
+    bound_space_t b;
+    int rc = bound_space(t, chunk_bytes, tacos_coll_name(coll), &b);
+    const double *dist = b.dist;
+    char *in = b.in;
+    if (rc)
         goto out;
     for (int v = 0; v < n; v++) { /* the farthest NPU, and each NPU alone */
         best = fmax(best, scatter ? dist[(size_t)root * n + v] : dist[(size_t)v * n + root]);
@@ -481,12 +497,9 @@ int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
         best = fmax(best, rooted_cut_time(t, in, root, scatter, block));
     }
     rooted_cut_t edge = {root, scatter, block};
-    best = fmax(best, over_groups(t, up, in, rooted_cut, &edge));
+    best = fmax(best, over_groups(t, b.up, in, rooted_cut, &edge));
     *out_us = best;
 out:
-    free(lcost);
-    free(dist);
-    free(up);
-    free(in);
+    bound_space_free(&b);
     return rc;
 }
