@@ -724,64 +724,69 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
     return RUN(m, p, &a, dtype, NULL);
 }
 
-/* MPI_Gather and MPI_Scatter: block r routed between rank r and the root by
- * a synthesized schedule where coll/tacos is the only component; where a
- * previous component exists, that one (on a shared-memory switch, and
- * between hosts that route every pair, the schedule is its direct
- * exchange: nothing measured favours it).  The call's size is the root's
- * n blocks on every rank (MPI makes the signatures agree), read from the
- * buffers that matter on this rank; no other count or datatype is read
- * (an intercommunicator's MPI_PROC_NULL side has none: a size of 0). */
-static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                  int rcount, struct ompi_datatype_t *rdtype, int root,
+/* MPI_Gather (gathers) and MPI_Scatter: block r routed between rank r and
+ * the root by a synthesized schedule where coll/tacos is the only
+ * component; where a previous component exists, that one (on a
+ * shared-memory switch, and between hosts that route every pair, the
+ * schedule is its direct exchange: nothing measured favours it).  The
+ * root's side holds n blocks (Gather's receive buffer, Scatter's send
+ * buffer), the other side one (MPI_IN_PLACE at the root).  The call's size
+ * is the root's n blocks on every rank (MPI makes the signatures agree),
+ * read from the buffers that matter on this rank; no other count or
+ * datatype is read (an intercommunicator's MPI_PROC_NULL side has none: a
+ * size of 0). */
+static int rooted(int gathers, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     size_t n = peers(comm);
     rooted_side_t side = side_of(comm, root);
-    int in_place = side.at_root && sbuf == MPI_IN_PLACE;
+    const void *all_buf = gathers ? rbuf : sbuf, *own_buf = gathers ? sbuf : rbuf;
+    size_t all_count = (size_t)(gathers ? rcount : scount) * n;
+    size_t own_count = (size_t)(gathers ? scount : rcount);
+    struct ompi_datatype_t *all_type = gathers ? rdtype : sdtype, *own_type = gathers ? sdtype : rdtype;
+    int in_place = side.at_root && own_buf == MPI_IN_PLACE;
     CALL(comm, GATHER, NULL);
-    const char *why = side.at_root ? view_bytes(rdtype, (size_t)rcount * n, &call.v, &x)
-                      : side.sends ? view_bytes(sdtype, (size_t)scount * n, &call.v, &x)
+    if (!gathers)
+        x.tag = MCA_COLL_BASE_TAG_SCATTER;
+    const char *why = side.at_root ? view_bytes(all_type, all_count, &call.v, &x)
+                      : side.sends ? view_bytes(own_type, own_count * n, &call.v, &x)
                                    : view_bytes(&ompi_mpi_byte.dt, 0, &call.v, &x);
-    DEVICE((!side.sends || contiguous(sbuf, (size_t)scount, sdtype)) &&
-               (!side.at_root || contiguous(rbuf, (size_t)rcount * n, rdtype)),
-           side.sends ? sbuf : NULL, side.at_root ? rbuf : NULL);
-    if (!why && HAS_PREV(m, gather))
+    DEVICE((!side.sends || contiguous(own_buf, own_count, own_type)) &&
+               (!side.at_root || contiguous(all_buf, all_count, all_type)),
+           (gathers ? side.sends : side.at_root) ? sbuf : NULL,
+           (gathers ? side.at_root : side.sends) ? rbuf : NULL);
+    if (!why && (gathers ? HAS_PREV(m, gather) : HAS_PREV(m, scatter)))
         why = PASSED;
     const tacos_plan_t *p;
-    PLAN(m, TACOS_GATHER, root, why, p, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-         comm);
-    tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
-    tacos_data_t r = side.at_root ? data(rbuf, (size_t)rcount * n, rdtype) : (tacos_data_t){0};
-    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = side.at_root ? &r : NULL, .root = root};
-    return RUN(m, p, &a, in_place ? NULL : sdtype, side.at_root ? rdtype : NULL);
+    if (gathers)
+        PLAN(m, TACOS_GATHER, root, why, p, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+             root, comm);
+    else
+        PLAN(m, TACOS_SCATTER, root, why, p, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+             root, comm);
+    tacos_data_t own = in_place ? (tacos_data_t){0} : data(own_buf, own_count, own_type);
+    tacos_data_t all = side.at_root ? data(all_buf, all_count, all_type) : (tacos_data_t){0};
+    const tacos_data_t *o = in_place ? NULL : &own, *l = side.at_root ? &all : NULL;
+    tacos_args_t a = {.send = gathers ? o : l, .recv = gathers ? l : o, .root = root};
+    return RUN(m, p, &a, a.send ? sdtype : NULL, a.recv ? rdtype : NULL);
+}
+
+static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                  int rcount, struct ompi_datatype_t *rdtype, int root,
+                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
+{
+    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, mode, info,
+                  request);
 }
 
 static int scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                    int rcount, struct ompi_datatype_t *rdtype, int root,
                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
-    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
-    size_t n = peers(comm);
-    rooted_side_t side = side_of(comm, root);
-    int in_place = side.at_root && rbuf == MPI_IN_PLACE;
-    CALL(comm, SCATTER, NULL);
-    const char *why = side.at_root ? view_bytes(sdtype, (size_t)scount * n, &call.v, &x)
-                      : side.sends ? view_bytes(rdtype, (size_t)rcount * n, &call.v, &x)
-                                   : view_bytes(&ompi_mpi_byte.dt, 0, &call.v, &x);
-    DEVICE((!side.at_root || contiguous(sbuf, (size_t)scount * n, sdtype)) &&
-               (!side.sends || contiguous(rbuf, (size_t)rcount, rdtype)),
-           side.at_root ? sbuf : NULL, side.sends ? rbuf : NULL);
-    if (!why && HAS_PREV(m, scatter))
-        why = PASSED;
-    const tacos_plan_t *p;
-    PLAN(m, TACOS_SCATTER, root, why, p, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-         root, comm);
-    tacos_data_t s = side.at_root ? data(sbuf, (size_t)scount * n, sdtype) : (tacos_data_t){0};
-    tacos_data_t r = in_place ? (tacos_data_t){0} : data(rbuf, (size_t)rcount, rdtype);
-    tacos_args_t a = {.send = side.at_root ? &s : NULL, .recv = in_place ? NULL : &r, .root = root};
-    return RUN(m, p, &a, side.at_root ? sdtype : NULL, in_place ? NULL : rdtype);
+    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, mode, info,
+                  request);
 }
 
 static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
