@@ -16,7 +16,9 @@
  *    (both a-c and c-b at least about as fast) may be routed through c
  *    rather than be a link of its own.  Each host of such a triple
  *    exchanges with the other two at once (three tests), each exchange
- *    sized to take about TEST_US alone.  On a route a-c-b, a's two
+ *    sized to take about TEST_US alone; c's test is the control (its
+ *    exchanges run on separate legs either way: what slows it is its host
+ *    doing two at once, which a's and b's tests are divided by).  On a route a-c-b, a's two
  *    exchanges share the leg a-c and b's share c-b (the one whose leg is
  *    the bottleneck ends about 2x later; over a faster leg the exchange
  *    with c loses what the path takes of the leg: 1.25x on 400 and
@@ -363,7 +365,20 @@ static double path_evidence(const tacos_net_t *net, const tacos_net_test_t *test
         if (i < 0)
             return -1;
         t[k] = &tests[i];
-        gain += test_error(net, t[k], a, b, -1) - test_error(net, t[k], a, b, c);
+    }
+    /* c's test is the control: both models have its exchanges on separate
+     * legs, so what slows it is a host doing two exchanges at once, which
+     * slows a's and b's tests too.  On the testbed's triangle in 999-byte
+     * pieces (the exchanges CPU-bound on 2 busy cores) h1's test ran 2.1x
+     * its time alone and h0's, the relay's, 1.4x: without the control
+     * h1-h2 became a path through h0 in 3 of 16 runs, with it in none of
+     * 12; false paths' evidence on ring4 and star3 fell from 0.22-0.53 to
+     * below 0.15, true paths' stayed 0.36-1.09 */
+    double o = fmax(1, t[2]->slow);
+    for (int k = 0; k < 2; k++) {
+        tacos_net_test_t q = *t[k];
+        q.slow /= o, q.slow_y /= o, q.slow_z /= o;
+        gain += test_error(net, &q, a, b, -1) - test_error(net, &q, a, b, c);
     }
     for (int k = 0; k < 2; k++)
         gain += LEG_WEIGHT * (leg_error(net, t[k], t[2], a, b, -1, xyz[k][0], c) -

@@ -32,9 +32,10 @@ fails=0 noisy=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # what the measurement made of a shape: timings of 2 busy cores can disturb it
 # (a triangle's slow link came out as a path through the third host in 3 of
-# about 10 CI runs, twice in a row once), so a shape whose only failures are
-# these runs again, up to 3 times; wrong results never do, and a systematic
-# error fails every time
+# about 10 CI runs, twice in a row once, before the relay's test became the
+# control of the concurrent tests), so a shape whose only failures are these
+# runs again, up to 3 times; wrong results never do, and a systematic error
+# fails every time
 fail_measured() { echo "FAIL (measured): $*" >&2; noisy=$((noisy + 1)); }
 
 # Inside the testbed: the checker with coll/tacos forced, then tacos-probe.
