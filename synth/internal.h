@@ -126,8 +126,26 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
                               tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
                               int *proven);
 
+/* Fewest-hop routes (route.c), as the simulator sends messages between
+ * NPUs that are not neighbours: dimension order on generated shapes.  Hop
+ * distances to each destination are computed on first use. */
+typedef struct {
+    const tacos_topo_t *net;
+    int **dist;
+    int *queue;
+} tacos_router_t;
+int tacos_router_init(tacos_router_t *r, const tacos_topo_t *t); /* TACOS_ERR_NOMEM, no message */
+void tacos_router_free(tacos_router_t *r);
+/* The links of the route src -> dst into hops[0..*nhops) (room for npus). */
+int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops);
+/* next[v * npus + j]: the link a message from v to j leaves v on (the
+ * direct link between neighbours, else the route's first), SIZE_MAX for
+ * v = j; from that hop on, the route to j is the same as from v. */
+int tacos_route_first_hops(const tacos_topo_t *t, size_t *next);
+
 /* All-to-All, Gather and Scatter (alltoall.c): the best of o->trials runs
- * of the routing greedy, unsorted, topology not yet attached. */
+ * of the routing greedy and one along the simulator's routes (what direct
+ * exchange does), unsorted, topology not yet attached. */
 int tacos_alltoall_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                               tacos_sched_t **out);
 /* Its bound: the larger of the latency diameter (link time of a chunk of

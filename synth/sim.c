@@ -16,69 +16,6 @@
 
 #include "internal.h"
 
-/* ---- routing ------------------------------------------------------------ */
-
-typedef struct {
-    const tacos_topo_t *net;
-    int **dist; /* hop distance to each destination, computed on first use */
-    int *queue;
-} router_t;
-
-/* Dimension a link moves along in a generated shape (lower goes first). */
-static int link_dim(const tacos_topo_t *t, int a, int b)
-{
-    for (int j = 0, stride = 1; j < t->ndims; stride *= t->dims[j], j++)
-        if ((a / stride) % t->dims[j] != (b / stride) % t->dims[j])
-            return j;
-    return 0;
-}
-
-static int route(router_t *r, int src, int dst, size_t *hops, size_t *nhops)
-{
-    const tacos_topo_t *t = r->net;
-    if (!r->dist[dst]) {
-        int *d = malloc((size_t)t->npus * sizeof *d);
-        if (!d)
-            return TACOS_ERR_NOMEM;
-        for (int v = 0; v < t->npus; v++)
-            d[v] = -1;
-        int head = 0, tail = 0;
-        d[dst] = 0;
-        r->queue[tail++] = dst;
-        while (head < tail) { /* BFS backwards over in-links */
-            int v = r->queue[head++];
-            for (size_t k = t->in_off[v]; k < t->in_off[v + 1]; k++) {
-                int u = t->links[t->in_links[k]].src;
-                if (d[u] < 0) {
-                    d[u] = d[v] + 1;
-                    r->queue[tail++] = u;
-                }
-            }
-        }
-        r->dist[dst] = d;
-    }
-    const int *d = r->dist[dst];
-    if (d[src] < 0)
-        return tacos_error(TACOS_ERR_TOPO, "network %s has no path from NPU %d to NPU %d", t->name,
-                           src, dst);
-    *nhops = 0;
-    for (int v = src; v != dst;) {
-        size_t best = SIZE_MAX;
-        int best_dim = 0;
-        for (size_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
-            size_t l = t->out_links[k];
-            int w = t->links[l].dst, dim = link_dim(t, v, w);
-            if (d[w] == d[v] - 1 && (best == SIZE_MAX || dim < best_dim)) {
-                best = l;
-                best_dim = dim;
-            }
-        }
-        hops[(*nhops)++] = best;
-        v = t->links[best].dst;
-    }
-    return TACOS_OK;
-}
-
 /* ---- messages ----------------------------------------------------------- */
 
 typedef struct {
@@ -324,10 +261,9 @@ static int run(simstate_t *st)
 static int route_all(simstate_t *st)
 {
     const tacos_topo_t *net = st->net;
-    router_t router = {net, calloc((size_t)net->npus, sizeof(int *)),
-                       malloc((size_t)net->npus * sizeof(int))};
+    tacos_router_t router;
     size_t *path = malloc((size_t)net->npus * sizeof *path), total = 0;
-    int rc = router.dist && router.queue && path ? TACOS_OK : TACOS_ERR_NOMEM;
+    int rc = !tacos_router_init(&router, net) && path ? TACOS_OK : TACOS_ERR_NOMEM;
     for (int pass = 0; pass < 2 && !rc; pass++) {
         total = 0;
         for (size_t i = 0; i < st->nm && !rc; i++) {
@@ -335,7 +271,7 @@ static int route_all(simstate_t *st)
             long l = tacos_topo_find_link(net, m->src, m->dst);
             size_t nh = 1;
             path[0] = (size_t)l;
-            if (l < 0 && (rc = route(&router, m->src, m->dst, path, &nh)))
+            if (l < 0 && (rc = tacos_route(&router, m->src, m->dst, path, &nh)))
                 break;
             if (pass) {
                 memcpy(st->hops + total, path, nh * sizeof *path);
@@ -347,10 +283,7 @@ static int route_all(simstate_t *st)
         if (!pass && !rc && !(st->hops = malloc((total ? total : 1) * sizeof *st->hops)))
             rc = TACOS_ERR_NOMEM;
     }
-    for (int v = 0; router.dist && v < net->npus; v++)
-        free(router.dist[v]);
-    free(router.dist);
-    free(router.queue);
+    tacos_router_free(&router);
     free(path);
     if (rc == TACOS_ERR_NOMEM)
         return tacos_error(rc, "out of memory routing on %s", net->name);
