@@ -140,7 +140,9 @@ void tacos_router_free(tacos_router_t *r);
 int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops);
 /* next[v * npus + j]: the link a message from v to j leaves v on (the
  * direct link between neighbours, else the route's first), SIZE_MAX for
- * v = j; from that hop on, the route to j is the same as from v. */
+ * v = j and where j cannot be reached from v (not an error: a rooted
+ * collective needs paths from or to the root only); from that hop on, the
+ * route to j is the same as from v. */
 int tacos_route_first_hops(const tacos_topo_t *t, size_t *next);
 
 /* All-to-All, Gather and Scatter (alltoall.c): the best of o->trials runs

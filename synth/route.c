@@ -37,13 +37,14 @@ static int link_dim(const tacos_topo_t *t, int a, int b)
     return 0;
 }
 
-int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops)
+/* Hop distances to dst from every NPU (-1: no path), NULL out of memory. */
+static const int *hops_to(tacos_router_t *r, int dst)
 {
     const tacos_topo_t *t = r->net;
     if (!r->dist[dst]) {
         int *d = malloc((size_t)t->npus * sizeof *d);
         if (!d)
-            return TACOS_ERR_NOMEM;
+            return NULL;
         for (int v = 0; v < t->npus; v++)
             d[v] = -1;
         int head = 0, tail = 0;
@@ -61,7 +62,15 @@ int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops
         }
         r->dist[dst] = d;
     }
-    const int *d = r->dist[dst];
+    return r->dist[dst];
+}
+
+int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops)
+{
+    const tacos_topo_t *t = r->net;
+    const int *d = hops_to(r, dst);
+    if (!d)
+        return TACOS_ERR_NOMEM;
     if (d[src] < 0)
         return tacos_error(TACOS_ERR_TOPO, "network %s has no path from NPU %d to NPU %d", t->name,
                            src, dst);
@@ -89,13 +98,16 @@ int tacos_route_first_hops(const tacos_topo_t *t, size_t *next)
     tacos_router_t r;
     size_t *path = malloc((size_t)n * sizeof *path), nh;
     rc = tacos_router_init(&r, t) || !path ? TACOS_ERR_NOMEM : TACOS_OK;
-    for (int v = 0; v < n && !rc; v++)
-        for (int j = 0; j < n && !rc; j++) {
-            long l = v == j ? -1 : tacos_topo_find_link(t, v, j);
-            if (v != j && l < 0 && !(rc = tacos_route(&r, v, j, path, &nh)))
+    for (int j = 0; j < n && !rc; j++) {
+        const int *d = hops_to(&r, j);
+        for (int v = 0; v < n && d && !rc; v++) {
+            long l = v == j || d[v] < 0 ? -1 : tacos_topo_find_link(t, v, j);
+            if (v != j && d[v] > 0 && l < 0 && !(rc = tacos_route(&r, v, j, path, &nh)))
                 l = (long)path[0];
             next[(size_t)v * n + j] = l < 0 ? SIZE_MAX : (size_t)l;
         }
+        rc = rc ? rc : d ? TACOS_OK : TACOS_ERR_NOMEM;
+    }
     tacos_router_free(&r);
     free(path);
     return rc == TACOS_ERR_NOMEM ? tacos_error(rc, "out of memory routing on %s", t->name) : rc;

@@ -362,6 +362,11 @@ int main(void)
     o.coll = TACOS_BROADCAST; /* from NPU 0 everyone is reachable */
     CHECK_OK(tacos_synthesize(t, &o, &s));
     tacos_sched_free(s);
+    o.coll = TACOS_SCATTER; /* likewise, though NPU 1 cannot reach NPU 0 */
+    s = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    CHECK(s && tacos_sched_validate(s) == TACOS_OK, "scatter on oneway: %s", tacos_last_error());
+    tacos_sched_free(s);
     o.size_bytes = 0;
     CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "at least 1 byte");
     o.size_bytes = 1;
