@@ -479,6 +479,45 @@ static void test_classify_keeps_connected(void)
     tacos_net_free(&net);
 }
 
+/* The relay's test as the control: 3 equal hosts, h0's and h1's tests
+ * slowed 2x (h0-h1 a path through h2, as on equal legs). */
+static void test_classify_control(void)
+{
+    const struct {
+        double y, z;  /* h2's two exchanges */
+        int path;     /* h0-h1 through h2 */
+    } cases[] = {{1, 1, 1}, {1.2, 1, 1}, {1.4, 1, 0}, {1.4, 1.4, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tacos_net_t net;
+        tacos_net_test_t *tests = NULL;
+        int ntests = 0;
+        CHECK_OK(tacos_net_alloc(&net, 3));
+        equal_hosts(&net, 3);
+        CHECK_OK(tacos_net_fit(&net, 1000));
+        CHECK_OK(tacos_net_tests(&net, &tests, &ntests));
+        for (int i = 0; i < ntests; i++) {
+            tacos_net_test_t *q = &tests[i];
+            if (q->x == 2)
+                q->slow = fmax(cases[k].y, cases[k].z), q->slow_y = cases[k].y,
+                q->slow_z = cases[k].z;
+            else
+                q->slow = q->slow_y = q->slow_z = 2;
+        }
+        tacos_net_classify(&net, tests, ntests);
+        /* h2's test slowed 1.4x, by its host or by noise: the control hides
+         * the path, so the triple's tests are to be run again (every case:
+         * without the control h0-h1 is a path) */
+        CHECK((net.routed[0 * 3 + 1] == 2 + 1) == cases[k].path,
+              "relay's exchanges %.1fx and %.1fx: h0-h1 through h%d, want %s", cases[k].y,
+              cases[k].z, net.routed[1] - 1, cases[k].path ? "through h2" : "a link");
+        for (int i = 0; i < ntests; i++)
+            CHECK(tests[i].confirm, "case %zu: test (%d; %d, %d) not to be confirmed", k,
+                  tests[i].x, tests[i].y, tests[i].z);
+        free(tests);
+        tacos_net_free(&net);
+    }
+}
+
 static void test_classify_fast_leg_fitted_low(void)
 {
     /* h0-h1 400 Mbit/s but fitted 25 % low, h1-h2 100, h0-h2 routed
@@ -531,6 +570,7 @@ int main(void)
     test_shapes();
     test_merge_shares();
     test_classify_keeps_connected();
+    test_classify_control();
     test_classify_fast_leg_fitted_low();
     return check_report("test_net");
 }

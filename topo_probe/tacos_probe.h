@@ -150,10 +150,14 @@ typedef struct {
 
 /* A concurrent test: host x exchanges with y and z at once; slow = the
  * time until both ended divided by the longer of the two alone; slow_y,
- * slow_z = each exchange's time divided by its time alone. */
+ * slow_z = each exchange's time divided by its time alone.  confirm (set
+ * by tacos_net_classify): a pair of its triple is a path through the third
+ * host, or would be but for the relay's test: the test is worth running
+ * again. */
 typedef struct {
     int x, y, z;
     double slow, slow_y, slow_z;
+    int confirm;
 } tacos_net_test_t;
 
 /* Collective over the n ranks of the records (this rank is `me`): the first
@@ -175,7 +179,7 @@ int tacos_net_rounds(int nhosts);
 int tacos_net_partner(int nhosts, int round, int host); /* -1: no partner this round */
 int tacos_net_fit(tacos_net_t *net, size_t s1); /* t_us, s2_bytes -> lat_us, bw_gbps */
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **tests, int *ntests);
-void tacos_net_classify(tacos_net_t *net, const tacos_net_test_t *tests, int ntests);
+void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests);
 
 /* tacos_probe_merge with the links between hosts taken from `net` (NULL:
  * the network switch of the records): for each pair of hosts A, B with a
