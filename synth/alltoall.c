@@ -24,9 +24,10 @@
  * - a chunk that arrives at an NPU other than its destination waits there
  *   to be forwarded (one copy per chunk: what is forwarded is moved);
  * - one more run sends every chunk along the simulator's route for it
- *   (route.c), each link first come first served: direct exchange's
- *   schedule, kept where the greedy's is slower (2D switch 8x4 fully
- *   unwound at 1 MiB: 4 %; Gather on ring4 with 2 ranks per host: 17 %).
+ *   (route.c), each link first come first served: with one chunk per
+ *   rank direct exchange's schedule, kept where the greedy's is slower
+ *   (2D switch 8x4 fully unwound at 1 MiB: 4 %; Gather on ring4 with 2
+ *   ranks per host: 17 %).
  *
  * The bound is the cut bound: bytes that must cross a set's edge / the
  * bandwidth across it, over singletons, breadth-first prefixes and the

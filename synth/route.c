@@ -65,6 +65,23 @@ static const int *hops_to(tacos_router_t *r, int dst)
     return r->dist[dst];
 }
 
+/* The link v leaves on towards the NPU of hop distances d (d[v] > 0): one
+ * step closer, the lowest dimension first. */
+static size_t next_hop(const tacos_topo_t *t, const int *d, int v)
+{
+    size_t best = SIZE_MAX;
+    int best_dim = 0;
+    for (size_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
+        size_t l = t->out_links[k];
+        int w = t->links[l].dst, dim = link_dim(t, v, w);
+        if (d[w] == d[v] - 1 && (best == SIZE_MAX || dim < best_dim)) {
+            best = l;
+            best_dim = dim;
+        }
+    }
+    return best;
+}
+
 int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops)
 {
     const tacos_topo_t *t = r->net;
@@ -75,40 +92,26 @@ int tacos_route(tacos_router_t *r, int src, int dst, size_t *hops, size_t *nhops
         return tacos_error(TACOS_ERR_TOPO, "network %s has no path from NPU %d to NPU %d", t->name,
                            src, dst);
     *nhops = 0;
-    for (int v = src; v != dst;) {
-        size_t best = SIZE_MAX;
-        int best_dim = 0;
-        for (size_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
-            size_t l = t->out_links[k];
-            int w = t->links[l].dst, dim = link_dim(t, v, w);
-            if (d[w] == d[v] - 1 && (best == SIZE_MAX || dim < best_dim)) {
-                best = l;
-                best_dim = dim;
-            }
-        }
-        hops[(*nhops)++] = best;
-        v = t->links[best].dst;
-    }
+    for (int v = src; v != dst; v = t->links[hops[*nhops - 1]].dst)
+        hops[(*nhops)++] = next_hop(t, d, v);
     return TACOS_OK;
 }
 
 int tacos_route_first_hops(const tacos_topo_t *t, size_t *next)
 {
-    int n = t->npus, rc;
+    int n = t->npus, rc = TACOS_OK;
     tacos_router_t r;
-    size_t *path = malloc((size_t)n * sizeof *path), nh;
-    rc = tacos_router_init(&r, t) || !path ? TACOS_ERR_NOMEM : TACOS_OK;
+    if (tacos_router_init(&r, t))
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory routing on %s", t->name);
     for (int j = 0; j < n && !rc; j++) {
         const int *d = hops_to(&r, j);
-        for (int v = 0; v < n && d && !rc; v++) {
-            long l = v == j || d[v] < 0 ? -1 : tacos_topo_find_link(t, v, j);
-            if (v != j && d[v] > 0 && l < 0 && !(rc = tacos_route(&r, v, j, path, &nh)))
-                l = (long)path[0];
-            next[(size_t)v * n + j] = l < 0 ? SIZE_MAX : (size_t)l;
-        }
-        rc = rc ? rc : d ? TACOS_OK : TACOS_ERR_NOMEM;
+        for (int v = 0; v < n && d; v++) /* neighbours: the link, as d[v] = 1 */
+            next[(size_t)v * n + j] = d[v] > 0 ? next_hop(t, d, v) : SIZE_MAX;
+        if (!d)
+            rc = tacos_error(TACOS_ERR_NOMEM, "out of memory routing on %s", t->name);
+        free(r.dist[j]); /* each destination once */
+        r.dist[j] = NULL;
     }
     tacos_router_free(&r);
-    free(path);
-    return rc == TACOS_ERR_NOMEM ? tacos_error(rc, "out of memory routing on %s", t->name) : rc;
+    return rc;
 }
