@@ -4,7 +4,7 @@
  * minimum and maximum over ranks of the mean time per call (us).
  *
  * usage: osu_coll [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall|
- *                  gatherv|scatterv|alltoallv]
+ *                  gather|scatter|gatherv|scatterv|alltoallv]
  *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init]
@@ -146,6 +146,10 @@ static double time_calls(MPI_Comm comm, int n, void *s, void *d, long bytes, int
             MPI_Allgather(s, part, MPI_FLOAT, d, part, MPI_FLOAT, comm);
         else if (!strcmp(coll, "allgatherv"))
             MPI_Allgatherv(s, vc[me], MPI_FLOAT, d, vc, vd, MPI_FLOAT, comm);
+        else if (!strcmp(coll, "gather")) /* bytes: the root's whole buffer */
+            MPI_Gather(s, part, MPI_FLOAT, d, part, MPI_FLOAT, 0, comm);
+        else if (!strcmp(coll, "scatter"))
+            MPI_Scatter(s, part, MPI_FLOAT, d, part, MPI_FLOAT, 0, comm);
         else if (!strcmp(coll, "gatherv"))
             MPI_Gatherv(s, vc[me], MPI_FLOAT, d, vc, vd, MPI_FLOAT, 0, comm);
         else if (!strcmp(coll, "scatterv"))

@@ -146,8 +146,9 @@ static int tacos_register(void)
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
             "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather and "
-            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component, and "
-            "there with coll_tacos_v_schedules on for MPI_Gatherv and MPI_Scatterv",
+            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component or the "
+            "communicator spans hosts, and with coll/tacos alone and coll_tacos_v_schedules on "
+            "for MPI_Gatherv and MPI_Scatterv",
             &c->rooted_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);

@@ -16,15 +16,19 @@
 #    test_net: here a shape with routed pairs would make this test depend
 #    on concurrent timings that 2 busy cores can disturb; README Topology
 #    probing);
+#  - MPI_Gather(v) and MPI_Scatter(v) (mpi_more_check's rooted checks, every
+#    result checked) with tuned present: between hosts Gather and Scatter
+#    run a schedule (tuned's would take them from the previous component);
 #  - tacos-probe --all writes the measured topology, which tacos-synth reads;
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
 #    right results, one message naming it.
 B=${TACOS_BUILD:-..}
 SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
+MORE=$(dirname "$CHECK")/mpi_more_check
 T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)
 OMPI_MCA_mca_base_component_path="$(cd "$B" && pwd)/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
-export OMPI_MCA_mca_base_component_path T CHECK
+export OMPI_MCA_mca_base_component_path T CHECK MORE
 TACOS_PROBE=$(cd "$B" && pwd)/topo_probe/tacos-probe
 TACOS_SYNTH=$(cd "$B" && pwd)/synth/tacos-synth
 export TACOS_PROBE TACOS_SYNTH
@@ -43,6 +47,10 @@ cat >"$T/job.sh" <<'EOF'
 $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     --mca coll_tacos_net_piece_bytes "$PIECE" --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick \
     >"$T/out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/out"
+MORE_ONLY=r $TESTBED_MPIRUN -x MORE_ONLY --mca coll tacos,tuned,basic,inter,libnbc,self \
+    --mca coll_tacos_verbose 10 --mca coll_tacos_net_piece_bytes "$PIECE" \
+    --mca coll_tacos_rooted_min_bytes 0 "$MORE" >"$T/more.out" 2>&1 ||
+    echo "mpi_more_check exit $?" >>"$T/more.out"
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
 EOF
@@ -51,7 +59,7 @@ EOF
 shape() {
     name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6 PIECE=${7:--1}
     export PIECE
-    rm -f "$T/out" "$T/probe.out" "$T/probed.json"
+    rm -f "$T/out" "$T/more.out" "$T/probe.out" "$T/probed.json"
     timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
     rc=$?
     if [ $rc = 77 ]; then
@@ -64,6 +72,12 @@ shape() {
     for c in allreduce allgather broadcast reduce reduce-scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
             fail "$name: coll/tacos never ran $c"
+    done
+    grep -q "mpi_more_check: 0 failure" "$T/more.out" ||
+        { fail "$name: mpi_more_check (rooted)"; tail -20 "$T/more.out" >&2; }
+    for c in gather scatter; do
+        grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/more.out" ||
+            fail "$name: MPI_${c} between hosts never ran a schedule (tuned present)"
     done
     grep -q "network between [0-9]* hosts measured" "$T/out" || fail "$name: nothing measured"
     for l in $links; do
