@@ -77,8 +77,8 @@ typedef struct {
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
     int stage;                /* coll_tacos_stage when it was created */
     int by_hand;              /* in a call on host copies: 1 plan it, 2 it falls back (why) */
-    bool spans_hosts;         /* some rank on another node (the same on every rank) */
     const char *by_hand_why;
+    bool spans_hosts;         /* some rank on another node (the same on every rank) */
 } mca_coll_tacos_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_tacos_module_t);

@@ -5,9 +5,9 @@
  * then: each collective as a list of messages for the same executor
  * (tacos_run_list), blocking, nonblocking or persistent alike.  Linear or
  * chained (Allreduce and Reduce with a commutative op: recursive doubling,
- * binomial trees), correct
- * for every legal call (non-commutative ops keep rank order), not tuned.  Intercommunicators too: there every message goes to
- * the remote group.
+ * binomial trees), correct for every legal call (non-commutative ops keep
+ * rank order), not tuned.  Intercommunicators too: there every message
+ * goes to the remote group.
  */
 #include "ompi_config.h"
 
@@ -433,6 +433,12 @@ static void doubling(list_t *l, int me, int n, tacos_data_t w, size_t units)
  * whole inputs). */
 #define BINOMIAL_MAX_BYTES ((size_t)2 << 20)
 
+/* Whether the reduction takes the binomial tree (the same on every rank). */
+static int binomial_fits(struct ompi_op_t *op, int count, struct ompi_datatype_t *dtype)
+{
+    return ompi_op_is_commute(op) && (size_t)count * type_size(dtype) <= BINOMIAL_MAX_BYTES;
+}
+
 /* A binomial tree into w at the root (a commutative op): with ranks
  * numbered from the root, rank v combines what v + 1, v + 2, v + 4, ...
  * (below n, up to its lowest set bit) send it, one after the other, then
@@ -458,8 +464,8 @@ static int binomial(list_t *l, int me, int n, int root, tacos_data_t w, size_t u
 /* Predefined commutative ops up to DOUBLING_MAX_BYTES: recursive doubling
  * (log2 n rounds; a user's op declared commutative may not give the same
  * bits both ways round, and the doubling's partners combine in opposite
- * orders); commutative ops up to BINOMIAL_MAX_BYTES: the binomial tree into rank 0, which
- * sends the result to every rank; the others: the chain into rbuf (rank
+ * orders); commutative ops up to BINOMIAL_MAX_BYTES: the binomial tree into
+ * rank 0, which sends the result to every rank; the others: the chain into rbuf (rank
  * order), then rank n-1 sends the result to every rank.
  * Intercommunicator: every rank sends its input to every remote rank and
  * combines theirs. */
@@ -483,7 +489,7 @@ int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
         doubling(&l, me, n, w, (size_t)count);
         return list_run(m, &l, &call, mode, request);
     }
-    int tree = ompi_op_is_commute(op) && (size_t)count * type_size(dtype) <= BINOMIAL_MAX_BYTES;
+    int tree = binomial_fits(op, count, dtype);
     int top = tree ? 0 : n - 1; /* where the result is, then sent to every rank */
     int last = tree ? binomial(&l, me, n, 0, w, (size_t)count) : chain(&l, me, n, w, (size_t)count);
     for (int r = 0; r < n; r++)
@@ -512,7 +518,7 @@ int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct o
     tacos_data_t w = me == root ? data(rbuf, (size_t)count, dtype) : work_like(&l, (size_t)count, dtype);
     if (sbuf != MPI_IN_PLACE || me != root)
         copy(&l, data(sbuf, (size_t)count, dtype), w);
-    if (ompi_op_is_commute(op) && (size_t)count * type_size(dtype) <= BINOMIAL_MAX_BYTES) {
+    if (binomial_fits(op, count, dtype)) {
         binomial(&l, me, n, root, w, (size_t)count);
         return list_run(m, &l, &call, mode, request);
     }

@@ -253,7 +253,7 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     int n = t->npus, rc = TACOS_OK;
     size_t nn = (size_t)n * (size_t)n;
     double chunk = (double)o->size_bytes / ((double)n * o->chunks_per_npu);
-    route_t r = {t, o->coll, n, o->chunks_per_npu, o->root, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    route_t r = {.t = t, .coll = o->coll, .n = n, .k = o->chunks_per_npu, .root = o->root};
     double *lcost = malloc((t->nlinks + 1) * sizeof *lcost), *dist = malloc(nn * sizeof *dist);
     size_t *next = malloc(nn * sizeof *next);
     r.free_at = malloc((t->nlinks + 1) * sizeof *r.free_at);
