@@ -15,7 +15,7 @@
 #
 #   benchmarks/bench_testbed.sh [-r RANKS] [SHAPE...]     (default: two pairs4 ring4 star3)
 # Environment: COLLS (default: allreduce allgather reduce_scatter_block bcast
-# reduce), MIN/MAX bytes (65536/16777216), ROUNDS (3); CHUNKS=1 adds a job
+# reduce; also alltoall, gather, scatter), MIN/MAX bytes (65536/16777216), ROUNDS (3); CHUNKS=1 adds a job
 # timing coll/tacos's automatic chunk count against 1, 2, 4 and 8 chunks per
 # rank (coll_tacos_chunks through MPI_T), ratios to the automatic one.
 B=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +35,7 @@ $TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json
     grep "network\|  h" | sed 's/^/# /'
 for coll in $COLLS; do
     case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
-        reduce) c=reduce ;; alltoall) c=alltoall ;; *) c=reduce-scatter ;; esac
+        reduce | alltoall | gather | scatter) c=$coll ;; *) c=reduce-scatter ;; esac
     echo "## $coll"
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \

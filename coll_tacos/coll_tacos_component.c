@@ -72,6 +72,7 @@ static int tacos_register(void)
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
     const tacos_settings_t d = TACOS_SETTINGS_DEFAULT; /* every binding's defaults */
     c->enable = d.enable, c->min_bytes = d.min_bytes, c->rooted_min_bytes = d.rooted_min_bytes;
+    c->gather_min_bytes = d.gather_min_bytes;
     c->chunks = d.chunks, c->seed = d.seed, c->trials = d.trials;
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
@@ -145,11 +146,15 @@ static int tacos_register(void)
             &c->min_bytes);
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
-            "their schedules match tuned's trees only from about 4 MiB), and for MPI_Gather and "
-            "MPI_Scatter (the root's whole buffer) where coll/tacos is the only component or the "
-            "communicator spans hosts, and with coll/tacos alone and coll_tacos_v_schedules on "
-            "for MPI_Gatherv and MPI_Scatterv",
+            "their schedules match tuned's trees only from about 4 MiB)",
             &c->rooted_min_bytes);
+    reg_int("gather_min_bytes",
+            "Like min_bytes, for MPI_Gather and MPI_Scatter (the root's whole buffer) where "
+            "coll/tacos serves them: on communicators that span hosts, or with coll/tacos the only "
+            "component (then also MPI_Gatherv and MPI_Scatterv with coll_tacos_v_schedules on); "
+            "below it the previous component or the textbook program (default 524288: on the "
+            "emulated cluster the schedules beat tuned on every shape from 512 KiB, mixed below)",
+            &c->gather_min_bytes);
     reg_int("seed", "Seed of the synthesis PRNG (every rank must use the same; default 1)",
             &c->seed);
     reg_int("trials", "Independent synthesis seeds tried per schedule, fastest kept (default 1)",

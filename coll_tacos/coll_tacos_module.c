@@ -243,6 +243,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
         return NULL;
     tacos_settings_t st = TACOS_SETTINGS_DEFAULT;
     st.enable = C->enable, st.min_bytes = C->min_bytes, st.rooted_min_bytes = C->rooted_min_bytes;
+    st.gather_min_bytes = C->gather_min_bytes;
     st.chunks = C->chunks, st.seed = C->seed, st.trials = C->trials;
     st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
     st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;

@@ -200,14 +200,14 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
                                   "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
-                                  "v_schedules"};
+                                  "v_schedules", "gather_min_bytes"};
     enum { N = sizeof names / sizeof names[0] };
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
                      (uint64_t)s->nonblocking, (uint64_t)s->net_piece,
-                     (uint64_t)s->v_schedules};
+                     (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)
@@ -419,12 +419,17 @@ static int plan_wanted(tacos_comm_t *c)
 /* Whether the call is below its threshold (the agreed settings): *why names it. */
 static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
 {
-    int rooted = tacos_coll_rooted(coll);
-    if (bytes >= (size_t)(rooted ? c->s.rooted_min_bytes : c->s.min_bytes))
+    int gathers = coll == TACOS_GATHER || coll == TACOS_SCATTER;
+    int min = gathers                   ? c->s.gather_min_bytes
+              : tacos_coll_rooted(coll) ? c->s.rooted_min_bytes
+                                        : c->s.min_bytes;
+    const char *name = gathers                   ? "gather_min_bytes"
+                       : tacos_coll_rooted(coll) ? "rooted_min_bytes"
+                                                 : "min_bytes";
+    if (bytes >= (size_t)min)
         return 0;
     char p[64];
-    snprintf(c->why, sizeof c->why, "below %s",
-             tacos_comm_param(c, rooted ? "rooted_min_bytes" : "min_bytes", p));
+    snprintf(c->why, sizeof c->why, "below %s", tacos_comm_param(c, name, p));
     *why = c->why;
     return 1;
 }

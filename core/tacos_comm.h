@@ -24,7 +24,7 @@
  * ranks at the first plan), and the local ones.  The defaults, which every
  * binding uses, are TACOS_SETTINGS_DEFAULT. */
 typedef struct {
-    int enable, min_bytes, rooted_min_bytes, chunks, seed, trials, unwind_degree;
+    int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
     int probe, calibrate, measure, cache_size;
     int nonblocking; /* 0: nonblocking and persistent calls fall back */
     int v_schedules; /* 1: bindings may run the v-variants through schedules
@@ -46,9 +46,10 @@ typedef struct {
 } tacos_settings_t;
 
 #define TACOS_SETTINGS_DEFAULT                                                               \
-    {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .chunks = 0, .seed = 1,  \
-     .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0, .measure = 1,              \
-     .cache_size = 32, .nonblocking = 1, .previous = "the previous component", .ucx_lib = "libuct.so.0",       \
+    {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .gather_min_bytes = 524288, \
+     .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
+     .measure = 1, .cache_size = 32, .nonblocking = 1,                                        \
+     .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
      .scratch_max = (size_t)256 << 20}
 
 typedef struct {

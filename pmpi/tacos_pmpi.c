@@ -60,6 +60,7 @@ static void read_settings(void)
     env_int("TACOS_VERBOSE", 0, &s->verbose);
     env_int("TACOS_MIN_BYTES", 0, &s->min_bytes);
     env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
+    env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
     env_int("TACOS_CHUNKS", 0, &s->chunks);
     env_int("TACOS_SEED", 0, &s->seed);
     env_int("TACOS_TRIALS", 1, &s->trials);

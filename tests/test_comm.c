@@ -83,7 +83,7 @@ static void logger(void *ctx, int level, const char *msg)
 static tacos_settings_t base_settings(void)
 {
     tacos_settings_t s = TACOS_SETTINGS_DEFAULT;
-    s.min_bytes = s.rooted_min_bytes = 1000;
+    s.min_bytes = s.rooted_min_bytes = s.gather_min_bytes = 1000;
     s.cache_size = 4;
     s.probe = 0;
     s.param_prefix = "coll_tacos_";

@@ -25,7 +25,7 @@ run() {
     [ "$1" = "--" ] && shift
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -57,7 +57,7 @@ run 8 "staged through host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file 
     --mca coll_tacos_chunks 3 -- --quick
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
@@ -78,7 +78,7 @@ for np in 1 2 3 4 5 7 8; do
     [ "$np" -gt 4 ] && quick=--quick
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         "$NBC" $quick >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -104,14 +104,14 @@ done
 # staged (the GPU path on host memory), operations of their own in flight at once
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_stage 1 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage 1 \
     "$NBC" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
     grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     --mca coll_tacos_nonblocking 0 "$NBC" --quick --fallback >"$T/out" 2>&1 ||
     fail "nonblocking=0: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking=0: wrong results"
@@ -157,11 +157,11 @@ done
 # crash in MPI_Finalize)
 for np in 3 5; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np --mca coll tacos \
-        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 \
+        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 --mca coll_tacos_gather_min_bytes 2147483647 \
         "$CHECK" --signatures >"$T/out" 2>&1 || fail "textbook programs np=$np --signatures: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "textbook programs np=$np --signatures: wrong results"
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $((np + 1)) --mca coll tacos \
-        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 \
+        --mca coll_tacos_min_bytes 2147483647 --mca coll_tacos_rooted_min_bytes 2147483647 --mca coll_tacos_gather_min_bytes 2147483647 \
         "$CHECK" --quick >"$T/out" 2>&1 || fail "textbook programs np=$((np + 1)) --quick: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "textbook programs np=$((np + 1)) --quick: wrong results"
     echo "every collective through the textbook programs np=$np, $((np + 1))"
@@ -196,7 +196,7 @@ done
 for run in "3 0" "5 0" "4 1" "4 2"; do
     set -- $run
     MORE_ONLY=rv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         --mca coll_tacos_stage $2 --mca coll_tacos_v_schedules 1 --mca coll_tacos_verbose 10 \
         -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "gather/scatter schedules np=$1 stage=$2: exit $?"
@@ -237,7 +237,7 @@ done
 # allreduce from bcast and reduce, so setting up calls back into coll/tacos
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,basic,libnbc --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     "$CHECK" --quick >"$T/out" 2>&1 || { fail "coll tacos,basic,libnbc: exit $?"; tail -5 "$T/out" >&2; }
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "coll tacos,basic,libnbc: wrong results"
 grep -q "allreduce [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
@@ -255,9 +255,22 @@ for why in "allreduce: fallback: below coll_tacos_min_bytes" \
     grep -qF "$why" "$T/out" || fail "default thresholds: no '$why' in the trace"
 done
 
+# Gather and Scatter have a threshold of their own, apart from Bcast's and
+# Reduce's (coll/tacos alone: the schedule from it, the textbook program below)
+MORE_ONLY=r timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 --mca coll tacos \
+    --mca coll_tacos_verbose 10 --mca coll_tacos_rooted_min_bytes 2147483647 \
+    --mca coll_tacos_gather_min_bytes 12000 -x MORE_ONLY "$MORE" --quick >"$T/out" 2>&1 ||
+    fail "gather_min_bytes: exit $?"
+grep -q "mpi_more_check: 0 failure" "$T/out" || fail "gather_min_bytes: wrong results"
+for line in "gather 12000 bytes on 3 ranks: schedule" "scatter 12000 bytes on 3 ranks: schedule" \
+    "igather: textbook: below coll_tacos_gather_min_bytes" \
+    "scatter_init: textbook: below coll_tacos_gather_min_bytes"; do
+    grep -qF "coll:tacos: $line" "$T/out" || fail "gather_min_bytes: no '$line' in the trace"
+done
+
 # no leaks across thousands of calls and dup/free cycles
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
-    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
@@ -269,7 +282,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
 for mode in --p2p --dup-storm --freed-cached --threads; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         "$CHECK" $mode >"$T/out" 2>&1 || { fail "$mode: exit $?"; tail -5 "$T/out" >&2; }
     grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "$mode: wrong results"
     grep -q "allreduce [0-9]* bytes on .*schedule k=" "$T/out" || fail "$mode: coll/tacos never ran"
@@ -288,7 +301,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "many communicators: scratc
 for np in 4 5 7; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_min_bytes 0 \
-        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_chunks 4 \
+        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_chunks 4 \
         --mca coll_tacos_deterministic 1 \
         "$CHECK" --deterministic >"$T/out" 2>&1 || fail "deterministic np=$np: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "deterministic np=$np: bits differ"; grep "^rank" "$T/out" | head -3 >&2; }
@@ -320,7 +333,7 @@ done
 # same): one message, the previous component, right results, no hang
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     -np 1 -x OMPI_MCA_coll_tacos_topo_file="$FIX/mesh2x2.json" "$CHECK" --quick : \
     -np 3 "$CHECK" --quick >"$T/out" 2>&1 || fail "topo_file on one rank only: exit $?"
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only: wrong results"
@@ -330,14 +343,14 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 # every parameter that decides which messages a rank sends, different in
 # one app context: one message (rank 0, world), the previous component,
 # right results, no hang
-for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 chunks=2 seed=5 trials=2 \
+for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
           net_piece_bytes=1000 v_schedules=1 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \
         --mca coll tacos,tuned,basic,inter,libnbc,self \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         -np 2 "$CHECK" --signatures : \
         -np 2 -x OMPI_MCA_coll_tacos_$pv "$CHECK" --signatures >"$T/out" 2>&1 ||
         fail "coll_tacos_$pv on two ranks of four: exit $?"
@@ -349,7 +362,7 @@ done
 # ... also where it decides before any schedule is planned: coll/tacos alone,
 # the v-variants first (their size exchange only where every rank has it on)
 MORE_ONLY=v timeout 120 mpirun --allow-run-as-root --oversubscribe --mca coll tacos \
-    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_min_bytes 0 -x MORE_ONLY \
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_min_bytes 0 -x MORE_ONLY \
     -np 2 "$MORE" : -np 2 -x OMPI_MCA_coll_tacos_v_schedules=1 "$MORE" >"$T/out" 2>&1 ||
     fail "v_schedules on two ranks of four, coll tacos alone: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "v_schedules on two ranks: wrong results"
@@ -362,7 +375,7 @@ grep -q "mpi_more_check: 0 failure" "$T/out" || fail "v_schedules on two ranks: 
 for np in 2 3 4 5 7; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,basic,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
         "$CHECK" --signatures >"$T/out" 2>&1 || fail "signatures np=$np: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "signatures np=$np: wrong results"; grep "^rank" "$T/out" | head -5 >&2; }
     grep -q "allgather [0-9]* bytes on $np ranks: schedule" "$T/out" ||

@@ -26,7 +26,7 @@ mpich() {
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts="$opts $1"; shift; done
     [ "$1" = "--" ] && shift
     t0=$(date +%s)
-    timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 \
+    timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 \
         mpiexec.mpich -n "$np" env LD_PRELOAD="$LIB" $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'schedule k=' "$T/out") calls through schedules"
@@ -115,7 +115,7 @@ done
 # collectives, right results, no hang
 for pv in TACOS_ENABLE=0 TACOS_SEED=5 TACOS_TOPO_FILE=$FIX/mesh2x2.json; do
     p=${pv%%=*}
-    timeout 120 env TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 mpiexec.mpich \
+    timeout 120 env TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 mpiexec.mpich \
         -n 2 env LD_PRELOAD="$LIB" "$CHECK" --p2p : \
         -n 2 env LD_PRELOAD="$LIB" "$pv" "$CHECK" --p2p >"$T/out" 2>&1 ||
         fail "$pv on two ranks of four: exit $?"

@@ -58,7 +58,7 @@ run() { # name 'expected text' options...
     name=$1 want=$2
     shift 2
     $MPIRUN -np 4 --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$@" \
+        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 "$@" \
         "$CHECK" --quick >"$T/out" 2>&1 || fail "$name: exit $?: $(tail -3 "$T/out")"
     has "$T/out" "mpi_coll_check: 0 failure" "$name"
     has "$T/out" "$want" "$name"

@@ -45,11 +45,12 @@ fail_measured() { echo "FAIL (measured): $*" >&2; noisy=$((noisy + 1)); }
 # Inside the testbed: the checker with coll/tacos forced, then tacos-probe.
 cat >"$T/job.sh" <<'EOF'
 $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_net_piece_bytes "$PIECE" --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick \
+    --mca coll_tacos_net_piece_bytes "$PIECE" --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 "$CHECK" --quick \
     >"$T/out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/out"
 MORE_ONLY=r $TESTBED_MPIRUN -x MORE_ONLY --mca coll tacos,tuned,basic,inter,libnbc,self \
     --mca coll_tacos_verbose 10 --mca coll_tacos_net_piece_bytes "$PIECE" \
-    --mca coll_tacos_rooted_min_bytes 0 "$MORE" >"$T/more.out" 2>&1 ||
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 "$MORE" >"$T/more.out" 2>&1 ||
     echo "mpi_more_check exit $?" >>"$T/more.out"
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
