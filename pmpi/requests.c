@@ -261,7 +261,7 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
         }
     }
     own_args.send = a->send ? &o->data[0] : NULL;
-    own_args.recv = &o->data[1];
+    own_args.recv = a->recv ? &o->data[1] : NULL;
     if (o->x.unit != MPI_BYTE) /* reductions combine elements of the call's datatype */
         o->x.unit = o->types[1];
     tacos_call_t own = *call;

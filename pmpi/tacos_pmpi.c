@@ -1,8 +1,9 @@
 /*
  * libtacos-pmpi: coll/tacos for MPICH (or any MPI with the profiling
  * interface), as a library that defines MPI_Allreduce, MPI_Allgather,
- * MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter and MPI_Reduce_scatter_block
- * and calls the MPI library's PMPI_* for everything else.  Preloaded
+ * MPI_Alltoall, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter(_block),
+ * MPI_Gather and MPI_Scatter (each also nonblocking and persistent) and
+ * calls the MPI library's PMPI_* for everything else.  Preloaded
  * (LD_PRELOAD) or linked before -lmpi.
  *
  * Each communicator gets, at its first such call, a private duplicate
@@ -31,7 +32,7 @@
  * copies are messages to self under its tag. */
 enum {
     TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
-    TAG_ALLTOALL
+    TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER
 };
 
 /* ---- parameters --------------------------------------------------------------- */
@@ -243,8 +244,20 @@ static state_t *make_state(MPI_Comm comm)
             set.enable = on != NULL;
         if (st)
             st->core = tacos_comm_new(&set, &ops);
-        ok = st && st->core;
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, dup);
+        /* whether some rank is on another node: where its node's
+         * communicator is smaller than this one (on every rank alike) */
+        MPI_Comm node;
+        int on_node = n;
+        if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS) {
+            PMPI_Comm_size(node, &on_node);
+            PMPI_Comm_free(&node);
+        }
+        int agree[2] = {!(st && st->core), on_node < n}; /* failed anywhere, spans hosts */
+        PMPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, dup);
+        ok = !agree[0];
+        if (st)
+            st->spans_hosts = agree[1];
         if (!ok && st) {
             tacos_comm_free(st->core);
             st->core = NULL;
@@ -723,6 +736,49 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI
     return RUN(st, p, &a);
 }
 
+/* MPI_Gather (gathers) and MPI_Scatter: block r routed between rank r and
+ * the root by the synthesized schedule where the communicator spans nodes;
+ * on one node MPICH's own (there the schedule is the root's direct
+ * exchange over one shared-memory switch).  The root holds n blocks
+ * (Gather's receive buffer, Scatter's send buffer), every other rank one
+ * (MPI_IN_PLACE at the root).  The call's size is the root's n blocks on
+ * every rank, read from the buffers that matter on this rank. */
+static int rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
+                  int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm, MODE_ARGS)
+{
+    state_t *st = state_of(comm, mode == BLOCKING);
+    if (!st)
+        return gathers ? FALLBACK(Gather, Igather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                  root, comm)
+                       : FALLBACK(Scatter, Iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                  root, comm);
+    int n, me;
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    const void *all_buf = gathers ? rbuf : sbuf, *own_buf = gathers ? sbuf : rbuf;
+    size_t own_count = (size_t)(gathers ? scount : rcount);
+    size_t all_count = (size_t)(gathers ? rcount : scount) * (size_t)n;
+    MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
+    int at_root = me == root, in_place = at_root && own_buf == MPI_IN_PLACE;
+    CALL(st, gathers ? TAG_GATHER : TAG_SCATTER, MPI_OP_NULL);
+    const char *why = at_root ? view_bytes(all_type, all_count, &call.v, &x)
+                              : view_bytes(own_type, own_count * (size_t)n, &call.v, &x);
+    if (!why && st != &unmade && !st->spans_hosts)
+        why = "on one node: MPICH's own";
+    const tacos_plan_t *p;
+    if (gathers)
+        PLAN(st, TACOS_GATHER, root, why, p, Gather, Igather, sbuf, scount, sdtype, rbuf, rcount,
+             rdtype, root, comm);
+    else
+        PLAN(st, TACOS_SCATTER, root, why, p, Scatter, Iscatter, sbuf, scount, sdtype, rbuf,
+             rcount, rdtype, root, comm);
+    tacos_data_t own = in_place ? (tacos_data_t){0} : data(own_buf, own_count, &own_type);
+    tacos_data_t all = at_root ? data(all_buf, all_count, &all_type) : (tacos_data_t){0};
+    const tacos_data_t *o = in_place ? NULL : &own, *l = at_root ? &all : NULL;
+    tacos_args_t a = {.send = gathers ? o : l, .recv = gathers ? l : o, .root = root};
+    return RUN(st, p, &a);
+}
+
 /* The entry points: each collective in its three modes. */
 #define B BLOCKING, MPI_INFO_NULL, NULL
 #define I(request) NONBLOCKING, MPI_INFO_NULL, request
@@ -804,6 +860,42 @@ int MPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype,
                     int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return reduce(sbuf, rbuf, count, dtype, op, root, comm, PERSISTENT, info, request);
+}
+
+int MPI_Gather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+               MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, B);
+}
+int MPI_Igather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, I(request));
+}
+int MPI_Gather_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                    MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, PERSISTENT, info,
+                  request);
+}
+
+int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, B);
+}
+int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                 MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, I(request));
+}
+int MPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                     MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, PERSISTENT, info,
+                  request);
 }
 
 int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,

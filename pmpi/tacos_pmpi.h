@@ -25,6 +25,7 @@ typedef struct {
     space_t space;      /* blocking calls' */
     unsigned started;   /* nonblocking and persistent operations started: their tags */
     int refs;           /* the attribute's, and one per operation */
+    int spans_hosts;    /* some rank on another node (MPICH's locality; the same on every rank) */
 } state_t;
 
 /* One call: what the transport and the datatype callbacks need. */
