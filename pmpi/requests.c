@@ -21,7 +21,7 @@
  * MPI_Sendrecv, MPI_Probe, MPI_Barrier and its own collectives (while
  * operations are in flight, their waits are loops of tests and progress).
  * The limit (README): a blocking call it does not intercept (MPICH's own
- * collectives such as MPI_Alltoall, MPI_Bsend, MPI_Mprobe, file I/O, ...)
+ * collectives such as MPI_Allgatherv, MPI_Bsend, MPI_Mprobe, file I/O, ...)
  * does not progress them, so a rank blocked there while another rank
  * waits for its part of a schedule can hang.
  */

@@ -293,8 +293,9 @@ static state_t *state_of(MPI_Comm comm, int make)
     if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
-    if (!found && !make)
-        return &unmade;
+    int inter = 0;
+    if (!found && !make) /* intercommunicators never get a state: they fall back */
+        return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter ? &unmade : NULL;
     if (!found)
         st = make_state(comm);
     return st && st->core ? st : NULL;
@@ -950,7 +951,10 @@ int MPI_Barrier(MPI_Comm comm)
         int n[2] = {u->n, -u->n};
         PMPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MIN, st->comm);
         for (int i = 0; n[0] == -n[1] && i < u->n; i++) {
-            const char *why = NULL;
+            tacos_coll_t c = u->key[i].coll; /* on one node Gather and Scatter are MPICH's */
+            const char *why = !st->spans_hosts && (c == TACOS_GATHER || c == TACOS_SCATTER)
+                                  ? "on one node"
+                                  : NULL;
             tacos_comm_plan_nonblocking(st->core, u->key[i].coll, u->key[i].root,
                                         u->key[i].bytes, &why);
         }
@@ -1009,6 +1013,43 @@ int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Co
 {
     return fits(count, dtype) ? MPI_Bcast(buf, (int)count, dtype, root, comm)
                               : PMPI_Bcast_c(buf, count, dtype, root, comm);
+}
+
+/* Gather's and Scatter's: the root's whole buffer, read where it is
+ * significant (the root's n blocks, another rank's one block n times);
+ * intercommunicators go to MPI (their int forms fall back too). */
+static int rooted_fits(int gathers, const void *sbuf, MPI_Count scount, MPI_Datatype sdtype,
+                       const void *rbuf, MPI_Count rcount, MPI_Datatype rdtype, int root,
+                       MPI_Comm comm)
+{
+    int n, me, inter;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return 0;
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    MPI_Count all = gathers ? rcount : scount, own = gathers ? scount : rcount;
+    MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
+    if (me != root)
+        return fits(own * n, own_type);
+    return fits(all * n, all_type) &&
+           ((gathers ? sbuf : rbuf) == MPI_IN_PLACE || fits(own, own_type));
+}
+
+int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
+                 MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    return rooted_fits(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+               ? MPI_Gather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
+               : PMPI_Gather_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+}
+
+int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    return rooted_fits(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+               ? MPI_Scatter(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
+               : PMPI_Scatter_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,

@@ -1360,8 +1360,8 @@ static void check_all(int full)
 }
 
 /* MPI-4's large-count forms (MPICH): MPI_Allreduce_c and MPI_Reduce_c of
- * 100000 doubles checked, and MPI_Bcast_c on even ranks matching MPI_Bcast
- * on odd ones (the same signature). */
+ * 100000 doubles checked, and MPI_Bcast_c, MPI_Gather_c and MPI_Scatter_c
+ * on even ranks matching the int forms on odd ones (the same signature). */
 static void check_large_count(void)
 {
 #if MPI_VERSION >= 4
@@ -1393,6 +1393,30 @@ static void check_large_count(void)
     for (int i = 0; i < COUNT; i++)
         if (d[i] != i) {
             FAIL("MPI_Bcast_c with MPI_Bcast: element %d is %g", i, d[i]);
+            break;
+        }
+    /* root 1's buffer of n blocks of COUNT / n, gathered then scattered back */
+    int each = COUNT / n, root = 1 % n;
+    for (int i = 0; i < each; i++)
+        s[i] = me * (double)COUNT + i;
+    if (me % 2)
+        MPI_Gather(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    else
+        MPI_Gather_c(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    for (int i = 0; me == root && i < each * n; i++)
+        if (d[i] != (i / each) * (double)COUNT + i % each) {
+            FAIL("MPI_Gather_c with MPI_Gather: element %d is %g", i, d[i]);
+            break;
+        }
+    for (int i = 0; i < each; i++)
+        s[i] = -1;
+    if (me % 2)
+        MPI_Scatter(d, each, MPI_DOUBLE, s, each, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    else
+        MPI_Scatter_c(d, each, MPI_DOUBLE, s, each, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    for (int i = 0; i < each; i++)
+        if (s[i] != me * (double)COUNT + i) {
+            FAIL("MPI_Scatter_c with MPI_Scatter: element %d is %g", i, s[i]);
             break;
         }
     free(s);
