@@ -564,6 +564,43 @@ static void test_classify_fast_leg_fitted_low(void)
     tacos_net_free(&net);
 }
 
+/* Links within 15 % of each other in bandwidth take their class's mean
+ * latency and bandwidth (both directions); a path keeps no link, and
+ * classes further apart stay apart.  pairs4 as measured once: cross links
+ * 0.0109-0.0120 GB/s, fast pairs 0.0465 and 0.0471. */
+static void test_classes(void)
+{
+    tacos_net_t net;
+    CHECK_OK(tacos_net_alloc(&net, 5));
+    const double bw[5][5] = {{0, 0.0465, 0.0109, 0.0120, 0.0300},
+                             {0, 0, 0.0118, 0.0119, 0},
+                             {0, 0, 0, 0.0471, 0.0120},
+                             {0, 0, 0, 0, 0.0119},
+                             {0}};
+    for (int a = 0; a < 5; a++)
+        for (int b = a + 1; b < 5; b++) {
+            net.bw_gbps[a * 5 + b] = net.bw_gbps[b * 5 + a] = bw[a][b];
+            net.lat_us[a * 5 + b] = net.lat_us[b * 5 + a] = bw[a][b] > 0.04 ? 60 : 20 + a;
+        }
+    tacos_net_classes(&net);
+    const double slow = (0.0109 + 0.0120 + 0.0118 + 0.0119 + 0.0120 + 0.0119) / 6;
+    const double slow_lat = (20 + 20 + 21 + 21 + 22 + 23) / 6.0;
+    const int slow_pairs[6][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 4}, {3, 4}};
+    for (int i = 0; i < 6; i++) {
+        int a = slow_pairs[i][0], b = slow_pairs[i][1];
+        CHECK(fabs(net.bw_gbps[a * 5 + b] - slow) < 1e-12 && net.bw_gbps[b * 5 + a] == net.bw_gbps[a * 5 + b] &&
+                  fabs(net.lat_us[a * 5 + b] - slow_lat) < 1e-9 && net.lat_us[b * 5 + a] == net.lat_us[a * 5 + b],
+              "h%d-h%d: %.5f GB/s %.2f us, not the class's %.5f, %.2f", a, b, net.bw_gbps[a * 5 + b],
+              net.lat_us[a * 5 + b], slow, slow_lat);
+    }
+    CHECK(fabs(net.bw_gbps[0 * 5 + 1] - 0.0468) < 1e-12 && fabs(net.bw_gbps[2 * 5 + 3] - 0.0468) < 1e-12,
+          "fast class %.5f %.5f", net.bw_gbps[1], net.bw_gbps[13]);
+    CHECK(net.bw_gbps[0 * 5 + 4] == 0.0300 && net.lat_us[4] == 20, "a class of its own changed: %.5f",
+          net.bw_gbps[4]);
+    CHECK(net.bw_gbps[1 * 5 + 4] == 0 && net.bw_gbps[4 * 5 + 1] == 0, "a path got a link");
+    tacos_net_free(&net);
+}
+
 int main(void)
 {
     test_rounds();
@@ -572,5 +609,6 @@ int main(void)
     test_classify_keeps_connected();
     test_classify_control();
     test_classify_fast_leg_fitted_low();
+    test_classes();
     return check_report("test_net");
 }

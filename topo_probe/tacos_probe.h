@@ -180,6 +180,7 @@ int tacos_net_partner(int nhosts, int round, int host); /* -1: no partner this r
 int tacos_net_fit(tacos_net_t *net, size_t s1); /* t_us, s2_bytes -> lat_us, bw_gbps */
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **tests, int *ntests);
 void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests);
+void tacos_net_classes(tacos_net_t *net); /* links of one class take its mean α, β */
 
 /* tacos_probe_merge with the links between hosts taken from `net` (NULL:
  * the network switch of the records): for each pair of hosts A, B with a
