@@ -455,31 +455,25 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
 
 void tacos_net_classes(tacos_net_t *net)
 {
-    int h = net->nhosts, nl = 0;
-    size_t *link = malloc((size_t)h * (size_t)h * sizeof *link); /* a < b pairs with a link */
-    if (!link)
-        return; /* the links stay as measured: still a model, only a noisier one */
-    for (int a = 0; a < h; a++)
-        for (int b = a + 1; b < h; b++)
-            if (net->bw_gbps[(size_t)a * h + b] > 0)
-                link[nl++] = (size_t)a * h + b;
-    /* by bandwidth (insertion sort: a few dozen links) */
-    for (int i = 1; i < nl; i++)
-        for (int j = i; j > 0 && net->bw_gbps[link[j]] < net->bw_gbps[link[j - 1]]; j--) {
-            size_t s = link[j];
-            link[j] = link[j - 1], link[j - 1] = s;
-        }
-    for (int first = 0, end; first < nl; first = end) {
-        double lat = 0, bw = 0, top = net->bw_gbps[link[first]] * (1 + CLASS_SPREAD);
-        for (end = first; end < nl && net->bw_gbps[link[end]] <= top; end++)
-            lat += net->lat_us[link[end]], bw += net->bw_gbps[link[end]];
-        for (int i = first; i < end; i++) {
-            size_t ab = link[i], ba = (ab % (size_t)h) * (size_t)h + ab / (size_t)h;
-            net->lat_us[ab] = net->lat_us[ba] = lat / (end - first);
-            net->bw_gbps[ab] = net->bw_gbps[ba] = bw / (end - first);
-        }
+    size_t h = (size_t)net->nhosts;
+    /* class after class from the slowest link: [first, first * (1 + spread)];
+     * its mean lies inside, so the next class starts above it */
+    for (double done = 0;;) {
+        double first = INFINITY, lat = 0, bw = 0;
+        int links = 0;
+        for (size_t ab = 0; ab < h * h; ab++)
+            if (net->bw_gbps[ab] > done && net->bw_gbps[ab] < first)
+                first = net->bw_gbps[ab];
+        if (first == INFINITY)
+            return;
+        done = first * (1 + CLASS_SPREAD);
+        for (size_t ab = 0; ab < h * h; ab++)
+            if (net->bw_gbps[ab] >= first && net->bw_gbps[ab] <= done)
+                lat += net->lat_us[ab], bw += net->bw_gbps[ab], links++;
+        for (size_t ab = 0; ab < h * h; ab++)
+            if (net->bw_gbps[ab] >= first && net->bw_gbps[ab] <= done)
+                net->lat_us[ab] = lat / links, net->bw_gbps[ab] = bw / links;
     }
-    free(link);
 }
 
 int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
