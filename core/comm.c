@@ -419,17 +419,14 @@ static int plan_wanted(tacos_comm_t *c)
 /* Whether the call is below its threshold (the agreed settings): *why names it. */
 static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
 {
-    int gathers = coll == TACOS_GATHER || coll == TACOS_SCATTER;
-    int min = gathers                   ? c->s.gather_min_bytes
-              : tacos_coll_rooted(coll) ? c->s.rooted_min_bytes
-                                        : c->s.min_bytes;
-    const char *name = gathers                   ? "gather_min_bytes"
-                       : tacos_coll_rooted(coll) ? "rooted_min_bytes"
-                                                 : "min_bytes";
-    if (bytes >= (size_t)min)
+    /* Gather and Scatter, Bcast and Reduce, the rest */
+    int k = coll == TACOS_GATHER || coll == TACOS_SCATTER ? 2 : tacos_coll_rooted(coll);
+    const int min[] = {c->s.min_bytes, c->s.rooted_min_bytes, c->s.gather_min_bytes};
+    static const char *const name[] = {"min_bytes", "rooted_min_bytes", "gather_min_bytes"};
+    if (bytes >= (size_t)min[k])
         return 0;
     char p[64];
-    snprintf(c->why, sizeof c->why, "below %s", tacos_comm_param(c, name, p));
+    snprintf(c->why, sizeof c->why, "below %s", tacos_comm_param(c, name[k], p));
     *why = c->why;
     return 1;
 }

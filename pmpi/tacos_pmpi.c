@@ -737,6 +737,16 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI
     return RUN(st, p, &a);
 }
 
+/* Why a collective goes to MPICH's own whatever its size, or NULL: Gather
+ * and Scatter on one node (for the calls and for the sizes MPI_Barrier
+ * plans alike). */
+static const char *left_to_mpich(const state_t *st, tacos_coll_t coll)
+{
+    return !st->spans_hosts && (coll == TACOS_GATHER || coll == TACOS_SCATTER)
+               ? "on one node: MPICH's own"
+               : NULL;
+}
+
 /* MPI_Gather (gathers) and MPI_Scatter: block r routed between rank r and
  * the root by the synthesized schedule where the communicator spans nodes;
  * on one node MPICH's own (there the schedule is the root's direct
@@ -764,8 +774,8 @@ static int rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype
     CALL(st, gathers ? TAG_GATHER : TAG_SCATTER, MPI_OP_NULL);
     const char *why = at_root ? view_bytes(all_type, all_count, &call.v, &x)
                               : view_bytes(own_type, own_count * (size_t)n, &call.v, &x);
-    if (!why && st != &unmade && !st->spans_hosts)
-        why = "on one node: MPICH's own";
+    if (!why && st != &unmade)
+        why = left_to_mpich(st, gathers ? TACOS_GATHER : TACOS_SCATTER);
     const tacos_plan_t *p;
     if (gathers)
         PLAN(st, TACOS_GATHER, root, why, p, Gather, Igather, sbuf, scount, sdtype, rbuf, rcount,
@@ -951,10 +961,7 @@ int MPI_Barrier(MPI_Comm comm)
         int n[2] = {u->n, -u->n};
         PMPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MIN, st->comm);
         for (int i = 0; n[0] == -n[1] && i < u->n; i++) {
-            tacos_coll_t c = u->key[i].coll; /* on one node Gather and Scatter are MPICH's */
-            const char *why = !st->spans_hosts && (c == TACOS_GATHER || c == TACOS_SCATTER)
-                                  ? "on one node"
-                                  : NULL;
+            const char *why = left_to_mpich(st, u->key[i].coll);
             tacos_comm_plan_nonblocking(st->core, u->key[i].coll, u->key[i].root,
                                         u->key[i].bytes, &why);
         }

@@ -122,11 +122,12 @@ static long pick(const route_t *r, size_t l, double t)
     int v = r->t->links[l].src, d = r->t->links[l].dst, n = r->n;
     long best = -1;
     double best_left = 0;
-    for (size_t i = 0; r->next && i < r->nwait[v]; i++) /* the first there for l */
-        if (r->next[(size_t)v * n + dest_of(r, r->wait[v][i])] == l)
-            return (long)i;
-    if (r->next)
+    if (r->next) { /* along the routes: the first there for l */
+        for (size_t i = 0; i < r->nwait[v]; i++)
+            if (r->next[(size_t)v * n + dest_of(r, r->wait[v][i])] == l)
+                return (long)i;
         return -1;
+    }
     /* on a shortest path: the nearest or the farthest (see the top) */
     for (size_t i = 0; i < r->nwait[v]; i++) {
         int j = dest_of(r, r->wait[v][i]);

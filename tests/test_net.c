@@ -588,15 +588,17 @@ static void test_classes(void)
     const int slow_pairs[6][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 4}, {3, 4}};
     for (int i = 0; i < 6; i++) {
         int a = slow_pairs[i][0], b = slow_pairs[i][1];
-        CHECK(fabs(net.bw_gbps[a * 5 + b] - slow) < 1e-12 && net.bw_gbps[b * 5 + a] == net.bw_gbps[a * 5 + b] &&
-                  fabs(net.lat_us[a * 5 + b] - slow_lat) < 1e-9 && net.lat_us[b * 5 + a] == net.lat_us[a * 5 + b],
-              "h%d-h%d: %.5f GB/s %.2f us, not the class's %.5f, %.2f", a, b, net.bw_gbps[a * 5 + b],
-              net.lat_us[a * 5 + b], slow, slow_lat);
+        size_t ab = (size_t)(a * 5 + b), ba = (size_t)(b * 5 + a);
+        CHECK(fabs(net.bw_gbps[ab] - slow) < 1e-12 && net.bw_gbps[ba] == net.bw_gbps[ab] &&
+                  fabs(net.lat_us[ab] - slow_lat) < 1e-9 && net.lat_us[ba] == net.lat_us[ab],
+              "h%d-h%d: %.5f GB/s %.2f us, not the class's %.5f, %.2f", a, b, net.bw_gbps[ab],
+              net.lat_us[ab], slow, slow_lat);
     }
-    CHECK(fabs(net.bw_gbps[0 * 5 + 1] - 0.0468) < 1e-12 && fabs(net.bw_gbps[2 * 5 + 3] - 0.0468) < 1e-12,
+    CHECK(fabs(net.bw_gbps[0 * 5 + 1] - 0.0468) < 1e-12 &&
+              fabs(net.bw_gbps[2 * 5 + 3] - 0.0468) < 1e-12,
           "fast class %.5f %.5f", net.bw_gbps[1], net.bw_gbps[13]);
-    CHECK(net.bw_gbps[0 * 5 + 4] == 0.0300 && net.lat_us[4] == 20, "a class of its own changed: %.5f",
-          net.bw_gbps[4]);
+    CHECK(net.bw_gbps[0 * 5 + 4] == 0.0300 && net.lat_us[4] == 20,
+          "a class of its own changed: %.5f", net.bw_gbps[4]);
     CHECK(net.bw_gbps[1 * 5 + 4] == 0 && net.bw_gbps[4 * 5 + 1] == 0, "a path got a link");
     tacos_net_free(&net);
 }

@@ -22,8 +22,8 @@
  *    a route a-c-b, a's two exchanges share the leg a-c and b's share c-b
  *    (the one whose leg is the bottleneck ends about 2x later; over a
  *    faster leg the exchange with c loses what the path takes of the leg:
- *    1.25x on 400 and 100 Mbit/s legs), while c's run on separate legs.  The rates measured
- *    in step 1 predict the three tests' slowdowns for "{a,b} is a path
+ *    1.25x on 400 and 100 Mbit/s legs), while c's run on separate legs.
+ *    The rates measured in step 1 predict the three tests' slowdowns for "{a,b} is a path
  *    through c" and for "every pair is a link", and a leg's exchange in its
  *    end's test against the same exchange in c's; {a,b} is taken for a
  *    path (no link in the model) when the path explains the tests better
