@@ -152,7 +152,10 @@ static int cuda_stream_new(const void *p, void **out)
     int rc = st ? serve(p) : TACOS_ERR_NOMEM;
     *out = NULL;
     if (!rc && !(rc = enter())) {
-        rc = CU(cu.cuStreamCreate(&st->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        /* a blocking stream: its work waits for what the application
+         * queued on the legacy default stream before the call (a
+         * cudaMemcpy from pageable memory returns before its copy lands) */
+        rc = CU(cu.cuStreamCreate(&st->s, CU_STREAM_DEFAULT), "cuStreamCreate");
         leave();
     }
     if (rc) {
@@ -267,22 +270,65 @@ static void cuda_bind(void *stream, tacos_red_op_t op, tacos_red_type_t type, ta
     *out = (tacos_mem_t){st, cuda_copy, cuda_reduce, cuda_mark, cuda_test, cuda_forget};
 }
 
+/* Pinned host memory is slow to get (cuMemAllocHost pins page by page,
+ * ~0.1 ms for 64 KiB, ~0.3 s for 1 GiB) and calls would get it often
+ * (buffers copied by hand, staging space beyond scratch_max): blocks freed
+ * are kept, up to POOL_MAX bytes, and given to the next request they fit
+ * (the smallest that does).  A block's size is in its first 64 bytes. */
+#define POOL_MAX ((size_t)256 << 20)
+#define POOL_SLOTS 8
+#define HEADER 64
+static struct {
+    char *p[POOL_SLOTS];
+    size_t held;
+} pool;
+
+static size_t block_bytes(const char *block)
+{
+    return *(const size_t *)block;
+}
+
 static void *cuda_host_alloc(size_t bytes)
 {
-    void *p = NULL;
+    char *block = NULL;
     CUresult r_;
-    if (enter())
-        return NULL;
-    if (CU(cu.cuMemAllocHost(&p, bytes ? bytes : 1), "cuMemAllocHost"))
-        p = NULL;
-    leave();
-    return p;
+    pthread_mutex_lock(&lock);
+    int best = -1;
+    for (int i = 0; i < POOL_SLOTS; i++)
+        if (pool.p[i] && block_bytes(pool.p[i]) >= bytes &&
+            (best < 0 || block_bytes(pool.p[i]) < block_bytes(pool.p[best])))
+            best = i;
+    if (best >= 0) {
+        block = pool.p[best];
+        pool.p[best] = NULL;
+        pool.held -= block_bytes(block);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!block && !enter()) {
+        if (CU(cu.cuMemAllocHost((void **)&block, bytes + HEADER), "cuMemAllocHost"))
+            block = NULL;
+        else
+            *(size_t *)block = bytes;
+        leave();
+    }
+    return block ? block + HEADER : NULL;
 }
 
 static void cuda_host_free(void *p)
 {
-    if (p && !enter()) {
-        cu.cuMemFreeHost(p);
+    char *block = p ? (char *)p - HEADER : NULL;
+    if (!block)
+        return;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < POOL_SLOTS && block; i++)
+        if (!pool.p[i] && pool.held + block_bytes(block) <= POOL_MAX) {
+            pool.p[i] = block;
+            pool.held += block_bytes(block);
+            block = NULL;
+        }
+    pthread_mutex_unlock(&lock);
+    if (block && !enter()) {
+        cu.cuMemFreeHost(block);
         leave();
     }
 }

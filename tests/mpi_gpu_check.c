@@ -154,6 +154,25 @@ static void put(const type_t *t, void *buf, size_t i, double v, int index)
     }
 }
 
+/* An element's value (a pair's: the value) as put() wrote it. */
+static double get(const type_t *t, const void *p)
+{
+    switch (t->kind * 100 + (int)t->bytes) {
+    case 1: return *(const int8_t *)p;
+    case 101: return *(const uint8_t *)p;
+    case 2: return *(const int16_t *)p;
+    case 102: return *(const uint16_t *)p;
+    case 4: return *(const int32_t *)p;
+    case 104: return *(const uint32_t *)p;
+    case 8: return (double)*(const int64_t *)p;
+    case 108: return (double)*(const uint64_t *)p;
+    case 204: return *(const float *)p;
+    case 208: return *(const double *)p;
+    default:
+        return t->type == MPI_FLOAT_INT ? ((const float_int *)p)->v : ((const int_int *)p)->v;
+    }
+}
+
 /* The reduction over every rank of element i (pairs: the index in *index). */
 static double reference(const op_t *o, size_t i, int *index)
 {
@@ -225,7 +244,7 @@ static void check_reductions(const type_t *t, const op_t *o, size_t count, int r
                  t->name, o->name);
         for (size_t i = 0; i < c; i++)
             if (wrong(t, o, out + i * t->bytes, i, &want)) {
-                fail(what, c, i, -1, want);
+                fail(what, c, i, get(t, out + i * t->bytes), want);
                 break;
             }
     }
@@ -238,7 +257,7 @@ static void check_reductions(const type_t *t, const op_t *o, size_t count, int r
     snprintf(what, sizeof what, "Reduce_scatter_block %s %s", t->name, o->name);
     for (size_t i = 0; i < count; i++)
         if (wrong(t, o, out + i * t->bytes, (size_t)me * count + i, &want)) {
-            fail(what, count, i, -1, want);
+            fail(what, count, i, get(t, out + i * t->bytes), want);
             break;
         }
     cu.cuMemFree((CUdeviceptr)sd);
