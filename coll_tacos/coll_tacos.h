@@ -42,6 +42,7 @@ typedef struct {
     bool deterministic;    /* combine reductions in program order */
     bool cuda;             /* look for GPU buffers (CUDA driver loaded at the first call) */
     int stage;             /* testing: 1 stage host buffers as GPU ones are, 2 take them for GPU ones */
+    size_t stage_min_bytes; /* GPU buffers: smaller calls through host copies */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
@@ -77,6 +78,7 @@ typedef struct {
     unsigned nonblocking_seq; /* operations started with a tag of their own */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
     int stage;                /* coll_tacos_stage when it was created */
+    size_t stage_min_bytes;   /* coll_tacos_stage_min_bytes when it was created */
     int by_hand;              /* in a call on host copies: 1 plan it, 2 it falls back (why) */
     const char *by_hand_why;
     bool spans_hosts;         /* some rank on another node (the same on every rank) */

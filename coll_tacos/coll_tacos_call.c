@@ -260,6 +260,8 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
             (mc->reduces && !mc->reduces(x->red_op, x->red_type)))
             return "no GPU reduction for this op and datatype";
     }
+    if (call->v.bytes < m->stage_min_bytes)
+        return "below coll_tacos_stage_min_bytes";
     call->mc = mc;
     if (!mc->bind) { /* host memory taken for a GPU's: its stream is the host's */
         tacos_mem_host(x, op_reduce, &x->mem);

@@ -79,7 +79,7 @@ static int tacos_register(void)
     c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
     c->v_schedules = d.v_schedules;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
-    c->cuda = true, c->stage = 0;
+    c->cuda = true, c->stage = 0, c->stage_min_bytes = 2 << 20;
     reg("cuda",
         "Look for GPU (CUDA) buffers in each call (default true): the CUDA driver "
         "(libcuda.so.1) is loaded at the first collective where coll/tacos was built with "
@@ -98,6 +98,15 @@ static int tacos_register(void)
         "changes. Writable through MPI_T: read when a communicator is created (osu_coll "
         "--variant compares them in one job)",
         MCA_BASE_VAR_TYPE_INT, SETTABLE, &c->stage);
+    reg("stage_min_bytes",
+        "GPU buffers: calls on fewer bytes than this (default 2097152) go through host "
+        "copies of their whole buffers (one copy in, one back) instead of the schedule "
+        "staged chunk by chunk, whose every message waits for a copy or a reduction on the "
+        "GPU (about 10 us each): on an H100 shared by 2 and 4 ranks the staged schedule "
+        "won from 1 and 2 MiB. The host copies run the same collective, so this is a "
+        "rank's own affair: no message changes. Writable through MPI_T: read when a "
+        "communicator is created",
+        MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "

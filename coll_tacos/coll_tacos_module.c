@@ -263,7 +263,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .exchange = core_exchange,
                             .log = core_log};
     m->comm = comm;
-    m->stage = C->stage;
+    m->stage = C->stage, m->stage_min_bytes = C->stage_min_bytes;
     /* locality is symmetric: either every rank has a peer on another node
      * or none has */
     m->spans_hosts = !OMPI_COMM_IS_INTER(comm) && ompi_group_have_remote_peers(comm->c_local_group);

@@ -23,7 +23,7 @@ extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc
     X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuPointerGetAttribute)         \
     X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
-    X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
+    X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuMemGetAddressRange) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
     X(cuGetErrorString)
 #define STR_(x) #x
 #define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
@@ -270,40 +270,77 @@ static void cuda_bind(void *stream, tacos_red_op_t op, tacos_red_type_t type, ta
     *out = (tacos_mem_t){st, cuda_copy, cuda_reduce, cuda_mark, cuda_test, cuda_forget};
 }
 
-/* Pinned host memory is slow to get (cuMemAllocHost pins page by page,
- * ~0.1 ms for 64 KiB, ~0.3 s for 1 GiB) and calls would get it often
- * (buffers copied by hand, staging space beyond scratch_max): blocks freed
- * are kept, up to POOL_MAX bytes, and given to the next request they fit
- * (the smallest that does).  A block's size is in its first 64 bytes. */
-#define POOL_MAX ((size_t)256 << 20)
+/* Pinned host memory and device memory are slow to get and give back
+ * (cuMemAllocHost pins page by page: ~0.1 ms for 64 KiB, ~0.3 s for 1 GiB;
+ * cuMemFree waits for the device), and calls would do it often: buffers
+ * copied by hand, and staging space and work space dropped after each call
+ * beyond coll_tacos_scratch_max_bytes (a staged call's staging is its
+ * traffic, 2-4 times its buffer).  Blocks freed are kept, per kind up to
+ * POOL_MAX bytes in POOL_SLOTS blocks (the smallest given back to make
+ * room), and given to the next request they fit (the smallest that does).  A pinned block's size is in its first 64 bytes; a device block's
+ * is CUDA's (cuMemGetAddressRange). */
+#define POOL_MAX ((size_t)1 << 30)
 #define POOL_SLOTS 8
 #define HEADER 64
-static struct {
+typedef struct {
     char *p[POOL_SLOTS];
+    size_t bytes[POOL_SLOTS];
     size_t held;
-} pool;
+} pool_t;
+static pool_t host_pool, dev_pool;
 
-static size_t block_bytes(const char *block)
+/* A kept block of at least `bytes`, or NULL. */
+static char *pool_take(pool_t *pl, size_t bytes)
 {
-    return *(const size_t *)block;
+    char *p = NULL;
+    int best = -1;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < POOL_SLOTS; i++)
+        if (pl->p[i] && pl->bytes[i] >= bytes && (best < 0 || pl->bytes[i] < pl->bytes[best]))
+            best = i;
+    if (best >= 0) {
+        p = pl->p[best];
+        pl->p[best] = NULL;
+        pl->held -= pl->bytes[best];
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+/* Keeps block p of `bytes`, making room by giving back the smallest kept
+ * blocks (into out[], *nout of them, for the caller to free); a block
+ * larger than POOL_MAX is not kept: it is out[0]. */
+static void pool_keep(pool_t *pl, char *p, size_t bytes, char *out[POOL_SLOTS + 1], int *nout)
+{
+    *nout = 0;
+    if (bytes > POOL_MAX) {
+        out[(*nout)++] = p;
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        int free_slot = -1, smallest = -1;
+        for (int i = 0; i < POOL_SLOTS; i++)
+            if (!pl->p[i])
+                free_slot = i;
+            else if (smallest < 0 || pl->bytes[i] < pl->bytes[smallest])
+                smallest = i;
+        if (free_slot >= 0 && pl->held + bytes <= POOL_MAX) {
+            pl->p[free_slot] = p, pl->bytes[free_slot] = bytes;
+            pl->held += bytes;
+            break;
+        }
+        out[(*nout)++] = pl->p[smallest];
+        pl->held -= pl->bytes[smallest];
+        pl->p[smallest] = NULL;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 static void *cuda_host_alloc(size_t bytes)
 {
-    char *block = NULL;
+    char *block = pool_take(&host_pool, bytes);
     CUresult r_;
-    pthread_mutex_lock(&lock);
-    int best = -1;
-    for (int i = 0; i < POOL_SLOTS; i++)
-        if (pool.p[i] && block_bytes(pool.p[i]) >= bytes &&
-            (best < 0 || block_bytes(pool.p[i]) < block_bytes(pool.p[best])))
-            best = i;
-    if (best >= 0) {
-        block = pool.p[best];
-        pool.p[best] = NULL;
-        pool.held -= block_bytes(block);
-    }
-    pthread_mutex_unlock(&lock);
     if (!block && !enter()) {
         if (CU(cu.cuMemAllocHost((void **)&block, bytes + HEADER), "cuMemAllocHost"))
             block = NULL;
@@ -316,41 +353,44 @@ static void *cuda_host_alloc(size_t bytes)
 
 static void cuda_host_free(void *p)
 {
-    char *block = p ? (char *)p - HEADER : NULL;
-    if (!block)
-        return;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < POOL_SLOTS && block; i++)
-        if (!pool.p[i] && pool.held + block_bytes(block) <= POOL_MAX) {
-            pool.p[i] = block;
-            pool.held += block_bytes(block);
-            block = NULL;
-        }
-    pthread_mutex_unlock(&lock);
-    if (block && !enter()) {
-        cu.cuMemFreeHost(block);
+    char *out[POOL_SLOTS + 1];
+    int n = 0;
+    if (p)
+        pool_keep(&host_pool, (char *)p - HEADER, *(size_t *)((char *)p - HEADER), out, &n);
+    if (n && !enter()) {
+        while (n)
+            cu.cuMemFreeHost(out[--n]);
         leave();
     }
 }
 
 static void *cuda_dev_alloc(size_t bytes)
 {
-    CUdeviceptr p = 0;
+    CUdeviceptr p = (CUdeviceptr)pool_take(&dev_pool, bytes);
     CUresult r_;
-    if (enter())
-        return NULL;
-    if (CU(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc"))
-        p = 0;
-    leave();
+    if (!p && !enter()) {
+        if (CU(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc"))
+            p = 0;
+        leave();
+    }
     return (void *)p;
 }
 
 static void cuda_dev_free(void *p)
 {
-    if (p && !enter()) {
-        cu.cuMemFree((CUdeviceptr)p);
-        leave();
-    }
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    char *out[POOL_SLOTS + 1];
+    int n = 0;
+    if (!p || enter())
+        return;
+    if (cu.cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)p) == CUDA_SUCCESS)
+        pool_keep(&dev_pool, p, bytes, out, &n);
+    else
+        out[n++] = p;
+    while (n)
+        cu.cuMemFree((CUdeviceptr)out[--n]);
+    leave();
 }
 
 static const char *cuda_why(void)

@@ -12,7 +12,7 @@
  *                            in-place Alltoall, device memory across
  *                            communicator create/free cycles
  *   mpi_gpu_check --bench    MPI_Allreduce (float sum) bandwidth on device
- *                            buffers, 64 KiB to 256 MiB: the call itself
+ *                            buffers, 16 KiB to 256 MiB (x2): the call itself
  *                            against staging by hand (copy to the host, the
  *                            call on host buffers, copy back), alternating
  */
@@ -415,7 +415,7 @@ static void bench(void)
     if (me == 0)
         printf("# MPI_Allreduce, MPI_FLOAT sum, device buffers on %d ranks; alternating\n"
                "# %12s %14s %14s %8s\n", n, "bytes", "call us", "by hand us", "ratio");
-    for (size_t bytes = 64 << 10; bytes <= (size_t)256 << 20; bytes *= 4) {
+    for (size_t bytes = 16 << 10; bytes <= (size_t)256 << 20; bytes *= 2) {
         size_t count = bytes / sizeof(float);
         float *d = dev_alloc(bytes), *h = malloc(bytes);
         int iters = bytes <= (1 << 20) ? 20 : bytes <= (16 << 20) ? 6 : 3;

@@ -12,7 +12,7 @@ OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path
 fails=0
 for np in 2 3 4; do
-    for opts in "--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0" ""; do
+    for opts in "--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0" ""; do
         timeout 600 mpirun --allow-run-as-root --oversubscribe -np $np \
             --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
             $opts ./mpi_gpu_check >"$T/out" 2>&1

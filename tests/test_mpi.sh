@@ -26,7 +26,7 @@ run() {
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
         --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
-        $opts "$CHECK" "$@" >"$T/out" 2>&1
+        --mca coll_tacos_stage_min_bytes 0 $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "np=$np$opts: exit $rc"; tail -20 "$T/out" >&2; }
@@ -68,6 +68,10 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
 run 3 "through host copies: user-defined op" --mca coll_tacos_stage 2
 run 3 "through host copies: GPU buffer with a non-contiguous datatype" \
     --mca coll_tacos_stage 2 -- --signatures
+# with the default coll_tacos_stage_min_bytes (2 MiB) the small "GPU" calls
+# go through host copies, whose calls still run schedules
+run 3 "through host copies: below coll_tacos_stage_min_bytes" --mca coll_tacos_stage 2 \
+    --mca coll_tacos_stage_min_bytes 2097152 -- --quick
 
 # nonblocking and persistent collectives (mpi_nbc_check): every result
 # checked, and every collective ran a schedule of its own (a silent
