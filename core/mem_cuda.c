@@ -23,7 +23,8 @@ extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc
     X(cuInit) X(cuDeviceGetCount) X(cuPointerGetAttributes) X(cuPointerGetAttribute)         \
     X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
-    X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuMemGetAddressRange) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel)            \
+    X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuMemGetAddressRange) X(cuModuleLoadData)  \
+    X(cuModuleGetFunction) X(cuLaunchKernel)                                                 \
     X(cuGetErrorString)
 #define STR_(x) #x
 #define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
@@ -277,8 +278,10 @@ static void cuda_bind(void *stream, tacos_red_op_t op, tacos_red_type_t type, ta
  * beyond coll_tacos_scratch_max_bytes (a staged call's staging is its
  * traffic, 2-4 times its buffer).  Blocks freed are kept, per kind up to
  * POOL_MAX bytes in POOL_SLOTS blocks (the smallest given back to make
- * room), and given to the next request they fit (the smallest that does).  A pinned block's size is in its first 64 bytes; a device block's
- * is CUDA's (cuMemGetAddressRange). */
+ * room), and given to the next request they fit (the smallest that does).
+ * A pinned block's size is in its first 64 bytes; a device block's is
+ * CUDA's (cuMemGetAddressRange).  A block is freed only once the streams
+ * that used it are done (a call ends when its stream is). */
 #define POOL_MAX ((size_t)1 << 30)
 #define POOL_SLOTS 8
 #define HEADER 64
