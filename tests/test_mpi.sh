@@ -15,6 +15,8 @@ OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# every size threshold 0: even 1-element calls run schedules
+NO_MIN="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0"
 
 # run NP 'expected stderr text' [mpirun options...] -- [check args]
 run() {
@@ -29,7 +31,7 @@ run() {
     esac
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -61,7 +63,7 @@ run 8 "staged through host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file 
     --mca coll_tacos_chunks 3 -- --quick
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    $NO_MIN \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
@@ -86,7 +88,7 @@ for np in 1 2 3 4 5 7 8; do
     [ "$np" -gt 4 ] && quick=--quick
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         "$NBC" $quick >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -112,14 +114,14 @@ done
 # staged (the GPU path on host memory), operations of their own in flight at once
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage 1 \
+    $NO_MIN --mca coll_tacos_stage 1 \
     "$NBC" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
     grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    $NO_MIN \
     --mca coll_tacos_nonblocking 0 "$NBC" --quick --fallback >"$T/out" 2>&1 ||
     fail "nonblocking=0: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking=0: wrong results"
@@ -204,7 +206,7 @@ done
 for run in "3 0" "5 0" "4 1" "4 2"; do
     set -- $run
     MORE_ONLY=rv timeout 300 mpirun --allow-run-as-root --oversubscribe -np $1 --mca coll tacos \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         --mca coll_tacos_stage $2 --mca coll_tacos_v_schedules 1 --mca coll_tacos_verbose 10 \
         -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "gather/scatter schedules np=$1 stage=$2: exit $?"
@@ -245,7 +247,7 @@ done
 # allreduce from bcast and reduce, so setting up calls back into coll/tacos
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,basic,libnbc --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    $NO_MIN \
     "$CHECK" --quick >"$T/out" 2>&1 || { fail "coll tacos,basic,libnbc: exit $?"; tail -5 "$T/out" >&2; }
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "coll tacos,basic,libnbc: wrong results"
 grep -q "allreduce [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
@@ -278,7 +280,7 @@ done
 
 # no leaks across thousands of calls and dup/free cycles
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
-    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 $NO_MIN \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
@@ -290,7 +292,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
 for mode in --p2p --dup-storm --freed-cached --threads; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         "$CHECK" $mode >"$T/out" 2>&1 || { fail "$mode: exit $?"; tail -5 "$T/out" >&2; }
     grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "$mode: wrong results"
     grep -q "allreduce [0-9]* bytes on .*schedule k=" "$T/out" || fail "$mode: coll/tacos never ran"
@@ -308,8 +310,8 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "many communicators: scratc
 # call, at 4, 5 and 7 ranks and 4 chunks per rank (arrival order differs)
 for np in 4 5 7; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
-        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_min_bytes 0 \
-        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_chunks 4 \
+        --mca coll tacos,tuned,basic,inter,libnbc,self $NO_MIN \
+        --mca coll_tacos_chunks 4 \
         --mca coll_tacos_deterministic 1 \
         "$CHECK" --deterministic >"$T/out" 2>&1 || fail "deterministic np=$np: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "deterministic np=$np: bits differ"; grep "^rank" "$T/out" | head -3 >&2; }
@@ -341,7 +343,7 @@ done
 # same): one message, the previous component, right results, no hang
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    $NO_MIN \
     -np 1 -x OMPI_MCA_coll_tacos_topo_file="$FIX/mesh2x2.json" "$CHECK" --quick : \
     -np 3 "$CHECK" --quick >"$T/out" 2>&1 || fail "topo_file on one rank only: exit $?"
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only: wrong results"
@@ -358,7 +360,7 @@ for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 ch
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \
         --mca coll tacos,tuned,basic,inter,libnbc,self \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         -np 2 "$CHECK" --signatures : \
         -np 2 -x OMPI_MCA_coll_tacos_$pv "$CHECK" --signatures >"$T/out" 2>&1 ||
         fail "coll_tacos_$pv on two ranks of four: exit $?"
@@ -370,7 +372,7 @@ done
 # ... also where it decides before any schedule is planned: coll/tacos alone,
 # the v-variants first (their size exchange only where every rank has it on)
 MORE_ONLY=v timeout 120 mpirun --allow-run-as-root --oversubscribe --mca coll tacos \
-    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_min_bytes 0 -x MORE_ONLY \
+    $NO_MIN -x MORE_ONLY \
     -np 2 "$MORE" : -np 2 -x OMPI_MCA_coll_tacos_v_schedules=1 "$MORE" >"$T/out" 2>&1 ||
     fail "v_schedules on two ranks of four, coll tacos alone: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "v_schedules on two ranks: wrong results"
@@ -383,7 +385,7 @@ grep -q "mpi_more_check: 0 failure" "$T/out" || fail "v_schedules on two ranks: 
 for np in 2 3 4 5 7; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca coll tacos,basic,libnbc,self --mca coll_tacos_verbose 10 \
-        --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+        $NO_MIN \
         "$CHECK" --signatures >"$T/out" 2>&1 || fail "signatures np=$np: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "signatures np=$np: wrong results"; grep "^rank" "$T/out" | head -5 >&2; }
     grep -q "allgather [0-9]* bytes on $np ranks: schedule" "$T/out" ||
