@@ -275,29 +275,13 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
     return NULL;
 }
 
-/* mm's host copy from its device memory (to_host) or back, waited for, on
- * *mm->stream (made there when missing); a message when it fails. */
+/* mm's host copy from its device memory (to_host) or back, waited for; a
+ * message when it fails. */
 static int mirror_copy(const mirror_t *mm, int to_host)
 {
-    const tacos_mc_t *mc = mm->mc;
-    void *dst = to_host ? mm->host : mm->dev;
-    const void *src = to_host ? mm->dev : mm->host;
-    tacos_mem_t mem;
-    int rc = 0;
-    if (!mc->bind) { /* host memory */
-        memcpy(dst, src, mm->bytes);
+    if (!tacos_mirror_copy(mm, to_host))
         return OMPI_SUCCESS;
-    }
-    if (!*mm->stream)
-        rc = mc->stream_new(mm->dev, mm->stream);
-    if (!rc) {
-        mc->bind(*mm->stream, TACOS_RED_SUM, TACOS_T_UINT8, &mem);
-        if (!(rc = mm->bytes ? mem.copy(mem.ctx, dst, src, mm->bytes) : 0))
-            rc = tacos_mem_wait(&mem);
-    }
-    if (!rc)
-        return OMPI_SUCCESS;
-    opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
+    opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mm->mc->why());
     return OMPI_ERROR;
 }
 
@@ -317,21 +301,13 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
                        "served");
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    mm->bytes = (count - 1) * (size_t)ext + (size_t)text;
-    mm->dev = (char *)buf + tlb;
-    mm->stream = &m->stream;
-    mm->mc = mc;
-    /* the stream first: pinned memory is allocated in its context; every
-     * buffer copied in, so that what the call does not write stays */
-    if (mc->stream_new && !m->stream && mc->stream_new(buf, &m->stream)) {
-        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
-        return OMPI_ERROR;
-    }
-    if (!(mm->host = mc->host_alloc(mm->bytes)))
+    /* every buffer copied in, so that what the call does not write stays */
+    int rc = tacos_mirror_new(mm, mc, &m->stream, (char *)buf + tlb,
+                              (count - 1) * (size_t)ext + (size_t)text, later);
+    if (rc == TACOS_ERR_NOMEM)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    if (!later && mirror_copy(mm, 1) != OMPI_SUCCESS) {
-        mc->host_free(mm->host);
-        mm->host = NULL;
+    if (rc) {
+        opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         return OMPI_ERROR;
     }
     *host = mm->host - tlb;
@@ -341,11 +317,8 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 {
     (void)m;
-    if (!mm->host)
-        return OMPI_SUCCESS;
-    int rc = out ? mirror_copy(mm, 0) : OMPI_SUCCESS;
-    mm->mc->host_free(mm->host);
-    mm->host = NULL;
+    int rc = out && mm->host ? mirror_copy(mm, 0) : OMPI_SUCCESS;
+    tacos_mirror_free(mm, 0);
     return rc;
 }
 

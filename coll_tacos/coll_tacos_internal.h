@@ -109,12 +109,7 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
  * where the call reads and writes it (copied in now unless `later`: a
  * persistent call copies in at each start); unmirror copies it back where
  * `out`, and frees it. */
-typedef struct {
-    char *host, *dev; /* the span's first byte */
-    size_t bytes;
-    void **stream;    /* where the stream its copies use is kept */
-    const tacos_mc_t *mc;
-} mirror_t;
+typedef tacos_mirror_t mirror_t;
 int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf, size_t count,
                       struct ompi_datatype_t *dtype, int later, void **host);
 int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out);

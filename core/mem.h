@@ -99,4 +99,25 @@ const tacos_mc_t *tacos_mc_host_as_device(void);
 void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size_t),
                     tacos_mem_t *out);
 
+/* A host copy of a span of a call's GPU memory, for a call run on host
+ * copies ("by hand": a call the staged schedule cannot take).  The span is
+ * copied in when made (unless `later`: a persistent call copies in at each
+ * start), so that what the call does not write stays as it was. */
+typedef struct {
+    char *host, *dev; /* the span's first byte */
+    size_t bytes;
+    void **stream;    /* where the stream of its copies is kept (made there when missing) */
+    const tacos_mc_t *mc;
+} tacos_mirror_t;
+
+/* Pinned host memory for [dev, dev + bytes) of mc's memory: 0,
+ * TACOS_ERR_NOMEM, or TACOS_ERR_IO (mc->why() says what failed). */
+int tacos_mirror_new(tacos_mirror_t *mm, const tacos_mc_t *mc, void **stream, void *dev,
+                     size_t bytes, int later);
+/* Copies the span to the host copy (to_host) or back, waited for. */
+int tacos_mirror_copy(const tacos_mirror_t *mm, int to_host);
+/* Copies the span back where `out`, then frees the host copy (a mirror
+ * never made: nothing). */
+int tacos_mirror_free(tacos_mirror_t *mm, int out);
+
 #endif

@@ -47,16 +47,31 @@ typedef struct op {
     int status;         /* the last run's: MPI_SUCCESS or its error */
     int active;         /* in flight */
     int free_when_done; /* the application freed the request while in flight */
-    struct op *prev, *next; /* in flight */
+    void *stream;       /* GPU buffers: its own stream (staged, or its host copies') */
+    /* by hand: the call on host copies of GPU buffers (this library's
+     * request or MPICH's), and the copies (copied back where out[i]) */
+    int by_hand;
+    MPI_Request inner;
+    tacos_mirror_t mm[2];
+    int out[2];
+    struct op *prev, *next; /* in flight (in_flight, or by_hand_flight) */
     struct op *later;       /* persistent ones, all */
 } op_t;
 
 static op_t *in_flight, *persistent_ops;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Operations by hand in flight: tested outside `lock` (testing a request
+ * of this library's progresses, and its errors are looked up, under it). */
+static op_t *by_hand_flight;
+static pthread_mutex_t hand_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Comm signal_comm = MPI_COMM_NULL; /* persistent requests' receives */
 static int tags, signal_tags;                /* tags an operation may take; signals made */
 
-int pmpi_busy(void) { return __atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) != NULL; }
+int pmpi_busy(void)
+{
+    return __atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) != NULL ||
+           __atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) != NULL;
+}
 
 /* Derived datatypes are duplicated: the application may free its own
  * before the operation ends. */
@@ -71,6 +86,11 @@ static void release(op_t *o)
 {
     tacos_req_free(o->req);
     o->req = NULL;
+    if (o->inner != MPI_REQUEST_NULL) /* the call on the host copies (persistent:
+                                       * maybe this library's, freed outside `lock`) */
+        (o->persistent ? MPI_Request_free : PMPI_Request_free)(&o->inner);
+    for (int i = 0; i < 2; i++)
+        pmpi_unmirror(&o->mm[i], 0);
     for (int i = 0; i < 2; i++) {
         if (o->types[i] != MPI_DATATYPE_NULL && !pmpi_named(o->types[i]))
             PMPI_Type_free(&o->types[i]);
@@ -84,26 +104,54 @@ static void release(op_t *o)
 static void destroy(op_t *o)
 {
     release(o);
+    pmpi_stream_free(o->stream);
     free(o->space.p);
     free(o);
 }
 
-/* Under the lock. */
-static void unlink_in_flight(op_t *o)
+/* Under the list's lock. */
+static void unlink_from(op_t **head, op_t *o)
 {
     if (o->prev)
         o->prev->next = o->next;
     else
-        __atomic_store_n(&in_flight, o->next, __ATOMIC_RELEASE);
+        __atomic_store_n(head, o->next, __ATOMIC_RELEASE);
     if (o->next)
         o->next->prev = o->prev;
     o->prev = o->next = NULL;
+}
+
+static void link_into(op_t **head, pthread_mutex_t *m, op_t *o)
+{
+    pthread_mutex_lock(m);
+    o->prev = NULL;
+    o->next = *head;
+    if (*head)
+        (*head)->prev = o;
+    __atomic_store_n(head, o, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(m);
+}
+
+/* A call by hand is over (rc: the call on the host copies): its results
+ * back to the GPU buffers (a persistent one keeps its copies). */
+static int by_hand_finish(op_t *o, int rc)
+{
+    for (int i = 0; i < 2; i++) {
+        int back = rc == MPI_SUCCESS && o->out[i];
+        int out = o->persistent ? back ? pmpi_mirror_copy(&o->mm[i], 0) : MPI_SUCCESS
+                                : pmpi_unmirror(&o->mm[i], back);
+        if (rc == MPI_SUCCESS)
+            rc = out;
+    }
+    return rc;
 }
 
 /* The run is over (status rc): the application's request completes.
  * Called without the lock (MPICH may call the free function inside). */
 static void complete(op_t *o, int rc)
 {
+    if (o->by_hand)
+        rc = by_hand_finish(o, rc);
     pthread_mutex_lock(&lock);
     o->status = rc;
     o->active = 0;
@@ -125,16 +173,47 @@ static void complete(op_t *o, int rc)
         destroy(o);
 }
 
+static int run_errors(int one, int n, const MPI_Request *r, const int *idx, MPI_Status *s,
+                      int rc);
+
+/* The calls by hand whose call on the host copies completed. */
+static void progress_by_hand(void)
+{
+    if (!__atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&hand_lock))
+        return;
+    op_t *done = NULL;
+    for (op_t *o = by_hand_flight, *next; o; o = next) {
+        next = o->next;
+        MPI_Request h = o->inner;
+        MPI_Status s;
+        int flag = 0, rc = PMPI_Test(&o->inner, &flag, &s);
+        if (flag) /* a persistent call of this library's: its error is its own */
+            rc = run_errors(1, 1, &h, NULL, &s, rc);
+        if (flag || rc != MPI_SUCCESS) {
+            unlink_from(&by_hand_flight, o);
+            o->status = rc;
+            o->next = done, done = o;
+        }
+    }
+    pthread_mutex_unlock(&hand_lock);
+    for (op_t *o = done, *next; o; o = next) {
+        next = o->next;
+        o->next = NULL;
+        complete(o, o->status);
+    }
+}
+
 void pmpi_progress(void)
 {
-    if (!pmpi_busy() || pthread_mutex_trylock(&lock))
+    progress_by_hand();
+    if (!__atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&lock))
         return; /* nothing to do, or another thread does it */
     op_t *done = NULL;
     for (op_t *o = in_flight, *next; o; o = next) {
         int finished = 0, rc = tacos_req_progress(o->req, &finished);
         next = o->next;
         if (finished) {
-            unlink_in_flight(o);
+            unlink_from(&in_flight, o);
             o->status = rc;
             o->next = done, done = o;
         }
@@ -151,10 +230,21 @@ void pmpi_progress(void)
 static int start(op_t *o)
 {
     state_t *st = o->x.st;
+    int rc = MPI_SUCCESS;
+    o->status = MPI_SUCCESS;
+    if (o->by_hand) { /* persistent: its copies in, its call on them started */
+        for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
+            rc = pmpi_mirror_copy(&o->mm[i], 1);
+        if (rc != MPI_SUCCESS || (rc = MPI_Start(&o->inner)) != MPI_SUCCESS ||
+            (rc = PMPI_Start(&o->handle)) != MPI_SUCCESS)
+            return rc;
+        o->active = 1;
+        link_into(&by_hand_flight, &hand_lock, o);
+        return MPI_SUCCESS;
+    }
     o->x.tag = FIRST_TAG + (int)(st->started++ % (unsigned)tags);
     o->x.error = MPI_SUCCESS;
-    o->status = MPI_SUCCESS;
-    int rc = o->persistent ? PMPI_Start(&o->handle) : MPI_SUCCESS;
+    rc = o->persistent ? PMPI_Start(&o->handle) : MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         return rc;
     o->active = 1;
@@ -162,13 +252,7 @@ static int start(op_t *o)
         complete(o, rc); /* the request completes with the error */
         return rc;
     }
-    pthread_mutex_lock(&lock);
-    o->prev = NULL;
-    o->next = in_flight;
-    if (in_flight)
-        in_flight->prev = o;
-    __atomic_store_n(&in_flight, o, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&lock);
+    link_into(&in_flight, &lock, o);
     return MPI_SUCCESS;
 }
 
@@ -236,22 +320,68 @@ static int setup(int persistent)
     return MPI_SUCCESS;
 }
 
+static op_t *op_new(void)
+{
+    op_t *o = calloc(1, sizeof *o);
+    if (o) {
+        o->handle = o->inner = MPI_REQUEST_NULL;
+        o->types[0] = o->types[1] = MPI_DATATYPE_NULL;
+    }
+    return o;
+}
+
+/* o's request for the application: a persistent receive of its own
+ * (persistent), else a generalized request. */
+static int issue(op_t *o)
+{
+    pthread_mutex_lock(&lock);
+    int rc = setup(o->persistent);
+    if (rc == MPI_SUCCESS && o->persistent) {
+        o->signal_tag = signal_tags++ % MAX_TAGS;
+        rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, o->signal_tag, signal_comm, &o->handle);
+        if (rc == MPI_SUCCESS)
+            o->later = persistent_ops, persistent_ops = o;
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc == MPI_SUCCESS && !o->persistent)
+        rc = MPIX_Grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
+                                 &o->handle);
+    return rc;
+}
+
+/* The operation's stream: its own (concurrent operations reduce
+ * differently), where the call is staged. */
+static int own_memory(op_t *o, const tacos_call_t *call, tacos_call_t *own)
+{
+    if (!call->mem)
+        return MPI_SUCCESS;
+    own->mem = &o->x.mem;
+    if (!call->mc->bind) { /* host memory */
+        tacos_mem_host(&o->x, call->tp.reduce, &o->x.mem);
+        return MPI_SUCCESS;
+    }
+    if (call->mc->stream_new(o->x.dev_buf, &o->stream)) {
+        pmpi_say(0, "a nonblocking call on GPU buffers: %s", call->mc->why());
+        return MPI_ERR_OTHER;
+    }
+    call->mc->bind(o->stream, o->x.red_op, o->x.red_type, &o->x.mem);
+    return MPI_SUCCESS;
+}
+
 int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
                 const tacos_args_t *a, int persistent, MPI_Request *request)
 {
-    op_t *o = calloc(1, sizeof *o);
+    op_t *o = op_new();
     if (!o)
         return MPI_ERR_NO_MEM;
     o->x = *(const call_ctx_t *)call->tp.ctx;
     o->x.space = &o->space;
     o->x.st = NULL; /* holds no reference yet */
     o->persistent = persistent;
-    o->handle = MPI_REQUEST_NULL;
     tacos_args_t own_args = *a;
     const tacos_data_t *d[2] = {a->send, a->recv};
     int rc = MPI_SUCCESS;
     for (int i = 0; i < 2; i++) {
-        o->types[i] = MPI_DATATYPE_NULL;
         if (!d[i])
             continue;
         o->data[i] = *d[i];
@@ -268,6 +398,8 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
     own.tp.ctx = &o->x;
     own.error = &o->x.error;
     if (rc == MPI_SUCCESS)
+        rc = own_memory(o, call, &own);
+    if (rc == MPI_SUCCESS)
         rc = tacos_req_new(st->core, p, &own, &own_args, &o->req);
     if (rc != MPI_SUCCESS) {
         destroy(o);
@@ -275,19 +407,7 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
     }
     __atomic_add_fetch(&st->refs, 1, __ATOMIC_RELAXED);
     o->x.st = st;
-    pthread_mutex_lock(&lock);
-    rc = setup(persistent);
-    if (rc == MPI_SUCCESS && persistent) {
-        o->signal_tag = signal_tags++ % MAX_TAGS;
-        rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, o->signal_tag, signal_comm, &o->handle);
-        if (rc == MPI_SUCCESS)
-            o->later = persistent_ops, persistent_ops = o;
-    }
-    pthread_mutex_unlock(&lock);
-    if (rc == MPI_SUCCESS && !persistent)
-        rc = MPIX_Grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
-                                 &o->handle);
-    if (rc != MPI_SUCCESS) {
+    if ((rc = issue(o)) != MPI_SUCCESS) {
         destroy(o);
         return rc;
     }
@@ -295,6 +415,39 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
     if (!persistent && (rc = start(o)) != MPI_SUCCESS) {
         PMPI_Request_free(request); /* completed with the error: freed */
         return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int pmpi_launch_by_hand(MPI_Request inner, const tacos_mirror_t *mm, const int *out, int n,
+                        int persistent, MPI_Request *request)
+{
+    op_t *o = op_new();
+    int rc = o ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (o) {
+        o->persistent = persistent, o->by_hand = 1, o->inner = inner;
+        for (int i = 0; i < n; i++) /* copied on its own stream: any thread progresses it */
+            o->mm[i] = mm[i], o->mm[i].stream = &o->stream, o->out[i] = out[i];
+        rc = issue(o);
+    }
+    if (rc != MPI_SUCCESS) { /* a nonblocking call finishes here: it is under way elsewhere */
+        tacos_mirror_t back[2] = {{0}};
+        for (int i = 0; i < n; i++)
+            back[i] = mm[i];
+        int done = persistent ? MPI_Request_free(&inner) : pmpi_wait(&inner, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            pmpi_unmirror(&back[i], !persistent && done == MPI_SUCCESS && out[i]);
+        if (o) { /* its copies were given back above */
+            memset(o->mm, 0, sizeof o->mm);
+            o->inner = MPI_REQUEST_NULL;
+            destroy(o);
+        }
+        return rc;
+    }
+    *request = o->handle;
+    if (!persistent) {
+        o->active = 1;
+        link_into(&by_hand_flight, &hand_lock, o);
     }
     return MPI_SUCCESS;
 }

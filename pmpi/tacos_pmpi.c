@@ -40,7 +40,7 @@ enum {
 static tacos_settings_t settings = TACOS_SETTINGS_DEFAULT;
 
 /* TACOS_<NAME> as an integer >= lo, or the default with a message. */
-static void env_int(const char *name, int lo, int *v)
+void pmpi_env_int(const char *name, int lo, int *v)
 {
     const char *e = getenv(name);
     char *end;
@@ -57,23 +57,23 @@ static void read_settings(void)
 {
     tacos_settings_t *s = &settings;
     int scratch_mib = (int)(s->scratch_max >> 20);
-    env_int("TACOS_ENABLE", 0, &s->enable);
-    env_int("TACOS_VERBOSE", 0, &s->verbose);
-    env_int("TACOS_MIN_BYTES", 0, &s->min_bytes);
-    env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
-    env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
-    env_int("TACOS_CHUNKS", 0, &s->chunks);
-    env_int("TACOS_SEED", 0, &s->seed);
-    env_int("TACOS_TRIALS", 1, &s->trials);
-    env_int("TACOS_UNWIND_DEGREE", 0, &s->unwind_degree);
-    env_int("TACOS_PROBE", 0, &s->probe);
-    env_int("TACOS_PROBE_GPU", 0, &s->probe_gpu);
-    env_int("TACOS_CALIBRATE", 0, &s->calibrate);
-    env_int("TACOS_MEASURE", 0, &s->measure);
-    env_int("TACOS_CACHE_SIZE", 1, &s->cache_size);
-    env_int("TACOS_NONBLOCKING", 0, &s->nonblocking);
-    env_int("TACOS_DETERMINISTIC", 0, &s->deterministic);
-    env_int("TACOS_SCRATCH_MAX_MIB", 0, &scratch_mib);
+    pmpi_env_int("TACOS_ENABLE", 0, &s->enable);
+    pmpi_env_int("TACOS_VERBOSE", 0, &s->verbose);
+    pmpi_env_int("TACOS_MIN_BYTES", 0, &s->min_bytes);
+    pmpi_env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
+    pmpi_env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
+    pmpi_env_int("TACOS_CHUNKS", 0, &s->chunks);
+    pmpi_env_int("TACOS_SEED", 0, &s->seed);
+    pmpi_env_int("TACOS_TRIALS", 1, &s->trials);
+    pmpi_env_int("TACOS_UNWIND_DEGREE", 0, &s->unwind_degree);
+    pmpi_env_int("TACOS_PROBE", 0, &s->probe);
+    pmpi_env_int("TACOS_PROBE_GPU", 0, &s->probe_gpu);
+    pmpi_env_int("TACOS_CALIBRATE", 0, &s->calibrate);
+    pmpi_env_int("TACOS_MEASURE", 0, &s->measure);
+    pmpi_env_int("TACOS_CACHE_SIZE", 1, &s->cache_size);
+    pmpi_env_int("TACOS_NONBLOCKING", 0, &s->nonblocking);
+    pmpi_env_int("TACOS_DETERMINISTIC", 0, &s->deterministic);
+    pmpi_env_int("TACOS_SCRATCH_MAX_MIB", 0, &scratch_mib);
     s->scratch_max = (size_t)scratch_mib << 20;
     s->topo_file = getenv("TACOS_TOPO_FILE");
     s->dump_dir = getenv("TACOS_DUMP_DIR");
@@ -82,6 +82,7 @@ static void read_settings(void)
         s->ucx_lib = getenv("TACOS_UCX_LIB");
     s->param_prefix = "TACOS_";
     s->previous = "the MPI library's own collectives";
+    pmpi_memory_settings();
 }
 
 void pmpi_say(int level, const char *fmt, ...)
@@ -115,6 +116,7 @@ void pmpi_state_release(state_t *st)
     if (st == &no_state || __atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     tacos_comm_free(st->core);
+    pmpi_stream_free(st->stream);
     if (st->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&st->comm);
     free(st->space.p);
@@ -552,15 +554,13 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
         u->key[u->n].coll = coll, u->key[u->n].root = root, u->key[u->n++].bytes = bytes;
 }
 
-/* The state, or the MPI library's own collective. */
-#define STATE(st, comm, name, iname, ...)                                                    \
-    state_t *st = state_of(comm, mode == BLOCKING);                                          \
-    if (!st)                                                                                 \
-        return FALLBACK(name, iname, __VA_ARGS__);
+/* The state (NULL: the MPI library's own collective, see PLAN). */
+#define STATE(st, comm) state_t *st = state_of(comm, mode == BLOCKING)
 
 /* A call's context and what the core needs of it. */
-#define CALL(st, tag, op)                                                                    \
-    call_ctx_t x = {st, tag, MPI_BYTE, 0, op, MPI_SUCCESS, &(st)->space};                    \
+#define CALL(state, tag_, op_)                                                               \
+    call_ctx_t x = {.st = state, .tag = tag_, .unit = MPI_BYTE, .op = op_,                   \
+                    .space = (state) ? &(state)->space : NULL};                              \
     tacos_call_t call = {{&x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,        \
                           pmpi_abandon, reduce_local, NULL},                                  \
                          {0, 0, 0, 0},                                                        \
@@ -570,16 +570,46 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
                          MPI_ERR_NO_MEM,                                                      \
                          MPI_ERR_INTERN,                                                      \
                          &x.error,                                                            \
-                         NULL, /* host buffers only: no memory layer */                       \
+                         NULL, /* set by RUN where the call is staged */                      \
                          NULL}
 
+/* A call on host copies of GPU buffers, on this thread: 1 runs as planned,
+ * 2 falls back as the original call did (without planning again). */
+static _Thread_local struct {
+    int then;
+    const char *why;
+} hand;
+
+/* GPU buffers (bufs: the call's that matter on this rank; contiguous: all
+ * of them one run of bytes) go through the schedule staged by the executor;
+ * where it cannot take them (why_dev), or no schedule serves the call, the
+ * call runs on host copies of its buffers (by_hand_<name>).  After the
+ * view (x.unit, the size). */
+#define DEVICE(contiguous, ...)                                                              \
+    const void *bufs_[] = {__VA_ARGS__};                                                     \
+    int then_ = hand.then; /* this call's own: collectives nested in it look again */        \
+    hand.then = 0;                                                                           \
+    if (!then_)                                                                              \
+        pmpi_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                      \
+    const char *why_dev = pmpi_device_why(&x, contiguous, call.v.bytes)
+
 /* Plans (tacos_comm_plan_call; without a state: want); returns an error
- * or, where nothing is to move, success; falls back with the reason; or
- * goes on with p. */
+ * or, where nothing is to move, success; falls back with the reason (on
+ * host copies where the buffers are a GPU's); or goes on with p. */
 #define PLAN(st, coll, root, why, p, name, iname, ...)                                       \
     do {                                                                                     \
         int plan_rc_ = MPI_SUCCESS;                                                          \
         (p) = NULL;                                                                          \
+        if (then_ == 2) { /* on host copies of a call that falls back */                     \
+            pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), hand.why);               \
+            return FALLBACK(name, iname, __VA_ARGS__);                                       \
+        }                                                                                    \
+        if (!(st) && x.device)                                                               \
+            return by_hand_##name(mode, info, request, "no state", 2, __VA_ARGS__);          \
+        if (!(st))                                                                           \
+            return FALLBACK(name, iname, __VA_ARGS__);                                       \
+        if (x.device && why_dev)                                                             \
+            return by_hand_##name(mode, info, request, why_dev, 1, __VA_ARGS__);             \
         if ((st) == &unmade)                                                                 \
             want(comm, coll, root, call.v.bytes, &(why));                                    \
         else                                                                                 \
@@ -589,17 +619,29 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
             return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                      \
         if (!(p) && !(why))                                                                  \
             return MPI_SUCCESS;                                                              \
+        if (!(p) && x.device) /* MPICH cannot take GPU memory */                             \
+            return by_hand_##name(mode, info, request, why, 2, __VA_ARGS__);                 \
         if (!(p)) {                                                                          \
             pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), why);                    \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
         }                                                                                    \
     } while (0)
 
-/* Runs plan p in the call's mode; an error goes to the communicator's
- * error handler, as MPI's would. */
+/* Runs plan p in the call's mode (staged where its memory says so: a
+ * blocking call on the state's stream, an operation on its own); an error
+ * goes to the communicator's error handler, as MPI's would. */
 #define RUN(st, p, a)                                                                        \
-    done(comm, mode == BLOCKING ? tacos_run((st)->core, p, &call, a)                         \
-                                : pmpi_launch(st, p, &call, a, mode == PERSISTENT, request))
+    done(comm, mode == BLOCKING                                                              \
+                   ? run_blocking(st, p, &call, &x, a)                                       \
+                   : pmpi_memory_bind(NULL, &call, &x) ? MPI_ERR_OTHER                       \
+                   : pmpi_launch(st, p, &call, a, mode == PERSISTENT, request))
+
+static int run_blocking(state_t *st, const tacos_plan_t *p, tacos_call_t *call, call_ctx_t *x,
+                        const tacos_args_t *a)
+{
+    int rc = pmpi_memory_bind(&st->stream, call, x);
+    return rc != MPI_SUCCESS ? rc : tacos_run(st->core, p, call, a);
+}
 
 static int done(MPI_Comm comm, int rc)
 {
@@ -624,12 +666,42 @@ static const char *view_reduction(MPI_Datatype dtype, size_t count, MPI_Op op, c
     return why ? why : known ? NULL : "a user-defined op (nonblocking and persistent calls)";
 }
 
+/* The calls on host copies of GPU buffers (defined below). */
+#define BY_HAND_ARGS call_mode_t mode, MPI_Info info, MPI_Request *request, const char *why, int then
+static int by_hand_Allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
+                             MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+static int by_hand_Allgather(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                             void *rbuf, int rcount, MPI_Datatype rdtype, MPI_Comm comm);
+static int by_hand_Alltoall(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                            void *rbuf, int rcount, MPI_Datatype rdtype, MPI_Comm comm);
+static int by_hand_Bcast(BY_HAND_ARGS, void *buf, int count, MPI_Datatype dtype, int root,
+                         MPI_Comm comm);
+static int by_hand_Reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
+                          MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm);
+static int by_hand_Reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
+                                        MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+static int by_hand_Reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf,
+                                  const int rcounts[], MPI_Datatype dtype, MPI_Op op,
+                                  MPI_Comm comm);
+static int by_hand_Gather(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                          void *rbuf, int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm);
+static int by_hand_Scatter(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                           void *rbuf, int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm);
+
+/* Whether a buffer the call touches is one run of bytes (MPI_IN_PLACE: its
+ * datatype is not to be read). */
+static int one_run(const void *buf, size_t count, MPI_Datatype dtype)
+{
+    return buf == MPI_IN_PLACE || contiguous(dtype, count);
+}
+
 static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
                      MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Allreduce, Iallreduce, sbuf, rbuf, count, dtype, op, comm);
+    STATE(st, comm);
     CALL(st, TAG_ALLREDUCE, op);
     const char *why = view_reduction(dtype, (size_t)count, op, mode, &call.v, &x);
+    DEVICE(contiguous(dtype, (size_t)count), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLREDUCE, 0, why, p, Allreduce, Iallreduce, sbuf, rbuf, count, dtype, op,
          comm);
@@ -641,11 +713,13 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype
 static int allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
                      MPI_Datatype rdtype, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Allgather, Iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    STATE(st, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     CALL(st, TAG_ALLGATHER, MPI_OP_NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
+    DEVICE(one_run(sbuf, (size_t)scount, sdtype) && contiguous(rdtype, (size_t)rcount * (size_t)n),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLGATHER, 0, why, p, Allgather, Iallgather, sbuf, scount, sdtype, rbuf, rcount,
          rdtype, comm);
@@ -659,11 +733,14 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rb
 static int alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
                     MPI_Datatype rdtype, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Alltoall, Ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    STATE(st, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     CALL(st, TAG_ALLTOALL, MPI_OP_NULL);
     const char *why = view_bytes(rdtype, (size_t)rcount * (size_t)n, &call.v, &x);
+    DEVICE(one_run(sbuf, (size_t)scount * (size_t)n, sdtype) &&
+               contiguous(rdtype, (size_t)rcount * (size_t)n),
+           sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLTOALL, 0, why, p, Alltoall, Ialltoall, sbuf, scount, sdtype, rbuf, rcount,
          rdtype, comm);
@@ -677,9 +754,10 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbu
 
 static int bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Bcast, Ibcast, buf, count, dtype, root, comm);
+    STATE(st, comm);
     CALL(st, TAG_BCAST, MPI_OP_NULL);
     const char *why = view_bytes(dtype, (size_t)count, &call.v, &x);
+    DEVICE(contiguous(dtype, (size_t)count), buf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, Ibcast, buf, count, dtype, root, comm);
     tacos_data_t d = data(buf, (size_t)count, &dtype);
@@ -690,9 +768,12 @@ static int bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm co
 static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
                   MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce, Ireduce, sbuf, rbuf, count, dtype, op, root, comm);
+    STATE(st, comm);
+    int me = 0;
+    PMPI_Comm_rank(comm, &me);
     CALL(st, TAG_REDUCE, op);
     const char *why = view_reduction(dtype, (size_t)count, op, mode, &call.v, &x);
+    DEVICE(contiguous(dtype, (size_t)count), sbuf, me == root ? rbuf : NULL); /* rbuf: the root's */
     const tacos_plan_t *p;
     PLAN(st, TACOS_REDUCE, root, why, p, Reduce, Ireduce, sbuf, rbuf, count, dtype, op, root, comm);
     tacos_data_t s = data(sbuf, (size_t)count, &dtype), r = data(rbuf, (size_t)count, &dtype);
@@ -703,13 +784,13 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, M
 static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
                                 MPI_Op op, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
-          comm);
+    STATE(st, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     size_t total = (size_t)rcount * (size_t)n;
     CALL(st, TAG_REDUCE_SCATTER, op);
     const char *why = view_reduction(dtype, total, op, mode, &call.v, &x);
+    DEVICE(contiguous(dtype, total), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter_block, Ireduce_scatter_block, sbuf,
          rbuf, rcount, dtype, op, comm);
@@ -721,7 +802,7 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Da
 static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
                           MPI_Op op, MPI_Comm comm, MODE_ARGS)
 {
-    STATE(st, comm, Reduce_scatter, Ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    STATE(st, comm);
     int n;
     PMPI_Comm_size(comm, &n);
     size_t total = 0;
@@ -729,6 +810,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI
         total += (size_t)rcounts[r];
     CALL(st, TAG_REDUCE_SCATTER, op);
     const char *why = view_reduction(dtype, total, op, mode, &call.v, &x);
+    DEVICE(contiguous(dtype, total), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(st, TACOS_REDUCE_SCATTER, 0, why, p, Reduce_scatter, Ireduce_scatter, sbuf, rbuf, rcounts,
          dtype, op, comm);
@@ -757,12 +839,7 @@ static const char *left_to_mpich(const state_t *st, tacos_coll_t coll)
 static int rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
                   int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm, MODE_ARGS)
 {
-    state_t *st = state_of(comm, mode == BLOCKING);
-    if (!st)
-        return gathers ? FALLBACK(Gather, Igather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                  root, comm)
-                       : FALLBACK(Scatter, Iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                  root, comm);
+    STATE(st, comm);
     int n, me;
     PMPI_Comm_size(comm, &n);
     PMPI_Comm_rank(comm, &me);
@@ -774,8 +851,10 @@ static int rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype
     CALL(st, gathers ? TAG_GATHER : TAG_SCATTER, MPI_OP_NULL);
     const char *why = at_root ? view_bytes(all_type, all_count, &call.v, &x)
                               : view_bytes(own_type, own_count * (size_t)n, &call.v, &x);
-    if (!why && st != &unmade)
+    if (!why && st && st != &unmade)
         why = left_to_mpich(st, gathers ? TACOS_GATHER : TACOS_SCATTER);
+    DEVICE(one_run(own_buf, own_count, own_type) && (!at_root || contiguous(all_type, all_count)),
+           own_buf, at_root ? all_buf : NULL);
     const tacos_plan_t *p;
     if (gathers)
         PLAN(st, TACOS_GATHER, root, why, p, Gather, Igather, sbuf, scount, sdtype, rbuf, rcount,
@@ -788,6 +867,143 @@ static int rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype
     const tacos_data_t *o = in_place ? NULL : &own, *l = at_root ? &all : NULL;
     tacos_args_t a = {.send = gathers ? o : l, .recv = gathers ? l : o, .root = root};
     return RUN(st, p, &a);
+}
+
+/* A call on GPU buffers that neither the executor's staging nor MPICH can
+ * take: an error, not a device pointer handed to code that reads it as
+ * host memory. */
+static int unserved(MPI_Comm comm, const char *name, const char *why)
+{
+    pmpi_say(0, "MPI_%s on GPU buffers: %s; not served (MPICH here is not CUDA-aware)", name, why);
+    return done(comm, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+
+/* A call on host copies of up to two buffers (each copied in, so that what
+ * the call does not write stays as it was; copied back where out0, out1):
+ * blocking; nonblocking, copied back when it completes; persistent, copied
+ * in at each start and back at each completion.  The call itself
+ * (call_expr, on h0 and h1, its request in inner_) looks for no GPU
+ * buffers and, where `then` is 2, falls back as the original call did. */
+#define BY_HAND(label, call_expr, b0, n0, t0, out0, b1, n1, t1, out1)                       \
+    do {                                                                                     \
+        tacos_mirror_t mm_[2] = {{0}};                                                       \
+        int out_[2] = {(out0), (out1)}, inter_ = 0;                                          \
+        void *h0 = NULL, *h1 = NULL;                                                         \
+        MPI_Request inner_ = MPI_REQUEST_NULL;                                               \
+        const char *name_ = label;                                                           \
+        if (comm != MPI_COMM_NULL)                                                           \
+            PMPI_Comm_test_inter(comm, &inter_);                                             \
+        if (inter_)                                                                          \
+            return unserved(comm, name_, "an intercommunicator");                            \
+        pmpi_say(10, "MPI_%s on GPU buffers through host copies: %s", name_, why);           \
+        void **hs_ = pmpi_hand_stream();                                                     \
+        int rc_ = pmpi_mirror(&mm_[0], hs_, b0, n0, t0, mode == PERSISTENT, &h0);            \
+        if (rc_ == MPI_SUCCESS)                                                              \
+            rc_ = pmpi_mirror(&mm_[1], hs_, b1, n1, t1, mode == PERSISTENT, &h1);            \
+        if (rc_ != MPI_SUCCESS) {                                                            \
+            pmpi_unmirror(&mm_[0], 0);                                                       \
+            return done(comm, rc_);                                                          \
+        }                                                                                    \
+        hand.then = then, hand.why = why;                                                    \
+        rc_ = call_expr;                                                                     \
+        hand.then = 0;                                                                       \
+        if (rc_ == MPI_SUCCESS && mode != BLOCKING)                                          \
+            return done(comm, pmpi_launch_by_hand(inner_, mm_, out_, 2, mode == PERSISTENT,  \
+                                                  request));                                 \
+        int back0_ = pmpi_unmirror(&mm_[0], (out0) && rc_ == MPI_SUCCESS);                   \
+        int back1_ = pmpi_unmirror(&mm_[1], (out1) && rc_ == MPI_SUCCESS);                   \
+        if (rc_ != MPI_SUCCESS) /* the call's own error, handled there */                    \
+            return rc_;                                                                      \
+        return done(comm, back0_ != MPI_SUCCESS ? back0_ : back1_);                          \
+    } while (0)
+
+/* The call on host copies, in the original call's mode (its request in inner_). */
+#define HOST(fn, ...) fn(__VA_ARGS__, mode, info, mode == BLOCKING ? NULL : &inner_)
+
+static int by_hand_Allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
+                             MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    BY_HAND(NAME(Allreduce, Iallreduce), HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, (size_t)count, dtype, 0, rbuf,
+            (size_t)count, dtype, 1);
+}
+
+static size_t size_of(MPI_Comm comm)
+{
+    int n = 0;
+    PMPI_Comm_size(comm, &n);
+    return (size_t)n;
+}
+
+static int by_hand_Allgather(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                             void *rbuf, int rcount, MPI_Datatype rdtype, MPI_Comm comm)
+{
+    BY_HAND(NAME(Allgather, Iallgather), HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf, (size_t)scount,
+            sdtype, 0, rbuf, (size_t)rcount * size_of(comm), rdtype, 1);
+}
+
+static int by_hand_Alltoall(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                            void *rbuf, int rcount, MPI_Datatype rdtype, MPI_Comm comm)
+{
+    BY_HAND(NAME(Alltoall, Ialltoall), HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
+            (size_t)scount * size_of(comm), sdtype, 0, rbuf, (size_t)rcount * size_of(comm),
+            rdtype, 1);
+}
+
+static int rank_of(MPI_Comm comm)
+{
+    int me = 0;
+    PMPI_Comm_rank(comm, &me);
+    return me;
+}
+
+static int by_hand_Bcast(BY_HAND_ARGS, void *buf, int count, MPI_Datatype dtype, int root,
+                         MPI_Comm comm)
+{
+    BY_HAND(NAME(Bcast, Ibcast), HOST(bcast, h0, count, dtype, root, comm), buf, (size_t)count, dtype,
+            rank_of(comm) != root, NULL, 0, dtype, 0);
+}
+
+static int by_hand_Reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
+                          MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm)
+{
+    int at_root = rank_of(comm) == root; /* rbuf: the root's */
+    BY_HAND(NAME(Reduce, Ireduce), HOST(reduce, h0, at_root ? h1 : rbuf, count, dtype, op, root, comm), sbuf,
+            (size_t)count, dtype, 0, at_root ? rbuf : NULL, (size_t)count, dtype, 1);
+}
+
+static int by_hand_Reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
+                                        MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    size_t all = (size_t)rcount * size_of(comm);
+    BY_HAND(NAME(Reduce_scatter_block, Ireduce_scatter_block), HOST(reduce_scatter_block, h0, h1, rcount, dtype, op, comm), sbuf, all, dtype, 0, rbuf,
+            sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype, 1);
+}
+
+static int by_hand_Reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf,
+                                  const int rcounts[], MPI_Datatype dtype, MPI_Op op,
+                                  MPI_Comm comm)
+{
+    size_t all = 0, n = size_of(comm);
+    for (size_t r = 0; r < n; r++)
+        all += (size_t)rcounts[r];
+    BY_HAND(NAME(Reduce_scatter, Ireduce_scatter), HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all, dtype, 0, rbuf,
+            sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[rank_of(comm)], dtype, 1);
+}
+
+static int by_hand_Gather(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                          void *rbuf, int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    void *out = rank_of(comm) == root ? rbuf : NULL; /* rbuf: the root's */
+    BY_HAND(NAME(Gather, Igather), HOST(rooted, 1, h0, scount, sdtype, out ? h1 : rbuf, rcount, rdtype, root, comm), sbuf,
+            (size_t)scount, sdtype, 0, out, (size_t)rcount * size_of(comm), rdtype, 1);
+}
+
+static int by_hand_Scatter(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datatype sdtype,
+                           void *rbuf, int rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
+{
+    const void *in = rank_of(comm) == root ? sbuf : NULL; /* sbuf: the root's */
+    BY_HAND(NAME(Scatter, Iscatter), HOST(rooted, 0, in ? h0 : sbuf, scount, sdtype, h1, rcount, rdtype, root, comm), in,
+            (size_t)scount * size_of(comm), sdtype, 0, rbuf, (size_t)rcount, rdtype, 1);
 }
 
 /* The entry points: each collective in its three modes. */

@@ -126,6 +126,48 @@ mpich 2 MORE_ONLY=r -- --quick
 grep -q "coll:tacos: \(gather\|scatter\) .*schedule k=" "$T/out" && fail "rooted on one node: schedules ran"
 CHECK=$COLL_CHECK
 
+# GPU buffers without a GPU: TACOS_STAGE=1 stages host buffers through the
+# memory layer (the executor's GPU path on host memory, MPI_Reduce_local
+# for its reductions); TACOS_STAGE=2 takes every buffer for a GPU's, so the
+# calls the staging cannot take (user-defined ops, derived datatypes, sizes
+# not planned, falls-back to MPICH's own) run on host copies of their
+# buffers: blocking, nonblocking and persistent
+mpich 3 TACOS_STAGE=1 && ran_all "staged" && { grep -q "staged through host" "$T/out" ||
+    fail "TACOS_STAGE=1: no call staged through host"; }
+mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 && ran_all "stage 2" && {
+    grep -q "staged through host as device" "$T/out" || fail "TACOS_STAGE=2: no call staged"
+    grep -q "MPI_Allreduce on GPU buffers through host copies: user-defined op" "$T/out" ||
+        fail "TACOS_STAGE=2: a user-defined op not through host copies"; }
+mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 -- --signatures &&
+    { grep -q "through host copies: GPU buffer with a non-contiguous datatype" "$T/out" ||
+          fail "TACOS_STAGE=2 --signatures: derived datatypes not through host copies"; }
+mpich 3 TACOS_STAGE=2 -- --quick &&
+    { grep -q "through host copies: below TACOS_STAGE_MIN_BYTES" "$T/out" ||
+          fail "TACOS_STAGE=2, default TACOS_STAGE_MIN_BYTES: small calls not through host copies"; }
+# nonblocking and persistent: staged (both ways); on host copies, with the
+# library's own schedule on them (below TACOS_STAGE_MIN_BYTES) and with
+# MPICH's own (sizes not planned yet)
+CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
+for stage in 1 2; do
+    mpich 4 TACOS_STAGE=$stage TACOS_STAGE_MIN_BYTES=0 -- --quick || continue
+    grep -q "(nonblocking), staged through host" "$T/out" ||
+        fail "mpi_nbc_check TACOS_STAGE=$stage: no operation staged"
+done
+grep -q "MPI_I[a-z_]* on GPU buffers through host copies: the communicator has no state" "$T/out" ||
+    fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call through host copies to MPICH's own"
+if mpich 4 TACOS_STAGE=2 -- --quick; then
+    for m in "MPI_I[a-z_]*" "MPI_[A-Z][a-z_]*_init"; do
+        grep -q "$m on GPU buffers through host copies: below TACOS_STAGE_MIN_BYTES" "$T/out" ||
+            fail "mpi_nbc_check TACOS_STAGE=2: no $m call through host copies"
+    done
+fi
+# MPI_Gather and MPI_Scatter (MPICH's own persistent ones left out: its
+# MPI_Gather_init reads its buffers at the init call)
+CHECK=${TACOS_MPICH_MORE_CHECK:-./mpi_more_check_mpich}
+mpich 3 MORE_ONLY=r MORE_MODES=bn MPIR_CVAR_ODD_EVEN_CLIQUES=1 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 \
+    -- --quick && ran "rooted stage 2" gather scatter
+CHECK=$COLL_CHECK
+
 # default thresholds: small calls go to MPICH's own, and say why
 timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" "$CHECK" --quick \
     >"$T/out" 2>&1 || fail "default thresholds run"

@@ -1,0 +1,213 @@
+/*
+ * GPU buffers in libtacos-pmpi: which of a call's buffers are in GPU memory,
+ * whether the executor can stage them (the schedule, chunk by chunk through
+ * pinned host memory) and the stream it stages through, and host copies of
+ * them for the calls it cannot (the call then runs on the copies: "by
+ * hand").  The same memory layer (core/mem.h) and rules as the Open MPI
+ * component; MPICH here is not CUDA-aware, so a device pointer must never
+ * reach it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "tacos_pmpi.h"
+
+static int use_cuda = 1;           /* TACOS_CUDA */
+static int stage;                  /* TACOS_STAGE: 1 host buffers staged too, 2 taken for a GPU's */
+static int stage_min_bytes = 2 << 20; /* TACOS_STAGE_MIN_BYTES */
+
+void pmpi_memory_settings(void)
+{
+    pmpi_env_int("TACOS_CUDA", 0, &use_cuda);
+    pmpi_env_int("TACOS_STAGE", 0, &stage);
+    pmpi_env_int("TACOS_STAGE_MIN_BYTES", 0, &stage_min_bytes);
+    if (stage > 2) {
+        pmpi_say(0, "TACOS_STAGE=%d is not 0, 1 or 2; using 0", stage);
+        stage = 0;
+    }
+}
+
+/* Where GPU buffers come from: CUDA's, or host memory taken for a GPU's (tests). */
+static const tacos_mc_t *device_mc(void)
+{
+    return stage == 2 ? tacos_mc_host_as_device() : use_cuda ? tacos_mc_cuda(NULL) : NULL;
+}
+
+void pmpi_on_device(call_ctx_t *x, const void *const *bufs, int n)
+{
+    const tacos_mc_t *mc = x->mc = device_mc();
+    int some = 0, all = 1;
+    for (int i = 0; mc && i < n; i++) {
+        if (!bufs[i] || bufs[i] == MPI_IN_PLACE)
+            continue;
+        int dev = mc->query(bufs[i]) != TACOS_MEM_HOST;
+        if (dev && !some)
+            x->dev_buf = bufs[i];
+        some |= dev, all &= dev;
+    }
+    x->device = !some ? 0 : all ? 2 : 1;
+}
+
+/* MPICH's predefined op in the core's names, TACOS_RED_NOPS for others. */
+static tacos_red_op_t red_op(MPI_Op op)
+{
+    static const struct {
+        MPI_Op op;
+        tacos_red_op_t red;
+    } map[] = {{MPI_SUM, TACOS_RED_SUM},   {MPI_PROD, TACOS_RED_PROD},    {MPI_MIN, TACOS_RED_MIN},
+               {MPI_MAX, TACOS_RED_MAX},   {MPI_LAND, TACOS_RED_LAND},    {MPI_LOR, TACOS_RED_LOR},
+               {MPI_LXOR, TACOS_RED_LXOR}, {MPI_BAND, TACOS_RED_BAND},    {MPI_BOR, TACOS_RED_BOR},
+               {MPI_BXOR, TACOS_RED_BXOR}, {MPI_MINLOC, TACOS_RED_MINLOC}, {MPI_MAXLOC, TACOS_RED_MAXLOC}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (map[i].op == op)
+            return map[i].red;
+    return TACOS_RED_NOPS;
+}
+
+/* A predefined datatype in the core's names (by its representation),
+ * TACOS_T_NTYPES for others. */
+static tacos_red_type_t red_type(MPI_Datatype t)
+{
+    static const struct {
+        MPI_Datatype t;
+        tacos_red_type_t red;
+    } pairs[] = {{MPI_FLOAT_INT, TACOS_T_FLOAT_INT}, {MPI_DOUBLE_INT, TACOS_T_DOUBLE_INT},
+                 {MPI_LONG_INT, TACOS_T_LONG_INT},   {MPI_2INT, TACOS_T_2INT},
+                 {MPI_SHORT_INT, TACOS_T_SHORT_INT}, {MPI_FLOAT, TACOS_T_FLOAT},
+                 {MPI_DOUBLE, TACOS_T_DOUBLE},       {MPI_C_BOOL, TACOS_T_UINT8},
+                 {MPI_BYTE, TACOS_T_UINT8}};
+    static const MPI_Datatype is_signed[] = {MPI_CHAR, MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT,
+                                              MPI_LONG, MPI_LONG_LONG, MPI_INT8_T, MPI_INT16_T,
+                                              MPI_INT32_T, MPI_INT64_T};
+    static const MPI_Datatype is_unsigned[] = {
+        MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+        MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
+    static const tacos_red_type_t by_size[2][9] = {
+        {0, TACOS_T_INT8, TACOS_T_INT16, 0, TACOS_T_INT32, 0, 0, 0, TACOS_T_INT64},
+        {0, TACOS_T_UINT8, TACOS_T_UINT16, 0, TACOS_T_UINT32, 0, 0, 0, TACOS_T_UINT64}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        if (pairs[i].t == t)
+            return pairs[i].red;
+    int size = 0, sign = -1;
+    for (size_t i = 0; sign < 0 && i < sizeof is_signed / sizeof *is_signed; i++)
+        sign = is_signed[i] == t ? 0 : -1;
+    for (size_t i = 0; sign < 0 && i < sizeof is_unsigned / sizeof *is_unsigned; i++)
+        sign = is_unsigned[i] == t ? 1 : -1;
+    PMPI_Type_size(t, &size);
+    if (sign < 0 || size < 1 || size > 8 || !by_size[sign][size])
+        return TACOS_T_NTYPES;
+    return by_size[sign][size];
+}
+
+const char *pmpi_device_why(call_ctx_t *x, int contiguous, size_t bytes)
+{
+    const tacos_mc_t *mc = x->mc;
+    x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
+    if (!x->device)
+        return NULL;
+    if (x->device == 1) /* kernels cannot read or write pageable host memory */
+        return "host and GPU buffers in one call";
+    if (!contiguous)
+        return "GPU buffer with a non-contiguous datatype";
+    if (x->op != MPI_OP_NULL) {
+        x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
+        if (x->red_op == TACOS_RED_NOPS)
+            return "user-defined op on GPU buffers";
+        if (x->red_type == TACOS_T_NTYPES || (mc->reduces && !mc->reduces(x->red_op, x->red_type)))
+            return "no GPU reduction for this op and datatype";
+    }
+    if (bytes < (size_t)stage_min_bytes)
+        return "below TACOS_STAGE_MIN_BYTES";
+    return NULL;
+}
+
+int pmpi_memory_bind(void **stream, tacos_call_t *call, call_ctx_t *x)
+{
+    const tacos_mc_t *mc = x->device ? x->mc : stage == 1 ? tacos_mc_host() : NULL;
+    if (!mc)
+        return MPI_SUCCESS; /* host memory, no staging */
+    call->mc = mc;
+    call->mem = &x->mem;
+    if (!stream)
+        return MPI_SUCCESS; /* an operation binds a stream of its own */
+    if (!mc->bind) { /* host memory (or taken for a GPU's): the host's stream */
+        tacos_mem_host(x, call->tp.reduce, &x->mem);
+        return MPI_SUCCESS;
+    }
+    if (!*stream && mc->stream_new(x->dev_buf, stream)) {
+        pmpi_say(0, "a call on GPU buffers: %s", mc->why());
+        return MPI_ERR_OTHER;
+    }
+    mc->bind(*stream, x->red_op, x->red_type, &x->mem);
+    return MPI_SUCCESS;
+}
+
+/* By hand: copies in, the call on them, copies out. */
+
+int pmpi_mirror(tacos_mirror_t *mm, void **stream, const void *buf, size_t count,
+                MPI_Datatype dtype, int later, void **host)
+{
+    const tacos_mc_t *mc = device_mc();
+    MPI_Aint lb, ext, tlb, text;
+    *mm = (tacos_mirror_t){0};
+    *host = (void *)buf;
+    if (!mc || !buf || buf == MPI_IN_PLACE || !count || mc->query(buf) == TACOS_MEM_HOST)
+        return MPI_SUCCESS; /* nothing to mirror */
+    PMPI_Type_get_extent(dtype, &lb, &ext);
+    PMPI_Type_get_true_extent(dtype, &tlb, &text);
+    if (ext < 0) {
+        pmpi_say(0, "a GPU buffer of a datatype with a negative extent is not served");
+        return MPI_ERR_TYPE;
+    }
+    /* the stream first (pinned memory is allocated in its context), once
+     * where it is the process's */
+    static pthread_mutex_t made = PTHREAD_MUTEX_INITIALIZER;
+    int rc = 0;
+    if (mc->stream_new) {
+        pthread_mutex_lock(&made);
+        rc = *stream ? 0 : mc->stream_new(buf, stream);
+        pthread_mutex_unlock(&made);
+    }
+    /* every buffer copied in, so that what the call does not write stays */
+    if (!rc)
+        rc = tacos_mirror_new(mm, mc, stream, (char *)buf + tlb,
+                              (count - 1) * (size_t)ext + (size_t)text, later);
+    if (rc == TACOS_ERR_NOMEM)
+        return MPI_ERR_NO_MEM;
+    if (rc) {
+        pmpi_say(0, "staging a GPU buffer by hand: %s", mc->why());
+        return MPI_ERR_OTHER;
+    }
+    *host = mm->host - tlb;
+    return MPI_SUCCESS;
+}
+
+int pmpi_mirror_copy(const tacos_mirror_t *mm, int to_host)
+{
+    if (!mm->host || !tacos_mirror_copy(mm, to_host))
+        return MPI_SUCCESS;
+    pmpi_say(0, "staging a GPU buffer by hand: %s", mm->mc->why());
+    return MPI_ERR_OTHER;
+}
+
+int pmpi_unmirror(tacos_mirror_t *mm, int out)
+{
+    int rc = out ? pmpi_mirror_copy(mm, 0) : MPI_SUCCESS;
+    tacos_mirror_free(mm, 0);
+    return rc;
+}
+
+/* Blocking calls' copies by hand: one stream for the process, made once
+ * (a communicator's own may not exist: calls that fall back have none). */
+void **pmpi_hand_stream(void)
+{
+    static void *stream;
+    return &stream;
+}
+
+void pmpi_stream_free(void *stream)
+{
+    const tacos_mc_t *mc = tacos_mc_cuda(NULL);
+    if (stream && mc)
+        mc->stream_free(stream);
+}
