@@ -23,6 +23,7 @@ typedef struct {
     int chunks; /* per rank; 0 = automatic */
     int min_bytes;
     int rooted_min_bytes; /* Bcast and Reduce */
+    int rooted_net_min_bytes; /* ... on communicators that span hosts */
     int gather_min_bytes; /* Gather and Scatter */
     int seed;
     int trials;

@@ -72,7 +72,7 @@ static int tacos_register(void)
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
     const tacos_settings_t d = TACOS_SETTINGS_DEFAULT; /* every binding's defaults */
     c->enable = d.enable, c->min_bytes = d.min_bytes, c->rooted_min_bytes = d.rooted_min_bytes;
-    c->gather_min_bytes = d.gather_min_bytes;
+    c->gather_min_bytes = d.gather_min_bytes, c->rooted_net_min_bytes = d.rooted_net_min_bytes;
     c->chunks = d.chunks, c->seed = d.seed, c->trials = d.trials;
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
@@ -155,8 +155,15 @@ static int tacos_register(void)
             &c->min_bytes);
     reg_int("rooted_min_bytes",
             "Like min_bytes, for MPI_Bcast and MPI_Reduce (default 4194304: measured on one host, "
-            "their schedules match tuned's trees only from about 4 MiB)",
+            "their schedules match tuned's trees only from about 4 MiB); see rooted_net_min_bytes "
+            "for communicators that span hosts",
             &c->rooted_min_bytes);
+    reg_int("rooted_net_min_bytes",
+            "Like rooted_min_bytes, for MPI_Bcast and MPI_Reduce on communicators that span hosts "
+            "(Open MPI's locality) (default 131072: from there their schedules took 0.11-0.58 of "
+            "tuned's time on the emulated cluster's meshes and rings, 0.24-1.08 over one link; "
+            "README Performance)",
+            &c->rooted_net_min_bytes);
     reg_int("gather_min_bytes",
             "Like min_bytes, for MPI_Gather and MPI_Scatter (the root's whole buffer) where "
             "coll/tacos serves them: on communicators that span hosts, or with coll/tacos the only "

@@ -243,7 +243,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
         return NULL;
     tacos_settings_t st = TACOS_SETTINGS_DEFAULT;
     st.enable = C->enable, st.min_bytes = C->min_bytes, st.rooted_min_bytes = C->rooted_min_bytes;
-    st.gather_min_bytes = C->gather_min_bytes;
+    st.gather_min_bytes = C->gather_min_bytes, st.rooted_net_min_bytes = C->rooted_net_min_bytes;
     st.chunks = C->chunks, st.seed = C->seed, st.trials = C->trials;
     st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
     st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
@@ -253,10 +253,14 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
     st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    /* locality is symmetric: either every rank has a peer on another node
+     * or none has */
+    m->spans_hosts = !OMPI_COMM_IS_INTER(comm) && ompi_group_have_remote_peers(comm->c_local_group);
     tacos_comm_ops_t ops = {.ctx = m,
                             .rank = ompi_comm_rank(comm),
                             .size = ompi_comm_size(comm),
                             .local_rank = lr ? atoi(lr) : 0,
+                            .spans_hosts = m->spans_hosts,
                             .id = ompi_comm_get_cid(comm),
                             .max_u64 = core_max_u64,
                             .allgather = core_allgather,
@@ -264,9 +268,6 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .log = core_log};
     m->comm = comm;
     m->stage = C->stage, m->stage_min_bytes = C->stage_min_bytes;
-    /* locality is symmetric: either every rank has a peer on another node
-     * or none has */
-    m->spans_hosts = !OMPI_COMM_IS_INTER(comm) && ompi_group_have_remote_peers(comm->c_local_group);
     if (!(m->core = tacos_comm_new(&st, &ops))) {
         OBJ_RELEASE(m);
         return NULL;

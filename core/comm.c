@@ -118,11 +118,13 @@ const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c) { return &c->
 
 /* ---- agreement ------------------------------------------------------------ */
 
-/* Whether each of v[0..n) (n <= 16) is equal on every rank (eq[i]), with
- * one max over the values and their complements (max of ~v = ~min). */
+/* Whether each of v[0..n) (n <= ALL_EQUAL_MAX) is equal on every rank
+ * (eq[i]), with one max over the values and their complements (max of ~v =
+ * ~min). */
+#define ALL_EQUAL_MAX 32
 static int all_equal(tacos_comm_t *c, const uint64_t *v, int n, char *eq)
 {
-    uint64_t w[32];
+    uint64_t w[2 * ALL_EQUAL_MAX];
     for (int i = 0; i < n; i++)
         w[i] = v[i], w[n + i] = ~v[i];
     c->busy = 1;
@@ -200,14 +202,16 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
                                   "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
-                                  "v_schedules", "gather_min_bytes"};
+                                  "v_schedules", "gather_min_bytes", "rooted_net_min_bytes"};
     enum { N = sizeof names / sizeof names[0] };
+    _Static_assert((int)N <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
                      (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
                      (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
                      (uint64_t)s->nonblocking, (uint64_t)s->net_piece,
-                     (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes};
+                     (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
+                     (uint64_t)s->rooted_net_min_bytes};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)
@@ -419,10 +423,14 @@ static int plan_wanted(tacos_comm_t *c)
 /* Whether the call is below its threshold (the agreed settings): *why names it. */
 static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
 {
-    /* Gather and Scatter, Bcast and Reduce, the rest */
+    /* Gather and Scatter, Bcast and Reduce (between hosts: their own), the rest */
     int k = coll == TACOS_GATHER || coll == TACOS_SCATTER ? 2 : tacos_coll_rooted(coll);
-    const int min[] = {c->s.min_bytes, c->s.rooted_min_bytes, c->s.gather_min_bytes};
-    static const char *const name[] = {"min_bytes", "rooted_min_bytes", "gather_min_bytes"};
+    if (k == 1 && c->ops.spans_hosts)
+        k = 3;
+    const int min[] = {c->s.min_bytes, c->s.rooted_min_bytes, c->s.gather_min_bytes,
+                       c->s.rooted_net_min_bytes};
+    static const char *const name[] = {"min_bytes", "rooted_min_bytes", "gather_min_bytes",
+                                       "rooted_net_min_bytes"};
     if (bytes >= (size_t)min[k])
         return 0;
     char p[64];

@@ -25,6 +25,7 @@
  * binding uses, are TACOS_SETTINGS_DEFAULT. */
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
+    int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */
     int probe, calibrate, measure, cache_size;
     int nonblocking; /* 0: nonblocking and persistent calls fall back */
     int v_schedules; /* 1: bindings may run the v-variants through schedules
@@ -47,6 +48,7 @@ typedef struct {
 
 #define TACOS_SETTINGS_DEFAULT                                                               \
     {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .gather_min_bytes = 524288, \
+     .rooted_net_min_bytes = 131072,                                                          \
      .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
      .measure = 1, .cache_size = 32, .nonblocking = 1,                                        \
      .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
@@ -56,6 +58,7 @@ typedef struct {
     void *ctx;
     int rank, size;
     int local_rank; /* among the ranks of its host (which GPU it uses) */
+    int spans_hosts; /* some rank on another host (the binding's locality: the same on every rank) */
     unsigned id;    /* names the communicator in messages and dump files */
     /* v[0..n) = its maximum over the ranks, in place (a collective). */
     int (*max_u64)(void *ctx, uint64_t *v, int n);

@@ -62,6 +62,7 @@ static void read_settings(void)
     pmpi_env_int("TACOS_MIN_BYTES", 0, &s->min_bytes);
     pmpi_env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
     pmpi_env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
+    pmpi_env_int("TACOS_ROOTED_NET_MIN_BYTES", 0, &s->rooted_net_min_bytes);
     pmpi_env_int("TACOS_CHUNKS", 0, &s->chunks);
     pmpi_env_int("TACOS_SEED", 0, &s->seed);
     pmpi_env_int("TACOS_TRIALS", 1, &s->trials);
@@ -227,10 +228,20 @@ static state_t *make_state(MPI_Comm comm)
      * of the application's attribute copy (and later delete) callbacks */
     if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
         const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
+        /* whether some rank is on another node: where its node's
+         * communicator is smaller than this one (on every rank alike) */
+        MPI_Comm node;
+        int on_node = n;
+        if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS) {
+            PMPI_Comm_size(node, &on_node);
+            PMPI_Comm_free(&node);
+        }
         tacos_comm_ops_t ops = {.ctx = st,
                                 .rank = me,
                                 .size = n,
                                 .local_rank = lr ? atoi(lr) : 0,
+                                .spans_hosts = on_node < n,
                                 .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
                                 .max_u64 = core_max_u64,
                                 .allgather = core_allgather,
@@ -246,15 +257,6 @@ static state_t *make_state(MPI_Comm comm)
             set.enable = on != NULL;
         if (st)
             st->core = tacos_comm_new(&set, &ops);
-        /* whether some rank is on another node: where its node's
-         * communicator is smaller than this one (on every rank alike) */
-        MPI_Comm node;
-        int on_node = n;
-        if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-            MPI_SUCCESS) {
-            PMPI_Comm_size(node, &on_node);
-            PMPI_Comm_free(&node);
-        }
         int agree[2] = {!(st && st->core), on_node < n}; /* failed anywhere, spans hosts */
         PMPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, dup);
         ok = !agree[0];

@@ -353,7 +353,8 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 # every parameter that decides which messages a rank sends, different in
 # one app context: one message (rank 0, world), the previous component,
 # right results, no hang
-for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 chunks=2 seed=5 trials=2 \
+for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 rooted_net_min_bytes=1000 \
+    chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
           net_piece_bytes=1000 v_schedules=1 \
           topo_file=$FIX/mesh2x2.json; do

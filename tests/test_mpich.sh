@@ -177,6 +177,28 @@ for why in "MPI_Allreduce: fallback: below TACOS_MIN_BYTES" \
     grep -qF "$why" "$T/out" || fail "default thresholds: no '$why' in the trace"
 done
 
+# Bcast and Reduce of 256 KiB with the default thresholds: between nodes
+# (MPIR_CVAR_ODD_EVEN_CLIQUES emulates two) through the schedule
+# (TACOS_ROOTED_NET_MIN_BYTES, 128 KiB), on one node MPICH's own
+# (TACOS_ROOTED_MIN_BYTES, 4 MiB)
+OSU=$B/benchmarks/osu_coll_mpich
+for c in bcast reduce; do
+    [ -x "$OSU" ] || break
+    name=$c && [ $c = bcast ] && name=broadcast
+    for cliques in 1 0; do
+        timeout 120 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" \
+            MPIR_CVAR_ODD_EVEN_CLIQUES=$cliques "$OSU" $c --min 262144 --max 262144 >"$T/out" 2>&1 ||
+            fail "osu_coll $c cliques=$cliques: exit $?"
+        if [ $cliques = 1 ]; then
+            grep -q "coll:tacos: $name 262144 bytes on 2 ranks: schedule" "$T/out" ||
+                fail "a 256 KiB $c between nodes ran no schedule"
+        else
+            grep -q "fallback: below TACOS_ROOTED_MIN_BYTES" "$T/out" ||
+                fail "a 256 KiB $c on one node not left to MPICH"
+        fi
+    done
+done
+
 # a parameter different on two ranks of four: one message, MPICH's own
 # collectives, right results, no hang
 for pv in TACOS_ENABLE=0 TACOS_SEED=5 TACOS_TOPO_FILE=$FIX/mesh2x2.json; do

@@ -19,6 +19,9 @@
 #  - MPI_Gather(v) and MPI_Scatter(v) (mpi_more_check's rooted checks, every
 #    result checked) with tuned present: between hosts Gather and Scatter
 #    run a schedule (tuned's would take them from the previous component);
+#  - MPI_Bcast and MPI_Reduce of 256 KiB with the default thresholds: between
+#    hosts they run a schedule (coll_tacos_rooted_net_min_bytes, 128 KiB; on
+#    one host rooted_min_bytes, 4 MiB, leaves them to tuned);
 #  - tacos-probe --all writes the measured topology, which tacos-synth reads;
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
 #    right results, one message naming it.
@@ -27,8 +30,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
 MORE=$(dirname "$CHECK")/mpi_more_check
 T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)
+OSU=$(cd "$B" && pwd)/benchmarks/osu_coll
 OMPI_MCA_mca_base_component_path="$(cd "$B" && pwd)/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
-export OMPI_MCA_mca_base_component_path T CHECK MORE
+export OMPI_MCA_mca_base_component_path T CHECK MORE OSU
 TACOS_PROBE=$(cd "$B" && pwd)/topo_probe/tacos-probe
 TACOS_SYNTH=$(cd "$B" && pwd)/synth/tacos-synth
 export TACOS_PROBE TACOS_SYNTH
@@ -52,6 +56,10 @@ MORE_ONLY=r $TESTBED_MPIRUN -x MORE_ONLY --mca coll tacos,tuned,basic,inter,libn
     --mca coll_tacos_verbose 10 --mca coll_tacos_net_piece_bytes "$PIECE" \
     --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 "$MORE" >"$T/more.out" 2>&1 ||
     echo "mpi_more_check exit $?" >>"$T/more.out"
+for c in bcast reduce; do
+    $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        "$OSU" $c --min 262144 --max 262144 || echo "osu_coll $c exit $?"
+done >"$T/rooted.out" 2>&1
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
 EOF
@@ -60,7 +68,7 @@ EOF
 shape() {
     name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6 PIECE=${7:--1}
     export PIECE
-    rm -f "$T/out" "$T/more.out" "$T/probe.out" "$T/probed.json"
+    rm -f "$T/out" "$T/more.out" "$T/rooted.out" "$T/probe.out" "$T/probed.json"
     timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
     rc=$?
     if [ $rc = 77 ]; then
@@ -79,6 +87,10 @@ shape() {
     for c in gather scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/more.out" ||
             fail "$name: MPI_${c} between hosts never ran a schedule (tuned present)"
+    done
+    for c in broadcast reduce; do
+        grep -q "coll:tacos: $c 262144 bytes on .*schedule k=" "$T/rooted.out" ||
+            { fail "$name: a 256 KiB $c between hosts ran no schedule"; tail -5 "$T/rooted.out" >&2; }
     done
     grep -q "network between [0-9]* hosts measured" "$T/out" || fail "$name: nothing measured"
     for l in $links; do
