@@ -223,17 +223,8 @@ static const tacos_mc_t *device_mc(const mca_coll_tacos_module_t *m)
 void coll_tacos_on_device(mca_coll_tacos_module_t *m, pml_ctx_t *x, const void *const *bufs,
                           int n)
 {
-    const tacos_mc_t *mc = x->mc = device_mc(m);
-    int some = 0, all = 1;
-    for (int i = 0; mc && i < n; i++) {
-        if (!bufs[i] || bufs[i] == MPI_IN_PLACE)
-            continue;
-        int dev = mc->query(bufs[i]) != TACOS_MEM_HOST;
-        if (dev && !some)
-            x->dev_buf = bufs[i];
-        some |= dev, all &= dev;
-    }
-    x->device = !some ? 0 : all ? 2 : 1;
+    x->mc = device_mc(m);
+    x->device = tacos_mem_device(x->mc, bufs, n, MPI_IN_PLACE, &x->dev_buf);
 }
 
 const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pml_ctx_t *x,

@@ -99,6 +99,12 @@ const tacos_mc_t *tacos_mc_host_as_device(void);
 void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size_t),
                     tacos_mem_t *out);
 
+/* Which of a call's buffers (NULL and MPI_IN_PLACE, given as `in_place`,
+ * skipped) are in mc's device memory: 0 none, 1 some, 2 all; *dev: the
+ * first that is (streams are made in its context).  mc NULL: 0. */
+int tacos_mem_device(const tacos_mc_t *mc, const void *const *bufs, int n, const void *in_place,
+                     const void **dev);
+
 /* A host copy of a span of a call's GPU memory, for a call run on host
  * copies ("by hand": a call the staged schedule cannot take).  The span is
  * copied in when made (unless `later`: a persistent call copies in at each

@@ -1,8 +1,24 @@
-/* Host copies of GPU memory for calls run on them (see mem.h). */
+/* What a binding does with a call's GPU buffers: which they are, and host
+ * copies of them for calls run on those (see mem.h). */
 #include <string.h>
 
 #include "mem.h"
 #include "tacos_synth.h"
+
+int tacos_mem_device(const tacos_mc_t *mc, const void *const *bufs, int n, const void *in_place,
+                     const void **dev)
+{
+    int some = 0, all = 1;
+    for (int i = 0; mc && i < n; i++) {
+        if (!bufs[i] || bufs[i] == in_place)
+            continue;
+        int on = mc->query(bufs[i]) != TACOS_MEM_HOST;
+        if (on && !some)
+            *dev = bufs[i];
+        some |= on, all &= on;
+    }
+    return !some ? 0 : all ? 2 : 1;
+}
 
 int tacos_mirror_copy(const tacos_mirror_t *mm, int to_host)
 {

@@ -35,17 +35,8 @@ static const tacos_mc_t *device_mc(void)
 
 void pmpi_on_device(call_ctx_t *x, const void *const *bufs, int n)
 {
-    const tacos_mc_t *mc = x->mc = device_mc();
-    int some = 0, all = 1;
-    for (int i = 0; mc && i < n; i++) {
-        if (!bufs[i] || bufs[i] == MPI_IN_PLACE)
-            continue;
-        int dev = mc->query(bufs[i]) != TACOS_MEM_HOST;
-        if (dev && !some)
-            x->dev_buf = bufs[i];
-        some |= dev, all &= dev;
-    }
-    x->device = !some ? 0 : all ? 2 : 1;
+    x->mc = device_mc();
+    x->device = tacos_mem_device(x->mc, bufs, n, MPI_IN_PLACE, &x->dev_buf);
 }
 
 /* MPICH's predefined op in the core's names, TACOS_RED_NOPS for others. */

@@ -176,6 +176,17 @@ static void complete(op_t *o, int rc)
 static int run_errors(int one, int n, const MPI_Request *r, const int *idx, MPI_Status *s,
                       int rc);
 
+/* complete() for each operation of a list (chained through next) taken
+ * out of the lists in flight. */
+static void complete_all(op_t *done)
+{
+    for (op_t *o = done, *next; o; o = next) {
+        next = o->next;
+        o->next = NULL;
+        complete(o, o->status);
+    }
+}
+
 /* The calls by hand whose call on the host copies completed. */
 static void progress_by_hand(void)
 {
@@ -187,20 +198,14 @@ static void progress_by_hand(void)
         MPI_Request h = o->inner;
         MPI_Status s;
         int flag = 0, rc = PMPI_Test(&o->inner, &flag, &s);
-        if (flag) /* a persistent call of this library's: its error is its own */
-            rc = run_errors(1, 1, &h, NULL, &s, rc);
-        if (flag || rc != MPI_SUCCESS) {
-            unlink_from(&by_hand_flight, o);
-            o->status = rc;
-            o->next = done, done = o;
-        }
+        if (!flag) /* still running (its copies in use): an error only once it is over */
+            continue;
+        unlink_from(&by_hand_flight, o);
+        o->status = run_errors(1, 1, &h, NULL, &s, rc); /* a persistent call of this library's */
+        o->next = done, done = o;
     }
     pthread_mutex_unlock(&hand_lock);
-    for (op_t *o = done, *next; o; o = next) {
-        next = o->next;
-        o->next = NULL;
-        complete(o, o->status);
-    }
+    complete_all(done);
 }
 
 void pmpi_progress(void)
@@ -219,11 +224,7 @@ void pmpi_progress(void)
         }
     }
     pthread_mutex_unlock(&lock);
-    for (op_t *o = done, *next; o; o = next) {
-        next = o->next;
-        o->next = NULL;
-        complete(o, o->status);
-    }
+    complete_all(done);
 }
 
 /* Posts the operation's first messages under a tag of its own. */

@@ -237,11 +237,13 @@ static state_t *make_state(MPI_Comm comm)
             PMPI_Comm_size(node, &on_node);
             PMPI_Comm_free(&node);
         }
+        int spans = on_node < n; /* the same on every rank, unless a split failed */
+        PMPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, dup);
         tacos_comm_ops_t ops = {.ctx = st,
                                 .rank = me,
                                 .size = n,
                                 .local_rank = lr ? atoi(lr) : 0,
-                                .spans_hosts = on_node < n,
+                                .spans_hosts = spans,
                                 .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
                                 .max_u64 = core_max_u64,
                                 .allgather = core_allgather,
@@ -257,11 +259,11 @@ static state_t *make_state(MPI_Comm comm)
             set.enable = on != NULL;
         if (st)
             st->core = tacos_comm_new(&set, &ops);
-        int agree[2] = {!(st && st->core), on_node < n}; /* failed anywhere, spans hosts */
-        PMPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, dup);
-        ok = !agree[0];
+        int failed = !(st && st->core); /* anywhere */
+        PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, dup);
+        ok = !failed;
         if (st)
-            st->spans_hosts = agree[1];
+            st->spans_hosts = spans;
         if (!ok && st) {
             tacos_comm_free(st->core);
             st->core = NULL;
@@ -1207,11 +1209,24 @@ static int fits(MPI_Count count, MPI_Datatype dtype)
     return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
 }
 
+/* MPICH's own large-count form, never on GPU buffers (b0, b1: those that
+ * matter on this rank): an error there, as for intercommunicators. */
+static int gpu_in_c(MPI_Comm comm, const char *name, const void *b0, const void *b1)
+{
+    call_ctx_t x = {.op = MPI_OP_NULL};
+    const void *bufs[] = {b0, b1};
+    pmpi_on_device(&x, bufs, 2);
+    return x.device ? unserved(comm, name, "a count beyond int") : MPI_SUCCESS;
+}
+#define MPICH_C(name, b0, b1, ...)                                                           \
+    (gpu_in_c(comm, #name "_c", b0, b1) ? MPI_ERR_UNSUPPORTED_OPERATION                      \
+                                        : PMPI_##name##_c(__VA_ARGS__))
+
 int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
                     MPI_Comm comm)
 {
     return fits(count, dtype) ? MPI_Allreduce(sbuf, rbuf, (int)count, dtype, op, comm)
-                              : PMPI_Allreduce_c(sbuf, rbuf, count, dtype, op, comm);
+                              : MPICH_C(Allreduce, sbuf, rbuf, sbuf, rbuf, count, dtype, op, comm);
 }
 
 int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
@@ -1221,7 +1236,7 @@ int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, voi
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
                ? MPI_Allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : PMPI_Allgather_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+               : MPICH_C(Allgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
 
 int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
@@ -1231,13 +1246,13 @@ int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
                ? MPI_Alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : PMPI_Alltoall_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+               : MPICH_C(Alltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
 
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)
 {
     return fits(count, dtype) ? MPI_Bcast(buf, (int)count, dtype, root, comm)
-                              : PMPI_Bcast_c(buf, count, dtype, root, comm);
+                              : MPICH_C(Bcast, buf, NULL, buf, count, dtype, root, comm);
 }
 
 /* Gather's and Scatter's: the root's whole buffer, read where it is
@@ -1266,7 +1281,8 @@ int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *
 {
     return rooted_fits(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
                ? MPI_Gather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : PMPI_Gather_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+               : MPICH_C(Gather, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, scount,
+                         sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
@@ -1274,14 +1290,16 @@ int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void 
 {
     return rooted_fits(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
                ? MPI_Scatter(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : PMPI_Scatter_c(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+               : MPICH_C(Scatter, rank_of(comm) == root ? sbuf : NULL, rbuf, sbuf, scount,
+                         sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
                  int root, MPI_Comm comm)
 {
     return fits(count, dtype) ? MPI_Reduce(sbuf, rbuf, (int)count, dtype, op, root, comm)
-                              : PMPI_Reduce_c(sbuf, rbuf, count, dtype, op, root, comm);
+                              : MPICH_C(Reduce, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, rbuf,
+                                        count, dtype, op, root, comm);
 }
 
 int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
@@ -1291,7 +1309,7 @@ int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, M
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, dtype)
                ? MPI_Reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm)
-               : PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, dtype, op, comm);
+               : MPICH_C(Reduce_scatter_block, sbuf, rbuf, sbuf, rbuf, rcount, dtype, op, comm);
 }
 
 /* rcounts are equal on every rank: so is the decision */
@@ -1305,7 +1323,7 @@ int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[]
     for (int r = 0; r < n && r < MAX_RANKS; r++)
         total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
     if (n > MAX_RANKS || !fits(total, dtype))
-        return PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, dtype, op, comm);
+        return MPICH_C(Reduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op, comm);
     return MPI_Reduce_scatter(sbuf, rbuf, counts, dtype, op, comm);
 }
 #endif
