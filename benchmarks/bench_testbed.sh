@@ -46,6 +46,7 @@ for coll in $COLLS; do
     printf "| bytes | tacos µs | tacos+file µs | tuned µs | han µs | tacos/tuned | tacos/file | han/tuned | modelled µs |\n"
     printf "|---|---|---|---|---|---|---|---|---|\n"
     grep -v '^#' "$TESTBED_DIR/a" | while read -r bytes tacos file tuned r1 r2; do
+        case $bytes in '' | *[!0-9]*) continue ;; esac # a line that is not a row (a warning)
         han=$(awk -v b="$bytes" '$1 == b { print $2 }' "$TESTBED_DIR/b")
         best=
         for k in 1 2 4 8; do

@@ -183,7 +183,7 @@ done
 # (TACOS_ROOTED_MIN_BYTES, 4 MiB)
 OSU=$B/benchmarks/osu_coll_mpich
 for c in bcast reduce; do
-    [ -x "$OSU" ] || break
+    [ -x "$OSU" ] || { fail "$OSU not built"; break; }
     name=$c && [ $c = bcast ] && name=broadcast
     for cliques in 1 0; do
         timeout 120 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" \
