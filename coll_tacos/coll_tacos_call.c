@@ -239,20 +239,13 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
     }
     const tacos_mc_t *mc = x->mc;
     x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
-    if (x->device == 1) /* kernels cannot read or write pageable host memory */
-        return "host and GPU buffers in one call";
-    if (!contiguous)
-        return "GPU buffer with a non-contiguous datatype";
-    if (x->op) {
+    if (x->op)
         x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
-        if (x->red_op == TACOS_RED_NOPS)
-            return "user-defined op on GPU buffers";
-        if (x->red_type == TACOS_T_NTYPES ||
-            (mc->reduces && !mc->reduces(x->red_op, x->red_type)))
-            return "no GPU reduction for this op and datatype";
-    }
-    if (call->v.bytes < m->stage_min_bytes)
-        return "below coll_tacos_stage_min_bytes";
+    const char *why = tacos_mem_why(mc, x->device, contiguous, x->op != NULL, x->red_op,
+                                    x->red_type, call->v.bytes, m->stage_min_bytes,
+                                    "below coll_tacos_stage_min_bytes");
+    if (why)
+        return why;
     call->mc = mc;
     if (!mc->bind) { /* host memory taken for a GPU's: its stream is the host's */
         tacos_mem_host(x, op_reduce, &x->mem);
@@ -283,25 +276,19 @@ int coll_tacos_mirror(mca_coll_tacos_module_t *m, mirror_t *mm, const void *buf,
     ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
-    *mm = (mirror_t){0};
-    *host = (void *)buf;
-    if (!buf || buf == MPI_IN_PLACE || !count || mc->query(buf) == TACOS_MEM_HOST)
-        return OMPI_SUCCESS; /* nothing to mirror */
-    if (ext < 0) {
+    int rc = tacos_mirror_data(mm, mc, &m->stream, buf, count, ext, tlb, text, MPI_IN_PLACE,
+                               later, host);
+    if (rc == TACOS_ERR_ARG) {
         opal_output(0, "coll:tacos: a GPU buffer of a datatype with a negative extent is not "
                        "served");
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    /* every buffer copied in, so that what the call does not write stays */
-    int rc = tacos_mirror_new(mm, mc, &m->stream, (char *)buf + tlb,
-                              (count - 1) * (size_t)ext + (size_t)text, later);
     if (rc == TACOS_ERR_NOMEM)
         return OMPI_ERR_OUT_OF_RESOURCE;
     if (rc) {
         opal_output(0, "coll:tacos: staging a GPU buffer by hand: %s", mc->why());
         return OMPI_ERROR;
     }
-    *host = mm->host - tlb;
     return OMPI_SUCCESS;
 }
 

@@ -99,6 +99,15 @@ const tacos_mc_t *tacos_mc_host_as_device(void);
 void tacos_mem_host(void *rctx, int (*reduce)(void *, const void *, void *, size_t),
                     tacos_mem_t *out);
 
+/* Why the executor cannot stage a call whose buffers are `device`
+ * (tacos_mem_device's 1 or 2) in mc's memory, or NULL: contiguous, every
+ * buffer one run of bytes; reduces, whether the call combines elements of
+ * op and type (TACOS_RED_NOPS, TACOS_T_NTYPES: none of the core's); calls
+ * below min_bytes are refused with `below_min`. */
+const char *tacos_mem_why(const tacos_mc_t *mc, int device, int contiguous, int reduces,
+                          tacos_red_op_t op, tacos_red_type_t type, size_t bytes,
+                          size_t min_bytes, const char *below_min);
+
 /* Which of a call's buffers (NULL and MPI_IN_PLACE, given as `in_place`,
  * skipped) are in mc's device memory: 0 none, 1 some, 2 all; *dev: the
  * first that is (streams are made in its context).  mc NULL: 0. */
@@ -116,10 +125,15 @@ typedef struct {
     const tacos_mc_t *mc;
 } tacos_mirror_t;
 
-/* Pinned host memory for [dev, dev + bytes) of mc's memory: 0,
- * TACOS_ERR_NOMEM, or TACOS_ERR_IO (mc->why() says what failed). */
-int tacos_mirror_new(tacos_mirror_t *mm, const tacos_mc_t *mc, void **stream, void *dev,
-                     size_t bytes, int later);
+/* A host copy of `count` elements of extent ext whose data starts tlb
+ * bytes past buf and spans text bytes, where they are in mc's device
+ * memory; *host: where the call reads and writes them (buf itself where
+ * there is nothing to copy: mc NULL, buf NULL or in_place, no elements,
+ * host memory).  0, TACOS_ERR_ARG (a negative extent), TACOS_ERR_NOMEM, or
+ * TACOS_ERR_IO (mc->why() says what failed). */
+int tacos_mirror_data(tacos_mirror_t *mm, const tacos_mc_t *mc, void **stream, const void *buf,
+                      size_t count, ptrdiff_t ext, ptrdiff_t tlb, ptrdiff_t text,
+                      const void *in_place, int later, void **host);
 /* Copies the span to the host copy (to_host) or back, waited for. */
 int tacos_mirror_copy(const tacos_mirror_t *mm, int to_host);
 /* Copies the span back where `out`, then frees the host copy (a mirror

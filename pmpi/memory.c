@@ -7,7 +7,6 @@
  * component; MPICH here is not CUDA-aware, so a device pointer must never
  * reach it.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "tacos_pmpi.h"
@@ -92,24 +91,14 @@ static tacos_red_type_t red_type(MPI_Datatype t)
 
 const char *pmpi_device_why(call_ctx_t *x, int contiguous, size_t bytes)
 {
-    const tacos_mc_t *mc = x->mc;
     x->red_op = TACOS_RED_SUM, x->red_type = TACOS_T_UINT8; /* data movement: no reductions */
     if (!x->device)
         return NULL;
-    if (x->device == 1) /* kernels cannot read or write pageable host memory */
-        return "host and GPU buffers in one call";
-    if (!contiguous)
-        return "GPU buffer with a non-contiguous datatype";
-    if (x->op != MPI_OP_NULL) {
+    if (x->op != MPI_OP_NULL)
         x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
-        if (x->red_op == TACOS_RED_NOPS)
-            return "user-defined op on GPU buffers";
-        if (x->red_type == TACOS_T_NTYPES || (mc->reduces && !mc->reduces(x->red_op, x->red_type)))
-            return "no GPU reduction for this op and datatype";
-    }
-    if (bytes < (size_t)stage_min_bytes)
-        return "below TACOS_STAGE_MIN_BYTES";
-    return NULL;
+    return tacos_mem_why(x->mc, x->device, contiguous, x->op != MPI_OP_NULL, x->red_op,
+                         x->red_type, bytes, (size_t)stage_min_bytes,
+                         "below TACOS_STAGE_MIN_BYTES");
 }
 
 int pmpi_memory_bind(void **stream, tacos_call_t *call, call_ctx_t *x)
@@ -139,37 +128,23 @@ int pmpi_mirror(tacos_mirror_t *mm, void **stream, const void *buf, size_t count
                 MPI_Datatype dtype, int later, void **host)
 {
     const tacos_mc_t *mc = device_mc();
-    MPI_Aint lb, ext, tlb, text;
-    *mm = (tacos_mirror_t){0};
-    *host = (void *)buf;
-    if (!mc || !buf || buf == MPI_IN_PLACE || !count || mc->query(buf) == TACOS_MEM_HOST)
-        return MPI_SUCCESS; /* nothing to mirror */
-    PMPI_Type_get_extent(dtype, &lb, &ext);
-    PMPI_Type_get_true_extent(dtype, &tlb, &text);
-    if (ext < 0) {
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    if (buf && buf != MPI_IN_PLACE && count) { /* its datatype is to be read */
+        PMPI_Type_get_extent(dtype, &lb, &ext);
+        PMPI_Type_get_true_extent(dtype, &tlb, &text);
+    }
+    int rc = tacos_mirror_data(mm, mc, stream, buf, count, ext, tlb, text, MPI_IN_PLACE, later,
+                               host);
+    if (rc == TACOS_ERR_ARG) {
         pmpi_say(0, "a GPU buffer of a datatype with a negative extent is not served");
         return MPI_ERR_TYPE;
     }
-    /* the stream first (pinned memory is allocated in its context), once
-     * where it is the process's */
-    static pthread_mutex_t made = PTHREAD_MUTEX_INITIALIZER;
-    int rc = 0;
-    if (mc->stream_new) {
-        pthread_mutex_lock(&made);
-        rc = *stream ? 0 : mc->stream_new(buf, stream);
-        pthread_mutex_unlock(&made);
-    }
-    /* every buffer copied in, so that what the call does not write stays */
-    if (!rc)
-        rc = tacos_mirror_new(mm, mc, stream, (char *)buf + tlb,
-                              (count - 1) * (size_t)ext + (size_t)text, later);
     if (rc == TACOS_ERR_NOMEM)
         return MPI_ERR_NO_MEM;
     if (rc) {
         pmpi_say(0, "staging a GPU buffer by hand: %s", mc->why());
         return MPI_ERR_OTHER;
     }
-    *host = mm->host - tlb;
     return MPI_SUCCESS;
 }
 
