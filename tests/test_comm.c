@@ -9,17 +9,20 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
 #include "tacos_comm.h"
 
-enum { MAXN = 8 };
+/* ranks, and values one max over them takes (the core's settings
+ * agreement: 17 values and their complements) */
+enum { MAXN = 8, MAXV = 64 };
 
 typedef struct {
     int n;
     pthread_barrier_t bar;
-    uint64_t slot[MAXN][32];
+    uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
     atomic_int errors_logged, synthesized;
 } world_t;
@@ -36,6 +39,10 @@ static int max_u64(void *ctx, uint64_t *v, int n)
 {
     rank_t *r = ctx;
     world_t *w = r->w;
+    if (n > MAXV) {
+        fprintf(stderr, "test_comm: a max over %d values (room for %d)\n", n, MAXV);
+        abort();
+    }
     memcpy(w->slot[r->rank], v, (size_t)n * sizeof *v);
     pthread_barrier_wait(&w->bar);
     for (int q = 0; q < w->n; q++)
