@@ -9,14 +9,15 @@
  *   α + chunk/β per hop);
  * - at each event time, every free link v->d takes, among the chunks
  *   waiting at v, one for which the link is on a shortest path to its
- *   destination (dist[d][j] + link time = dist[v][j]): for All-to-All the
- *   nearest first (what is almost there leaves the queues; farthest-first
- *   was up to 12% slower on the heterogeneous shapes of bench_alltoall.sh
- *   and never faster); for Gather and Scatter both ways, the faster kept
- *   (farthest-first: the chunk with the longest way to go out of or into
- *   the root; nearest-first alone was up to 1.7x slower on five shapes of
- *   bench_alltoall.sh, farthest-first alone 1.1x slower than direct on
- *   fs:8x8 with fully unwound switches, where nearest-first matches it);
+ *   destination (dist[d][j] + link time = dist[v][j]): the nearest first
+ *   (what is almost there leaves the queues) and, in a second run, the
+ *   farthest first (the chunk with the longest way to go), the faster kept.
+ *   Neither wins everywhere: for All-to-All at 1 MiB farthest-first took
+ *   line:4 from 28.7 to 23.0 us, mesh2d:2x3 from 20.0 to 16.0, torus2d:3x3
+ *   from 14.2 to 11.3 (nearest-first was up to 12% faster on heterogeneous
+ *   shapes); for Scatter nearest-first alone was up to 1.7x slower on five
+ *   shapes of bench_alltoall.sh, farthest-first alone 1.1x slower than
+ *   direct on fs:8x8 with fully unwound switches;
  * - a link with no such chunk takes a detour chunk when that still brings
  *   it closer and lands it no later than the free-time of its best shortest
  *   path link would: links never idle while they can help, and a detour
@@ -273,12 +274,10 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     r.lcost = lcost, r.dist = dist;
     if ((rc = all_dist(t, lcost, dist)))
         goto out;
-    /* All-to-All: nearest first; Gather and Scatter: farthest first, then
-     * nearest first, the faster kept */
-    for (int trial = 0, orders = o->coll == TACOS_ALLTOALL ? 1 : 2; trial < o->trials; trial++) {
+    /* farthest first, then nearest first, the faster kept */
+    for (int trial = 0; trial < o->trials; trial++) {
         uint64_t s = tacos_splitmix64(&seed);
-        for (int order = 0; order < orders; order++) {
-            r.farthest = orders == 2 && order == 0;
+        for (r.farthest = 1; r.farthest >= 0; r.farthest--) {
             if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes,
                                         NULL, &cur)) ||
                 (rc = route_once(&r, s, cur)))

@@ -1,6 +1,7 @@
 /* Collectives on top of the greedy: All-Gather and Broadcast directly;
  * Reduce-Scatter and Reduce by reversing them on the transposed topology;
  * All-Reduce as Reduce-Scatter then All-Gather.  Trials keep the fastest. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,86 @@ static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_s
     return TACOS_OK;
 }
 
+/* Of every chunk's transfers, those of one path: its earliest arrival at
+ * its destination, traced back through earliest arrivals in time.  A
+ * routed chunk is wanted at its destination only, so what else the second
+ * method copied it to is dropped (forwarding never needs a copy; the
+ * executor moves what it forwards).  s is sorted by start. */
+static int keep_paths(tacos_sched_t *s)
+{
+    char *keep = calloc(s->nxfers + 1, 1);
+    if (!keep)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory keeping %zu transfers", s->nxfers);
+    for (int c = 0; c < s->nchunks; c++) {
+        int from, at;
+        tacos_chunk_route(s->coll, s->npus, s->chunks_per_npu, s->root, c, &from, &at);
+        double by = INFINITY; /* the chunk must be at `at` by then */
+        while (at != from) {
+            size_t best = s->nxfers;
+            for (size_t i = 0; i < s->nxfers; i++)
+                if (s->xfers[i].chunk == c && s->xfers[i].dst == at &&
+                    s->xfers[i].end_us <= by + TACOS_TIME_EPS(by) &&
+                    (best == s->nxfers || s->xfers[i].end_us < s->xfers[best].end_us))
+                    best = i;
+            if (best == s->nxfers)
+                break; /* not delivered: the validator says so */
+            keep[best] = 1;
+            at = s->xfers[best].src;
+            by = s->xfers[best].start_us;
+        }
+    }
+    size_t n = 0;
+    s->time_us = 0;
+    for (size_t i = 0; i < s->nxfers; i++)
+        if (keep[i]) {
+            s->xfers[n++] = s->xfers[i];
+            if (s->xfers[i].end_us > s->time_us)
+                s->time_us = s->xfers[i].end_us;
+        }
+    s->nxfers = n;
+    free(keep);
+    return TACOS_OK;
+}
+
+/* The second method on a routed collective, as on a spread: the program
+ * with each chunk wanted where it starts and at its destination. */
+static int route_improve(const tacos_topo_t *topo, const tacos_synth_opts_t *o, method_t *m,
+                         tacos_sched_t **s)
+{
+    int n = topo->npus, nchunks = (*s)->nchunks, better = 0, proven = 0, rc;
+    size_t words = TACOS_WORDS(nchunks);
+    uint64_t *pre = calloc((size_t)n * words, sizeof *pre);
+    uint64_t *post = calloc((size_t)n * words, sizeof *post);
+    tacos_sched_t *cur = NULL;
+    if (!pre || !post) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for %d x %d chunk bitsets", n, nchunks);
+        goto out;
+    }
+    for (int c = 0; c < nchunks; c++) {
+        int from, to;
+        tacos_chunk_route(o->coll, n, o->chunks_per_npu, o->root, c, &from, &to);
+        tacos_bit_set(pre + (size_t)from * words, (size_t)c);
+        tacos_bit_set(post + (size_t)from * words, (size_t)c);
+        tacos_bit_set(post + (size_t)to * words, (size_t)c);
+    }
+    if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
+                                &cur)) ||
+        (rc = m->improve(m->ctx, topo, nchunks, (double)o->size_bytes / ((double)n * o->chunks_per_npu), pre, post,
+                         (*s)->time_us, cur, &better, &proven)))
+        goto out;
+    m->proven &= proven;
+    if (better && !(rc = keep_paths(cur))) {
+        tacos_sched_free(*s);
+        *s = cur;
+        cur = NULL;
+    }
+out:
+    tacos_sched_free(cur);
+    free(pre);
+    free(post);
+    return rc;
+}
+
 /* Gather and Scatter: routed directly, or as the other on the transposed
  * topology run backwards (what leaves the root first arrives there last),
  * whichever is faster.  Scatter's farthest-first packs the root's links
@@ -279,11 +360,12 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
     tacos_sched_t *s = NULL, *ag = NULL;
     switch (o->coll) {
     case TACOS_ALLTOALL: /* routed, not spread: the greedy of its own */
-        rc = tacos_alltoall_synthesize(topo, o, &s);
-        break;
     case TACOS_GATHER:
     case TACOS_SCATTER:
-        rc = rooted_route(topo, o, &s);
+        rc = o->coll == TACOS_ALLTOALL ? tacos_alltoall_synthesize(topo, o, &s)
+                                       : rooted_route(topo, o, &s);
+        if (!rc && improve)
+            rc = route_improve(topo, o, &m, &s);
         break;
     case TACOS_ALLGATHER:
     case TACOS_BROADCAST:

@@ -212,7 +212,8 @@ int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
 void tacos_sched_free(tacos_sched_t *s);
 
 /* TACOS-ILP: tacos_synthesize, then every phase (All-Gather or Broadcast,
- * on the transposed links for the reductions) as an integer program over
+ * on the transposed links for the reductions; All-to-All, Gather and
+ * Scatter: each chunk wanted at its destination) as an integer program over
  * the time-expanded network in steps of the smallest link time, horizons
  * searched upwards within `seconds` in all; a phase keeps the greedy's
  * schedule unless the program finds a faster one.  *proven (may be NULL):

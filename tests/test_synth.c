@@ -293,6 +293,19 @@ int main(void)
     s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
     CHECK(s && fabs(s->time_us - 6 * link_time(1 << 20)) < 1e-6, "alltoall uniring:4 %.3f",
           s ? s->time_us : -1);
+    /* a line of 4: the middle link carries 4 blocks each way, the bound;
+     * nearest-first alone took 5 link times (the far blocks wait behind
+     * the near ones at the first hop), farthest-first reaches 4 */
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+    t = gen("line:4");
+    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - 4 * link_time(1 << 20)) < 1e-6, "alltoall line:4 %.3f, want %.3f",
+          s ? s->time_us : -1, 4 * link_time(1 << 20));
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+    t = gen("uniring:4");
+    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
     double cut;
     CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 4 << 20, &cut));
     CHECK(fabs(cut - 6 * (1 << 20) / 50e3) < 1e-6, "alltoall uniring:4 cut bound %.3f", cut);
