@@ -82,6 +82,8 @@ typedef struct {
     int n, k, root;
     int farthest; /* which waiting chunk a link takes first: the farthest, else the nearest */
     const size_t *next; /* not NULL: every chunk on the simulator's route, first come first */
+    const size_t *path; /* not NULL: chunk c's links from path[at[c]] on, farthest first */
+    size_t *at;
     const double *lcost, *dist;
     double *free_at;  /* per link */
     int **wait;       /* per NPU: chunks waiting there to move on */
@@ -129,15 +131,17 @@ static long pick(const route_t *r, size_t l, double t)
                 return (long)i;
         return -1;
     }
-    /* on a shortest path: the nearest or the farthest (see the top) */
+    /* on a shortest path (its own, if chosen): the nearest or the farthest */
     for (size_t i = 0; i < r->nwait[v]; i++) {
-        int j = dest_of(r, r->wait[v][i]);
+        int c = r->wait[v][i], j = dest_of(r, c);
         double left = r->dist[(size_t)v * n + j];
-        if (near(r->lcost[l] + r->dist[(size_t)d * n + j], left) &&
+        int on = r->path ? r->path[r->at[c]] == l
+                         : near(r->lcost[l] + r->dist[(size_t)d * n + j], left);
+        if (on &&
             (best < 0 || (r->farthest ? left > best_left : left < best_left)))
             best = (long)i, best_left = left;
     }
-    if (best >= 0)
+    if (best >= 0 || r->path)
         return best;
     for (size_t i = 0; i < r->nwait[v]; i++) { /* a detour that costs nothing */
         int j = dest_of(r, r->wait[v][i]);
@@ -147,6 +151,100 @@ static long pick(const route_t *r, size_t l, double t)
             return (long)i;
     }
     return -1;
+}
+
+typedef struct {
+    double dist;
+    int c;
+} far_t;
+
+static int farther_first(const void *a, const void *b)
+{
+    const far_t *x = a, *y = b;
+    if (x->dist != y->dist)
+        return x->dist < y->dist ? 1 : -1;
+    return (x->c > y->c) - (x->c < y->c);
+}
+
+/* Chunk paths balanced (below): per chunk, what its best path from u to j
+ * has on its busiest link (best[u]) and the path's first link (via[u]),
+ * over the shortest paths; seen[u] == stamp once known for this chunk. */
+typedef struct {
+    const double *load;
+    double *best;
+    size_t *via;
+    int *seen, stamp;
+} busy_t;
+
+static double least_busy(const route_t *r, busy_t *b, int u, int j)
+{
+    const tacos_topo_t *T = r->t;
+    int n = r->n;
+    if (u == j)
+        return 0;
+    if (b->seen[u] == b->stamp)
+        return b->best[u];
+    b->seen[u] = b->stamp;
+    b->best[u] = INFINITY;
+    for (size_t e = T->out_off[u]; e < T->out_off[u + 1]; e++) {
+        size_t l = T->out_links[e];
+        int d = T->links[l].dst;
+        if (!near(r->lcost[l] + r->dist[(size_t)d * n + j], r->dist[(size_t)u * n + j]))
+            continue;
+        double m = fmax(b->load[l] + r->lcost[l], least_busy(r, b, d, j));
+        if (m < b->best[u] && (b->best[u] == INFINITY || !near(m, b->best[u])))
+            b->best[u] = m, b->via[u] = l;
+    }
+    return b->best[u];
+}
+
+/* Every chunk's path, chosen before a run so that equally short ways share
+ * the load: the farthest chunks first, each takes, of its shortest paths,
+ * the one whose busiest link (in link time, the chunks given to it so far
+ * and this one) is least busy.  Chunk c's links: (*path)[off[c] ..]. */
+static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *off)
+{
+    const tacos_topo_t *T = r->t;
+    int n = r->n, rc = TACOS_OK;
+    size_t cap = 0, used = 0;
+    far_t *chunk = malloc(((size_t)nchunks + 1) * sizeof *chunk);
+    double *load = calloc(T->nlinks + 1, sizeof *load);
+    busy_t b = {load, malloc((size_t)n * sizeof *b.best), malloc((size_t)n * sizeof *b.via),
+                calloc((size_t)n, sizeof *b.seen), 0};
+    *path = NULL;
+    if (!chunk || !load || !b.best || !b.via || !b.seen) {
+        rc = TACOS_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < nchunks; i++) { /* farthest first, then by index */
+        int from, to;
+        tacos_chunk_route(r->coll, n, r->k, r->root, i, &from, &to);
+        chunk[i] = (far_t){r->dist[(size_t)from * n + to], i};
+    }
+    qsort(chunk, (size_t)nchunks, sizeof *chunk, farther_first);
+    for (int i = 0; i < nchunks && !rc; i++) {
+        int c = chunk[i].c, v, j;
+        tacos_chunk_route(r->coll, n, r->k, r->root, c, &v, &j);
+        b.stamp++;
+        off[c] = used;
+        for (; v != j && least_busy(r, &b, v, j) < INFINITY; v = T->links[b.via[v]].dst) {
+            size_t *g = tacos_grow(*path, &cap, used, sizeof **path, 64);
+            if (!g) {
+                rc = TACOS_ERR_NOMEM;
+                break;
+            }
+            *path = g;
+            g[used++] = b.via[v];
+            load[b.via[v]] += r->lcost[b.via[v]];
+        }
+    }
+out:
+    free(chunk);
+    free(load);
+    free(b.best);
+    free(b.via);
+    free(b.seen);
+    return rc;
 }
 
 static int push_wait(route_t *r, int v, int c)
@@ -205,6 +303,8 @@ static int route_once(route_t *r, uint64_t seed, tacos_sched_t *out)
             if (w < 0)
                 continue;
             int c = r->wait[v][w];
+            if (r->path)
+                r->at[c]++;
             if (r->next) /* in the order they came */
                 memmove(&r->wait[v][w], &r->wait[v][w + 1],
                         (r->nwait[v] - (size_t)w - 1) * sizeof *r->wait[v]);
@@ -284,6 +384,29 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
                 goto out;
             tacos_sched_keep_faster(&best, &cur);
         }
+    }
+    /* each chunk along a path chosen to balance the load, farthest first */
+    {
+        size_t *path = NULL, *off = malloc(((size_t)best->nchunks + 1) * sizeof *off);
+        size_t *at = malloc(((size_t)best->nchunks + 1) * sizeof *at);
+        rc = off && at ? balanced_paths(&r, best->nchunks, &path, off) : TACOS_ERR_NOMEM;
+        if (rc == TACOS_ERR_NOMEM)
+            rc = tacos_error(rc, "out of memory balancing paths of %s on %s",
+                             tacos_coll_name(o->coll), t->name);
+        if (!rc) {
+            memcpy(at, off, (size_t)best->nchunks * sizeof *at);
+            r.path = path, r.at = at, r.farthest = 1;
+            if (!(rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes,
+                                         NULL, &cur)) &&
+                !(rc = route_once(&r, seed, cur)))
+                tacos_sched_keep_faster(&best, &cur);
+            r.path = NULL, r.at = NULL;
+        }
+        free(path);
+        free(off);
+        free(at);
+        if (rc)
+            goto out;
     }
     /* and every chunk along the simulator's route, first come first served:
      * direct exchange's schedule, so that the greedy never loses to it (on

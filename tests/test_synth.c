@@ -304,6 +304,16 @@ int main(void)
           s ? s->time_us : -1, 4 * link_time(1 << 20));
     tacos_sched_free(s);
     tacos_topo_free(t);
+    /* a two-way ring of 4: 16 block hops over 8 links, 2 link times, when
+     * the far blocks of neighbours go opposite ways (each NPU's two links
+     * then carry one of its far blocks and one neighbour's each way); the
+     * greedy's ties sent them one way, 3 link times */
+    t = gen("ring:4");
+    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - 2 * link_time(1 << 20)) < 1e-6, "alltoall ring:4 %.3f, want %.3f",
+          s ? s->time_us : -1, 2 * link_time(1 << 20));
+    tacos_sched_free(s);
+    tacos_topo_free(t);
     t = gen("uniring:4");
     s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
     double cut;
