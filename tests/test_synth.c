@@ -192,6 +192,18 @@ static void never_slower_than_direct(void)
     }
 }
 
+/* All-to-All of 1 MiB blocks, k = 1, one seed, takes `steps` link times. */
+static void expect_alltoall(const char *spec, int steps)
+{
+    tacos_topo_t *t = gen(spec);
+    tacos_sched_t *s = synth(t, TACOS_ALLTOALL, 1, (uint64_t)t->npus << 20, 1, 1);
+    CHECK(s && fabs(s->time_us - steps * link_time(1 << 20)) < 1e-6,
+          "alltoall %s: %.3f us, want %d link times (%.3f)", spec, s ? s->time_us : -1, steps,
+          steps * link_time(1 << 20));
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+}
+
 static void all_collectives(const tacos_topo_t *t, int k)
 {
     for (int c = 0; c < TACOS_NCOLLS; c++) {
@@ -279,47 +291,23 @@ int main(void)
     CHECK(s && s->nxfers == 2 * 6 * 5, "allreduce ring:6 transfers %zu", s ? s->nxfers : 0);
     tacos_sched_free(s);
 
-    /* All-to-All: fully connected, one link time; a uni-ring of 4 carries
-     * 1 + 2 + 3 chunks per link (each chunk to distance d crosses d links),
-     * and the greedy reaches that bound; the baselines validate */
+    /* All-to-All of 1 MiB blocks at k = 1, in link times: fully connected,
+     * one; a uni-ring of 4 carries 1 + 2 + 3 chunks per link (each chunk to
+     * distance d crosses d links); a line of 4 carries 4 blocks each way
+     * over its middle link (nearest-first alone took 5: the far blocks
+     * waited behind the near ones at the first hop); a two-way ring of 4
+     * has 16 block hops for 8 links, 2 when the far blocks of neighbours go
+     * opposite ways (the greedy's ties sent them one way: 3).  The greedy
+     * reaches each bound; the baselines validate. */
     tacos_topo_free(t);
-    t = gen("fc:5");
-    s = synth(t, TACOS_ALLTOALL, 1, 5 << 20, 1, 1);
-    CHECK(s && fabs(s->time_us - link_time(1 << 20)) < 1e-6, "alltoall fc:5 %.3f",
-          s ? s->time_us : -1);
-    tacos_sched_free(s);
-    tacos_topo_free(t);
+    expect_alltoall("fc:5", 1);
+    expect_alltoall("uniring:4", 6);
+    expect_alltoall("line:4", 4);
+    expect_alltoall("ring:4", 2);
     t = gen("uniring:4");
-    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
-    CHECK(s && fabs(s->time_us - 6 * link_time(1 << 20)) < 1e-6, "alltoall uniring:4 %.3f",
-          s ? s->time_us : -1);
-    /* a line of 4: the middle link carries 4 blocks each way, the bound;
-     * nearest-first alone took 5 link times (the far blocks wait behind
-     * the near ones at the first hop), farthest-first reaches 4 */
-    tacos_sched_free(s);
-    tacos_topo_free(t);
-    t = gen("line:4");
-    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
-    CHECK(s && fabs(s->time_us - 4 * link_time(1 << 20)) < 1e-6, "alltoall line:4 %.3f, want %.3f",
-          s ? s->time_us : -1, 4 * link_time(1 << 20));
-    tacos_sched_free(s);
-    tacos_topo_free(t);
-    /* a two-way ring of 4: 16 block hops over 8 links, 2 link times, when
-     * the far blocks of neighbours go opposite ways (each NPU's two links
-     * then carry one of its far blocks and one neighbour's each way); the
-     * greedy's ties sent them one way, 3 link times */
-    t = gen("ring:4");
-    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
-    CHECK(s && fabs(s->time_us - 2 * link_time(1 << 20)) < 1e-6, "alltoall ring:4 %.3f, want %.3f",
-          s ? s->time_us : -1, 2 * link_time(1 << 20));
-    tacos_sched_free(s);
-    tacos_topo_free(t);
-    t = gen("uniring:4");
-    s = synth(t, TACOS_ALLTOALL, 1, 4 << 20, 1, 1);
     double cut;
     CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 4 << 20, &cut));
     CHECK(fabs(cut - 6 * (1 << 20) / 50e3) < 1e-6, "alltoall uniring:4 cut bound %.3f", cut);
-    tacos_sched_free(s);
     for (int n = 1; n <= 9; n++)
         for (int b = 0; b < 3; b++) {
             const char *names[] = {"direct", "pairwise", "bruck"};
