@@ -24,6 +24,10 @@
  *   never delays a chunk against the path it would otherwise wait for;
  * - a chunk that arrives at an NPU other than its destination waits there
  *   to be forwarded (one copy per chunk: what is forwarded is moved);
+ * - a third run fixes every chunk's path first (balanced_paths: equally
+ *   short ways share the load) and each link sends its chunks farthest
+ *   first: with one seed the ties above sent neighbours' far blocks on a
+ *   ring of 4 the same way, 3 link times where this takes the optimum, 2;
  * - one more run sends every chunk along the simulator's route for it
  *   (route.c), each link first come first served: with one chunk per
  *   rank direct exchange's schedule, kept where the greedy's is slower
