@@ -205,8 +205,8 @@ static double least_busy(const route_t *r, busy_t *b, int u, int j)
 /* Every chunk's path, chosen before a run so that equally short ways share
  * the load: the farthest chunks first, each takes, of its shortest paths,
  * the one whose busiest link (in link time, the chunks given to it so far
- * and this one) is least busy.  Chunk c's links: (*path)[off[c] ..]. */
-static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *off)
+ * and this one) is least busy.  Chunk c's links: (*path)[at[c] ..]. */
+static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *at)
 {
     const tacos_topo_t *T = r->t;
     int n = r->n, rc = TACOS_OK;
@@ -230,7 +230,7 @@ static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *
         int c = chunk[i].c, v, j;
         tacos_chunk_route(r->coll, n, r->k, r->root, c, &v, &j);
         b.stamp++;
-        off[c] = used;
+        at[c] = used;
         for (; v != j && least_busy(r, &b, v, j) < INFINITY; v = T->links[b.via[v]].dst) {
             size_t *g = tacos_grow(*path, &cap, used, sizeof **path, 64);
             if (!g) {
@@ -391,14 +391,12 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     }
     /* each chunk along a path chosen to balance the load, farthest first */
     {
-        size_t *path = NULL, *off = malloc(((size_t)best->nchunks + 1) * sizeof *off);
-        size_t *at = malloc(((size_t)best->nchunks + 1) * sizeof *at);
-        rc = off && at ? balanced_paths(&r, best->nchunks, &path, off) : TACOS_ERR_NOMEM;
+        size_t *path = NULL, *at = malloc(((size_t)best->nchunks + 1) * sizeof *at);
+        rc = at ? balanced_paths(&r, best->nchunks, &path, at) : TACOS_ERR_NOMEM;
         if (rc == TACOS_ERR_NOMEM)
             rc = tacos_error(rc, "out of memory balancing paths of %s on %s",
                              tacos_coll_name(o->coll), t->name);
         if (!rc) {
-            memcpy(at, off, (size_t)best->nchunks * sizeof *at);
             r.path = path, r.at = at, r.farthest = 1;
             if (!(rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes,
                                          NULL, &cur)) &&
@@ -407,7 +405,6 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
             r.path = NULL, r.at = NULL;
         }
         free(path);
-        free(off);
         free(at);
         if (rc)
             goto out;

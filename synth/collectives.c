@@ -71,6 +71,16 @@ uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks, int chunk
     uint64_t *b = calloc((size_t)npus * words, sizeof *b);
     if (!b)
         return NULL;
+    if (tacos_coll_routed(coll)) { /* each chunk where it starts (and must end) */
+        for (int c = 0; c < nchunks; c++) {
+            int from, to;
+            tacos_chunk_route(coll, npus, chunks_per_npu, root, c, &from, &to);
+            tacos_bit_set(b + (size_t)from * words, (size_t)c);
+            if (post)
+                tacos_bit_set(b + (size_t)to * words, (size_t)c);
+        }
+        return b;
+    }
     for (int v = 0; v < npus; v++) {
         uint64_t *row = b + (size_t)v * words;
         if (post || (coll == TACOS_BROADCAST && v == root))
@@ -214,24 +224,16 @@ static int route_improve(const tacos_topo_t *topo, const tacos_synth_opts_t *o, 
                          tacos_sched_t **s)
 {
     int n = topo->npus, nchunks = (*s)->nchunks, better = 0, proven = 0, rc;
-    size_t words = TACOS_WORDS(nchunks);
-    uint64_t *pre = calloc((size_t)n * words, sizeof *pre);
-    uint64_t *post = calloc((size_t)n * words, sizeof *post);
+    uint64_t *pre = tacos_coll_bitsets(o->coll, n, nchunks, o->chunks_per_npu, o->root, 0);
+    uint64_t *post = tacos_coll_bitsets(o->coll, n, nchunks, o->chunks_per_npu, o->root, 1);
     tacos_sched_t *cur = NULL;
     if (!pre || !post) {
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for %d x %d chunk bitsets", n, nchunks);
         goto out;
     }
-    for (int c = 0; c < nchunks; c++) {
-        int from, to;
-        tacos_chunk_route(o->coll, n, o->chunks_per_npu, o->root, c, &from, &to);
-        tacos_bit_set(pre + (size_t)from * words, (size_t)c);
-        tacos_bit_set(post + (size_t)from * words, (size_t)c);
-        tacos_bit_set(post + (size_t)to * words, (size_t)c);
-    }
     if ((rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
                                 &cur)) ||
-        (rc = m->improve(m->ctx, topo, nchunks, (double)o->size_bytes / ((double)n * o->chunks_per_npu), pre, post,
+        (rc = m->improve(m->ctx, topo, nchunks, tacos_sched_chunk_bytes(*s), pre, post,
                          (*s)->time_us, cur, &better, &proven)))
         goto out;
     m->proven &= proven;

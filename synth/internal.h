@@ -95,7 +95,9 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *topo, int k,
                       tacos_sched_t **out);
 
 /* Which chunks each rank holds at t=0 (pre) and must hold at the end (post)
- * for the gather-like collectives (All-Gather, Broadcast). */
+ * for the gather-like collectives (All-Gather, Broadcast) and the routed
+ * ones (All-to-All, Gather, Scatter: a chunk at its source, and at its
+ * destination too at the end). */
 uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks,
                              int chunks_per_npu, int root, int post);
 
