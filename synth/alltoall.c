@@ -535,6 +535,44 @@ static void bound_space_free(bound_space_t *b)
     free(b->in);
 }
 
+/* The load bound over link classes: every byte must cross at least its
+ * pair's fewest links of a set S (the links of one bandwidth, those of at
+ * most that bandwidth: all of them for the largest), so S carries block x
+ * the sum of those by time T only if T x S's bandwidth holds it.  Pairs:
+ * every pair (root < 0), else each NPU and the root (to it, or from it:
+ * scatter).  On fs:8x8 with its switches modelled as rings this is the
+ * ring links' load, 1.75x what counting the fewest hops over all links
+ * gave. */
+static int class_load_bound(const tacos_topo_t *t, int root, int scatter, double block,
+                            bound_space_t *b, double *best)
+{
+    size_t n = (size_t)t->npus;
+    for (size_t lb = 0; lb < t->nlinks; lb++) {
+        double bw = t->links[lb].bw_gbps;
+        int seen = 0;
+        for (size_t l = 0; l < lb && !seen; l++)
+            seen = t->links[l].bw_gbps == bw;
+        for (int at_most = 0; at_most < 2 && !seen; at_most++) {
+            double set_bw = 0, hops = 0;
+            for (size_t l = 0; l < t->nlinks; l++) {
+                int in = at_most ? t->links[l].bw_gbps <= bw : t->links[l].bw_gbps == bw;
+                b->lcost[l] = in;
+                set_bw += in ? t->links[l].bw_gbps : 0;
+            }
+            int rc = all_dist(t, b->lcost, b->dist);
+            if (rc)
+                return rc;
+            for (size_t v = 0; v < n; v++)
+                for (size_t j = 0; j < n; j++)
+                    if (root < 0 || (scatter ? v == (size_t)root : j == (size_t)root))
+                        hops += b->dist[v * n + j];
+            if (set_bw > 0 && hops * block / (set_bw * 1e3) > *best)
+                *best = hops * block / (set_bw * 1e3);
+        }
+    }
+    return TACOS_OK;
+}
+
 int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chunk_bytes,
                          double *out_us)
 {
@@ -543,25 +581,16 @@ int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chun
     double block = (double)size_bytes / n, best = 0;
     bound_space_t b;
     int rc = bound_space(t, chunk_bytes, "all-to-all", &b);
-    double *lcost = b.lcost, *dist = b.dist;
+    double *dist = b.dist;
     int *up = b.up;
     char *in = b.in;
     if (rc)
         goto out;
-    double hops = 0, all_bw = 0;
     for (size_t i = 0; i < nn; i++) /* the latency diameter */
         if (dist[i] > best)
             best = dist[i];
-    /* every byte crosses at least its pair's fewest hops: all links carry
-     * block x the sum of those by time T only if T x their bandwidth holds it */
-    for (size_t l = 0; l < t->nlinks; l++)
-        lcost[l] = 1, all_bw += t->links[l].bw_gbps;
-    if ((rc = all_dist(t, lcost, dist)))
+    if ((rc = class_load_bound(t, -1, 0, block, &b, &best)))
         goto out;
-    for (size_t i = 0; i < nn; i++)
-        hops += dist[i];
-    if (all_bw > 0 && hops * block / (all_bw * 1e3) > best)
-        best = hops * block / (all_bw * 1e3);
     for (int v = 0; v < n; v++) { /* each NPU */
         memset(in, 0, (size_t)n);
         in[v] = 1;
@@ -650,6 +679,7 @@ int tacos_rooted_route_bound(const tacos_topo_t *t, tacos_coll_t coll, int root,
     }
     rooted_cut_t edge = {root, scatter, block};
     best = fmax(best, over_groups(t, b.up, in, rooted_cut, &edge));
+    rc = class_load_bound(t, root, scatter, block, &b, &best);
     *out_us = best;
 out:
     bound_space_free(&b);

@@ -308,6 +308,15 @@ int main(void)
     double cut;
     CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 4 << 20, &cut));
     CHECK(fabs(cut - 6 * (1 << 20) / 50e3) < 1e-6, "alltoall uniring:4 cut bound %.3f", cut);
+    tacos_topo_free(t);
+    /* the load bound per link class: on fs:4x4 with its switches unwound as
+     * one-way rings (25 GB/s) every block crosses as many ring links as its
+     * ranks' distance on the ring, 4 x (0+1+2+3) = 24 blocks per NPU over
+     * its one ring link (fewest hops over all 64 links gave less) */
+    double fs_bw[] = {100, 25}, fs_lat[] = {0.5, 2};
+    CHECK_OK(tacos_topo_generate("fs:4x4", fs_bw, 2, fs_lat, 2, 1, &t));
+    CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 16 << 20, &cut));
+    CHECK(fabs(cut - 24.0 * (1 << 20) / 25e3) < 1e-6, "alltoall fs:4x4 class bound %.3f", cut);
     for (int n = 1; n <= 9; n++)
         for (int b = 0; b < 3; b++) {
             const char *names[] = {"direct", "pairwise", "bruck"};
