@@ -61,7 +61,9 @@ static const char *open_gpu(void)
 #undef SYM
     if (cu.cuInit(0) || cu.cuDeviceGetCount(&devices) || devices < 1)
         return "no CUDA device";
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK"); /* Open MPI's, else MPICH's */
+    if (!lr)
+        lr = getenv("MPI_LOCALRANKID");
     if (cu.cuDeviceGet(&dev, (lr ? atoi(lr) : 0) % devices) ||
         cu.cuDevicePrimaryCtxRetain(&ctx, dev) || cu.cuCtxSetCurrent(ctx))
         return "cannot make a CUDA context";

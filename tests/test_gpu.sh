@@ -3,28 +3,64 @@
 # --with-cuda) with ranks sharing the machine's GPU: the executor's staging
 # path (min_bytes 0: every call through a schedule), the default thresholds
 # (small calls through host copies), staging forced by hand on host memory
-# never reaching the GPU path.  Skips (77) without a CUDA build or a GPU.
+# never reaching the GPU path.  The same under MPICH with libtacos-pmpi
+# preloaded where mpi_gpu_check_mpich is built.  Skips (77) without a CUDA
+# build or a GPU.  TACOS_GPU_NPS: rank counts (default 2 3 4),
+# TACOS_GPU_TIMEOUT: seconds per run (600), TACOS_GPU_MPIS: which MPIs
+# ("openmpi mpich").
 B=${TACOS_BUILD:-..}
+NPS=${TACOS_GPU_NPS:-2 3 4}
+MPIS=${TACOS_GPU_MPIS:-openmpi mpich}
+TMO=${TACOS_GPU_TIMEOUT:-600}
 T=${TACOS_TMP:-./tmp}/gpu
 [ -x ./mpi_gpu_check ] || { echo "skip: built without --with-cuda (./configure --with-cuda)"; exit 77; }
 mkdir -p "$T"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path
 fails=0
-for np in 2 3 4; do
-    for opts in "--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0" ""; do
-        timeout 600 mpirun --allow-run-as-root --oversubscribe -np $np \
+# check MPI NP WHAT: the run's output in $T/out, exit status $rc
+check() {
+    if [ $rc = 77 ]; then grep skipped "$T/out"; exit 77; fi
+    grep -q "mpi_gpu_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
+        { echo "FAIL: $1 np=$2 $3: exit $rc" >&2; tail -20 "$T/out" >&2; fails=$((fails + 1)); }
+    case $3 in
+    staged) grep -q "staged through cuda" "$T/out" ||
+        { echo "FAIL: $1 np=$2: no call staged through cuda" >&2; fails=$((fails + 1)); } ;;
+    *) grep -q "on GPU buffers through host copies" "$T/out" ||
+        { echo "FAIL: $1 np=$2: no call through host copies" >&2; fails=$((fails + 1)); } ;;
+    esac
+    echo "$1 np=$2 $3: $(grep -c 'staged through cuda' "$T/out") calls staged, $(grep -c 'through host copies' "$T/out") through host copies"
+}
+for np in $NPS; do
+    case " $MPIS " in *" openmpi "*) ;; *) break ;; esac
+    for how in staged defaults; do
+        opts=
+        [ $how = staged ] && opts="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0"
+        timeout "$TMO" mpirun --allow-run-as-root --oversubscribe -np $np \
             --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
             $opts ./mpi_gpu_check >"$T/out" 2>&1
         rc=$?
-        if [ $rc = 77 ]; then grep skipped "$T/out"; exit 77; fi
-        grep -q "mpi_gpu_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
-            { echo "FAIL: np=$np $opts: exit $rc" >&2; tail -20 "$T/out" >&2; fails=$((fails + 1)); }
-        [ -n "$opts" ] && { grep -q "staged through cuda" "$T/out" ||
-            { echo "FAIL: np=$np: no call staged through cuda" >&2; fails=$((fails + 1)); }; }
-        [ -z "$opts" ] && { grep -q "on GPU buffers through host copies" "$T/out" ||
-            { echo "FAIL: np=$np: no call through host copies" >&2; fails=$((fails + 1)); }; }
-        echo "np=$np $opts: $(grep -c 'staged through cuda' "$T/out") calls staged, $(grep -c 'through host copies' "$T/out") through host copies"
+        check "Open MPI" $np $how
     done
 done
+LIB="$B/pmpi/.libs/libtacos-pmpi.so"
+case " $MPIS " in
+*" mpich "*) ;;
+*) [ $fails = 0 ]; exit ;;
+esac
+if [ -x ./mpi_gpu_check_mpich ] && [ -f "$LIB" ] && command -v mpiexec.mpich >/dev/null; then
+    for np in $NPS; do
+        for how in staged defaults; do
+            zero=
+            [ $how = staged ] && zero="TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 TACOS_STAGE_MIN_BYTES=0"
+            # shellcheck disable=SC2086
+            timeout "$TMO" env TACOS_VERBOSE=10 $zero mpiexec.mpich -n $np \
+                env LD_PRELOAD="$LIB" ./mpi_gpu_check_mpich >"$T/out" 2>&1
+            rc=$?
+            check MPICH $np $how
+        done
+    done
+else
+    echo "MPICH: not run (mpi_gpu_check_mpich, libtacos-pmpi.so or mpiexec.mpich missing)"
+fi
 [ $fails = 0 ]

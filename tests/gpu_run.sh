@@ -1,0 +1,67 @@
+#!/bin/sh
+# On a machine with a GPU and no MPI, from the repository root, with
+# gpu-carry.tar.xz (made by tests/gpu_carry.sh) beside it: unpacks it once
+# into $TMPDIR/gpu-carry, points the environment at the MPIs there and runs
+#
+#   check    tests/test_gpu.sh: mpi_gpu_check at 2, 3, 4 ranks on the one GPU,
+#            staged (every threshold 0) and with the defaults, under Open MPI
+#            and under MPICH with libtacos-pmpi preloaded (default)
+#   bench    mpi_gpu_check --bench (Allreduce on device buffers against
+#            staging by hand) at 2 and 4 ranks under Open MPI, 2 under MPICH
+#   memcheck compute-sanitizer --tool memcheck over mpi_gpu_check, 2 ranks,
+#            staged, under Open MPI
+#   env      nothing: prints the commands to source for running by hand
+#
+# test_gpu.sh's TACOS_GPU_NPS, TACOS_GPU_MPIS and TACOS_GPU_TIMEOUT (here 150 s
+# by default) split a check over several calls of the device's 10 minutes.
+# Logs go to $OUT (the device tool's output folder), else $TMPDIR/gpu-out.
+#
+#   sh tests/gpu_run.sh [check|bench|memcheck|env]...
+R=$(pwd)
+S=$R/tests
+[ -f "$S/test_gpu.sh" ] || { echo "gpu_run: run it from the repository root" >&2; exit 2; }
+G=${TMPDIR:-/tmp}/gpu-carry
+O=${OUT:-${TMPDIR:-/tmp}/gpu-out}
+mkdir -p "$O"
+if [ ! -d "$G/b" ]; then
+    [ -f "$R/gpu-carry.tar.xz" ] || { echo "gpu_run: no gpu-carry.tar.xz (tests/gpu_carry.sh makes it)" >&2; exit 2; }
+    mkdir -p "$G" && tar -xJf "$R/gpu-carry.tar.xz" -C "$G" || exit 1
+fi
+L=$G/root/usr/lib/x86_64-linux-gnu
+export PATH="$G/root/usr/bin:$PATH"
+export LD_LIBRARY_PATH="$L:$L/openmpi/lib:$L/pmix2/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OPAL_PREFIX="$G/root/usr" OMPI_COMPONENT_DIR="$L/openmpi/lib/openmpi3"
+export PMIX_PREFIX="$L/pmix2" PMIX_MCA_mca_base_component_path="$L/pmix2/lib/pmix"
+export OMPI_MCA_plm_rsh_agent=false OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export TACOS_BUILD="$G/b" TACOS_TMP="$O" TACOS_GPU_TIMEOUT="${TACOS_GPU_TIMEOUT:-150}"
+B=$G/b
+M="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca coll tacos,tuned,basic,inter,libnbc,self"
+export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$OMPI_COMPONENT_DIR"
+{ nvidia-smi -L; head -1 /etc/os-release; nproc; } 2>&1 | tee "$O/machine.txt"
+rc=0
+for part in "${@:-check}"; do
+    t0=$(date +%s)
+    case $part in
+    check) (cd "$B/tests" && sh "$S/test_gpu.sh") 2>&1 | tee "$O/check.log"
+        grep -q "^FAIL" "$O/check.log" && rc=1 ;;
+    bench)
+        for np in 2 4; do
+            timeout 280 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/bench_openmpi_$np.log"
+        done
+        timeout 280 mpiexec.mpich -n 2 env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
+            "$B/tests/mpi_gpu_check_mpich" --bench 2>&1 | tee "$O/bench_mpich_2.log" ;;
+    memcheck)
+        CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        timeout 550 $M -np 2 --mca coll_tacos_min_bytes 0 --mca coll_tacos_stage_min_bytes 0 \
+            "$CS" --tool memcheck --error-exitcode 9 "$B/tests/mpi_gpu_check" >"$O/memcheck.log" 2>&1
+        echo "memcheck: exit $? ($(grep -c "ERROR SUMMARY: 0 errors" "$O/memcheck.log") ranks with 0 errors)" ;;
+    env) echo "export PATH='$PATH' LD_LIBRARY_PATH='$LD_LIBRARY_PATH' OPAL_PREFIX='$OPAL_PREFIX'" \
+        "OMPI_COMPONENT_DIR='$OMPI_COMPONENT_DIR' PMIX_PREFIX='$PMIX_PREFIX'" \
+        "PMIX_MCA_mca_base_component_path='$PMIX_MCA_mca_base_component_path'" \
+        "OMPI_MCA_mca_base_component_path='$OMPI_MCA_mca_base_component_path'" ;;
+    *) echo "gpu_run: unknown part $part (check, bench, memcheck, env)" >&2; exit 2 ;;
+    esac
+    echo "gpu_run: $part took $(($(date +%s) - t0)) s"
+done
+exit $rc
