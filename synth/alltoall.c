@@ -24,10 +24,11 @@
  *   never delays a chunk against the path it would otherwise wait for;
  * - a chunk that arrives at an NPU other than its destination waits there
  *   to be forwarded (one copy per chunk: what is forwarded is moved);
- * - a third run fixes every chunk's path first (balanced_paths: equally
- *   short ways share the load) and each link sends its chunks farthest
- *   first: with one seed the ties above sent neighbours' far blocks on a
- *   ring of 4 the same way, 3 link times where this takes the optimum, 2;
+ * - a third run per seed fixes every chunk's path first (balanced_paths:
+ *   equally short ways share the load) and each link sends its chunks
+ *   farthest first: with one seed the ties above sent neighbours' far
+ *   blocks on a ring of 4 the same way, 3 link times where this takes the
+ *   optimum, 2;
  * - one more run sends every chunk along the simulator's route for it
  *   (route.c), each link first come first served: with one chunk per
  *   rank direct exchange's schedule, kept where the greedy's is slower
@@ -159,6 +160,7 @@ static long pick(const route_t *r, size_t l, double t)
 
 typedef struct {
     double dist;
+    uint64_t tie; /* equally far: the smaller first */
     int c;
 } far_t;
 
@@ -167,7 +169,7 @@ static int farther_first(const void *a, const void *b)
     const far_t *x = a, *y = b;
     if (x->dist != y->dist)
         return x->dist < y->dist ? 1 : -1;
-    return (x->c > y->c) - (x->c < y->c);
+    return (x->tie > y->tie) - (x->tie < y->tie);
 }
 
 /* Chunk paths balanced (below): per chunk, what its best path from u to j
@@ -203,10 +205,12 @@ static double least_busy(const route_t *r, busy_t *b, int u, int j)
 }
 
 /* Every chunk's path, chosen before a run so that equally short ways share
- * the load: the farthest chunks first, each takes, of its shortest paths,
- * the one whose busiest link (in link time, the chunks given to it so far
- * and this one) is least busy.  Chunk c's links: (*path)[at[c] ..]. */
-static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *at)
+ * the load: the farthest chunks first (equally far ones by index, or in an
+ * order drawn from `rng`), each takes, of its shortest paths, the one
+ * whose busiest link (in link time, the chunks given to it so far and this
+ * one) is least busy.  Chunk c's links: (*path)[at[c] ..]. */
+static int balanced_paths(const route_t *r, tacos_rng_t *rng, int nchunks, size_t **path,
+                          size_t *at)
 {
     const tacos_topo_t *T = r->t;
     int n = r->n, rc = TACOS_OK;
@@ -223,7 +227,7 @@ static int balanced_paths(const route_t *r, int nchunks, size_t **path, size_t *
     for (int i = 0; i < nchunks; i++) { /* farthest first, then by index */
         int from, to;
         tacos_chunk_route(r->coll, n, r->k, r->root, i, &from, &to);
-        chunk[i] = (far_t){r->dist[(size_t)from * n + to], i};
+        chunk[i] = (far_t){r->dist[(size_t)from * n + to], rng ? tacos_rng_next(rng) : (uint64_t)i, i};
     }
     qsort(chunk, (size_t)nchunks, sizeof *chunk, farther_first);
     for (int i = 0; i < nchunks && !rc; i++) {
@@ -378,7 +382,9 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
     r.lcost = lcost, r.dist = dist;
     if ((rc = all_dist(t, lcost, dist)))
         goto out;
-    /* farthest first, then nearest first, the faster kept */
+    /* per seed: farthest first, nearest first, and each chunk along a path
+     * chosen to balance the load (the first seed's equally far chunks by
+     * index, the others' in random order), the fastest kept */
     for (int trial = 0; trial < o->trials; trial++) {
         uint64_t s = tacos_splitmix64(&seed);
         for (r.farthest = 1; r.farthest >= 0; r.farthest--) {
@@ -388,11 +394,11 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
                 goto out;
             tacos_sched_keep_faster(&best, &cur);
         }
-    }
-    /* each chunk along a path chosen to balance the load, farthest first */
-    {
+        tacos_rng_t ties;
+        tacos_rng_seed(&ties, s);
         size_t *path = NULL, *at = malloc(((size_t)best->nchunks + 1) * sizeof *at);
-        rc = at ? balanced_paths(&r, best->nchunks, &path, at) : TACOS_ERR_NOMEM;
+        rc = at ? balanced_paths(&r, trial ? &ties : NULL, best->nchunks, &path, at)
+                : TACOS_ERR_NOMEM;
         if (rc == TACOS_ERR_NOMEM)
             rc = tacos_error(rc, "out of memory balancing paths of %s on %s",
                              tacos_coll_name(o->coll), t->name);
@@ -400,7 +406,7 @@ int tacos_alltoall_synthesize(const tacos_topo_t *t, const tacos_synth_opts_t *o
             r.path = path, r.at = at, r.farthest = 1;
             if (!(rc = tacos_sched_alloc(o->coll, n, o->chunks_per_npu, o->root, o->size_bytes,
                                          NULL, &cur)) &&
-                !(rc = route_once(&r, seed, cur)))
+                !(rc = route_once(&r, s, cur)))
                 tacos_sched_keep_faster(&best, &cur);
             r.path = NULL, r.at = NULL;
         }

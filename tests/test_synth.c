@@ -304,6 +304,10 @@ int main(void)
     expect_alltoall("uniring:4", 6);
     expect_alltoall("line:4", 4);
     expect_alltoall("ring:4", 2);
+    /* a 3x3 mesh's middle links carry 6 blocks (the cut bound): the balanced
+     * paths' run took 7 when it ran once, after the seeds' runs, with a
+     * link order of its own */
+    expect_alltoall("mesh2d:3x3", 6);
     t = gen("uniring:4");
     double cut;
     CHECK_OK(tacos_lower_bound(t, TACOS_ALLTOALL, 0, 1, 4 << 20, &cut));
