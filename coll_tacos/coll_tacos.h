@@ -76,7 +76,8 @@ typedef struct {
     TACOS_SLOTS(TACOS_PREV_FIELD)
     struct ompi_communicator_t *comm;
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
-    unsigned nonblocking_seq; /* operations started with a tag of their own */
+    unsigned nonblocking_seq; /* nonblocking calls made: their tags */
+    unsigned persistent_seq;  /* persistent calls made: their tags */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */
     int stage;                /* coll_tacos_stage when it was created */
     size_t stage_min_bytes;   /* coll_tacos_stage_min_bytes when it was created */

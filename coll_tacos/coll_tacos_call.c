@@ -302,12 +302,15 @@ int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 
 /* ---- requests: nonblocking and persistent operations ----------------------------- */
 
-/* Their messages carry a tag of their own per operation started (every
- * rank starts a communicator's operations in the same order), below every
- * range Open MPI's components use (libnbc's, the neighbourhood
- * collectives', UCC's; HCOLL's range ends far above it). */
+/* Their messages carry a tag of their own per operation: a nonblocking
+ * call's taken when it is made, a persistent one's when it is initialized
+ * (every rank makes a communicator's calls in the same order, but may
+ * start persistent ones in any order), each kind from a cyclic range of its
+ * own, below every range Open MPI's components use (libnbc's, the
+ * neighbourhood collectives', UCC's; HCOLL's range ends far above it). */
 #define TAG_BASE (-INT_MAX)
 #define TAG_RANGE (1 << 20)
+#define PERSISTENT_TAG_BASE (TAG_BASE + TAG_RANGE)
 
 /* An ompi_coll_base_nbc_request_t: Open MPI's bindings of the nonblocking
  * and persistent collectives take one from every component (they record a
@@ -352,10 +355,32 @@ static void request_destruct(mca_coll_tacos_request_t *r)
 OBJ_CLASS_INSTANCE(mca_coll_tacos_request_t, ompi_coll_base_nbc_request_t, request_construct,
                    request_destruct);
 
-/* The operations in flight, progressed by whichever thread gets the lock. */
+/* The operations in flight, progressed by whichever thread gets the lock.
+ * Progressing them calls into the PML, which may run opal_progress and
+ * with it whatever is registered there (a communicator's CID agreement
+ * starts a nonblocking Allreduce of this component's, or frees one), so
+ * the lock is recursive, and the thread holding it in progress does not
+ * progress them again from within. */
 static mca_coll_tacos_request_t *active;
-static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t active_lock;
+static pthread_once_t active_lock_once = PTHREAD_ONCE_INIT;
+static __thread int progressing;
 static int progress_registered;
+
+static void active_lock_init(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&active_lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+static void lock_active(void)
+{
+    pthread_once(&active_lock_once, active_lock_init);
+    pthread_mutex_lock(&active_lock);
+}
 
 static void destroy(mca_coll_tacos_request_t *r)
 {
@@ -447,8 +472,12 @@ static int by_hand_start(mca_coll_tacos_request_t *r)
 int mca_coll_tacos_progress(void)
 {
     int events = 0;
-    if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || pthread_mutex_trylock(&active_lock))
-        return 0; /* nothing to do, or another thread does it */
+    if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || progressing)
+        return 0; /* nothing to do, or this thread does it already */
+    pthread_once(&active_lock_once, active_lock_init);
+    if (pthread_mutex_trylock(&active_lock))
+        return 0; /* another thread does it */
+    progressing = 1;
     mca_coll_tacos_request_t *ready = NULL, *doomed = NULL; /* chained through next */
     for (mca_coll_tacos_request_t *r = active, *next; r; r = next) {
         next = r->next;
@@ -462,12 +491,13 @@ int mca_coll_tacos_progress(void)
             r->next = doomed, doomed = r;
         events += done;
     }
+    progressing = 0;
     pthread_mutex_unlock(&active_lock);
     for (mca_coll_tacos_request_t *r = ready, *next; r; r = next, events++) {
         next = r->next;
         r->next = NULL;
         int rc = by_hand_finish(r);
-        pthread_mutex_lock(&active_lock);
+        lock_active();
         if (finished(r, rc))
             r->next = doomed, doomed = r;
         pthread_mutex_unlock(&active_lock);
@@ -484,7 +514,7 @@ static void activate(mca_coll_tacos_request_t *r)
 {
     r->super.super.req_complete = REQUEST_PENDING;
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
-    pthread_mutex_lock(&active_lock);
+    lock_active();
     if (!progress_registered) {
         opal_progress_register(mca_coll_tacos_progress);
         progress_registered = 1;
@@ -497,10 +527,9 @@ static void activate(mca_coll_tacos_request_t *r)
     pthread_mutex_unlock(&active_lock);
 }
 
-/* Posts the operation's first messages under a tag of its own. */
+/* Posts the operation's first messages. */
 static int start_one(mca_coll_tacos_request_t *r)
 {
-    r->x.tag = TAG_BASE + (int)(r->module->nonblocking_seq++ % TAG_RANGE);
     r->x.error = OMPI_SUCCESS;
     r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     r->super.super.req_status._cancelled = 0;
@@ -569,7 +598,7 @@ static int request_start(size_t n, ompi_request_t **reqs)
 static int request_free(ompi_request_t **req)
 {
     mca_coll_tacos_request_t *r = (mca_coll_tacos_request_t *)*req;
-    pthread_mutex_lock(&active_lock);
+    lock_active();
     int later = r->super.super.req_state == OMPI_REQUEST_ACTIVE &&
                 !REQUEST_COMPLETE(&r->super.super);
     if (later) /* destroyed when it is over */
@@ -630,6 +659,9 @@ static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **h
         OBJ_RETAIN(held[i]);
     if (r->reduce_op)
         OBJ_RETAIN(r->reduce_op);
+    mca_coll_tacos_module_t *m = r->module;
+    r->x.tag = persistent ? PERSISTENT_TAG_BASE + (int)(m->persistent_seq++ % TAG_RANGE)
+                          : TAG_BASE + (int)(m->nonblocking_seq++ % TAG_RANGE);
     int rc = persistent ? OMPI_SUCCESS : start_one(r);
     if (rc != OMPI_SUCCESS) {
         destroy(r);

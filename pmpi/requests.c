@@ -33,7 +33,11 @@
 #include "tacos_pmpi.h"
 
 /* Operations' tags on the private duplicate: from 64 up (the blocking
- * collectives' are below), one per operation started, cyclic. */
+ * collectives' are below), one per operation, cyclic: a nonblocking call's
+ * taken when it is made, from the lower half of the range, a persistent
+ * one's when it is initialized, from the upper half (every rank makes a
+ * communicator's calls in the same order, but may start persistent ones in
+ * any order). */
 enum { FIRST_TAG = 64, MAX_TAGS = 1 << 20 };
 
 typedef struct op {
@@ -227,10 +231,9 @@ void pmpi_progress(void)
     complete_all(done);
 }
 
-/* Posts the operation's first messages under a tag of its own. */
+/* Posts the operation's first messages. */
 static int start(op_t *o)
 {
-    state_t *st = o->x.st;
     int rc = MPI_SUCCESS;
     o->status = MPI_SUCCESS;
     if (o->by_hand) { /* persistent: its copies in, its call on them started */
@@ -243,7 +246,6 @@ static int start(op_t *o)
         link_into(&by_hand_flight, &hand_lock, o);
         return MPI_SUCCESS;
     }
-    o->x.tag = FIRST_TAG + (int)(st->started++ % (unsigned)tags);
     o->x.error = MPI_SUCCESS;
     rc = o->persistent ? PMPI_Start(&o->handle) : MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
@@ -412,6 +414,8 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
         destroy(o);
         return rc;
     }
+    unsigned half = (unsigned)tags / 2; /* known once issued */
+    o->x.tag = FIRST_TAG + (int)(persistent ? half + st->initialized++ % half : st->called++ % half);
     *request = o->handle;
     if (!persistent && (rc = start(o)) != MPI_SUCCESS) {
         PMPI_Request_free(request); /* completed with the error: freed */
@@ -553,14 +557,43 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s)
     return *flag ? run_errors(1, 1, &h, NULL, s, rc) : rc;
 }
 
+/* MPI_Waitall as a loop of PMPI_Test on each request not done yet, and
+ * progress: MPICH 4.0.2's own persistent collectives' requests fail its
+ * MPI_Testall, and its MPI_Testsome reports them complete again at every
+ * call (its MPI_Test and MPI_Waitall serve them). */
+static int wait_all_testing(int n, MPI_Request r[], MPI_Status s[])
+{
+    int rc = MPI_SUCCESS, left = n;
+    char *done = calloc((size_t)n + 1, 1);
+    if (!done)
+        return MPI_ERR_NO_MEM;
+    while (left) {
+        for (int i = 0; i < n; i++) {
+            int flag = 0, e;
+            if (done[i])
+                continue;
+            MPI_Status *st = s == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &s[i];
+            if ((e = PMPI_Test(&r[i], &flag, st)) != MPI_SUCCESS) {
+                rc = s == MPI_STATUSES_IGNORE ? e : MPI_ERR_IN_STATUS;
+                if (st != MPI_STATUS_IGNORE)
+                    st->MPI_ERROR = e;
+                flag = 1;
+            } else if (flag && st != MPI_STATUS_IGNORE) {
+                st->MPI_ERROR = MPI_SUCCESS;
+            }
+            if (flag)
+                done[i] = 1, left--;
+        }
+        if (left)
+            pmpi_progress();
+    }
+    free(done);
+    return rc;
+}
+
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status s[])
 {
-    int flag = 0, rc;
-    if (!pmpi_busy())
-        rc = PMPI_Waitall(n, r, s);
-    else
-        while ((rc = PMPI_Testall(n, r, &flag, s)) == MPI_SUCCESS && !flag)
-            pmpi_progress();
+    int rc = pmpi_busy() ? wait_all_testing(n, r, s) : PMPI_Waitall(n, r, s);
     return run_errors(0, n, r, NULL, s, rc);
 }
 

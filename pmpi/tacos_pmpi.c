@@ -1190,8 +1190,9 @@ int MPI_Barrier(MPI_Comm comm)
         PMPI_Comm_delete_attr(comm, unmade_keyval);
     if (st && (rc = tacos_comm_prepare(st->core)) != MPI_SUCCESS)
         return done(comm, rc);
-    if (!pmpi_busy())
-        return PMPI_Barrier(comm);
+    /* nonblocking on every rank (blocking and nonblocking barriers do not
+     * match, and only some ranks may have operations of this library's to
+     * progress while they wait) */
     MPI_Request r;
     rc = PMPI_Ibarrier(comm, &r);
     return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc);

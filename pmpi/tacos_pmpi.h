@@ -24,7 +24,8 @@ typedef struct {
     MPI_Comm comm;      /* the private duplicate */
     tacos_comm_t *core; /* NULL: every call of this communicator falls back */
     space_t space;      /* blocking calls' */
-    unsigned started;   /* nonblocking and persistent operations started: their tags */
+    unsigned called;      /* nonblocking calls made: their tags */
+    unsigned initialized; /* persistent calls made: their tags */
     int refs;           /* the attribute's, and one per operation */
     int spans_hosts;    /* some rank on another node (MPICH's locality; the same on every rank) */
     void *stream;       /* GPU buffers: the stream blocking calls stage through */

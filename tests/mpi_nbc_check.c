@@ -6,7 +6,11 @@
  *   16 outstanding of mixed kinds completed in reverse order (MPI_Waitall,
  *   MPI_Testany loops); two communicators interleaved;
  *   persistent requests started many times with changing contents, freed
- *   inactive and while active;
+ *   inactive and while active, two started in different orders on
+ *   different ranks, one waited for with a persistent barrier of the MPI
+ *   library's own (MPI_Waitall); a communicator duplicated while an
+ *   operation runs; a rank in a barrier while the others wait for a
+ *   collective before theirs;
  *   a rank that computes before it waits (the others must not deadlock),
  *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
@@ -383,6 +387,103 @@ static void check_persistent(MPI_Comm comm, int starts)
      * barrier): its buffers are never freed */
 }
 
+/* Two persistent Allreduces of one planned size started in one order on
+ * even ranks and in the other on odd ones (MPI orders their
+ * initializations only): each must reduce its own inputs. */
+static void check_persistent_order(MPI_Comm comm)
+{
+    coll_t c[2];
+    for (int i = 0; i < 2; i++)
+        make(&c[i], ALLREDUCE, comm, 65537, 0, 0);
+    fill(&c[0], 0);
+    MPI_Allreduce(c[0].sbuf, c[0].rbuf, c[0].count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
+    for (int i = 0; i < 2; i++)
+        post(&c[i], 1);
+    for (int t = 0; t < 4 && !failures; t++) {
+        fill(&c[0], 700 + t), fill(&c[1], 800 + t);
+        int first = c[0].rank % 2;
+        MPI_Start(&c[first].req);
+        MPI_Start(&c[!first].req);
+        MPI_Request r[2] = {c[0].req, c[1].req};
+        MPI_Status st[2];
+        MPI_Waitall(2, r, st);
+        check(&c[0], "persistent, started in another order on odd ranks (first)");
+        check(&c[1], "persistent, started in another order on odd ranks (second)");
+    }
+    for (int i = 0; i < 2; i++) {
+        MPI_Request_free(&c[i].req);
+        unmake(&c[i]);
+    }
+}
+
+/* A communicator made while an operation of this one runs: Open MPI agrees
+ * on its context id with nonblocking Allreduces, run from progress. */
+static void check_dup_while_active(MPI_Comm comm)
+{
+    coll_t c;
+    int one = 1, all = 0;
+    make(&c, ALLREDUCE, comm, 1 << 20, 0, 0);
+    fill(&c, 900);
+    MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_MAX, comm); /* and the agreement's size */
+    for (int t = 0; t < 10 && !failures; t++) {
+        MPI_Comm d;
+        fill(&c, 900 + t);
+        post(&c, 0);
+        MPI_Comm_dup(comm, &d);
+        wait_check(&c, "MPI_Comm_dup while it runs");
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, d);
+        if (all != c.size)
+            FAIL("Allreduce on the duplicate: %d, want %d", all, c.size);
+        MPI_Comm_free(&d);
+    }
+    unmake(&c);
+}
+
+/* Rank 0 enters a barrier on another communicator before it waits for a
+ * collective the others wait for first: the barrier must match theirs and
+ * progress the collective. */
+static void check_barrier_while_active(MPI_Comm comm, MPI_Comm other)
+{
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    fill(&c, 950);
+    MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
+    for (int t = 0; t < 3 && !failures; t++) {
+        fill(&c, 950 + t);
+        post(&c, 0);
+        if (c.rank != 0)
+            wait_check(&c, "waited for before a barrier");
+        MPI_Barrier(other);
+        if (c.rank == 0)
+            wait_check(&c, "waited for after a barrier");
+    }
+    unmake(&c);
+}
+
+/* A persistent collective of this library's and one of the MPI library's
+ * own (a barrier) completed by one MPI_Waitall. */
+static void check_waitall_mixed(MPI_Comm comm)
+{
+    coll_t c;
+    MPI_Request r[2];
+    MPI_Status st[2];
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    post(&c, 1);
+    INIT(Barrier)(comm, MPI_INFO_NULL, &r[1]);
+    for (int t = 0; t < 3 && !failures; t++) {
+        fill(&c, 960 + t);
+        r[0] = c.req;
+        MPI_Startall(2, r);
+        if (MPI_Waitall(2, r, st) != MPI_SUCCESS)
+            FAIL("MPI_Waitall of two persistent requests failed");
+        check(&c, "persistent, waited for with a persistent barrier");
+    }
+    MPI_Request_free(&c.req);
+    MPI_Request_free(&r[1]);
+    unmake(&c);
+}
+
 /* Rank 0 computes for a while before it waits. */
 static void check_late_waiter(MPI_Comm comm)
 {
@@ -465,6 +566,10 @@ int main(int argc, char **argv)
     check_alone(b, 1);
     check_two_comms(a, b);
     check_persistent(a, quick ? 200 : 1000);
+    check_persistent_order(a);
+    check_dup_while_active(a);
+    check_barrier_while_active(a, b);
+    check_waitall_mixed(a);
     check_late_waiter(a);
     MPI_Barrier(a); /* plans the late waiter's size */
     check_late_waiter(a);
