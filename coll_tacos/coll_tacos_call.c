@@ -306,11 +306,14 @@ int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
  * call's taken when it is made, a persistent one's when it is initialized
  * (every rank makes a communicator's calls in the same order, but may
  * start persistent ones in any order), each kind from a cyclic range of its
- * own, below every range Open MPI's components use (libnbc's, the
- * neighbourhood collectives', UCC's; HCOLL's range ends far above it). */
-#define TAG_BASE (-INT_MAX)
+ * own, from the lowest tag the PML carries (-INT_MAX over ob1), below the
+ * ranges Open MPI's components use (libnbc's, the neighbourhood
+ * collectives', UCC's).  pml/ucx keeps 24 bits of a tag (the highest
+ * marks Open MPI's own): below -(2^23 - 1) ours read as user tags there,
+ * and an application's MPI_ANY_TAG receive took them. */
 #define TAG_RANGE (1 << 20)
-#define PERSISTENT_TAG_BASE (TAG_BASE + TAG_RANGE)
+
+static int tag_base(void) { return mca_pml.pml_max_tag < INT_MAX ? -mca_pml.pml_max_tag : -INT_MAX; }
 
 /* An ompi_coll_base_nbc_request_t: Open MPI's bindings of the nonblocking
  * and persistent collectives take one from every component (they record a
@@ -660,8 +663,8 @@ static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **h
     if (r->reduce_op)
         OBJ_RETAIN(r->reduce_op);
     mca_coll_tacos_module_t *m = r->module;
-    r->x.tag = persistent ? PERSISTENT_TAG_BASE + (int)(m->persistent_seq++ % TAG_RANGE)
-                          : TAG_BASE + (int)(m->nonblocking_seq++ % TAG_RANGE);
+    r->x.tag = tag_base() + (persistent ? TAG_RANGE + (int)(m->persistent_seq++ % TAG_RANGE)
+                                        : (int)(m->nonblocking_seq++ % TAG_RANGE));
     int rc = persistent ? OMPI_SUCCESS : start_one(r);
     if (rc != OMPI_SUCCESS) {
         destroy(r);

@@ -472,20 +472,35 @@ static op_t *persistent_op(MPI_Request h)
 
 /* Requests among r[i] (i in idx[0..n), or 0..n when idx is NULL) whose
  * persistent operation failed: their status says so, and the call (its
- * error where it completes one request, else MPI_ERR_IN_STATUS). */
+ * error where it completes one request, else MPI_ERR_IN_STATUS, the other
+ * statuses then saying MPI_SUCCESS unless MPI set them already). */
 static int run_errors(int one, int n, const MPI_Request *r, const int *idx, MPI_Status *s, int rc)
 {
-    if (rc != MPI_SUCCESS || !__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED))
+    int in_status = !one && rc == MPI_ERR_IN_STATUS, failed = 0;
+    if ((rc != MPI_SUCCESS && !in_status) || !__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED))
         return rc;
+    op_t **o = malloc(((size_t)n + 1) * sizeof *o);
+    if (!o)
+        return MPI_ERR_NO_MEM;
     for (int j = 0; j < n; j++) {
         int i = idx ? idx[j] : j;
-        op_t *o = i >= 0 ? persistent_op(r[i]) : NULL;
-        if (!o || o->status == MPI_SUCCESS)
-            continue;
-        if (s != MPI_STATUS_IGNORE && s != MPI_STATUSES_IGNORE)
-            s[idx ? j : i].MPI_ERROR = o->status;
-        rc = one ? o->status : MPI_ERR_IN_STATUS;
+        o[j] = i >= 0 ? persistent_op(r[i]) : NULL;
+        if (o[j] && o[j]->status == MPI_SUCCESS)
+            o[j] = NULL;
+        failed |= o[j] != NULL;
     }
+    int statuses = s != MPI_STATUS_IGNORE && s != MPI_STATUSES_IGNORE;
+    for (int j = 0; j < n && failed; j++) {
+        MPI_Status *st = statuses ? &s[j] : NULL; /* s follows idx where there is one */
+        if (o[j]) {
+            if (st)
+                st->MPI_ERROR = o[j]->status;
+            rc = one ? o[j]->status : MPI_ERR_IN_STATUS;
+        } else if (st && !in_status) { /* MPI left it alone: the call succeeded */
+            st->MPI_ERROR = MPI_SUCCESS;
+        }
+    }
+    free(o);
     return rc;
 }
 
@@ -564,7 +579,7 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s)
 static int wait_all_testing(int n, MPI_Request r[], MPI_Status s[])
 {
     int rc = MPI_SUCCESS, left = n;
-    char *done = calloc((size_t)n + 1, 1);
+    char *done = calloc((size_t)n + 1, 1); /* 1 completed, 2 failed */
     if (!done)
         return MPI_ERR_NO_MEM;
     while (left) {
@@ -577,16 +592,17 @@ static int wait_all_testing(int n, MPI_Request r[], MPI_Status s[])
                 rc = s == MPI_STATUSES_IGNORE ? e : MPI_ERR_IN_STATUS;
                 if (st != MPI_STATUS_IGNORE)
                     st->MPI_ERROR = e;
-                flag = 1;
-            } else if (flag && st != MPI_STATUS_IGNORE) {
-                st->MPI_ERROR = MPI_SUCCESS;
+                flag = 2;
             }
             if (flag)
-                done[i] = 1, left--;
+                done[i] = (char)flag, left--;
         }
         if (left)
             pmpi_progress();
     }
+    for (int i = 0; rc == MPI_ERR_IN_STATUS && i < n; i++) /* as MPI_Waitall says it */
+        if (done[i] == 1)
+            s[i].MPI_ERROR = MPI_SUCCESS;
     free(done);
     return rc;
 }

@@ -10,7 +10,8 @@
  *   different ranks, one waited for with a persistent barrier of the MPI
  *   library's own (MPI_Waitall); a communicator duplicated while an
  *   operation runs; a rank in a barrier while the others wait for a
- *   collective before theirs;
+ *   collective before theirs; an application's MPI_ANY_TAG receive
+ *   posted while a collective runs;
  *   a rank that computes before it waits (the others must not deadlock),
  *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
@@ -484,6 +485,36 @@ static void check_waitall_mixed(MPI_Comm comm)
     unmake(&c);
 }
 
+/* Rank 0 has an application's MPI_ANY_TAG receive posted while a
+ * collective runs: only rank 1's message, sent after it, may match it
+ * (pml/ucx keeps 24 bits of a tag: tags of the collective's that read as
+ * user tags there were taken by the receive). */
+static void check_any_tag_receive(MPI_Comm comm)
+{
+    coll_t c;
+    MPI_Request u = MPI_REQUEST_NULL;
+    MPI_Status st;
+    int got[4] = {-1, -1, -1, -1}, token = 4242, count = -1;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    fill(&c, 970);
+    MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
+    fill(&c, 971);
+    if (c.rank == 0 && c.size > 1)
+        MPI_Irecv(got, 4, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &u);
+    post(&c, 0);
+    wait_check(&c, "an MPI_ANY_TAG receive posted meanwhile");
+    if (c.rank == 1)
+        MPI_Send(&token, 1, MPI_INT, 0, 5, comm);
+    if (u != MPI_REQUEST_NULL) {
+        MPI_Wait(&u, &st);
+        MPI_Get_count(&st, MPI_INT, &count);
+        if (st.MPI_SOURCE != 1 || st.MPI_TAG != 5 || count != 1 || got[0] != token)
+            FAIL("an MPI_ANY_TAG receive got source %d tag %d count %d value %d, want 1 5 1 %d",
+                 st.MPI_SOURCE, st.MPI_TAG, count, got[0], token);
+    }
+    unmake(&c);
+}
+
 /* Rank 0 computes for a while before it waits. */
 static void check_late_waiter(MPI_Comm comm)
 {
@@ -570,6 +601,7 @@ int main(int argc, char **argv)
     check_dup_while_active(a);
     check_barrier_while_active(a, b);
     check_waitall_mixed(a);
+    check_any_tag_receive(a);
     check_late_waiter(a);
     MPI_Barrier(a); /* plans the late waiter's size */
     check_late_waiter(a);
