@@ -38,6 +38,7 @@ typedef struct {
     bool nonblocking;      /* MPI_I* and _init calls through schedules */
     bool v_schedules;      /* alone: Gatherv, Scatterv, Alltoallv/w through schedules */
     int net_piece_bytes;   /* largest message to another host: -1 auto, 0 no limit */
+    int cuda_ipc_min_bytes; /* GPU buffers on one host: IPC from this size, -1 never */
     size_t net_piece;      /* what it is resolved to once the PML is selected */
     size_t scratch_max;    /* scratch kept between calls, whole process */
     bool deterministic;    /* combine reductions in program order */

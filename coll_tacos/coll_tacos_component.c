@@ -77,7 +77,7 @@ static int tacos_register(void)
     c->unwind_degree = d.unwind_degree, c->probe = d.probe, c->calibrate = d.calibrate;
     c->measure = d.measure, c->cache_size = d.cache_size, c->deterministic = d.deterministic;
     c->nonblocking = d.nonblocking, c->net_piece_bytes = -1;
-    c->v_schedules = d.v_schedules;
+    c->v_schedules = d.v_schedules, c->cuda_ipc_min_bytes = d.cuda_ipc_min_bytes;
     c->probe_gpu = d.probe_gpu, c->ucx_lib = (char *)d.ucx_lib, c->scratch_max = d.scratch_max;
     c->cuda = true, c->stage = 0, c->stage_min_bytes = 2 << 20;
     reg("cuda",
@@ -107,6 +107,16 @@ static int tacos_register(void)
         "rank's own affair: no message changes. Writable through MPI_T: read when a "
         "communicator is created",
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
+    reg_int("cuda_ipc_min_bytes",
+            "GPU buffers on one host: a blocking collective of at least this many bytes "
+            "(default 1048576; -1: never) whose schedule is staged on every rank lets each rank "
+            "read the others' staged chunks from their GPU memory (CUDA IPC: one device copy "
+            "instead of a copy to pinned host memory, a message and a copy back). The ranks "
+            "first agree that every one of them is staged through CUDA (an 8-byte allreduce: "
+            "also on ranks with host buffers, whatever their size, in builds --with-cuda). "
+            "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "
+            "all ranks",
+            &c->cuda_ipc_min_bytes);
     reg_int("priority",
             "Priority of coll/tacos among the coll components (default 35, above tuned's 30); "
             "0 or less never selects it. Must be equal on all ranks, as must the coll "

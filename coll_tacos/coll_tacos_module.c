@@ -248,7 +248,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
     st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
     st.nonblocking = C->nonblocking, st.net_piece = (long)C->net_piece;
-    st.v_schedules = C->v_schedules;
+    st.v_schedules = C->v_schedules, st.cuda_ipc_min_bytes = C->cuda_ipc_min_bytes;
     st.deterministic = C->deterministic, st.verbose = C->verbose, st.dump_dir = C->dump_dir;
     st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
     st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;

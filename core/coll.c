@@ -80,7 +80,7 @@ static void mc_drop(tacos_mc_buf_t *b, int free_it)
 static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes,
                      int counted)
 {
-    if (b->p && b->bytes >= bytes && b->mc == mc)
+    if (b->p && b->bytes >= bytes && b->mc == mc && b->device == device)
         return b->p;
     mc_drop(b, 1);
     void *p = tacos_fault("alloc") ? NULL : device ? mc->dev_alloc(bytes) : mc->host_alloc(bytes);
@@ -166,6 +166,7 @@ struct tacos_req {
     char *work, *space; /* own scratch: the units, arriving reductions */
     size_t work_bytes, space_bytes;
     tacos_mc_buf_t stage, dwork; /* own, with call.mem: staging, work space */
+    const tacos_mc_t *ipc;       /* blocking calls: peers read staging through CUDA IPC */
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -198,11 +199,13 @@ static void *own_space(void *arg, size_t bytes)
     return grow(&r->space, &r->space_bytes, bytes, 0);
 }
 
-/* With call.mem: the executor's staging space (pinned host memory). */
+/* With call.mem: the executor's staging space (pinned host memory; with
+ * ipc, device memory the peers read). */
 static void *stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes, !r->own);
+    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, r->ipc != NULL, bytes,
+                   !r->own);
 }
 
 /* Scratch of `bytes`: the operation's own or the communicator's (with
@@ -670,21 +673,21 @@ int tacos_req_start(tacos_req_t *r)
                                   .scratch = r->call.mem ? stage_space
                                              : r->own    ? own_space
                                                          : comm_space,
-                                  .scratch_arg = r, .mem = r->call.mem};
+                                  .scratch_arg = r, .mem = r->call.mem, .ipc = r->ipc};
     r->unpack = 0;
     r->copy.rc = 0;
     int rc = r->msgs ? place_list(r) : place(r, &r->buf);
     if (rc)
         return rc;
     if (!r->msgs)
-        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s",
+        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s%s",
                        tacos_coll_name(r->coll),
                        r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
                        : (r->coll == TACOS_ALLGATHER && r->counts) || r->sizes ? "v"
                                                                                 : "", v->bytes,
                        r->c->ops.size, r->k, r->prog->nops, r->own ? " (nonblocking)" : "",
                        r->call.mem ? ", staged through " : "",
-                       r->call.mem ? r->call.mc->name : "");
+                       r->call.mem ? r->call.mc->name : "", r->ipc ? " (peers read it: IPC)" : "");
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;
     rc = tacos_exec_start(r->exec, r->off, r->buf ? r->buf + v->shift : NULL, v->unit_ext,
@@ -702,13 +705,41 @@ int tacos_req_progress(tacos_req_t *r, int *done)
     return *done ? complete(r) : 0;
 }
 
+/* Whether the ranks of a blocking call read each other's staging through
+ * CUDA IPC: where the communicator is on one host and the call of at least
+ * cuda_ipc_min_bytes (both the same on every rank), they agree on it, each
+ * saying whether its call is staged through a component with IPC (a
+ * rank's own affair: its buffers, its driver). */
+static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
+{
+    *ipc = NULL;
+#ifdef TACOS_WITH_CUDA
+    if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
+        c->ops.spans_hosts || c->ops.size < 2)
+        return 0;
+    uint64_t no = !(call->mem && call->mc && call->mc->ipc_export);
+    c->busy = 1; /* a collective of the core's own */
+    int rc = c->ops.max_u64(c->ops.ctx, &no, 1);
+    c->busy = 0;
+    if (!rc && !no)
+        *ipc = call->mc;
+    return rc;
+#else
+    (void)c, (void)call;
+    return 0;
+#endif
+}
+
 int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
               const tacos_args_t *a)
 {
     tacos_req_t r;
     setup(&r, c, p, call, a);
     layout(&r, a);
-    int rc = tacos_req_start(&r);
+    int rc = agree_ipc(c, call, &r.ipc);
+    if (rc)
+        return rc;
+    rc = tacos_req_start(&r);
     if (!rc && (rc = tacos_exec_wait(r.exec)))
         rc = failed(&r, rc);
     if (!rc)

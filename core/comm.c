@@ -202,7 +202,8 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
                                   "trials", "unwind_degree", "probe", "calibrate", "measure",
                                   "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
-                                  "v_schedules", "gather_min_bytes", "rooted_net_min_bytes"};
+                                  "v_schedules", "gather_min_bytes", "rooted_net_min_bytes",
+                                  "cuda_ipc_min_bytes"};
     enum { N = sizeof names / sizeof names[0] };
     _Static_assert((int)N <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
     uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
@@ -211,7 +212,7 @@ static int settings_agreed(tacos_comm_t *c, int *use)
                      (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
                      (uint64_t)s->nonblocking, (uint64_t)s->net_piece,
                      (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
-                     (uint64_t)s->rooted_net_min_bytes};
+                     (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes};
     char eq[N], differ[512] = "", param[64];
     int rc = all_equal(c, v, N, eq);
     if (rc)

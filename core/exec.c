@@ -71,6 +71,9 @@ typedef struct {
     void **mark;    /* per op: the mark its copy out ends at */
     size_t *local;  /* the sends whose copy out runs */
     size_t nlocal;
+    /* with opts->ipc */
+    const tacos_mc_t *ipc;
+    tacos_ipc_desc_t *desc; /* per op: its message */
 } exec_t;
 
 /* Points e's arrays into base (or, with base NULL, only measures them);
@@ -177,6 +180,10 @@ static const void *send_source(const exec_t *e, size_t i)
 static size_t pieces(const exec_t *e, size_t i, size_t *piece)
 {
     size_t bytes = e->len[i] * e->elem;
+    if (e->ipc) { /* a description of the data */
+        *piece = sizeof *e->desc;
+        return bytes != 0;
+    }
     size_t most = e->tp->piece ? e->tp->piece(e->tp->ctx, e->p->ops[i].peer) : 0;
     *piece = most && most < bytes ? most : bytes;
     return bytes ? (bytes + *piece - 1) / *piece : 0;
@@ -187,14 +194,22 @@ static size_t pieces(const exec_t *e, size_t i, size_t *piece)
 static int post(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    size_t piece, n = pieces(e, i, &piece), bytes = e->len[i] * e->elem;
+    size_t piece, n = pieces(e, i, &piece), bytes = e->ipc ? piece : e->len[i] * e->elem;
     if (!n) { /* nothing travels, on either side */
         finish(e, i);
         return 0;
     }
     const char *from = NULL;
     char *to = NULL;
-    if (e->mem) {
+    if (e->ipc) {
+        int rc = op->kind == TACOS_OP_SEND ? e->ipc->ipc_export(e->staged[i], &e->desc[i]) : 0;
+        if (rc)
+            return rc;
+        if (op->kind == TACOS_OP_SEND)
+            from = (const char *)&e->desc[i];
+        else
+            to = (char *)&e->desc[i];
+    } else if (e->mem) {
         if (op->kind == TACOS_OP_SEND)
             from = e->staged[i];
         else
@@ -369,6 +384,9 @@ static int complete_some(exec_t *e, int block)
             continue; /* more pieces of it in flight */
         } else if (op->kind == TACOS_OP_RECV && (op->reduce || e->mem)) {
             e->state[i] = OP_RECEIVED;
+            const void *there = NULL; /* the sender's staged data, mapped here */
+            if (!rc && e->ipc && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
+                e->staged[i] = (char *)there;
             if (!rc && !e->pending[i])
                 rc = e->mem ? land(e, i) : combine(e, i);
         } else {
@@ -396,18 +414,24 @@ static int give_scratch(exec_t *e, size_t bytes)
     return 0;
 }
 
-/* With mem: every message's staging space. */
+/* With mem: every message's staging space (with ipc, every send's: a
+ * receive reads the sender's). */
+static size_t staged_bytes(const exec_t *e, size_t i)
+{
+    return e->ipc && e->p->ops[i].kind == TACOS_OP_RECV ? 0 : e->len[i] * e->elem;
+}
+
 static int give_staging(exec_t *e)
 {
     size_t bytes = 0;
     char *space = NULL;
     for (size_t i = 0; i < e->p->nops; i++)
-        bytes += e->len[i] * e->elem;
+        bytes += staged_bytes(e, i);
     if (bytes && !(e->opts->scratch && (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
         return TACOS_ERR_NOMEM;
     for (size_t i = 0, at = 0; i < e->p->nops; i++) {
         e->staged[i] = space + at;
-        at += e->len[i] * e->elem;
+        at += staged_bytes(e, i);
     }
     return 0;
 }
@@ -466,6 +490,14 @@ struct tacos_exec {
     int phase, rc; /* rc: the failed call's first error */
     int ending;     /* the last copies started; with mem, waiting for end_mark */
     void *end_mark;
+    /* with ipc */
+    tacos_ipc_desc_t *desc;
+    size_t ndesc;
+    void **fence; /* the end's messages in flight: 2 per peer at most */
+    int *fence_peer; /* and their peers, negative for sends (-1 - peer) */
+    char *fence_done;
+    size_t nfence;
+    int fencing; /* 1 posted, 2 done */
 };
 
 int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
@@ -500,6 +532,8 @@ void tacos_exec_free(tacos_exec_t *x)
         return;
     free(x->arrays);
     free(x->slots);
+    free(x->desc);
+    free(x->fence);
     free(x);
 }
 
@@ -521,6 +555,24 @@ static int make_room(tacos_exec_t *x)
     return 0;
 }
 
+/* Room for the descriptions of messages and the end's messages. */
+static int ipc_room(tacos_exec_t *x)
+{
+    size_t nops = x->e.p->nops, n = 2 * (size_t)x->npus;
+    if (x->ndesc < nops) {
+        tacos_ipc_desc_t *d = realloc(x->desc, nops * sizeof *d);
+        if (!d)
+            return TACOS_ERR_NOMEM;
+        x->desc = d, x->ndesc = nops;
+    }
+    if (!x->fence && !(x->fence = malloc(n * (sizeof(void *) + sizeof(int) + 1))))
+        return TACOS_ERR_NOMEM;
+    x->fence_peer = (int *)(x->fence + n);
+    x->fence_done = (char *)(x->fence_peer + n);
+    x->e.desc = x->desc;
+    return 0;
+}
+
 /* After an error: what is in flight is abandoned (see exec.h). */
 static int fail(tacos_exec_t *x, int rc)
 {
@@ -532,7 +584,9 @@ static int fail(tacos_exec_t *x, int rc)
         e->mem->forget(e->mem->ctx, e->mark[e->local[l]]);
     if (x->end_mark)
         e->mem->forget(e->mem->ctx, x->end_mark);
-    e->nlocal = 0, x->end_mark = NULL;
+    for (size_t f = 0; f < x->nfence; f++)
+        e->tp->abandon(e->tp->ctx, x->fence[f], x->fence_peer[f] < 0);
+    e->nlocal = 0, x->end_mark = NULL, x->nfence = 0;
     x->phase = FAILED;
     return x->rc = rc;
 }
@@ -551,8 +605,11 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     e->buf = buf;
     e->elem = elem_bytes;
     e->mem = opts ? opts->mem : NULL;
+    e->ipc = e->mem ? opts->ipc : NULL;
     e->nreqs = e->nfinished = e->ndone = e->nlocal = 0;
-    x->ending = 0, x->end_mark = NULL;
+    x->ending = 0, x->end_mark = NULL, x->nfence = 0, x->fencing = 0;
+    if (e->ipc && (rc = ipc_room(x)))
+        return fail(x, rc);
     e->in_buf = input ? x->in_buf : NULL;
     e->direct = input ? x->direct : NULL;
     x->rc = 0;
@@ -575,6 +632,42 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     if (opts && opts->overlap) /* local work while the first messages travel */
         opts->overlap(opts->overlap_arg);
     return 0;
+}
+
+/* With ipc, once this rank's memory work is done (it read what it
+ * received): an empty message to each rank it received from, and one
+ * awaited from each it sent to (exec.h: opts->ipc).  *done = 1 when they
+ * completed. */
+static int fence(tacos_exec_t *x, int block, int *done)
+{
+    exec_t *e = &x->e;
+    static char word;
+    int rc = 0;
+    if (!x->fencing) {
+        x->fencing = 1;
+        for (int peer = 0; peer < x->npus; peer++) {
+            int sent = 0, received = 0;
+            for (size_t i = 0; i < e->p->nops; i++)
+                if (e->p->ops[i].peer == peer && e->len[i])
+                    *(e->p->ops[i].kind == TACOS_OP_SEND ? &sent : &received) = 1;
+            if (received && !rc && !(rc = e->tp->isend(e->tp->ctx, &word, 0, peer, &x->fence[x->nfence])))
+                x->fence_peer[x->nfence++] = -1 - peer;
+            if (sent && !rc && !(rc = e->tp->irecv(e->tp->ctx, &word, 0, peer, &x->fence[x->nfence])))
+                x->fence_peer[x->nfence++] = peer;
+        }
+    }
+    if (!rc && x->nfence) {
+        memset(x->fence_done, 0, x->nfence);
+        rc = (block ? e->tp->wait_some : e->tp->test_some)(e->tp->ctx, x->fence, x->nfence,
+                                                           x->fence_done);
+        size_t kept = 0;
+        for (size_t f = 0; f < x->nfence; f++)
+            if (!x->fence_done[f])
+                x->fence[kept] = x->fence[f], x->fence_peer[kept++] = x->fence_peer[f];
+        x->nfence = kept;
+    }
+    *done = !rc && !x->nfence;
+    return rc;
 }
 
 /* Copies the chunks the caller reads that nothing wrote from the input. */
@@ -607,7 +700,7 @@ static int copy_unwritten(tacos_exec_t *x)
 
 /* The end: the last copies, and with mem everything started there done;
  * *done = 1 then. */
-static int end(tacos_exec_t *x, int *done)
+static int end(tacos_exec_t *x, int block, int *done)
 {
     const tacos_mem_t *m = x->e.mem;
     int rc = 0, ready = 1;
@@ -618,6 +711,8 @@ static int end(tacos_exec_t *x, int *done)
     }
     if (!rc && x->end_mark && ((rc = m->test(m->ctx, x->end_mark, &ready)) || ready))
         x->end_mark = NULL; /* released, done or failed */
+    if (!rc && ready && x->e.ipc)
+        return fence(x, block, done);
     *done = !rc && ready;
     return rc;
 }
@@ -635,7 +730,7 @@ static int step(tacos_exec_t *x, int block, int *done)
     if (e->ndone < e->p->nops)
         rc = e->nreqs || e->nlocal ? complete_some(e, block)
                                    : TACOS_ERR_INVALID; /* nothing in flight, nothing can go: a bug */
-    if (!rc && e->ndone == e->p->nops && !(rc = end(x, done)) && *done)
+    if (!rc && e->ndone == e->p->nops && !(rc = end(x, block, done)) && *done)
         x->phase = DONE;
     return rc ? fail(x, rc) : 0;
 }

@@ -94,6 +94,15 @@ typedef struct {
      * what the caller started there (e.g. its overlap).  NULL: the
      * transport and tp->reduce take the buffers as they are. */
     const tacos_mem_t *mem;
+    /* With mem, every rank's too, agreed (ranks of one host with their
+     * GPUs in reach): the peers read the staged data where it is.  A send
+     * stages its chunk (scratch is then device memory of mc) and sends its
+     * description (mc->ipc_export); a receive maps the described block
+     * (mc->ipc_import) and lands from there.  At the end each rank tells
+     * those it received from that it has read their data (an empty
+     * message) and waits for the same word from those it sent to: only
+     * then may staging space be used again. */
+    const tacos_mc_t *ipc;
 } tacos_exec_opts_t;
 
 /*

@@ -54,6 +54,15 @@ typedef struct {
     void (*forget)(void *ctx, void *mark);
 } tacos_mem_t;
 
+/* Where a block of device memory lies, for another process of the host
+ * to read it (CUDA IPC): the handle of its allocation, which allocation
+ * (process-wide unique) of which process, and the block's offset in it. */
+typedef struct {
+    unsigned char handle[64];
+    unsigned long long buffer_id, offset;
+    long long pid;
+} tacos_ipc_desc_t;
+
 /* A memory component.  Its functions (and its streams') return 0 or
  * TACOS_ERR_IO after saying what failed in why() (the last error), or
  * TACOS_ERR_NOMEM. */
@@ -77,6 +86,12 @@ typedef struct tacos_mc {
     void (*host_free)(void *p);
     void *(*dev_alloc)(size_t bytes);
     void (*dev_free)(void *p);
+    /* Optional (NULL: none): CUDA IPC.  ipc_export describes device memory
+     * at p (from dev_alloc) for another process; ipc_import maps a block
+     * another process of the host described (kept mapped for the next
+     * calls) and gives its address here. */
+    int (*ipc_export)(const void *p, tacos_ipc_desc_t *d);
+    int (*ipc_import)(const tacos_ipc_desc_t *d, const void **p);
     const char *(*why)(void);
 } tacos_mc_t;
 

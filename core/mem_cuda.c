@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "mem.h"
 #include "tacos_synth.h"
@@ -24,8 +26,8 @@ extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc
     X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuMemcpyAsync)                 \
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
     X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuMemGetAddressRange) X(cuModuleLoadData)  \
-    X(cuModuleGetFunction) X(cuLaunchKernel)                                                 \
-    X(cuGetErrorString)
+    X(cuModuleGetFunction) X(cuLaunchKernel) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)      \
+    X(cuIpcCloseMemHandle) X(cuCtxSynchronize) X(cuGetErrorString)
 #define STR_(x) #x
 #define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
 
@@ -396,6 +398,119 @@ static void cuda_dev_free(void *p)
     leave();
 }
 
+/* CUDA IPC.  A process exports the blocks of its staging space (dev_alloc:
+ * cuMemAlloc, which IPC can share); a handle per allocation, the last few
+ * kept.  The blocks other processes exported are mapped once and kept, at
+ * most IPC_MAPS mappings of IPC_MAP_BYTES in all: a mapping is found by
+ * (process, allocation id), so an allocation freed and another made at its
+ * address is mapped anew; the least recently used are unmapped (after the
+ * device is idle: a copy may still read them) to make room, and a mapping
+ * keeps its memory allocated until then. */
+#define IPC_MAPS 64
+#define IPC_MAP_BYTES ((size_t)4 << 30)
+static struct {
+    CUdeviceptr base;
+    unsigned long long id;
+    CUipcMemHandle h;
+} exported[4];
+static struct {
+    long long pid;
+    unsigned long long id, used;
+    CUdeviceptr base;
+    size_t bytes;
+} mapped[IPC_MAPS];
+static unsigned long long ipc_clock;
+static size_t mapped_bytes;
+
+static int cuda_ipc_export(const void *p, tacos_ipc_desc_t *d)
+{
+    CUresult r_;
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    unsigned long long id = 0;
+    int rc = enter();
+    if (rc)
+        return rc;
+    if (!(rc = CU(cu.cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)p), "cuMemGetAddressRange")) &&
+        !(rc = CU(cu.cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base),
+                  "cuPointerGetAttribute(BUFFER_ID)"))) {
+        pthread_mutex_lock(&lock);
+        int i = 0;
+        while (i < 4 && !(exported[i].base == base && exported[i].id == id))
+            i++;
+        if (i == 4) { /* a new allocation: the oldest entry makes room */
+            memmove(&exported[1], &exported[0], 3 * sizeof exported[0]);
+            i = 0;
+            exported[0].base = base, exported[0].id = id;
+            if ((rc = CU(cu.cuIpcGetMemHandle(&exported[0].h, base), "cuIpcGetMemHandle")))
+                exported[0].base = 0;
+        }
+        if (!rc)
+            memcpy(d->handle, &exported[i].h, sizeof d->handle);
+        pthread_mutex_unlock(&lock);
+    }
+    leave();
+    d->buffer_id = id, d->offset = (unsigned long long)((CUdeviceptr)p - base);
+    d->pid = (long long)getpid();
+    return rc;
+}
+
+/* A free slot, else the least recently used mapping but `keep` (-1 none
+ * left). */
+static int ipc_slot(int keep)
+{
+    int slot = -1;
+    for (int i = 0; i < IPC_MAPS; i++)
+        if (!mapped[i].base && keep < 0)
+            return i;
+        else if (mapped[i].base && i != keep && (slot < 0 || mapped[i].used < mapped[slot].used))
+            slot = i;
+    return slot;
+}
+
+static void ipc_unmap(int i)
+{
+    cu.cuCtxSynchronize();
+    cu.cuIpcCloseMemHandle(mapped[i].base);
+    mapped_bytes -= mapped[i].bytes;
+    mapped[i].base = 0, mapped[i].bytes = 0;
+}
+
+static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
+{
+    CUresult r_;
+    CUdeviceptr any;
+    int rc = enter(), slot = -1;
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < IPC_MAPS && slot < 0; i++)
+        if (mapped[i].base && mapped[i].pid == d->pid && mapped[i].id == d->buffer_id)
+            slot = i;
+    if (slot < 0) {
+        CUipcMemHandle h;
+        memcpy(&h, d->handle, sizeof h);
+        if (mapped[slot = ipc_slot(-1)].base)
+            ipc_unmap(slot);
+        if (!(rc = CU(cu.cuIpcOpenMemHandle(&mapped[slot].base, h,
+                                            CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                      "cuIpcOpenMemHandle (another rank's GPU memory)"))) {
+            mapped[slot].pid = d->pid, mapped[slot].id = d->buffer_id;
+            cu.cuMemGetAddressRange(&any, &mapped[slot].bytes, mapped[slot].base);
+            mapped_bytes += mapped[slot].bytes;
+        }
+    }
+    if (!rc) {
+        mapped[slot].used = ++ipc_clock;
+        for (int i; mapped_bytes > IPC_MAP_BYTES && (i = ipc_slot(slot)) >= 0;)
+            ipc_unmap(i);
+    }
+    *p = rc ? NULL : (const void *)(mapped[slot].base + d->offset);
+    pthread_mutex_unlock(&lock);
+    leave();
+    return rc;
+}
+
 static const char *cuda_why(void)
 {
     return last_error;
@@ -411,6 +526,8 @@ static const tacos_mc_t cuda_mc = {.name = "cuda",
                                    .host_free = cuda_host_free,
                                    .dev_alloc = cuda_dev_alloc,
                                    .dev_free = cuda_dev_free,
+                                   .ipc_export = cuda_ipc_export,
+                                   .ipc_import = cuda_ipc_import,
                                    .why = cuda_why};
 
 const tacos_mc_t *tacos_mc_cuda(const char **why)

@@ -31,6 +31,7 @@ typedef struct {
     int v_schedules; /* 1: bindings may run the v-variants through schedules
                       * (tacos_args_t.sizes; tacos_comm_v_schedules) */
     long net_piece;  /* the largest message between hosts (transport piece), 0 none */
+    int cuda_ipc_min_bytes; /* blocking calls on one host from this size agree on CUDA IPC; -1 never */
     char *topo_file; /* NULL: the probe */
     /* local: no message depends on them */
     int deterministic;
@@ -50,7 +51,7 @@ typedef struct {
     {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .gather_min_bytes = 524288, \
      .rooted_net_min_bytes = 131072,                                                          \
      .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
-     .measure = 1, .cache_size = 32, .nonblocking = 1,                                        \
+     .measure = 1, .cache_size = 32, .nonblocking = 1, .cuda_ipc_min_bytes = 1048576,         \
      .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
      .scratch_max = (size_t)256 << 20}
 

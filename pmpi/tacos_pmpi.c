@@ -63,6 +63,7 @@ static void read_settings(void)
     pmpi_env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
     pmpi_env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
     pmpi_env_int("TACOS_ROOTED_NET_MIN_BYTES", 0, &s->rooted_net_min_bytes);
+    pmpi_env_int("TACOS_CUDA_IPC_MIN_BYTES", -1, &s->cuda_ipc_min_bytes);
     pmpi_env_int("TACOS_CHUNKS", 0, &s->chunks);
     pmpi_env_int("TACOS_SEED", 0, &s->seed);
     pmpi_env_int("TACOS_TRIALS", 1, &s->trials);
@@ -745,6 +746,8 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbu
     DEVICE(one_run(sbuf, (size_t)scount * (size_t)n, sdtype) &&
                contiguous(rdtype, (size_t)rcount * (size_t)n),
            sbuf, rbuf);
+    if (x.device && !why_dev && sbuf == MPI_IN_PLACE) /* its input is packed on the host */
+        why_dev = "MPI_IN_PLACE";
     const tacos_plan_t *p;
     PLAN(st, TACOS_ALLTOALL, 0, why, p, Alltoall, Ialltoall, sbuf, scount, sdtype, rbuf, rcount,
          rdtype, comm);

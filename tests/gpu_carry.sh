@@ -34,8 +34,14 @@ cp "$W/src/pmpi/.libs/libtacos-pmpi.so" "$C/b/pmpi/.libs/"
 cp "$W/src/tests/mpi_gpu_check" "$W/src/tests/mpi_gpu_check_mpich" "$C/b/tests/"
 
 echo "gpu_carry: Debian's Open MPI and MPICH"
-(cd "$W/deb" && apt-get download openmpi-bin openmpi-common libopenmpi3 libpmix2 mpich libmpich12) \
-    >"$W/apt.log" 2>&1 || { cat "$W/apt.log" >&2; exit 1; }
+# the versions installed here (the build and the copied libraries are theirs)
+pkgs=
+for p in openmpi-bin openmpi-common libopenmpi3 libpmix2 mpich libmpich12; do
+    v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null) || v=
+    pkgs="$pkgs $p${v:+=$v}"
+done
+# shellcheck disable=SC2086
+(cd "$W/deb" && apt-get download $pkgs) >"$W/apt.log" 2>&1 || { cat "$W/apt.log" >&2; exit 1; }
 for d in "$W"/deb/*.deb; do dpkg -x "$d" "$C/root"; done
 ln -sf orterun "$C/root/usr/bin/mpirun" # the alternatives' links, not in the packages
 ln -sf mpiexec.hydra "$C/root/usr/bin/mpiexec.mpich"

@@ -9,12 +9,16 @@
  *                            nonblocking form, a user-defined op (through
  *                            host copies, blocking and nonblocking, count 0),
  *                            a host send buffer with a device receive buffer,
- *                            in-place Alltoall, device memory across
- *                            communicator create/free cycles
+ *                            in-place Alltoall, rank 0 on host buffers and
+ *                            the others on device ones (above the IPC
+ *                            threshold), device memory across communicator
+ *                            create/free cycles
  *   mpi_gpu_check --bench    MPI_Allreduce (float sum) bandwidth on device
  *                            buffers, 16 KiB to 256 MiB (x2): the call itself
  *                            against staging by hand (copy to the host, the
- *                            call on host buffers, copy back), alternating
+ *                            call on host buffers, copy back), alternating,
+ *                            and one device-to-device copy of the buffer on
+ *                            rank 0 (the GPU's copy rate: what IPC moves at)
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -27,7 +31,7 @@
 #define API(X)                                                                               \
     X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)                  \
     X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)           \
-    X(cuMemGetInfo)
+    X(cuMemGetInfo) X(cuMemcpyDtoD) X(cuCtxSynchronize)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 static struct {
@@ -363,6 +367,42 @@ static void check_by_hand(void)
     cu.cuMemFree((CUdeviceptr)d);
 }
 
+/* Rank 0's buffers in host memory, the others' on the GPU, 4 MiB (above
+ * every GPU threshold): the ranks must not read each other's staging
+ * through CUDA IPC (rank 0 has none), so they agree not to. */
+static void check_mixed_ranks(void)
+{
+    enum { COUNT = 1 << 20 };
+    int *h = malloc(COUNT * sizeof *h), *out = malloc(COUNT * sizeof *out);
+    void *d = me ? dev_alloc(COUNT * sizeof *h) : NULL;
+    for (int form = 0; form < 2; form++) {
+        for (int i = 0; i < COUNT; i++)
+            h[i] = (me + 1) * (i % 1000 + form);
+        if (me)
+            to_dev(d, h, COUNT * sizeof *h);
+        if (form == 0)
+            MPI_Allreduce(MPI_IN_PLACE, me ? d : (void *)h, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(me ? d : (void *)h, COUNT, MPI_INT, n - 1, MPI_COMM_WORLD);
+        if (me)
+            to_host(out, d, COUNT * sizeof *out);
+        else
+            memcpy(out, h, COUNT * sizeof *out);
+        for (int i = 0; i < COUNT; i++) {
+            int want = form ? n * (i % 1000 + 1) : n * (n + 1) / 2 * (i % 1000);
+            if (out[i] != want) {
+                fail(form ? "Bcast, rank 0 on host memory" : "Allreduce, rank 0 on host memory",
+                     COUNT, (size_t)i, out[i], want);
+                break;
+            }
+        }
+    }
+    if (d)
+        cu.cuMemFree((CUdeviceptr)d);
+    free(h);
+    free(out);
+}
+
 /* Alltoall in place: block q of rank me becomes block me of rank q. */
 static void check_alltoall_in_place(size_t count)
 {
@@ -412,16 +452,19 @@ static void check_leaks(void)
     cu.cuMemFree((CUdeviceptr)r);
 }
 
-static void bench(void)
+static void bench(int pass)
 {
-    if (me == 0)
+    if (me == 0 && pass)
+        printf("# again\n");
+    else if (me == 0)
         printf("# MPI_Allreduce, MPI_FLOAT sum, device buffers on %d ranks; alternating\n"
-               "# %12s %14s %14s %8s\n", n, "bytes", "call us", "by hand us", "ratio");
+               "# %12s %14s %14s %8s %14s\n", n, "bytes", "call us", "by hand us", "ratio",
+               "D2D copy us");
     for (size_t bytes = 16 << 10; bytes <= (size_t)256 << 20; bytes *= 2) {
         size_t count = bytes / sizeof(float);
-        float *d = dev_alloc(bytes), *h = malloc(bytes);
+        float *d = dev_alloc(bytes), *d2 = dev_alloc(bytes), *h = malloc(bytes);
         int iters = bytes <= (1 << 20) ? 20 : bytes <= (16 << 20) ? 6 : 3;
-        double t_call = 0, t_hand = 0;
+        double t_call = 0, t_hand = 0, t_copy = 0;
         memset(h, 0, bytes);
         to_dev(d, h, bytes);
         for (int it = -1; it < iters; it++) { /* -1: warm-up */
@@ -435,14 +478,22 @@ static void bench(void)
             MPI_Allreduce(MPI_IN_PLACE, h, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             to_dev(d, h, bytes);
             double t3 = MPI_Wtime();
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (me == 0) {
+                double t4 = MPI_Wtime();
+                cu.cuMemcpyDtoD((CUdeviceptr)d2, (CUdeviceptr)d, bytes);
+                cu.cuCtxSynchronize();
+                t_copy += it >= 0 ? MPI_Wtime() - t4 : 0;
+            }
             if (it >= 0)
                 t_call += t1 - t0, t_hand += t3 - t2;
         }
-        double v[2] = {t_call / iters * 1e6, t_hand / iters * 1e6};
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double v[3] = {t_call / iters * 1e6, t_hand / iters * 1e6, t_copy / iters * 1e6};
+        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (me == 0)
-            printf("  %12zu %14.1f %14.1f %8.2f\n", bytes, v[0], v[1], v[0] / v[1]);
+            printf("  %12zu %14.1f %14.1f %8.2f %14.1f\n", bytes, v[0], v[1], v[0] / v[1], v[2]);
         cu.cuMemFree((CUdeviceptr)d);
+        cu.cuMemFree((CUdeviceptr)d2);
         free(h);
     }
 }
@@ -462,7 +513,9 @@ int main(int argc, char **argv)
         return 77;
     }
     if (argc > 1 && !strcmp(argv[1], "--bench")) {
-        bench();
+        const char *passes = getenv("BENCH_PASSES");
+        for (int pass = 0; pass < (passes ? atoi(passes) : 1); pass++)
+            bench(pass);
         MPI_Finalize();
         return 0;
     }
@@ -476,6 +529,7 @@ int main(int argc, char **argv)
         check_moves(counts[ci], (int)ci % n);
     check_by_hand();
     check_alltoall_in_place(1000);
+    check_mixed_ranks();
     check_leaks();
     MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

@@ -15,27 +15,40 @@ TMO=${TACOS_GPU_TIMEOUT:-600}
 T=${TACOS_TMP:-./tmp}/gpu
 [ -x ./mpi_gpu_check ] || { echo "skip: built without --with-cuda (./configure --with-cuda)"; exit 77; }
 mkdir -p "$T"
-OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
-export OMPI_MCA_mca_base_component_path
 fails=0
 # check MPI NP WHAT: the run's output in $T/out, exit status $rc
 check() {
-    if [ $rc = 77 ]; then grep skipped "$T/out"; exit 77; fi
+    if [ $rc = 77 ]; then # no GPU: a skip, unless an earlier run failed
+        grep skipped "$T/out"
+        [ $fails = 0 ] && exit 77
+        exit 1
+    fi
     grep -q "mpi_gpu_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { echo "FAIL: $1 np=$2 $3: exit $rc" >&2; tail -20 "$T/out" >&2; fails=$((fails + 1)); }
     case $3 in
     staged) grep -q "staged through cuda" "$T/out" ||
-        { echo "FAIL: $1 np=$2: no call staged through cuda" >&2; fails=$((fails + 1)); } ;;
+        { echo "FAIL: $1 np=$2: no call staged through cuda" >&2; fails=$((fails + 1)); }
+        ! grep -q "IPC)" "$T/out" ||
+        { echo "FAIL: $1 np=$2: IPC with cuda_ipc_min_bytes -1" >&2; fails=$((fails + 1)); } ;;
+    ipc) grep -q "IPC)" "$T/out" ||
+        { echo "FAIL: $1 np=$2: no call through CUDA IPC" >&2; fails=$((fails + 1)); } ;;
     *) grep -q "on GPU buffers through host copies" "$T/out" ||
         { echo "FAIL: $1 np=$2: no call through host copies" >&2; fails=$((fails + 1)); } ;;
     esac
-    echo "$1 np=$2 $3: $(grep -c 'staged through cuda' "$T/out") calls staged, $(grep -c 'through host copies' "$T/out") through host copies"
+    echo "$1 np=$2 $3: $(grep -c 'staged through cuda' "$T/out") calls staged ($(grep -c 'IPC)' "$T/out") with IPC), $(grep -c 'through host copies' "$T/out") through host copies"
 }
-for np in $NPS; do
-    case " $MPIS " in *" openmpi "*) ;; *) break ;; esac
-    for how in staged defaults; do
+case " $MPIS " in
+*" openmpi "*)
+    OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?set it to the directory of Open MPI components}"
+    export OMPI_MCA_mca_base_component_path ;;
+*) NPS_OPENMPI= ;;
+esac
+for np in ${NPS_OPENMPI-$NPS}; do
+    for how in staged ipc defaults; do
         opts=
-        [ $how = staged ] && opts="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0"
+        zero="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0"
+        [ $how = staged ] && opts="$zero --mca coll_tacos_cuda_ipc_min_bytes -1"
+        [ $how = ipc ] && opts="$zero --mca coll_tacos_cuda_ipc_min_bytes 0"
         timeout "$TMO" mpirun --allow-run-as-root --oversubscribe -np $np \
             --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
             $opts ./mpi_gpu_check >"$T/out" 2>&1
@@ -50,9 +63,11 @@ case " $MPIS " in
 esac
 if [ -x ./mpi_gpu_check_mpich ] && [ -f "$LIB" ] && command -v mpiexec.mpich >/dev/null; then
     for np in $NPS; do
-        for how in staged defaults; do
+        for how in staged ipc defaults; do
             zero=
-            [ $how = staged ] && zero="TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 TACOS_STAGE_MIN_BYTES=0"
+            [ $how != defaults ] && zero="TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 TACOS_STAGE_MIN_BYTES=0"
+            [ $how = staged ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=-1"
+            [ $how = ipc ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=0"
             # shellcheck disable=SC2086
             timeout "$TMO" env TACOS_VERBOSE=10 $zero mpiexec.mpich -n $np \
                 env LD_PRELOAD="$LIB" ./mpi_gpu_check_mpich >"$T/out" 2>&1
