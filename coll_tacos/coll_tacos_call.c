@@ -647,12 +647,21 @@ static mca_coll_tacos_request_t *request_new(mca_coll_tacos_module_t *m, const t
     return r;
 }
 
-/* r, with the core's operation made, as an MPI request: the communicator,
- * held[0..nheld) (the array is the request's now) and the op retained
- * while it lives, tmp freed with it; nonblocking (started now) or
+/* The tag of the module's next operation, taken before anything can fail
+ * on this rank: one that fails here must not shift the tags of the
+ * operations after it (the other ranks took theirs). */
+static int next_tag(mca_coll_tacos_module_t *m, int persistent)
+{
+    return tag_base() + (persistent ? TAG_RANGE + (int)(m->persistent_seq++ % TAG_RANGE)
+                                    : (int)(m->nonblocking_seq++ % TAG_RANGE));
+}
+
+/* r, with the core's operation made, as an MPI request of that tag: the
+ * communicator, held[0..nheld) (the array is the request's now) and the op
+ * retained while it lives, tmp freed with it; nonblocking (started now) or
  * persistent. */
-static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **held, int nheld,
-                         void *tmp, int persistent, ompi_request_t **request)
+static int request_issue(mca_coll_tacos_request_t *r, int tag, struct ompi_datatype_t **held,
+                         int nheld, void *tmp, int persistent, ompi_request_t **request)
 {
     OMPI_REQUEST_INIT(&r->super.super, persistent);
     r->super.super.req_mpi_object.comm = r->x.comm;
@@ -662,9 +671,7 @@ static int request_issue(mca_coll_tacos_request_t *r, struct ompi_datatype_t **h
         OBJ_RETAIN(held[i]);
     if (r->reduce_op)
         OBJ_RETAIN(r->reduce_op);
-    mca_coll_tacos_module_t *m = r->module;
-    r->x.tag = tag_base() + (persistent ? TAG_RANGE + (int)(m->persistent_seq++ % TAG_RANGE)
-                                        : (int)(m->nonblocking_seq++ % TAG_RANGE));
+    r->x.tag = tag;
     int rc = persistent ? OMPI_SUCCESS : start_one(r);
     if (rc != OMPI_SUCCESS) {
         destroy(r);
@@ -679,6 +686,7 @@ int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const t
                       struct ompi_datatype_t *t1, int persistent, ompi_request_t **request)
 {
     tacos_call_t own;
+    int tag = next_tag(m, persistent);
     struct ompi_datatype_t **held = malloc(2 * sizeof *held);
     mca_coll_tacos_request_t *r = held ? request_new(m, call, &own) : NULL;
     int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
@@ -692,7 +700,7 @@ int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const t
         held[nheld++] = t0;
     if (t1)
         held[nheld++] = t1;
-    return request_issue(r, held, nheld, NULL, persistent, request);
+    return request_issue(r, tag, held, nheld, NULL, persistent, request);
 }
 
 
@@ -702,6 +710,7 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
                            int persistent, ompi_request_t **request)
 {
     tacos_call_t own;
+    int tag = next_tag(m, persistent);
     mca_coll_tacos_request_t *r = request_new(m, call, &own);
     int rc = r ? tacos_req_new_list(m->core, &own, msgs, nmsgs, copies, ncopies, &r->op)
                : OMPI_ERR_OUT_OF_RESOURCE;
@@ -712,7 +721,7 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
         free(tmp);
         return rc;
     }
-    return request_issue(r, held, nheld, tmp, persistent, request);
+    return request_issue(r, tag, held, nheld, tmp, persistent, request);
 }
 
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x)

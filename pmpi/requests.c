@@ -374,6 +374,9 @@ static int own_memory(op_t *o, const tacos_call_t *call, tacos_call_t *own)
 int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
                 const tacos_args_t *a, int persistent, MPI_Request *request)
 {
+    /* the operation's number, taken before anything can fail on this rank:
+     * one that fails here must not shift the tags of those after it */
+    unsigned seq = persistent ? st->initialized++ : st->called++;
     op_t *o = op_new();
     if (!o)
         return MPI_ERR_NO_MEM;
@@ -415,7 +418,7 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
         return rc;
     }
     unsigned half = (unsigned)tags / 2; /* known once issued */
-    o->x.tag = FIRST_TAG + (int)(persistent ? half + st->initialized++ % half : st->called++ % half);
+    o->x.tag = FIRST_TAG + (int)(persistent ? half + seq % half : seq % half);
     *request = o->handle;
     if (!persistent && (rc = start(o)) != MPI_SUCCESS) {
         PMPI_Request_free(request); /* completed with the error: freed */

@@ -548,35 +548,64 @@ static void bound_space_free(bound_space_t *b)
  * every pair (root < 0), else each NPU and the root (to it, or from it:
  * scatter).  On fs:8x8 with its switches modelled as rings this is the
  * ring links' load, 1.75x what counting the fewest hops over all links
- * gave. */
+ * gave.  Any S gives a valid bound: with more than MAX_CLASSES distinct
+ * bandwidths (measured ones all differ) only MAX_CLASSES of them, spread
+ * over the range and the largest among them, are tried (each costs two
+ * shortest-path passes over every pair). */
+#define MAX_CLASSES 8
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The bound for S = the links of bandwidth bw (at_most: of at most bw). */
+static int set_load_bound(const tacos_topo_t *t, int root, int scatter, double block, double bw,
+                          int at_most, bound_space_t *b, double *best)
+{
+    size_t n = (size_t)t->npus;
+    double set_bw = 0, hops = 0;
+    for (size_t l = 0; l < t->nlinks; l++) {
+        int in = at_most ? t->links[l].bw_gbps <= bw : t->links[l].bw_gbps == bw;
+        b->lcost[l] = in;
+        set_bw += in ? t->links[l].bw_gbps : 0;
+    }
+    int rc = all_dist(t, b->lcost, b->dist);
+    if (rc)
+        return rc;
+    for (size_t v = 0; v < n; v++)
+        for (size_t j = 0; j < n; j++)
+            if (root < 0 || (scatter ? v == (size_t)root : j == (size_t)root))
+                hops += b->dist[v * n + j];
+    if (set_bw > 0 && hops * block / (set_bw * 1e3) > *best)
+        *best = hops * block / (set_bw * 1e3);
+    return TACOS_OK;
+}
+
 static int class_load_bound(const tacos_topo_t *t, int root, int scatter, double block,
                             bound_space_t *b, double *best)
 {
-    size_t n = (size_t)t->npus;
-    for (size_t lb = 0; lb < t->nlinks; lb++) {
-        double bw = t->links[lb].bw_gbps;
-        int seen = 0;
-        for (size_t l = 0; l < lb && !seen; l++)
-            seen = t->links[l].bw_gbps == bw;
-        for (int at_most = 0; at_most < 2 && !seen; at_most++) {
-            double set_bw = 0, hops = 0;
-            for (size_t l = 0; l < t->nlinks; l++) {
-                int in = at_most ? t->links[l].bw_gbps <= bw : t->links[l].bw_gbps == bw;
-                b->lcost[l] = in;
-                set_bw += in ? t->links[l].bw_gbps : 0;
-            }
-            int rc = all_dist(t, b->lcost, b->dist);
-            if (rc)
-                return rc;
-            for (size_t v = 0; v < n; v++)
-                for (size_t j = 0; j < n; j++)
-                    if (root < 0 || (scatter ? v == (size_t)root : j == (size_t)root))
-                        hops += b->dist[v * n + j];
-            if (set_bw > 0 && hops * block / (set_bw * 1e3) > *best)
-                *best = hops * block / (set_bw * 1e3);
-        }
+    size_t nb = 0;
+    double *bws = malloc((t->nlinks + 1) * sizeof *bws);
+    if (!bws)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory for the load bound on %s", t->name);
+    for (size_t l = 0; l < t->nlinks; l++)
+        bws[l] = t->links[l].bw_gbps;
+    qsort(bws, t->nlinks, sizeof *bws, by_value);
+    for (size_t l = 0; l < t->nlinks; l++) /* distinct, ascending */
+        if (!nb || bws[l] != bws[nb - 1])
+            bws[nb++] = bws[l];
+    size_t tried = nb < MAX_CLASSES ? nb : MAX_CLASSES;
+    int rc = TACOS_OK;
+    for (size_t c = 1; c <= tried && !rc; c++) {
+        size_t i = nb - 1 - (tried - c) * (nb - 1) / (tried > 1 ? tried - 1 : 1);
+        rc = set_load_bound(t, root, scatter, block, bws[i], 0, b, best);
+        if (!rc && i > 0) /* of at most the smallest: the same set */
+            rc = set_load_bound(t, root, scatter, block, bws[i], 1, b, best);
     }
-    return TACOS_OK;
+    free(bws);
+    return rc;
 }
 
 int tacos_alltoall_bound(const tacos_topo_t *t, uint64_t size_bytes, double chunk_bytes,
