@@ -112,8 +112,9 @@ static int tacos_register(void)
             "(default 1048576; -1: never) whose schedule is staged on every rank lets each rank "
             "read the others' staged chunks from their GPU memory (CUDA IPC: one device copy "
             "instead of a copy to pinned host memory, a message and a copy back). The ranks "
-            "first agree that every one of them is staged through CUDA (an 8-byte allreduce: "
-            "also on ranks with host buffers, whatever their size, in builds --with-cuda). "
+            "first agree that every one of them is staged through CUDA (an 8-byte allreduce "
+            "in every blocking call of at least this size on one host, also where the buffers "
+            "are host memory, in builds --with-cuda). "
             "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "
             "all ranks",
             &c->cuda_ipc_min_bytes);

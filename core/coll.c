@@ -737,8 +737,11 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
     setup(&r, c, p, call, a);
     layout(&r, a);
     int rc = agree_ipc(c, call, &r.ipc);
-    if (rc)
+    if (rc) {
+        tacos_comm_say(c, 0, "%s on rank %d of %d: agreeing on CUDA IPC failed (%d)",
+                       tacos_coll_name(r.coll), c->ops.rank, c->ops.size, rc);
         return rc;
+    }
     rc = tacos_req_start(&r);
     if (!rc && (rc = tacos_exec_wait(r.exec)))
         rc = failed(&r, rc);

@@ -20,6 +20,11 @@
  * reduction into the buffer is started and the op is done, since whatever
  * reads the buffer later is memory work behind it on the same stream (a
  * copy out, a landing) or waits for the end, which waits for the stream.
+ *
+ * With CUDA IPC as well (opts->ipc), a message is the description of the
+ * sender's staged chunk (in its device memory) and a receive lands from
+ * the sender's memory, mapped here; the end adds a fence (fence()) so no
+ * rank reuses staging another may still read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -496,8 +501,9 @@ struct tacos_exec {
     void **fence; /* the end's messages in flight: 2 per peer at most */
     int *fence_peer; /* and their peers, negative for sends (-1 - peer) */
     char *fence_done;
+    char *peer_role; /* per peer: 1 this rank sent to it, 2 received from it */
     size_t nfence;
-    int fencing; /* 1 posted, 2 done */
+    int fencing; /* its messages posted */
 };
 
 int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
@@ -565,10 +571,11 @@ static int ipc_room(tacos_exec_t *x)
             return TACOS_ERR_NOMEM;
         x->desc = d, x->ndesc = nops;
     }
-    if (!x->fence && !(x->fence = malloc(n * (sizeof(void *) + sizeof(int) + 1))))
+    if (!x->fence && !(x->fence = malloc(n * (sizeof(void *) + sizeof(int) + 2))))
         return TACOS_ERR_NOMEM;
     x->fence_peer = (int *)(x->fence + n);
     x->fence_done = (char *)(x->fence_peer + n);
+    x->peer_role = x->fence_done + n;
     x->e.desc = x->desc;
     return 0;
 }
@@ -635,9 +642,9 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
 }
 
 /* With ipc, once this rank's memory work is done (it read what it
- * received): an empty message to each rank it received from, and one
- * awaited from each it sent to (exec.h: opts->ipc).  *done = 1 when they
- * completed. */
+ * received, and lets go of the mappings): an empty message to each rank it
+ * received from, and one awaited from each it sent to (exec.h:
+ * opts->ipc).  *done = 1 when they completed. */
 static int fence(tacos_exec_t *x, int block, int *done)
 {
     exec_t *e = &x->e;
@@ -645,14 +652,22 @@ static int fence(tacos_exec_t *x, int block, int *done)
     int rc = 0;
     if (!x->fencing) {
         x->fencing = 1;
-        for (int peer = 0; peer < x->npus; peer++) {
-            int sent = 0, received = 0;
-            for (size_t i = 0; i < e->p->nops; i++)
-                if (e->p->ops[i].peer == peer && e->len[i])
-                    *(e->p->ops[i].kind == TACOS_OP_SEND ? &sent : &received) = 1;
-            if (received && !rc && !(rc = e->tp->isend(e->tp->ctx, &word, 0, peer, &x->fence[x->nfence])))
+        memset(x->peer_role, 0, (size_t)x->npus);
+        for (size_t i = 0; i < e->p->nops; i++) {
+            const tacos_op_t *op = &e->p->ops[i];
+            if (!e->len[i])
+                continue; /* nothing travelled, on either side */
+            x->peer_role[op->peer] |= op->kind == TACOS_OP_SEND ? 1 : 2;
+            if (op->kind == TACOS_OP_RECV)
+                e->ipc->ipc_release(&e->desc[i]);
+        }
+        for (int peer = 0; peer < x->npus && !rc; peer++) {
+            void **req = &x->fence[x->nfence];
+            if ((x->peer_role[peer] & 2) && !(rc = e->tp->isend(e->tp->ctx, &word, 0, peer, req)))
                 x->fence_peer[x->nfence++] = -1 - peer;
-            if (sent && !rc && !(rc = e->tp->irecv(e->tp->ctx, &word, 0, peer, &x->fence[x->nfence])))
+            req = &x->fence[x->nfence];
+            if (!rc && (x->peer_role[peer] & 1) &&
+                !(rc = e->tp->irecv(e->tp->ctx, &word, 0, peer, req)))
                 x->fence_peer[x->nfence++] = peer;
         }
     }

@@ -89,9 +89,11 @@ typedef struct tacos_mc {
     /* Optional (NULL: none): CUDA IPC.  ipc_export describes device memory
      * at p (from dev_alloc) for another process; ipc_import maps a block
      * another process of the host described (kept mapped for the next
-     * calls) and gives its address here. */
+     * calls) and gives its address here, pinned until ipc_release of the
+     * same description, once nothing started on a stream reads it. */
     int (*ipc_export)(const void *p, tacos_ipc_desc_t *d);
     int (*ipc_import)(const tacos_ipc_desc_t *d, const void **p);
+    void (*ipc_release)(const tacos_ipc_desc_t *d);
     const char *(*why)(void);
 } tacos_mc_t;
 

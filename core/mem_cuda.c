@@ -27,7 +27,7 @@ extern const unsigned char tacos_cuda_fatbin[]; /* cuda_reduce.cu, built by nvcc
     X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuMemAllocHost)    \
     X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuMemGetAddressRange) X(cuModuleLoadData)  \
     X(cuModuleGetFunction) X(cuLaunchKernel) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)      \
-    X(cuIpcCloseMemHandle) X(cuCtxSynchronize) X(cuGetErrorString)
+    X(cuIpcCloseMemHandle) X(cuGetErrorString)
 #define STR_(x) #x
 #define STR(x) STR_(x) /* the versioned name cuda.h maps a call to */
 
@@ -400,12 +400,14 @@ static void cuda_dev_free(void *p)
 
 /* CUDA IPC.  A process exports the blocks of its staging space (dev_alloc:
  * cuMemAlloc, which IPC can share); a handle per allocation, the last few
- * kept.  The blocks other processes exported are mapped once and kept, at
- * most IPC_MAPS mappings of IPC_MAP_BYTES in all: a mapping is found by
- * (process, allocation id), so an allocation freed and another made at its
- * address is mapped anew; the least recently used are unmapped (after the
- * device is idle: a copy may still read them) to make room, and a mapping
- * keeps its memory allocated until then. */
+ * kept.  The blocks other processes exported are mapped once and kept:
+ * a mapping is found by its handle and (process, allocation id), so an
+ * allocation freed and another made at its address is mapped anew.  A call
+ * pins what it imports until its memory work is done (ipc_release); among
+ * the unpinned, the least recently used are unmapped to keep IPC_MAPS
+ * mappings and IPC_MAP_BYTES at most (an allocation its process freed stays
+ * allocated while mapped here).  A call that fails leaves its pins: what it
+ * started on the GPU may still read them. */
 #define IPC_MAPS 64
 #define IPC_MAP_BYTES ((size_t)4 << 30)
 static struct {
@@ -414,10 +416,12 @@ static struct {
     CUipcMemHandle h;
 } exported[4];
 static struct {
+    CUipcMemHandle h;
     long long pid;
     unsigned long long id, used;
     CUdeviceptr base;
     size_t bytes;
+    int pins;
 } mapped[IPC_MAPS];
 static unsigned long long ipc_clock;
 static size_t mapped_bytes;
@@ -455,46 +459,57 @@ static int cuda_ipc_export(const void *p, tacos_ipc_desc_t *d)
     return rc;
 }
 
-/* A free slot, else the least recently used mapping but `keep` (-1 none
- * left). */
-static int ipc_slot(int keep)
+/* A free slot (free_ok), else the least recently used mapping nothing
+ * pins; -1 none. */
+static int ipc_slot(int free_ok)
 {
     int slot = -1;
     for (int i = 0; i < IPC_MAPS; i++)
-        if (!mapped[i].base && keep < 0)
+        if (!mapped[i].base && free_ok)
             return i;
-        else if (mapped[i].base && i != keep && (slot < 0 || mapped[i].used < mapped[slot].used))
+        else if (mapped[i].base && !mapped[i].pins &&
+                 (slot < 0 || mapped[i].used < mapped[slot].used))
             slot = i;
     return slot;
 }
 
 static void ipc_unmap(int i)
 {
-    cu.cuCtxSynchronize();
-    cu.cuIpcCloseMemHandle(mapped[i].base);
+    cu.cuIpcCloseMemHandle(mapped[i].base); /* unpinned: no copy reads it */
     mapped_bytes -= mapped[i].bytes;
     mapped[i].base = 0, mapped[i].bytes = 0;
+}
+
+static int ipc_find(const tacos_ipc_desc_t *d)
+{
+    for (int i = 0; i < IPC_MAPS; i++)
+        if (mapped[i].base && mapped[i].pid == d->pid && mapped[i].id == d->buffer_id &&
+            !memcmp(&mapped[i].h, d->handle, sizeof mapped[i].h))
+            return i;
+    return -1;
 }
 
 static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
 {
     CUresult r_;
     CUdeviceptr any;
-    int rc = enter(), slot = -1;
+    int rc = enter(), slot;
     if (rc)
         return rc;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < IPC_MAPS && slot < 0; i++)
-        if (mapped[i].base && mapped[i].pid == d->pid && mapped[i].id == d->buffer_id)
-            slot = i;
-    if (slot < 0) {
-        CUipcMemHandle h;
-        memcpy(&h, d->handle, sizeof h);
-        if (mapped[slot = ipc_slot(-1)].base)
+    if ((slot = ipc_find(d)) < 0) {
+        if ((slot = ipc_slot(1)) < 0) {
+            snprintf(last_error, sizeof last_error,
+                     "more than %d GPU allocations of other ranks in use at once", IPC_MAPS);
+            rc = TACOS_ERR_IO;
+        } else if (mapped[slot].base) {
             ipc_unmap(slot);
-        if (!(rc = CU(cu.cuIpcOpenMemHandle(&mapped[slot].base, h,
-                                            CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-                      "cuIpcOpenMemHandle (another rank's GPU memory)"))) {
+        }
+        if (!rc)
+            memcpy(&mapped[slot].h, d->handle, sizeof mapped[slot].h);
+        if (!rc && !(rc = CU(cu.cuIpcOpenMemHandle(&mapped[slot].base, mapped[slot].h,
+                                                   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                             "cuIpcOpenMemHandle (another rank's GPU memory)"))) {
             mapped[slot].pid = d->pid, mapped[slot].id = d->buffer_id;
             cu.cuMemGetAddressRange(&any, &mapped[slot].bytes, mapped[slot].base);
             mapped_bytes += mapped[slot].bytes;
@@ -502,13 +517,23 @@ static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
     }
     if (!rc) {
         mapped[slot].used = ++ipc_clock;
-        for (int i; mapped_bytes > IPC_MAP_BYTES && (i = ipc_slot(slot)) >= 0;)
+        mapped[slot].pins++;
+        for (int i; mapped_bytes > IPC_MAP_BYTES && (i = ipc_slot(0)) >= 0;)
             ipc_unmap(i);
     }
     *p = rc ? NULL : (const void *)(mapped[slot].base + d->offset);
     pthread_mutex_unlock(&lock);
     leave();
     return rc;
+}
+
+static void cuda_ipc_release(const tacos_ipc_desc_t *d)
+{
+    pthread_mutex_lock(&lock);
+    int slot = ipc_find(d);
+    if (slot >= 0 && mapped[slot].pins > 0)
+        mapped[slot].pins--;
+    pthread_mutex_unlock(&lock);
 }
 
 static const char *cuda_why(void)
@@ -528,6 +553,7 @@ static const tacos_mc_t cuda_mc = {.name = "cuda",
                                    .dev_free = cuda_dev_free,
                                    .ipc_export = cuda_ipc_export,
                                    .ipc_import = cuda_ipc_import,
+                                   .ipc_release = cuda_ipc_release,
                                    .why = cuda_why};
 
 const tacos_mc_t *tacos_mc_cuda(const char **why)

@@ -11,8 +11,9 @@
  *                            a host send buffer with a device receive buffer,
  *                            in-place Alltoall, rank 0 on host buffers and
  *                            the others on device ones (above the IPC
- *                            threshold), device memory across communicator
- *                            create/free cycles
+ *                            threshold), 72 communicators' 4 MiB Allreduces
+ *                            (more IPC mappings than are kept), device memory
+ *                            across communicator create/free cycles
  *   mpi_gpu_check --bench    MPI_Allreduce (float sum) bandwidth on device
  *                            buffers, 16 KiB to 256 MiB (x2): the call itself
  *                            against staging by hand (copy to the host, the
@@ -403,6 +404,38 @@ static void check_mixed_ranks(void)
     free(out);
 }
 
+/* 72 communicators alive at once, each with a 4 MiB Allreduce on device
+ * buffers, twice: through CUDA IPC each has staging of its own, so the
+ * ranks map more allocations of each other than they keep (64), and must
+ * unmap and map again, never one a call still reads. */
+static void check_many_comms(void)
+{
+    enum { COMMS = 72, COUNT = 1 << 20 };
+    MPI_Comm c[COMMS];
+    int *h = malloc(COUNT * sizeof *h);
+    int *d = dev_alloc(COUNT * sizeof *h);
+    for (int i = 0; i < COMMS; i++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < COMMS; i++) {
+            for (int j = 0; j < COUNT; j++)
+                h[j] = (me + 1) * ((j + i) % 100);
+            to_dev(d, h, COUNT * sizeof *h);
+            MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i]);
+            to_host(h, d, COUNT * sizeof *h);
+            for (int j = 0; j < COUNT; j++)
+                if (h[j] != n * (n + 1) / 2 * ((j + i) % 100)) {
+                    fail("Allreduce on one of 72 communicators", COUNT, (size_t)j, h[j],
+                         n * (n + 1) / 2 * ((j + i) % 100));
+                    break;
+                }
+        }
+    for (int i = 0; i < COMMS; i++)
+        MPI_Comm_free(&c[i]);
+    cu.cuMemFree((CUdeviceptr)d);
+    free(h);
+}
+
 /* Alltoall in place: block q of rank me becomes block me of rank q. */
 static void check_alltoall_in_place(size_t count)
 {
@@ -530,6 +563,7 @@ int main(int argc, char **argv)
     check_by_hand();
     check_alltoall_in_place(1000);
     check_mixed_ranks();
+    check_many_comms();
     check_leaks();
     MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

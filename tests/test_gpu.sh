@@ -48,7 +48,9 @@ for np in ${NPS_OPENMPI-$NPS}; do
         opts=
         zero="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_stage_min_bytes 0"
         [ $how = staged ] && opts="$zero --mca coll_tacos_cuda_ipc_min_bytes -1"
-        [ $how = ipc ] && opts="$zero --mca coll_tacos_cuda_ipc_min_bytes 0"
+        # (with every communicator's staging kept, 72 communicators map more
+        # allocations of each other than are kept mapped)
+        [ $how = ipc ] && opts="$zero --mca coll_tacos_cuda_ipc_min_bytes 0 --mca coll_tacos_scratch_max_bytes 4294967296"
         timeout "$TMO" mpirun --allow-run-as-root --oversubscribe -np $np \
             --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
             $opts ./mpi_gpu_check >"$T/out" 2>&1
@@ -67,7 +69,7 @@ if [ -x ./mpi_gpu_check_mpich ] && [ -f "$LIB" ] && command -v mpiexec.mpich >/d
             zero=
             [ $how != defaults ] && zero="TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 TACOS_STAGE_MIN_BYTES=0"
             [ $how = staged ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=-1"
-            [ $how = ipc ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=0"
+            [ $how = ipc ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_SCRATCH_MAX_MIB=4096"
             # shellcheck disable=SC2086
             timeout "$TMO" env TACOS_VERBOSE=10 $zero mpiexec.mpich -n $np \
                 env LD_PRELOAD="$LIB" ./mpi_gpu_check_mpich >"$T/out" 2>&1
