@@ -180,15 +180,17 @@ static const void *send_source(const exec_t *e, size_t i)
     return e->at[i];
 }
 
+/* What op i's message carries: its data, or with ipc its description. */
+static size_t message_bytes(const exec_t *e, size_t i)
+{
+    return e->ipc && e->len[i] ? sizeof *e->desc : e->len[i] * e->elem;
+}
+
 /* How many messages op i's data travels as (0: none), each of *piece
  * bytes but the last. */
 static size_t pieces(const exec_t *e, size_t i, size_t *piece)
 {
-    size_t bytes = e->len[i] * e->elem;
-    if (e->ipc) { /* a description of the data */
-        *piece = sizeof *e->desc;
-        return bytes != 0;
-    }
+    size_t bytes = message_bytes(e, i);
     size_t most = e->tp->piece ? e->tp->piece(e->tp->ctx, e->p->ops[i].peer) : 0;
     *piece = most && most < bytes ? most : bytes;
     return bytes ? (bytes + *piece - 1) / *piece : 0;
@@ -199,7 +201,7 @@ static size_t pieces(const exec_t *e, size_t i, size_t *piece)
 static int post(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    size_t piece, n = pieces(e, i, &piece), bytes = e->ipc ? piece : e->len[i] * e->elem;
+    size_t piece, n = pieces(e, i, &piece), bytes = message_bytes(e, i);
     if (!n) { /* nothing travels, on either side */
         finish(e, i);
         return 0;
@@ -593,6 +595,8 @@ static int fail(tacos_exec_t *x, int rc)
         e->mem->forget(e->mem->ctx, x->end_mark);
     for (size_t f = 0; f < x->nfence; f++)
         e->tp->abandon(e->tp->ctx, x->fence[f], x->fence_peer[f] < 0);
+    if (e->ipc) /* abandoned sends may still read the descriptions: set aside */
+        x->desc = NULL, x->ndesc = 0;
     e->nlocal = 0, x->end_mark = NULL, x->nfence = 0;
     x->phase = FAILED;
     return x->rc = rc;

@@ -10,9 +10,11 @@
  *
  * Staged runs give the executor a memory layer whose copies and reductions
  * run late (one per poll of a mark), over staging space filled with garbage
- * at every call: an executor that posts a staged send before its copy
- * completed, or reads a buffer before a landing completed, gives wrong
- * results.
+ * at every call (and, with CUDA IPC's part between the threads, right after
+ * each rank's call: a rank reading another's staging after that one
+ * returned, past the fence, reads garbage): an executor that posts a staged
+ * send before its copy completed, or reads a buffer before a landing
+ * completed, gives wrong results.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -268,6 +270,42 @@ static void s_forget(void *ctx, void *mark)
     (void)ctx, (void)mark;
 }
 
+/* ---- CUDA IPC's part, between threads ------------------------------------------ */
+
+/* A description is the address itself; the imports not yet released are
+ * counted (every one must be, once a call ends). */
+static int pins;
+
+static int f_export(const void *p, tacos_ipc_desc_t *d)
+{
+    *d = (tacos_ipc_desc_t){.offset = (unsigned long long)(uintptr_t)p};
+    return 0;
+}
+
+static int f_import(const tacos_ipc_desc_t *d, const void **p)
+{
+    __atomic_add_fetch(&pins, 1, __ATOMIC_RELAXED);
+    *p = (const void *)(uintptr_t)d->offset;
+    return 0;
+}
+
+static void f_release(const tacos_ipc_desc_t *d)
+{
+    (void)d;
+    __atomic_sub_fetch(&pins, 1, __ATOMIC_RELAXED);
+}
+
+static const tacos_mc_t ipc_mc = {.name = "threads", .ipc_export = f_export,
+                                  .ipc_import = f_import, .ipc_release = f_release};
+
+/* After a call: its staging space reused at once (what a rank reading it
+ * late, without the fence, would then read). */
+static void reuse_scratch(rank_t *me)
+{
+    if (me->stage == 2 && me->scratch)
+        memset(me->scratch, 0x5a, me->scratch_bytes);
+}
+
 /* ---- one collective call on every rank ------------------------------------ */
 
 typedef struct {
@@ -320,7 +358,8 @@ static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
     const tacos_sched_t *s = j->s;
     int me = j->rt.rank;
     *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
-                             .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL};
+                             .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL,
+                             .ipc = j->rt.stage == 2 ? &ipc_mc : NULL};
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o->own_src = j->own;
         o->own_block = me;
@@ -348,6 +387,7 @@ static void *run_rank(void *arg)
     if (s->chunks_per_npu != 3) {
         j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf,
                                sizeof(int64_t), &tp, opts);
+        reuse_scratch(&j->rt);
         return NULL;
     }
     /* k = 3: the nonblocking form, a state made once and used twice (the
@@ -377,6 +417,7 @@ static void *run_rank(void *arg)
         if (!rc) /* after the end: done again, nothing touched */
             CHECK(tacos_exec_progress(x, &done) == 0 && done, "rank %d: progress after done",
                   me);
+        reuse_scratch(&j->rt);
         if (call == 0 && toggle) {
             j->in_place = !j->in_place;
             opts = rank_opts(j, &o);
@@ -481,6 +522,8 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
                 }
     }
     CHECK(fail_at < 0 || failed == 1, "%s: %d ranks saw the injected send failure", what, failed);
+    CHECK(fail_at >= 0 || !pins, "%s: %d imported blocks never released", what, pins);
+    pins = 0; /* a failed call keeps its own: its memory work may still read them */
     size_t live = 0; /* a receive neither done nor abandoned could land in freed memory */
     for (size_t i = 0; i < w.nall; i++)
         live += w.all[i]->recv && !w.all[i]->done && !w.all[i]->abandoned;
@@ -539,8 +582,8 @@ int main(void)
                  * pieces of 20 or 40 bytes (not whole elements) */
                 size_t piece = (size_t)(k - 1) * 20;
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
-                for (int stage = 0; s && stage <= 1; stage++) {
-                    const char *staged = stage ? " staged" : "";
+                for (int stage = 0; s && stage <= 2; stage++) {
+                    const char *staged = stage == 2 ? " staged, IPC" : stage ? " staged" : "";
                     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
                         for (int in_place = 0;
                              in_place <= !(rooted && colls[c] == TACOS_BROADCAST); in_place++) {
