@@ -709,7 +709,11 @@ int tacos_req_progress(tacos_req_t *r, int *done)
  * CUDA IPC: where the communicator is on one host and the call of at least
  * cuda_ipc_min_bytes (both the same on every rank), they agree on it, each
  * saying whether its call is staged through a component with IPC (a
- * rank's own affair: its buffers, its driver). */
+ * rank's own affair: its buffers, its driver).  After a "no", the next 1,
+ * 2, 4 ... 64 such calls (doubling while the answer stays no) do without
+ * IPC and without asking: a program on host buffers pays one agreement in
+ * 64 calls, not one per call. */
+#define IPC_MAX_PAUSE 64
 static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
 {
     *ipc = NULL;
@@ -717,12 +721,20 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
         c->ops.spans_hosts || c->ops.size < 2)
         return 0;
+    if (c->ipc_skip) {
+        c->ipc_skip--;
+        return 0;
+    }
     uint64_t no = !(call->mem && call->mc && call->mc->ipc_export);
     c->busy = 1; /* a collective of the core's own */
     int rc = c->ops.max_u64(c->ops.ctx, &no, 1);
     c->busy = 0;
     if (!rc && !no)
         *ipc = call->mc;
+    if (!rc) {
+        c->ipc_skip = no ? (c->ipc_pause ? c->ipc_pause : 1) : 0;
+        c->ipc_pause = no ? (c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE) : 0;
+    }
     return rc;
 #else
     (void)c, (void)call;

@@ -35,6 +35,9 @@ struct tacos_comm {
     char *work, *recv;
     size_t work_bytes, recv_bytes;
     tacos_mc_buf_t stage, dwork; /* calls on device buffers: staging, work space */
+    /* CUDA IPC's agreement (coll.c): calls that skip it after a "no", and
+     * the next such pause (both from agreed results: the same on every rank) */
+    unsigned ipc_skip, ipc_pause;
 };
 
 /* Releases a plan's program held by prog_refs (comm.c). */
