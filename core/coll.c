@@ -729,13 +729,16 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     c->busy = 1; /* a collective of the core's own */
     int rc = c->ops.max_u64(c->ops.ctx, &no, 1);
     c->busy = 0;
-    if (!rc && !no)
+    if (rc)
+        return rc;
+    if (!no) {
         *ipc = call->mc;
-    if (!rc) {
-        c->ipc_skip = no ? (c->ipc_pause ? c->ipc_pause : 1) : 0;
-        c->ipc_pause = no ? (c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE) : 0;
+        c->ipc_pause = 0;
+        return 0;
     }
-    return rc;
+    c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
+    c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
+    return 0;
 #else
     (void)c, (void)call;
     return 0;

@@ -79,6 +79,8 @@ typedef struct {
     /* with opts->ipc */
     const tacos_mc_t *ipc;
     tacos_ipc_desc_t *desc; /* per op: its message */
+    tacos_ipc_desc_t staging; /* the staging space's description, at its start */
+    char *staging_at;
 } exec_t;
 
 /* Points e's arrays into base (or, with base NULL, only measures them);
@@ -208,14 +210,12 @@ static int post(exec_t *e, size_t i)
     }
     const char *from = NULL;
     char *to = NULL;
-    if (e->ipc) {
-        int rc = op->kind == TACOS_OP_SEND ? e->ipc->ipc_export(e->staged[i], &e->desc[i]) : 0;
-        if (rc)
-            return rc;
-        if (op->kind == TACOS_OP_SEND)
-            from = (const char *)&e->desc[i];
-        else
-            to = (char *)&e->desc[i];
+    if (e->ipc && op->kind == TACOS_OP_SEND) { /* where in the staging space */
+        e->desc[i] = e->staging;
+        e->desc[i].offset += (unsigned long long)(e->staged[i] - e->staging_at);
+        from = (const char *)&e->desc[i];
+    } else if (e->ipc) {
+        to = (char *)&e->desc[i];
     } else if (e->mem) {
         if (op->kind == TACOS_OP_SEND)
             from = e->staged[i];
@@ -422,7 +422,8 @@ static int give_scratch(exec_t *e, size_t bytes)
 }
 
 /* With mem: every message's staging space (with ipc, every send's: a
- * receive reads the sender's). */
+ * receive reads the sender's; described once, each send's message its
+ * offset in it). */
 static size_t staged_bytes(const exec_t *e, size_t i)
 {
     return e->ipc && e->p->ops[i].kind == TACOS_OP_RECV ? 0 : e->len[i] * e->elem;
@@ -436,11 +437,13 @@ static int give_staging(exec_t *e)
         bytes += staged_bytes(e, i);
     if (bytes && !(e->opts->scratch && (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
         return TACOS_ERR_NOMEM;
+    int rc = e->ipc && space ? e->ipc->ipc_export(space, &e->staging) : 0;
+    e->staging_at = space;
     for (size_t i = 0, at = 0; i < e->p->nops; i++) {
         e->staged[i] = space + at;
         at += staged_bytes(e, i);
     }
-    return 0;
+    return rc;
 }
 
 /* Sets up chunk ranges, the direct receives, the order of combinations

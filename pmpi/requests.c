@@ -473,6 +473,13 @@ static op_t *persistent_op(MPI_Request h)
     return o;
 }
 
+/* The error of the persistent operation behind h, MPI_SUCCESS if none. */
+static int op_error(MPI_Request h)
+{
+    op_t *o = persistent_op(h);
+    return o ? o->status : MPI_SUCCESS;
+}
+
 /* Requests among r[i] (i in idx[0..n), or 0..n when idx is NULL) whose
  * persistent operation failed: their status says so, and the call (its
  * error where it completes one request, else MPI_ERR_IN_STATUS, the other
@@ -482,28 +489,22 @@ static int run_errors(int one, int n, const MPI_Request *r, const int *idx, MPI_
     int in_status = !one && rc == MPI_ERR_IN_STATUS, failed = 0;
     if ((rc != MPI_SUCCESS && !in_status) || !__atomic_load_n(&persistent_ops, __ATOMIC_RELAXED))
         return rc;
-    op_t **o = malloc(((size_t)n + 1) * sizeof *o);
-    if (!o)
-        return MPI_ERR_NO_MEM;
+    /* s follows idx where there is one */
+    MPI_Status *st = s != MPI_STATUS_IGNORE && s != MPI_STATUSES_IGNORE ? s : NULL;
     for (int j = 0; j < n; j++) {
+        int i = idx ? idx[j] : j, e = i >= 0 ? op_error(r[i]) : MPI_SUCCESS;
+        if (e == MPI_SUCCESS)
+            continue;
+        if (st)
+            st[j].MPI_ERROR = e;
+        rc = one ? e : MPI_ERR_IN_STATUS;
+        failed = 1;
+    }
+    for (int j = 0; failed && st && !in_status && j < n; j++) { /* rare: looked up again */
         int i = idx ? idx[j] : j;
-        o[j] = i >= 0 ? persistent_op(r[i]) : NULL;
-        if (o[j] && o[j]->status == MPI_SUCCESS)
-            o[j] = NULL;
-        failed |= o[j] != NULL;
+        if (i < 0 || op_error(r[i]) == MPI_SUCCESS) /* MPI left it alone: it succeeded */
+            st[j].MPI_ERROR = MPI_SUCCESS;
     }
-    int statuses = s != MPI_STATUS_IGNORE && s != MPI_STATUSES_IGNORE;
-    for (int j = 0; j < n && failed; j++) {
-        MPI_Status *st = statuses ? &s[j] : NULL; /* s follows idx where there is one */
-        if (o[j]) {
-            if (st)
-                st->MPI_ERROR = o[j]->status;
-            rc = one ? o[j]->status : MPI_ERR_IN_STATUS;
-        } else if (st && !in_status) { /* MPI left it alone: the call succeeded */
-            st->MPI_ERROR = MPI_SUCCESS;
-        }
-    }
-    free(o);
     return rc;
 }
 
