@@ -210,8 +210,10 @@ for np in 3 5; do
         grep -q ": $c [0-9]* bytes on $np ranks: schedule" "$T/out" ||
             fail "allgatherv/alltoallv schedules np=$np: no $c schedule ran"
     done
-    grep " alltoall[vw]: textbook:" "$T/out" | grep -qv "one rank\|MPI_IN_PLACE" &&
+    if grep " alltoall[vw]: textbook:" "$T/out" | grep -v "one rank\|MPI_IN_PLACE" >"$T/extra"; then
         fail "alltoallv/w np=$np: a textbook program besides the schedule"
+        sort "$T/extra" | uniq -c | head -5 >&2 # why: once seen in CI, not reproduced in 19 runs
+    fi
     grep -q " alltoallv: textbook: no previous component; MPI_IN_PLACE" "$T/out" ||
         fail "alltoallv np=$np: in place did not go to the textbook program"
     echo "allgatherv, alltoallv and alltoallw through the schedule np=$np"
