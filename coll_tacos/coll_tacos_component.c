@@ -108,12 +108,13 @@ static int tacos_register(void)
         "communicator is created",
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
     reg("cuda_ipc_min_bytes",
-            "GPU buffers on one host: a blocking collective of at least this many bytes "
+            "GPU buffers: a blocking collective of at least this many bytes "
             "(default 1048576; -1: never) whose schedule is staged on every rank lets each rank "
-            "read the others' staged chunks from their GPU memory (CUDA IPC: one device copy "
-            "instead of a copy to pinned host memory, a message and a copy back). The ranks "
+            "read the staged chunks of the ranks of its host from their GPU memory (CUDA IPC: "
+            "one device copy instead of a copy to pinned host memory, a message and a copy "
+            "back; messages between hosts stay staged). The ranks "
             "first agree that every one of them is staged through CUDA (an 8-byte allreduce "
-            "in blocking calls of at least this size on one host, also where the buffers "
+            "in blocking calls of at least this size, also where the buffers "
             "are host memory, in builds --with-cuda; after a no, the next 1, 2, 4 ... 64 such "
             "calls skip it and stage as before). "
             "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "

@@ -256,11 +256,20 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     /* locality is symmetric: either every rank has a peer on another node
      * or none has */
     m->spans_hosts = !OMPI_COMM_IS_INTER(comm) && ompi_group_have_remote_peers(comm->c_local_group);
+    int n = ompi_comm_size(comm);
+    char *on_host = m->spans_hosts ? malloc((size_t)n) : NULL;
+    if (m->spans_hosts && !on_host) { /* out of memory, as in tacos_comm_new */
+        OBJ_RELEASE(m);
+        return NULL;
+    }
+    for (int i = 0; on_host && i < n; i++)
+        on_host[i] = (char)OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, i)->super.proc_flags);
     tacos_comm_ops_t ops = {.ctx = m,
                             .rank = ompi_comm_rank(comm),
                             .size = ompi_comm_size(comm),
                             .local_rank = lr ? atoi(lr) : 0,
                             .spans_hosts = m->spans_hosts,
+                            .on_host = on_host,
                             .id = ompi_comm_get_cid(comm),
                             .max_u64 = core_max_u64,
                             .allgather = core_allgather,
@@ -268,7 +277,9 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .log = core_log};
     m->comm = comm;
     m->stage = C->stage, m->stage_min_bytes = C->stage_min_bytes;
-    if (!(m->core = tacos_comm_new(&st, &ops))) {
+    m->core = tacos_comm_new(&st, &ops);
+    free(on_host);
+    if (!m->core) {
         OBJ_RELEASE(m);
         return NULL;
     }

@@ -95,6 +95,7 @@ void tacos_comm_drop_scratch(tacos_comm_t *c)
     drop(&c->work, &c->work_bytes, 1);
     drop(&c->recv, &c->recv_bytes, 1);
     mc_drop(&c->stage, 1);
+    mc_drop(&c->ipc_stage, 1);
     mc_drop(&c->dwork, 1);
 }
 
@@ -199,13 +200,19 @@ static void *own_space(void *arg, size_t bytes)
     return grow(&r->space, &r->space_bytes, bytes, 0);
 }
 
-/* With call.mem: the executor's staging space (pinned host memory; with
- * ipc, device memory the peers read). */
+/* With call.mem: the executor's staging space (pinned host memory). */
 static void *stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, r->ipc != NULL, bytes,
-                   !r->own);
+    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes, !r->own);
+}
+
+/* With ipc (blocking calls): staging space the peers of this host read
+ * (device memory). */
+static void *ipc_stage_space(void *arg, size_t bytes)
+{
+    tacos_req_t *r = arg;
+    return mc_grow(&r->c->ipc_stage, r->call.mc, 1, bytes, 1);
 }
 
 /* Scratch of `bytes`: the operation's own or the communicator's (with
@@ -247,6 +254,7 @@ static int failed(tacos_req_t *r, int rc)
     else
         drop(&c->work, &c->work_bytes, 0);
     mc_drop(r->own ? &r->stage : &c->stage, 0);
+    mc_drop(&c->ipc_stage, 0);
     mc_drop(r->own ? &r->dwork : &c->dwork, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
@@ -673,7 +681,8 @@ int tacos_req_start(tacos_req_t *r)
                                   .scratch = r->call.mem ? stage_space
                                              : r->own    ? own_space
                                                          : comm_space,
-                                  .scratch_arg = r, .mem = r->call.mem, .ipc = r->ipc};
+                                  .scratch_arg = r, .mem = r->call.mem, .ipc = r->ipc,
+                                  .ipc_peers = r->c->on_host, .ipc_scratch = ipc_stage_space};
     r->unpack = 0;
     r->copy.rc = 0;
     int rc = r->msgs ? place_list(r) : place(r, &r->buf);
@@ -705,8 +714,10 @@ int tacos_req_progress(tacos_req_t *r, int *done)
     return *done ? complete(r) : 0;
 }
 
-/* Whether the ranks of a blocking call read each other's staging through
- * CUDA IPC: where the communicator is on one host and the call of at least
+/* Whether the ranks of a blocking call read the staging of the ranks of
+ * their host through CUDA IPC (messages between hosts are staged as
+ * before): where the binding says which ranks share a host (on_host, or
+ * the communicator is on one host) and the call is of at least
  * cuda_ipc_min_bytes (both the same on every rank), they agree on it, each
  * saying whether its call is staged through a component with IPC (a
  * rank's own affair: its buffers, its driver).  After a "no", the next 1,
@@ -719,7 +730,7 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     *ipc = NULL;
 #ifdef TACOS_WITH_CUDA
     if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
-        c->ops.spans_hosts || c->ops.size < 2)
+        (c->ops.spans_hosts && !c->on_host) || c->ops.size < 2)
         return 0;
     if (c->ipc_skip) {
         c->ipc_skip--;

@@ -35,6 +35,8 @@ struct tacos_comm {
     char *work, *recv;
     size_t work_bytes, recv_bytes;
     tacos_mc_buf_t stage, dwork; /* calls on device buffers: staging, work space */
+    tacos_mc_buf_t ipc_stage;    /* blocking calls through CUDA IPC: staging peers read */
+    char *on_host; /* ops.on_host's copy (NULL: every rank on this host, or not known) */
     /* CUDA IPC's agreement (coll.c): calls that skip it after a "no", and
      * the next such pause (both from agreed results: the same on every rank) */
     unsigned ipc_skip, ipc_pause;

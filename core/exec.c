@@ -182,10 +182,17 @@ static const void *send_source(const exec_t *e, size_t i)
     return e->at[i];
 }
 
+/* Whether op i's peer reads (or this rank reads) its data through IPC:
+ * with ipc, a peer of this rank's host (opts->ipc_peers). */
+static int by_ipc(const exec_t *e, size_t i)
+{
+    return e->ipc && (!e->opts->ipc_peers || e->opts->ipc_peers[e->p->ops[i].peer]);
+}
+
 /* What op i's message carries: its data, or with ipc its description. */
 static size_t message_bytes(const exec_t *e, size_t i)
 {
-    return e->ipc && e->len[i] ? sizeof *e->desc : e->len[i] * e->elem;
+    return by_ipc(e, i) && e->len[i] ? sizeof *e->desc : e->len[i] * e->elem;
 }
 
 /* How many messages op i's data travels as (0: none), each of *piece
@@ -210,11 +217,12 @@ static int post(exec_t *e, size_t i)
     }
     const char *from = NULL;
     char *to = NULL;
-    if (e->ipc && op->kind == TACOS_OP_SEND) { /* where in the staging space */
+    int ipc = by_ipc(e, i);
+    if (ipc && op->kind == TACOS_OP_SEND) { /* where in the staging space */
         e->desc[i] = e->staging;
         e->desc[i].offset += (unsigned long long)(e->staged[i] - e->staging_at);
         from = (const char *)&e->desc[i];
-    } else if (e->ipc) {
+    } else if (ipc) {
         to = (char *)&e->desc[i];
     } else if (e->mem) {
         if (op->kind == TACOS_OP_SEND)
@@ -392,7 +400,7 @@ static int complete_some(exec_t *e, int block)
         } else if (op->kind == TACOS_OP_RECV && (op->reduce || e->mem)) {
             e->state[i] = OP_RECEIVED;
             const void *there = NULL; /* the sender's staged data, mapped here */
-            if (!rc && e->ipc && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
+            if (!rc && by_ipc(e, i) && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
                 e->staged[i] = (char *)there;
             if (!rc && !e->pending[i])
                 rc = e->mem ? land(e, i) : combine(e, i);
@@ -421,27 +429,28 @@ static int give_scratch(exec_t *e, size_t bytes)
     return 0;
 }
 
-/* With mem: every message's staging space (with ipc, every send's: a
- * receive reads the sender's; described once, each send's message its
- * offset in it). */
-static size_t staged_bytes(const exec_t *e, size_t i)
-{
-    return e->ipc && e->p->ops[i].kind == TACOS_OP_RECV ? 0 : e->len[i] * e->elem;
-}
-
+/* With mem: every message's staging space, in pinned memory (scratch); with
+ * ipc, a send to a peer of this host stages in device memory (ipc_scratch),
+ * described once (each such send's message its offset in it), and a receive
+ * from one reads the sender's. */
 static int give_staging(exec_t *e)
 {
-    size_t bytes = 0;
-    char *space = NULL;
+    size_t bytes[2] = {0, 0}; /* pinned, device */
+    char *space[2] = {NULL, NULL};
+    void *(*get[2])(void *, size_t) = {e->opts->scratch, e->opts->ipc_scratch};
     for (size_t i = 0; i < e->p->nops; i++)
-        bytes += staged_bytes(e, i);
-    if (bytes && !(e->opts->scratch && (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
-        return TACOS_ERR_NOMEM;
-    int rc = e->ipc && space ? e->ipc->ipc_export(space, &e->staging) : 0;
-    e->staging_at = space;
-    for (size_t i = 0, at = 0; i < e->p->nops; i++) {
-        e->staged[i] = space + at;
-        at += staged_bytes(e, i);
+        if (!by_ipc(e, i) || e->p->ops[i].kind == TACOS_OP_SEND)
+            bytes[by_ipc(e, i)] += e->len[i] * e->elem;
+    for (int s = 0; s < 2; s++)
+        if (bytes[s] && !(get[s] && (space[s] = get[s](e->opts->scratch_arg, bytes[s]))))
+            return TACOS_ERR_NOMEM;
+    int rc = space[1] ? e->ipc->ipc_export(space[1], &e->staging) : 0;
+    e->staging_at = space[1];
+    for (size_t i = 0; i < e->p->nops; i++) {
+        int s = by_ipc(e, i);
+        e->staged[i] = space[s];
+        if (!s || e->p->ops[i].kind == TACOS_OP_SEND)
+            space[s] += e->len[i] * e->elem;
     }
     return rc;
 }
@@ -662,8 +671,8 @@ static int fence(tacos_exec_t *x, int block, int *done)
         memset(x->peer_role, 0, (size_t)x->npus);
         for (size_t i = 0; i < e->p->nops; i++) {
             const tacos_op_t *op = &e->p->ops[i];
-            if (!e->len[i])
-                continue; /* nothing travelled, on either side */
+            if (!e->len[i] || !by_ipc(e, i))
+                continue; /* nothing travelled, on either side, or not through IPC */
             x->peer_role[op->peer] |= op->kind == TACOS_OP_SEND ? 1 : 2;
             if (op->kind == TACOS_OP_RECV)
                 e->ipc->ipc_release(&e->desc[i]);

@@ -95,14 +95,20 @@ typedef struct {
      * transport and tp->reduce take the buffers as they are. */
     const tacos_mem_t *mem;
     /* With mem, every rank's too, agreed (ranks of one host with their
-     * GPUs in reach): the peers read the staged data where it is.  A send
-     * stages its chunk (scratch is then device memory of mc) and sends its
-     * description (mc->ipc_export); a receive maps the described block
-     * (mc->ipc_import) and lands from there.  At the end each rank tells
-     * those it received from that it has read their data (an empty
-     * message) and waits for the same word from those it sent to: only
-     * then may staging space be used again. */
+     * GPUs in reach): the peers of this rank's host (ipc_peers[peer] != 0;
+     * NULL: every peer) read the staged data where it is.  A send to one
+     * stages its chunk in device memory of mc (ipc_scratch, same arg as
+     * scratch) and sends its description (mc->ipc_export); a receive from
+     * one maps the described block (mc->ipc_import) and lands from there.
+     * Messages to and from other peers are staged as without ipc.  At the
+     * end each rank tells the peers it received such descriptions from that
+     * it has read their data (an empty message) and waits for the same word
+     * from those it sent them to: only then may staging space be used
+     * again.  ipc_peers must be symmetric (peer a's entry for b is b's for
+     * a), as a host is. */
     const tacos_mc_t *ipc;
+    const char *ipc_peers;
+    void *(*ipc_scratch)(void *arg, size_t bytes);
 } tacos_exec_opts_t;
 
 /*

@@ -60,6 +60,10 @@ typedef struct {
     int rank, size;
     int local_rank; /* among the ranks of its host (which GPU it uses) */
     int spans_hosts; /* some rank on another host (the binding's locality: the same on every rank) */
+    /* Optional, read by tacos_comm_new only: per rank, nonzero where it is
+     * on this rank's host (NULL where spans_hosts: not known, and calls
+     * that span hosts do without CUDA IPC) */
+    const char *on_host;
     unsigned id;    /* names the communicator in messages and dump files */
     /* v[0..n) = its maximum over the ranks, in place (a collective). */
     int (*max_u64)(void *ctx, uint64_t *v, int n);

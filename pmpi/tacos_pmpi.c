@@ -214,6 +214,32 @@ static void core_log(void *ctx, int level, const char *msg)
     pmpi_say(level, "%s", msg);
 }
 
+/* on_host[r] = 1 for each rank r of comm in node (its ranks on this node);
+ * 0 when that cannot be said (out of memory). */
+static int mark_node(MPI_Comm comm, MPI_Comm node, int on_node, char *on_host)
+{
+    MPI_Group g, gn;
+    int *in = malloc(2 * (size_t)on_node * sizeof *in), ok = 0;
+    if (!in || !on_host) {
+        free(in);
+        return 0;
+    }
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(node, &gn);
+    for (int i = 0; i < on_node; i++)
+        in[i] = i;
+    if (PMPI_Group_translate_ranks(gn, on_node, in, g, in + on_node) == MPI_SUCCESS) {
+        for (int i = 0; i < on_node; i++)
+            if (in[on_node + i] != MPI_UNDEFINED)
+                on_host[in[on_node + i]] = 1;
+        ok = 1;
+    }
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&gn);
+    free(in);
+    return ok;
+}
+
 /* Every rank makes the state at its communicator's first call (a collective
  * call, so all of them), and they agree whether all succeeded. */
 static state_t *make_state(MPI_Comm comm)
@@ -233,10 +259,17 @@ static state_t *make_state(MPI_Comm comm)
          * communicator is smaller than this one (on every rank alike) */
         MPI_Comm node;
         int on_node = n;
+        char *on_host = calloc((size_t)n, 1); /* per rank: on this node */
+        int marked = 0;
         if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
             MPI_SUCCESS) {
             PMPI_Comm_size(node, &on_node);
+            marked = mark_node(dup, node, on_node, on_host);
             PMPI_Comm_free(&node);
+        }
+        if (!marked) {
+            free(on_host);
+            on_host = NULL;
         }
         int spans = on_node < n; /* the same on every rank, unless a split failed */
         PMPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, dup);
@@ -245,6 +278,7 @@ static state_t *make_state(MPI_Comm comm)
                                 .size = n,
                                 .local_rank = lr ? atoi(lr) : 0,
                                 .spans_hosts = spans,
+                                .on_host = on_host,
                                 .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
                                 .max_u64 = core_max_u64,
                                 .allgather = core_allgather,
@@ -258,8 +292,9 @@ static state_t *make_state(MPI_Comm comm)
         PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
         if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
             set.enable = on != NULL;
-        if (st)
+        if (st && (on_host || !spans)) /* (else a rank would decide on CUDA IPC alone) */
             st->core = tacos_comm_new(&set, &ops);
+        free(on_host);
         int failed = !(st && st->core); /* anywhere */
         PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, dup);
         ok = !failed;

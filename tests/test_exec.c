@@ -63,8 +63,11 @@ typedef struct {
     int rank;
     char *scratch;
     size_t scratch_bytes;
-    int stage; /* opts->mem: slow */
+    int stage; /* opts->mem: slow; 2 with IPC's part, 3 that between ranks of one parity */
     slow_mem_t slow;
+    char *ipc_space; /* stage >= 2: the staging peers read */
+    size_t ipc_bytes;
+    char *on_host; /* stage 3: per peer, of this rank's parity (its "host") */
 } rank_t;
 
 static void append(msg_t **head, msg_t **tail, msg_t *m)
@@ -205,17 +208,28 @@ static int t_reduce(void *ctx, const void *src, void *dst, size_t count)
     return 0;
 }
 
+static void *grow_space(const rank_t *me, char **space, size_t *have, size_t bytes)
+{
+    if (bytes > *have) {
+        free(*space);
+        *space = malloc(bytes);
+        *have = bytes;
+    }
+    if (me->stage) /* staging space: nothing in it may be read before it is written */
+        memset(*space, 0x5a, bytes);
+    return *space;
+}
+
 static void *t_scratch(void *ctx, size_t bytes)
 {
     rank_t *me = ctx;
-    if (bytes > me->scratch_bytes) {
-        free(me->scratch);
-        me->scratch = malloc(bytes);
-        me->scratch_bytes = bytes;
-    }
-    if (me->stage) /* staging space: nothing in it may be read before it is written */
-        memset(me->scratch, 0x5a, bytes);
-    return me->scratch;
+    return grow_space(me, &me->scratch, &me->scratch_bytes, bytes);
+}
+
+static void *t_ipc_scratch(void *ctx, size_t bytes)
+{
+    rank_t *me = ctx;
+    return grow_space(me, &me->ipc_space, &me->ipc_bytes, bytes);
 }
 
 /* ---- a memory layer whose work runs late ------------------------------------ */
@@ -272,18 +286,26 @@ static void s_forget(void *ctx, void *mark)
 
 /* ---- CUDA IPC's part, between threads ------------------------------------------ */
 
-/* A description is the address itself; the imports not yet released are
- * counted (every one must be, once a call ends). */
+/* A description is the address itself and the exporting rank; the
+ * imports not yet released are counted (every one must be, once a call
+ * ends).  Only staging from ipc_scratch is exported, and only ranks of one
+ * "host" (stage 3) import each other's. */
 static int pins;
+static __thread const rank_t *self; /* the rank this thread runs */
 
 static int f_export(const void *p, tacos_ipc_desc_t *d)
 {
-    *d = (tacos_ipc_desc_t){.offset = (unsigned long long)(uintptr_t)p};
+    const char *at = p;
+    CHECK(self->ipc_space && at >= self->ipc_space && at < self->ipc_space + self->ipc_bytes,
+          "rank %d exported memory that is not its IPC staging", self->rank);
+    *d = (tacos_ipc_desc_t){.offset = (unsigned long long)(uintptr_t)p, .pid = self->rank};
     return 0;
 }
 
 static int f_import(const tacos_ipc_desc_t *d, const void **p)
 {
+    CHECK(!self->on_host || self->on_host[d->pid], "rank %d imported rank %lld's staging: another host",
+          self->rank, d->pid);
     __atomic_add_fetch(&pins, 1, __ATOMIC_RELAXED);
     *p = (const void *)(uintptr_t)d->offset;
     return 0;
@@ -302,8 +324,10 @@ static const tacos_mc_t ipc_mc = {.name = "threads", .ipc_export = f_export,
  * late, without the fence, would then read). */
 static void reuse_scratch(rank_t *me)
 {
-    if (me->stage == 2 && me->scratch)
+    if (me->stage >= 2 && me->scratch)
         memset(me->scratch, 0x5a, me->scratch_bytes);
+    if (me->stage >= 2 && me->ipc_space)
+        memset(me->ipc_space, 0x5a, me->ipc_bytes);
 }
 
 /* ---- one collective call on every rank ------------------------------------ */
@@ -359,7 +383,8 @@ static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
     int me = j->rt.rank;
     *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
                              .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL,
-                             .ipc = j->rt.stage == 2 ? &ipc_mc : NULL};
+                             .ipc = j->rt.stage >= 2 ? &ipc_mc : NULL,
+                             .ipc_peers = j->rt.on_host, .ipc_scratch = t_ipc_scratch};
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o->own_src = j->own;
         o->own_block = me;
@@ -384,6 +409,7 @@ static void *run_rank(void *arg)
                             t_test_some, t_abandon, t_reduce, t_piece};
     tacos_exec_opts_t o;
     const tacos_exec_opts_t *opts = rank_opts(j, &o);
+    self = &j->rt;
     if (s->chunks_per_npu != 3) {
         j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf,
                                sizeof(int64_t), &tp, opts);
@@ -465,10 +491,15 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     int64_t *sum = calloc(total + 1, sizeof *sum);
     for (int r = 0; r < n; r++) {
         job_t *j = &jobs[r];
-        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0, stage, {0}}, .off = off,
+        *j = (job_t){.s = s, .rt = {&w, r, NULL, 0, stage, {0}, NULL, 0, NULL}, .off = off,
                      .in_place = in_place, .calls = fail_at >= 0 ? 1 : 2, .barrier = &barrier,
                      .mem = {&j->rt, s_copy, s_reduce, s_mark, s_test, s_forget}};
         CHECK_OK(tacos_sched_program(s, r, &j->prog));
+        if (stage == 3) { /* two "hosts": the ranks of each parity */
+            j->rt.on_host = malloc((size_t)n);
+            for (int p = 0; p < n; p++)
+                j->rt.on_host[p] = p % 2 == r % 2;
+        }
         j->in = malloc((total + 1) * sizeof(int64_t));
         j->buf = malloc((total + 1) * sizeof(int64_t));
         j->own = malloc((off[r + 1] - off[r] + 1) * sizeof(int64_t));
@@ -534,6 +565,8 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         free(jobs[r].buf);
         free(jobs[r].own);
         free(jobs[r].rt.scratch);
+        free(jobs[r].rt.ipc_space);
+        free(jobs[r].rt.on_host);
         free(jobs[r].rt.slow.q);
     }
     for (size_t i = 0; i < w.nall; i++)
@@ -582,8 +615,11 @@ int main(void)
                  * pieces of 20 or 40 bytes (not whole elements) */
                 size_t piece = (size_t)(k - 1) * 20;
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
-                for (int stage = 0; s && stage <= 2; stage++) {
-                    const char *staged = stage == 2 ? " staged, IPC" : stage ? " staged" : "";
+                for (int stage = 0; s && stage <= 3; stage++) {
+                    const char *staged = stage == 3   ? " staged, IPC within 2 hosts"
+                                         : stage == 2 ? " staged, IPC"
+                                         : stage      ? " staged"
+                                                      : "";
                     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
                         for (int in_place = 0;
                              in_place <= !(rooted && colls[c] == TACOS_BROADCAST); in_place++) {
@@ -616,7 +652,7 @@ int main(void)
     tacos_prog_t stuck = {0, 1, &op, &self};
     int64_t buf[8] = {0};
     world_t w = {.n = 2};
-    rank_t me = {&w, 0, NULL, 0, 0, {0}};
+    rank_t me = {&w, 0, NULL, 0, 0, {0}, NULL, 0, NULL};
     tacos_transport_t tp = {&me, t_isend, t_irecv, t_wait_some, t_test_some, t_abandon, t_reduce,
                             NULL};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
