@@ -80,6 +80,24 @@ static void make_dirs(const tacos_comm_t *c, const char *dir)
     }
 }
 
+/* Which ranks share this rank's host (the first 16), as the binding said. */
+static void say_host(const tacos_comm_t *c)
+{
+    char list[16 * 12 + 8] = "";
+    size_t at = 0;
+    for (int r = 0, shown = 0; r < c->ops.size; r++) {
+        if (!c->on_host[r])
+            continue;
+        if (shown++ == 16) {
+            strcpy(list + at, " ...");
+            break;
+        }
+        at += (size_t)snprintf(list + at, sizeof list - at, " %d", r);
+    }
+    tacos_comm_say(c, 10, "communicator %u, rank %d of %d: ranks of its host:%s", c->ops.id,
+                   c->ops.rank, c->ops.size, list);
+}
+
 tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *ops)
 {
     tacos_comm_t *c = calloc(1, sizeof *c);
@@ -101,6 +119,8 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
         tacos_comm_free(c);
         return NULL;
     }
+    if (c->on_host && s->verbose >= 10)
+        say_host(c);
     return c;
 }
 

@@ -339,6 +339,11 @@ typedef struct {
     const size_t *off;
     int in_place;
     int64_t *in, *buf, *own; /* own: All-Gather's own block, sent from here */
+    /* routed collectives (All-to-All, Gather, Scatter): in and buf hold n
+     * blocks each, block t of in goes to rank t and block f of buf comes
+     * from rank f; chunks passing through lie in fwd; spans[c]: chunk c */
+    int64_t *fwd;
+    tacos_span_t *spans;
     tacos_mem_t mem;         /* staged runs: rt's slow memory */
     int rc, calls;           /* calls: 2 runs the same state twice (k = 3) */
     pthread_barrier_t *barrier;
@@ -346,6 +351,17 @@ typedef struct {
 
 /* The buffer as the caller hands it over: garbage where results go, the
  * input where the collective reads it in place. */
+static int routed(tacos_coll_t c)
+{
+    return c == TACOS_ALLTOALL || c == TACOS_GATHER || c == TACOS_SCATTER;
+}
+
+/* Whether a routed collective moves a block from rank f to rank t. */
+static int has_block(const tacos_sched_t *s, int f, int t)
+{
+    return s->coll == TACOS_ALLTOALL || (s->coll == TACOS_GATHER ? t : f) == s->root;
+}
+
 static void reset_buffers(job_t *j)
 {
     const tacos_sched_t *s = j->s;
@@ -353,7 +369,11 @@ static void reset_buffers(job_t *j)
     size_t total = j->off[s->npus];
     for (size_t i = 0; i < total; i++)
         j->buf[i] = -1;
-    if (j->in_place && s->coll == TACOS_ALLGATHER)
+    if (j->spans && has_block(s, r, r)) /* the own block: the caller's copy */
+        memcpy(j->buf + j->off[r], j->in + j->off[r], (j->off[r + 1] - j->off[r]) * sizeof(int64_t));
+    else if (j->spans)
+        return;
+    else if (j->in_place && s->coll == TACOS_ALLGATHER)
         memcpy(j->buf + j->off[r], j->own, (j->off[r + 1] - j->off[r]) * sizeof(int64_t));
     else if (j->in_place || (s->coll == TACOS_BROADCAST && r == s->root))
         memcpy(j->buf, j->in, total * sizeof(int64_t));
@@ -384,7 +404,10 @@ static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
     *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
                              .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL,
                              .ipc = j->rt.stage >= 2 ? &ipc_mc : NULL,
-                             .ipc_peers = j->rt.on_host, .ipc_scratch = t_ipc_scratch};
+                             .ipc_peers = j->rt.on_host, .ipc_scratch = t_ipc_scratch,
+                             .spans = j->spans};
+    if (j->spans)
+        return o;
     if (s->coll == TACOS_ALLGATHER && !j->in_place) {
         o->own_src = j->own;
         o->own_block = me;
@@ -420,7 +443,7 @@ static void *run_rank(void *arg)
      * first call with the other in-place setting where there is one) */
     tacos_exec_t *x = NULL;
     int done = 0, rc = tacos_exec_new(j->prog, s->npus, s->chunks_per_npu, &x);
-    int toggle = s->coll != TACOS_BROADCAST && j->calls == 2;
+    int toggle = s->coll != TACOS_BROADCAST && !routed(s->coll) && j->calls == 2;
     for (int call = 0; call < j->calls; call++) {
         if (call) { /* every rank takes both barriers, whatever happened */
             pthread_barrier_wait(j->barrier);
@@ -455,16 +478,35 @@ static void *run_rank(void *arg)
 }
 
 /* Blocks: even split of `count` (All-Reduce, Reduce, Broadcast), `count`
- * each (All-Gather) or uneven sizes (Reduce-Scatter). */
+ * each (All-Gather, the routed collectives) or uneven sizes (Reduce-Scatter). */
 static size_t *blocks(tacos_coll_t coll, int n, size_t count)
 {
     size_t *off = malloc(((size_t)n + 1) * sizeof *off);
     off[0] = 0;
     for (int r = 0; r < n; r++)
-        off[r + 1] = coll == TACOS_ALLGATHER        ? off[r] + count
+        off[r + 1] = coll == TACOS_ALLGATHER || routed(coll) ? off[r] + count
                      : coll == TACOS_REDUCE_SCATTER ? off[r] + count * (size_t)(r + 1) / (size_t)n
                                                     : count * (size_t)(r + 1) / (size_t)n;
     return off;
+}
+
+/* A routed collective's chunks on rank j: its blocks' parts in in and buf,
+ * what passes through in fwd (n x n blocks of count). */
+static void place_chunks(job_t *j, size_t count)
+{
+    const tacos_sched_t *s = j->s;
+    int n = s->npus, k = s->chunks_per_npu, me = j->rt.rank, f, t;
+    long long nchunks = tacos_coll_nchunks(s->coll, n, k);
+    j->fwd = malloc(((size_t)n * (size_t)n * count + 1) * sizeof *j->fwd);
+    j->spans = malloc((size_t)nchunks * sizeof *j->spans);
+    for (int c = 0; c < nchunks; c++) {
+        tacos_chunk_route(s->coll, n, k, s->root, c, &f, &t);
+        size_t first = count * (size_t)(c % k) / (size_t)k;
+        j->spans[c].units = count * (size_t)(c % k + 1) / (size_t)k - first;
+        j->spans[c].at = (char *)(f == me   ? j->in + (size_t)t * count + first
+                                  : t == me ? j->buf + (size_t)f * count + first
+                                            : j->fwd + ((size_t)f * (size_t)n + (size_t)t) * count + first);
+    }
 }
 
 /* Runs the schedule on every rank and checks what each rank must hold.
@@ -507,6 +549,8 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
             j->in[i] = value(r, i);
         for (size_t i = off[r]; i < off[r + 1]; i++)
             j->own[i - off[r]] = value(r, i);
+        if (routed(s->coll))
+            place_chunks(j, count);
         reset_buffers(j);
         for (size_t i = 0; i < total; i++)
             sum[i] += value(r, i);
@@ -536,7 +580,9 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         if (s->coll == TACOS_REDUCE && r != s->root)
             hi = 0;
         for (size_t i = lo; i < hi; i++) {
-            int64_t want = s->coll == TACOS_BROADCAST ? value(s->root, i)
+            int f = (int)(i / (count ? count : 1)); /* routed: the block's sender */
+            int64_t want = j->spans ? has_block(s, f, r) ? value(f, off[r] + i % count) : -1
+                           : s->coll == TACOS_BROADCAST ? value(s->root, i)
                            : s->coll == TACOS_ALLGATHER
                                ? value((int)(i / (count ? count : 1)), i)
                                : sum[i];
@@ -567,6 +613,8 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         free(jobs[r].rt.scratch);
         free(jobs[r].rt.ipc_space);
         free(jobs[r].rt.on_host);
+        free(jobs[r].fwd);
+        free(jobs[r].spans);
         free(jobs[r].rt.slow.q);
     }
     for (size_t i = 0; i < w.nall; i++)
@@ -599,7 +647,8 @@ int main(void)
                             "rfs:2x2x2", "fc:7"};
     const size_t counts[] = {0, 1, 2, 7, 13, 1000};
     const tacos_coll_t colls[] = {TACOS_ALLREDUCE, TACOS_REDUCE_SCATTER, TACOS_ALLGATHER,
-                                  TACOS_BROADCAST, TACOS_REDUCE};
+                                  TACOS_BROADCAST, TACOS_REDUCE, TACOS_ALLTOALL,
+                                  TACOS_GATHER, TACOS_SCATTER};
     int runs = 0;
     for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
         tacos_topo_t *topo = NULL;
@@ -609,7 +658,8 @@ int main(void)
             continue;
         for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
             for (int k = 1; k <= 3; k++) {
-                int rooted = colls[c] == TACOS_BROADCAST || colls[c] == TACOS_REDUCE;
+                int rooted = colls[c] == TACOS_BROADCAST || colls[c] == TACOS_REDUCE ||
+                             colls[c] == TACOS_GATHER || colls[c] == TACOS_SCATTER;
                 int root = rooted ? (k + (int)t) % topo->npus : 0;
                 /* k = 2, 3: messages between ranks of different parity in
                  * pieces of 20 or 40 bytes (not whole elements) */
@@ -622,7 +672,8 @@ int main(void)
                                                       : "";
                     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
                         for (int in_place = 0;
-                             in_place <= !(rooted && colls[c] == TACOS_BROADCAST); in_place++) {
+                             in_place <= !(colls[c] == TACOS_BROADCAST || routed(colls[c]));
+                             in_place++) {
                             char what[160];
                             snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s%s%s",
                                      shapes[t], tacos_coll_name(colls[c]), root, k, counts[i],

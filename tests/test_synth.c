@@ -250,10 +250,13 @@ int main(void)
     expect_bound("torus3d:4x4x4", 4);
     expect_steps("mesh2d:4x4", 8, 1); /* corner: 15 chunks over 2 links */
 
-    /* every collective, validated and executed, on regular, heterogeneous,
-     * asymmetric and irregular topologies */
-    const char *specs[] = {"ring:5", "uniring:4", "fc:3", "mesh2d:3x3", "torus2d:3x4",
-                           "rfs:2x2x2", "dragonfly:3x2", "dgx1", "switch:7", "hypercube:8"};
+    /* every collective (All-to-All, Gather and Scatter too), validated and
+     * executed, on every generator shape and on heterogeneous, asymmetric
+     * and irregular topologies */
+    const char *specs[] = {"ring:5",       "uniring:4",    "fc:3",         "mesh2d:3x3",
+                           "torus2d:3x4",  "rfs:2x2x2",    "dragonfly:3x2", "dgx1",
+                           "switch:7",     "hypercube:8",  "line:4",       "mesh3d:2x2x2",
+                           "torus3d:3x2x2", "ss:4x2",      "fs:3x2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int k = 1; k <= 3; k += 2) {
             tacos_topo_t *t = gen(specs[i]);

@@ -290,10 +290,11 @@ run() {
         [ -z "$(our_ns)" ] || die 1 "another testbed is starting; remove it with: $0 down"
         skip "ip netns add failed: $(echo "$t" | head -1)"
     fi
-    trap 'trap - EXIT INT TERM HUP; teardown; [ -z "$OUT_TMP" ] || rm -rf "$OUT_TMP"' EXIT
+    trap 'trap - EXIT INT TERM HUP; trap "" PIPE; teardown; [ -z "$OUT_TMP" ] || rm -rf "$OUT_TMP"' EXIT
     trap 'echo "testbed.sh: interrupted" >&2; exit 130' INT
     trap 'echo "testbed.sh: terminated" >&2; exit 143' TERM
     trap 'echo "testbed.sh: hung up" >&2; exit 129' HUP
+    trap 'exit 141' PIPE # its output's reader gone (e.g. "| head")
     if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/testbed.XXXXXX) || die 1 "mktemp failed"; OUT_TMP=$OUT; fi
     mkdir -p "$OUT" || die 1 "cannot create $OUT"
 

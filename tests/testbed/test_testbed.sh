@@ -23,6 +23,7 @@
 #    hosts they run a schedule (coll_tacos_rooted_net_min_bytes, 128 KiB; on
 #    one host rooted_min_bytes, 4 MiB, leaves them to tuned);
 #  - tacos-probe --all writes the measured topology, which tacos-synth reads;
+#  - on the triangle, each rank knows which ranks share its host;
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
 #    right results, one message naming it.
 B=${TACOS_BUILD:-..}
@@ -78,6 +79,12 @@ shape() {
     [ $rc = 0 ] || { fail "$name: testbed exit $rc"; cat "$T/testbed.err" >&2; }
     grep -q "mpi_coll_check: 0 failure" "$T/out" ||
         { fail "$name -r $ranks: mpi_coll_check"; tail -20 "$T/out" >&2; }
+    # which ranks share a host (what CUDA IPC between hosts goes by), as the
+    # binding says: on 1/2/1 ranks per host, ranks 1 and 2 share h1
+    [ "$ranks" = 1,2,1 ] && for r in "0: 0" "1: 1 2" "2: 1 2" "3: 3"; do
+        grep -q "communicator 0, rank ${r%%:*} of 4: ranks of its host: ${r#*: }\$" "$T/out" ||
+            fail "$name -r $ranks: rank ${r%%:*} does not see ranks ${r#*: } on its host"
+    done
     for c in allreduce allgather broadcast reduce reduce-scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
             fail "$name: coll/tacos never ran $c"
