@@ -262,8 +262,11 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
         OBJ_RELEASE(m);
         return NULL;
     }
-    for (int i = 0; on_host && i < n; i++)
-        on_host[i] = (char)OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, i)->super.proc_flags);
+    for (int i = 0; on_host && i < n; i++) { /* no process entry made: one not made is remote,
+                                             * as for ompi_group_have_remote_peers */
+        ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(comm->c_local_group, i);
+        on_host[i] = !ompi_proc_is_sentinel(proc) && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
+    }
     tacos_comm_ops_t ops = {.ctx = m,
                             .rank = ompi_comm_rank(comm),
                             .size = ompi_comm_size(comm),

@@ -254,7 +254,8 @@ static int failed(tacos_req_t *r, int rc)
     else
         drop(&c->work, &c->work_bytes, 0);
     mc_drop(r->own ? &r->stage : &c->stage, 0);
-    mc_drop(&c->ipc_stage, 0);
+    if (!r->own) /* (only blocking calls read each other's staging) */
+        mc_drop(&c->ipc_stage, 0);
     mc_drop(r->own ? &r->dwork : &c->dwork, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
@@ -725,6 +726,43 @@ int tacos_req_progress(tacos_req_t *r, int *done)
  * IPC and without asking: a program on host buffers pays one agreement in
  * 64 calls, not one per call. */
 #define IPC_MAX_PAUSE 64
+
+#ifdef TACOS_WITH_CUDA
+/* Once, before the first IPC agreement of a communicator that spans hosts:
+ * whether every rank's map of the ranks of its host says the same (each
+ * rank's host named by its lowest rank there).  A message is a description
+ * where both ends take the other for one of their host: where any map
+ * disagrees, every rank drops its map and the communicator does without
+ * IPC. */
+static int check_hosts(tacos_comm_t *c)
+{
+    int n = c->ops.size, me = c->ops.rank, first = 0, *id = c->host_ids, rc;
+    while (first < n && !c->on_host[first])
+        first++;
+    uint64_t bad = !c->on_host[me];
+    c->busy = 1; /* collectives of the core's own */
+    rc = c->ops.allgather(c->ops.ctx, &first, id, sizeof first);
+    for (int r = 0; !rc && r < n; r++)
+        bad |= (c->on_host[r] != 0) != (id[r] == first);
+    if (!rc)
+        rc = c->ops.max_u64(c->ops.ctx, &bad, 1);
+    c->busy = 0;
+    if (rc)
+        return rc;
+    c->hosts_checked = 1;
+    free(c->host_ids);
+    c->host_ids = NULL;
+    if (bad) {
+        free(c->on_host);
+        c->on_host = NULL;
+        if (me == 0)
+            tacos_comm_say(c, 0, "the ranks' maps of who shares a host differ: no CUDA IPC on "
+                                 "communicator %u", c->ops.id);
+    }
+    return 0;
+}
+#endif
+
 static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
 {
     *ipc = NULL;
@@ -732,13 +770,16 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
         (c->ops.spans_hosts && !c->on_host) || c->ops.size < 2)
         return 0;
+    int rc = c->on_host && !c->hosts_checked ? check_hosts(c) : 0;
+    if (rc || (c->ops.spans_hosts && !c->on_host))
+        return rc;
     if (c->ipc_skip) {
         c->ipc_skip--;
         return 0;
     }
     uint64_t no = !(call->mem && call->mc && call->mc->ipc_export);
     c->busy = 1; /* a collective of the core's own */
-    int rc = c->ops.max_u64(c->ops.ctx, &no, 1);
+    rc = c->ops.max_u64(c->ops.ctx, &no, 1);
     c->busy = 0;
     if (rc)
         return rc;

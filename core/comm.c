@@ -111,11 +111,13 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0;
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
         memcpy(c->on_host, ops->on_host, (size_t)ops->size);
+    if (copy_host) /* for checking the maps agree (coll.c) */
+        c->host_ids = malloc((size_t)ops->size * sizeof *c->host_ids);
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
     c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
     if (s->dump_dir && s->dump_dir[0])
         make_dirs(c, s->dump_dir);
-    if (!c->cache || !c->wanted || (copy_host && !c->on_host) || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+    if (!c->cache || !c->wanted || (copy_host && !(c->on_host && c->host_ids)) || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
         tacos_comm_free(c);
         return NULL;
     }
@@ -136,6 +138,7 @@ void tacos_comm_free(tacos_comm_t *c)
     tacos_topo_free(c->topo);
     free(c->s.topo_file);
     free(c->on_host);
+    free(c->host_ids);
     free(c);
 }
 

@@ -104,8 +104,8 @@ typedef struct {
      * end each rank tells the peers it received such descriptions from that
      * it has read their data (an empty message) and waits for the same word
      * from those it sent them to: only then may staging space be used
-     * again.  ipc_peers must be symmetric (peer a's entry for b is b's for
-     * a), as a host is. */
+     * again.  ipc_peers has an entry per peer of the program (npus) and
+     * must be symmetric (peer a's entry for b is b's for a), as a host is. */
     const tacos_mc_t *ipc;
     const char *ipc_peers;
     void *(*ipc_scratch)(void *arg, size_t bytes);

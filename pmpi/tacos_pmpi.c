@@ -224,18 +224,22 @@ static int mark_node(MPI_Comm comm, MPI_Comm node, int on_node, char *on_host)
         free(in);
         return 0;
     }
-    PMPI_Comm_group(comm, &g);
-    PMPI_Comm_group(node, &gn);
-    for (int i = 0; i < on_node; i++)
-        in[i] = i;
-    if (PMPI_Group_translate_ranks(gn, on_node, in, g, in + on_node) == MPI_SUCCESS) {
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) {
+        free(in);
+        return 0;
+    }
+    if (PMPI_Comm_group(node, &gn) == MPI_SUCCESS) {
         for (int i = 0; i < on_node; i++)
-            if (in[on_node + i] != MPI_UNDEFINED)
-                on_host[in[on_node + i]] = 1;
-        ok = 1;
+            in[i] = i;
+        if (PMPI_Group_translate_ranks(gn, on_node, in, g, in + on_node) == MPI_SUCCESS) {
+            for (int i = 0; i < on_node; i++)
+                if (in[on_node + i] != MPI_UNDEFINED)
+                    on_host[in[on_node + i]] = 1;
+            ok = 1;
+        }
+        PMPI_Group_free(&gn);
     }
     PMPI_Group_free(&g);
-    PMPI_Group_free(&gn);
     free(in);
     return ok;
 }
@@ -254,6 +258,8 @@ static state_t *make_state(MPI_Comm comm)
     /* a split in rank order: the same group, but unlike a dup it runs none
      * of the application's attribute copy (and later delete) callbacks */
     if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
+        /* errors come back here (then go to the application's handler) */
+        PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
         /* whether some rank is on another node: where its node's
          * communicator is smaller than this one (on every rank alike) */
@@ -284,8 +290,6 @@ static state_t *make_state(MPI_Comm comm)
                                 .allgather = core_allgather,
                                 .exchange = core_exchange,
                                 .log = core_log};
-        /* errors come back here, then go to the application's handler */
-        PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         tacos_settings_t set = settings;
         void *on;
         int found = 0;
@@ -305,7 +309,7 @@ static state_t *make_state(MPI_Comm comm)
             st->core = NULL;
         }
         if (!ok && me == 0)
-            pmpi_say(0, "out of memory for a communicator's state; it falls back");
+            pmpi_say(0, "no state for a communicator (out of memory, or its ranks' hosts not known); it falls back");
     }
     if (!st) {
         if (dup != MPI_COMM_NULL)
