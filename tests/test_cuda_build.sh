@@ -1,8 +1,9 @@
 #!/bin/sh
 # The CUDA parts compile where the toolkit is (nvcc, cuda.h), also in a
 # build configured without --with-cuda: the reduction kernels (one
-# architecture), the CUDA memory component and the GPU test program with
-# the project's warnings as errors.  Skips (77) without the toolkit.
+# architecture), the CUDA memory component, the core's CUDA-only parts and
+# the GPU test program, with the project's warnings as errors.  Skips (77)
+# without the toolkit.
 S=${TACOS_SRC:?}
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 T=${TACOS_TMP:-./tmp}/cuda
@@ -21,7 +22,11 @@ for k in tacos_sum_float16 tacos_max_bfloat16 tacos_minloc_double_int tacos_maxl
 done
 ${CC:-cc} $WARN_CFLAGS -fPIC -I"$CUDA/include" -I"$S/core" -I"$S/synth" -DTACOS_WITH_CUDA \
     -c "$S/core/mem_cuda.c" -o "$T/mem_cuda.o" || { echo "FAIL: mem_cuda.c" >&2; fails=1; }
+# the core's parts only a CUDA build has (the CUDA IPC agreement, the check
+# of the ranks' host maps)
+${CC:-cc} $WARN_CFLAGS -fPIC -I"$S/core" -I"$S/synth" -I"$S/topo_probe" -DTACOS_WITH_CUDA \
+    -c "$S/core/coll.c" -o "$T/coll.o" || { echo "FAIL: core/coll.c with CUDA" >&2; fails=1; }
 ${CC:-cc} $WARN_CFLAGS $MPI_CFLAGS -I"$CUDA/include" -c "$S/tests/mpi_gpu_check.c" \
     -o "$T/mpi_gpu_check.o" || { echo "FAIL: mpi_gpu_check.c" >&2; fails=1; }
-[ $fails = 0 ] && echo "CUDA kernels, memory component and GPU test compile"
+[ $fails = 0 ] && echo "CUDA kernels, memory component, the core's CUDA parts and GPU test compile"
 [ $fails = 0 ]
