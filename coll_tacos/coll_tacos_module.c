@@ -269,7 +269,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     }
     tacos_comm_ops_t ops = {.ctx = m,
                             .rank = ompi_comm_rank(comm),
-                            .size = ompi_comm_size(comm),
+                            .size = n,
                             .local_rank = lr ? atoi(lr) : 0,
                             .spans_hosts = m->spans_hosts,
                             .on_host = on_host,

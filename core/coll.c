@@ -749,8 +749,7 @@ static int check_hosts(tacos_comm_t *c)
     c->busy = 0;
     if (rc)
         return rc;
-    c->hosts_checked = 1;
-    free(c->host_ids);
+    free(c->host_ids); /* checked */
     c->host_ids = NULL;
     if (bad) {
         free(c->on_host);
@@ -768,9 +767,9 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     *ipc = NULL;
 #ifdef TACOS_WITH_CUDA
     if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
-        (c->ops.spans_hosts && !c->on_host) || c->ops.size < 2)
+        c->ops.size < 2)
         return 0;
-    int rc = c->on_host && !c->hosts_checked ? check_hosts(c) : 0;
+    int rc = c->host_ids ? check_hosts(c) : 0; /* a map not checked yet */
     if (rc || (c->ops.spans_hosts && !c->on_host))
         return rc;
     if (c->ipc_skip) {

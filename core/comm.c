@@ -111,13 +111,16 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0;
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
         memcpy(c->on_host, ops->on_host, (size_t)ops->size);
-    if (copy_host) /* for checking the maps agree (coll.c) */
-        c->host_ids = malloc((size_t)ops->size * sizeof *c->host_ids);
+    int short_of_host = copy_host && !c->on_host;
+#ifdef TACOS_WITH_CUDA /* room to check the ranks' maps agree before CUDA IPC (coll.c) */
+    if (copy_host && !(c->host_ids = malloc((size_t)ops->size * sizeof *c->host_ids)))
+        short_of_host = 1;
+#endif
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
     c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
     if (s->dump_dir && s->dump_dir[0])
         make_dirs(c, s->dump_dir);
-    if (!c->cache || !c->wanted || (copy_host && !(c->on_host && c->host_ids)) || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+    if (!c->cache || !c->wanted || short_of_host || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
         tacos_comm_free(c);
         return NULL;
     }

@@ -433,24 +433,27 @@ static int give_scratch(exec_t *e, size_t bytes)
  * ipc, a send to a peer of this host stages in device memory (ipc_scratch),
  * described once (each such send's message its offset in it), and a receive
  * from one reads the sender's. */
+static size_t staged_bytes(const exec_t *e, size_t i)
+{
+    return by_ipc(e, i) && e->p->ops[i].kind == TACOS_OP_RECV ? 0 : e->len[i] * e->elem;
+}
+
 static int give_staging(exec_t *e)
 {
     size_t bytes[2] = {0, 0}; /* pinned, device */
     char *space[2] = {NULL, NULL};
     void *(*get[2])(void *, size_t) = {e->opts->scratch, e->opts->ipc_scratch};
     for (size_t i = 0; i < e->p->nops; i++)
-        if (!by_ipc(e, i) || e->p->ops[i].kind == TACOS_OP_SEND)
-            bytes[by_ipc(e, i)] += e->len[i] * e->elem;
+        bytes[by_ipc(e, i)] += staged_bytes(e, i);
     for (int s = 0; s < 2; s++)
         if (bytes[s] && !(get[s] && (space[s] = get[s](e->opts->scratch_arg, bytes[s]))))
             return TACOS_ERR_NOMEM;
     int rc = space[1] ? e->ipc->ipc_export(space[1], &e->staging) : 0;
     e->staging_at = space[1];
-    for (size_t i = 0; i < e->p->nops; i++) {
+    for (size_t i = 0; i < e->p->nops; i++) { /* (an IPC receive's: set when it arrives) */
         int s = by_ipc(e, i);
         e->staged[i] = space[s];
-        if (!s || e->p->ops[i].kind == TACOS_OP_SEND)
-            space[s] += e->len[i] * e->elem;
+        space[s] += staged_bytes(e, i);
     }
     return rc;
 }
