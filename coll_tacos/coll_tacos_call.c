@@ -233,7 +233,8 @@ const char *coll_tacos_memory(mca_coll_tacos_module_t *m, tacos_call_t *call, pm
     if (!x->device) {
         if (m->stage) { /* the same path on host memory, with Open MPI's op engine */
             tacos_mem_host(x, op_reduce, &x->mem);
-            call->mem = &x->mem, call->mc = tacos_mc_host();
+            call->mem = &x->mem;
+            call->mc = m->stage == 3 ? tacos_mc_host_shared() : tacos_mc_host();
         }
         return NULL;
     }

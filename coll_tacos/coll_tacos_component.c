@@ -94,9 +94,12 @@ static int tacos_register(void)
         "the executor's staging as GPU buffers do (copies into staging space, posted once "
         "copied); 2: every buffer is taken for a GPU's (host memory underneath), so calls "
         "a GPU buffer cannot take through the schedule run on copies of their buffers "
-        "(user-defined ops, derived datatypes, fallbacks). A rank's own affair: no message "
-        "changes. Writable through MPI_T: read when a communicator is created (osu_coll "
-        "--variant compares them in one job)",
+        "(user-defined ops, derived datatypes, fallbacks); 3: as 1, and the staging is "
+        "memory the ranks of a host map from each other (memfd, /proc/PID/fd) as CUDA IPC "
+        "maps GPU memory, so that blocking calls of at least coll_tacos_cuda_ipc_min_bytes "
+        "(to be set: without CUDA its default is -1) take the IPC path. A rank's own affair: "
+        "1 and 2 change no message, 3 only where every rank agrees. Writable through MPI_T: "
+        "read when a communicator is created (osu_coll --variant compares them in one job)",
         MCA_BASE_VAR_TYPE_INT, SETTABLE, &c->stage);
     reg("stage_min_bytes",
         "GPU buffers: calls on fewer bytes than this (default 2097152) go through host "
@@ -109,13 +112,14 @@ static int tacos_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
     reg("cuda_ipc_min_bytes",
             "GPU buffers: a blocking collective of at least this many bytes "
-            "(default 1048576; -1: never) whose schedule is staged on every rank lets each rank "
+            "(default 1048576 in builds --with-cuda, -1 (never) without CUDA) whose schedule "
+            "is staged on every rank lets each rank "
             "read the staged chunks of the ranks of its host from their GPU memory (CUDA IPC: "
             "one device copy instead of a copy to pinned host memory, a message and a copy "
             "back; messages between hosts stay staged). The ranks "
             "first agree that every one of them is staged through CUDA (an 8-byte allreduce "
             "in blocking calls of at least this size, also where the buffers "
-            "are host memory, in builds --with-cuda; after a no, the next 1, 2, 4 ... 64 such "
+            "are host memory; after a no, the next 1, 2, 4 ... 64 such "
             "calls skip it and stage as before). "
             "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "
             "all ranks; writable through MPI_T, read when a communicator is created",

@@ -727,7 +727,6 @@ int tacos_req_progress(tacos_req_t *r, int *done)
  * 64 calls, not one per call. */
 #define IPC_MAX_PAUSE 64
 
-#ifdef TACOS_WITH_CUDA
 /* Once, before the first IPC agreement of a communicator that spans hosts:
  * whether every rank's map of the ranks of its host says the same (each
  * rank's host named by its lowest rank there).  A message is a description
@@ -760,12 +759,10 @@ static int check_hosts(tacos_comm_t *c)
     }
     return 0;
 }
-#endif
 
 static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
 {
     *ipc = NULL;
-#ifdef TACOS_WITH_CUDA
     if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
         c->ops.size < 2)
         return 0;
@@ -790,10 +787,6 @@ static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t
     c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
     c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
     return 0;
-#else
-    (void)c, (void)call;
-    return 0;
-#endif
 }
 
 int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,

@@ -112,10 +112,9 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
         memcpy(c->on_host, ops->on_host, (size_t)ops->size);
     int short_of_host = copy_host && !c->on_host;
-#ifdef TACOS_WITH_CUDA /* room to check the ranks' maps agree before CUDA IPC (coll.c) */
+    /* room to check the ranks' maps agree before IPC (coll.c) */
     if (copy_host && !(c->host_ids = malloc((size_t)ops->size * sizeof *c->host_ids)))
         short_of_host = 1;
-#endif
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
     c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
     if (s->dump_dir && s->dump_dir[0])

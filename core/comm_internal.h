@@ -37,7 +37,7 @@ struct tacos_comm {
     tacos_mc_buf_t stage, dwork; /* calls on device buffers: staging, work space */
     tacos_mc_buf_t ipc_stage;    /* blocking calls through CUDA IPC: staging peers read */
     char *on_host; /* ops.on_host's copy (NULL: every rank on this host, or not known) */
-    int *host_ids; /* CUDA builds: room for every rank's host until on_host is checked
+    int *host_ids; /* room for every rank's host until on_host is checked
                     * (coll.c: then found symmetric on every rank, or dropped) */
     /* CUDA IPC's agreement (coll.c): calls that skip it after a "no", and
      * the next such pause (both from agreed results: the same on every rank) */

@@ -109,6 +109,10 @@ const tacos_mc_t *tacos_mc_cuda(const char **why);
  * what a binding does with GPU buffers, without a GPU). */
 const tacos_mc_t *tacos_mc_host(void);
 const tacos_mc_t *tacos_mc_host_as_device(void);
+/* For tests: the host component whose device memory (staging) the other
+ * processes of the host map as CUDA IPC maps a GPU's (mem_shared.c), so
+ * that the IPC path runs without a GPU. */
+const tacos_mc_t *tacos_mc_host_shared(void);
 
 /* A stream on host memory (what the executor's staging does with a CPU
  * buffer: copies with memcpy, reductions with reduce(rctx, ...): the

@@ -47,11 +47,20 @@ typedef struct {
     size_t scratch_max; /* scratch all communicators of the process keep between calls */
 } tacos_settings_t;
 
+/* IPC between the ranks of a host: in builds --with-cuda from 1 MiB; in
+ * builds without CUDA never (no agreement), unless set (the shared host
+ * memory of tests: mem.h) */
+#ifdef TACOS_WITH_CUDA
+#define TACOS_IPC_MIN_BYTES_DEFAULT 1048576
+#else
+#define TACOS_IPC_MIN_BYTES_DEFAULT (-1)
+#endif
+
 #define TACOS_SETTINGS_DEFAULT                                                               \
     {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .gather_min_bytes = 524288, \
      .rooted_net_min_bytes = 131072,                                                          \
      .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
-     .measure = 1, .cache_size = 32, .nonblocking = 1, .cuda_ipc_min_bytes = 1048576,         \
+     .measure = 1, .cache_size = 32, .nonblocking = 1, .cuda_ipc_min_bytes = TACOS_IPC_MIN_BYTES_DEFAULT, \
      .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
      .scratch_max = (size_t)256 << 20}
 

@@ -12,7 +12,8 @@
 #include "tacos_pmpi.h"
 
 static int use_cuda = 1;           /* TACOS_CUDA */
-static int stage;                  /* TACOS_STAGE: 1 host buffers staged too, 2 taken for a GPU's */
+static int stage; /* TACOS_STAGE: 1 host buffers staged too, 2 taken for a GPU's, 3 as 1 with
+                   * the staging shared by IPC (tests) */
 static int stage_min_bytes = 2 << 20; /* TACOS_STAGE_MIN_BYTES */
 
 void pmpi_memory_settings(void)
@@ -20,8 +21,8 @@ void pmpi_memory_settings(void)
     pmpi_env_int("TACOS_CUDA", 0, &use_cuda);
     pmpi_env_int("TACOS_STAGE", 0, &stage);
     pmpi_env_int("TACOS_STAGE_MIN_BYTES", 0, &stage_min_bytes);
-    if (stage > 2) {
-        pmpi_say(0, "TACOS_STAGE=%d is not 0, 1 or 2; using 0", stage);
+    if (stage > 3) {
+        pmpi_say(0, "TACOS_STAGE=%d is not 0, 1, 2 or 3; using 0", stage);
         stage = 0;
     }
 }
@@ -103,7 +104,10 @@ const char *pmpi_device_why(call_ctx_t *x, int contiguous, size_t bytes)
 
 int pmpi_memory_bind(void **stream, tacos_call_t *call, call_ctx_t *x)
 {
-    const tacos_mc_t *mc = x->device ? x->mc : stage == 1 ? tacos_mc_host() : NULL;
+    const tacos_mc_t *mc = x->device     ? x->mc
+                           : stage == 1 ? tacos_mc_host()
+                           : stage == 3 ? tacos_mc_host_shared()
+                                        : NULL;
     if (!mc)
         return MPI_SUCCESS; /* host memory, no staging */
     call->mc = mc;

@@ -11,6 +11,7 @@
  * after use and MPI_THREAD_MULTIPLE (what a PMPI library must not disturb).
  * Exit status: number of failures (0 = all good).
  */
+#include <dirent.h>
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
@@ -920,14 +921,26 @@ static long heap_bytes(void)
     return (long)(mi.uordblks + mi.hblkhd);
 }
 
+/* Open file descriptors (shared staging is memfds: coll_tacos_stage 3). */
+static long open_fds(void)
+{
+    long n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    while (d && readdir(d))
+        n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* Thousands of calls and communicator dup/free cycles: memory must not grow
  * (after a warm-up that fills caches and the PML's free lists) by more than
- * 64 bytes a cycle. */
+ * 64 bytes a cycle, nor the open files. */
 static void check_leaks(void)
 {
     enum { COUNT = 40000, ROUNDS = 3000, WARM = 500 };
     static int s[COUNT], d[COUNT];
-    long before = 0, rss = 0;
+    long before = 0, rss = 0, fds = 0;
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -936,8 +949,11 @@ static void check_leaks(void)
         MPI_Comm_free(&dup);
         MPI_Allreduce(s, d, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (round == WARM)
-            before = heap_bytes(), rss = rss_kib();
+            before = heap_bytes(), rss = rss_kib(), fds = open_fds();
     }
+    if (open_fds() > fds + 4)
+        FAIL("%ld open files after %d dup/allreduce/bcast/free cycles, %ld before",
+             open_fds(), ROUNDS - WARM, fds);
     long grown = heap_bytes() - before;
     if (grown > 64L * (ROUNDS - WARM) || rss_kib() - rss > 2048)
         FAIL("memory grew by %ld bytes (%ld KiB RSS) over %d dup/allreduce/bcast/free cycles",

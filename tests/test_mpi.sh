@@ -67,6 +67,25 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
+# coll_tacos_stage=3: staged as 1, and the ranks read each other's staging
+# from memory shared as CUDA IPC shares a GPU's (the IPC path without a
+# GPU: descriptions instead of data, the agreement, the end's fence); the
+# threshold is set (without CUDA its default is -1: no IPC, no agreement)
+IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"
+run 3 "(peers read it: IPC)" $IPC
+run 7 "(peers read it: IPC)" $IPC --mca coll_tacos_chunks 3 -- --quick
+run 3 "" --mca coll_tacos_stage 3
+grep -qF "(peers read it: IPC)" "$T/out" && fail "stage 3, default cuda_ipc_min_bytes: IPC in a build without CUDA"
+# IPC only where every rank is staged through shared memory: 2 of 4 are
+# not, so every call stages its messages (the ranks agree on it)
+timeout 300 mpirun --allow-run-as-root --oversubscribe \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN --mca coll_tacos_cuda_ipc_min_bytes 0 --mca coll_tacos_stage_min_bytes 0 \
+    -np 2 -x OMPI_MCA_coll_tacos_stage=3 "$CHECK" --quick : \
+    -np 2 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
+[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
+    fail "2 of 4 ranks with shared staging: wrong results"
+grep -qF "(peers read it: IPC)" "$T/out" && fail "2 of 4 ranks with shared staging: IPC though 2 ranks cannot"
 # every buffer taken for a GPU's (coll_tacos_stage=2, host memory
 # underneath): what the schedule cannot take with GPU buffers (thresholds,
 # user ops, derived datatypes, intercommunicators, nonblocking and
@@ -305,6 +324,13 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
 [ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
+# the same with the staging shared (coll_tacos_stage 3): each dup's staging
+# is a memfd its peers map; memory and open files must not grow either
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 $NO_MIN $IPC \
+    "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check, stage 3"; tail -5 "$T/out" >&2; }
+[ "$(grep -c 'allreduce [0-9]* bytes on .*(peers read it: IPC)' "$T/out")" -gt 10000 ] ||
+    fail "leak check, stage 3: did not run through IPC"
 
 # the application's own messages interleaved with collectives (ANY_SOURCE /
 # ANY_TAG receives posted), communicator churn, communicators freed while

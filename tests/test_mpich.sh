@@ -134,6 +134,12 @@ CHECK=$COLL_CHECK
 # buffers: blocking, nonblocking and persistent
 mpich 3 TACOS_STAGE=1 && ran_all "staged" && { grep -q "staged through host" "$T/out" ||
     fail "TACOS_STAGE=1: no call staged through host"; }
+# TACOS_STAGE=3: staged as 1, the ranks reading each other's staging from
+# shared memory as CUDA IPC reads GPU memory (the IPC path without a GPU;
+# more ranks and hosts in test_mpi.sh and testbed/)
+mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 && ran_all "stage 3" && {
+    grep -q "allreduce [0-9]* bytes on 2 ranks: .*(peers read it: IPC)" "$T/out" ||
+        fail "TACOS_STAGE=3: no call through IPC"; }
 mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 && ran_all "stage 2" && {
     grep -q "staged through host as device" "$T/out" || fail "TACOS_STAGE=2: no call staged"
     grep -q "MPI_Allreduce on GPU buffers through host copies: user-defined op" "$T/out" ||

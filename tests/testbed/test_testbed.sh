@@ -23,7 +23,11 @@
 #    hosts they run a schedule (coll_tacos_rooted_net_min_bytes, 128 KiB; on
 #    one host rooted_min_bytes, 4 MiB, leaves them to tuned);
 #  - tacos-probe --all writes the measured topology, which tacos-synth reads;
-#  - on the triangle, each rank knows which ranks share its host;
+#  - on the triangle, each rank knows which ranks share its host, and with
+#    the staging shared as CUDA IPC shares GPU memory (coll_tacos_stage 3)
+#    ranks 1 and 2 read each other's staged chunks while messages between
+#    hosts stay staged (every result checked; mapping memory of another
+#    host fails the call);
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
 #    right results, one message naming it.
 B=${TACOS_BUILD:-..}
@@ -61,6 +65,11 @@ for c in bcast reduce; do
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
         "$OSU" $c --min 262144 --max 262144 || echo "osu_coll $c exit $?"
 done >"$T/rooted.out" 2>&1
+[ -z "$IPC" ] || $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+    --mca coll_tacos_verbose 10 --mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0 \
+    --mca coll_tacos_stage_min_bytes 0 --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick >"$T/ipc.out" 2>&1 ||
+    echo "mpi_coll_check (IPC) exit $?" >>"$T/ipc.out"
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
 EOF
@@ -69,7 +78,7 @@ EOF
 shape() {
     name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6 PIECE=${7:--1}
     export PIECE
-    rm -f "$T/out" "$T/more.out" "$T/rooted.out" "$T/probe.out" "$T/probed.json"
+    rm -f "$T/out" "$T/more.out" "$T/rooted.out" "$T/probe.out" "$T/probed.json" "$T/ipc.out"
     timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
     rc=$?
     if [ $rc = 77 ]; then
@@ -85,6 +94,12 @@ shape() {
         grep -q "communicator 0, rank ${r%%:*} of 4: ranks of its host: ${r#*: }\$" "$T/out" ||
             fail "$name -r $ranks: rank ${r%%:*} does not see ranks ${r#*: } on its host"
     done
+    if [ -n "$IPC" ]; then
+        grep -q "mpi_coll_check: 0 failure" "$T/ipc.out" ||
+            { fail "$name -r $ranks: mpi_coll_check with IPC"; tail -20 "$T/ipc.out" >&2; }
+        grep -q "allreduce [0-9]* bytes on 4 ranks: .*(peers read it: IPC)" "$T/ipc.out" ||
+            fail "$name -r $ranks: no call through IPC"
+    fi
     for c in allreduce allgather broadcast reduce reduce-scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
             fail "$name: coll/tacos never ran $c"
@@ -136,8 +151,11 @@ measured_shape() {
 # only 2x a 100 Mbit/s one
 measured_shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 \
     "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" h0-h1 h0-h2
+IPC=1
+export IPC
 measured_shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
 
+IPC=
 # coll/tacos alone (its textbook programs, also for its own agreement) on 2
 # hosts x 2 ranks, the ranks of h1 with pieces of 64 bytes: the settings
 # differ, so every message goes whole until and after the agreement says so
