@@ -690,7 +690,7 @@ int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const t
     int tag = next_tag(m, persistent);
     struct ompi_datatype_t **held = malloc(2 * sizeof *held);
     mca_coll_tacos_request_t *r = held ? request_new(m, call, &own) : NULL;
-    int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
+    int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, persistent, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
     if (rc != OMPI_SUCCESS) {
         if (r)
             OBJ_RELEASE(r);

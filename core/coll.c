@@ -167,7 +167,14 @@ struct tacos_req {
     char *work, *space; /* own scratch: the units, arriving reductions */
     size_t work_bytes, space_bytes;
     tacos_mc_buf_t stage, dwork; /* own, with call.mem: staging, work space */
-    const tacos_mc_t *ipc;       /* blocking calls: peers read staging through CUDA IPC */
+    const tacos_mc_t *ipc;       /* peers read staging through CUDA IPC */
+    tacos_mc_buf_t ipc_stage;    /* own, with ipc: the staging they read */
+    /* own: agreeing on IPC without blocking (see start_vote); a persistent
+     * call's answer, kept (0 not asked yet, 1 yes, -1 no) */
+    int voting, vote_round, ipc_answer;
+    unsigned char vote_send, vote_recv, vote_no;
+    void *vote_reqs[2];
+    char vote_done[2];
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -207,12 +214,11 @@ static void *stage_space(void *arg, size_t bytes)
     return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes, !r->own);
 }
 
-/* With ipc (blocking calls): staging space the peers of this host read
- * (device memory). */
+/* With ipc: staging space the peers of this host read (device memory). */
 static void *ipc_stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(&r->c->ipc_stage, r->call.mc, 1, bytes, 1);
+    return mc_grow(r->own ? &r->ipc_stage : &r->c->ipc_stage, r->call.mc, 1, bytes, !r->own);
 }
 
 /* Scratch of `bytes`: the operation's own or the communicator's (with
@@ -254,8 +260,7 @@ static int failed(tacos_req_t *r, int rc)
     else
         drop(&c->work, &c->work_bytes, 0);
     mc_drop(r->own ? &r->stage : &c->stage, 0);
-    if (!r->own) /* (only blocking calls read each other's staging) */
-        mc_drop(&c->ipc_stage, 0);
+    mc_drop(r->own ? &r->ipc_stage : &c->ipc_stage, 0);
     mc_drop(r->own ? &r->dwork : &c->dwork, 0);
     const char *what = error                   ? "a message failed"
                        : rc == TACOS_ERR_NOMEM ? "out of memory for the executor"
@@ -675,7 +680,7 @@ static int place_list(tacos_req_t *r)
     return rc;
 }
 
-int tacos_req_start(tacos_req_t *r)
+static int start_exec(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
     r->opts = (tacos_exec_opts_t){.ordered = r->c->s.deterministic,
@@ -705,9 +710,123 @@ int tacos_req_start(tacos_req_t *r)
     return rc ? failed(r, rc) : 0;
 }
 
+/* Whether a call of this size may go through CUDA IPC, before the ranks
+ * are asked (the agreed settings and the view's bytes: the same on every
+ * rank). */
+static int ipc_possible(const tacos_comm_t *c, const tacos_call_t *call)
+{
+    return c->s.cuda_ipc_min_bytes >= 0 && call->v.bytes >= (size_t)c->s.cuda_ipc_min_bytes &&
+           c->ops.size > 1;
+}
+
+/* Persistent calls agree on CUDA IPC at their first start, without
+ * waiting for it: each rank's "no" (as in agree_ipc) ORed over the ranks by
+ * dissemination (round j: one byte to rank + 2^j, one from rank - 2^j;
+ * ceil(log2 n) rounds) in the call's own messages, before its schedule's;
+ * later starts keep the answer (the buffers stay, and so do the answers).
+ * Whether a call asks at all is decided when it is made (ipc_eligible),
+ * where calls are in the same order on every rank: across hosts, only once
+ * a blocking collective has checked the ranks' host maps (a call that
+ * finds them unchecked asks for that, and is staged).  Nonblocking calls
+ * are staged: each would allocate staging of its own that every peer maps
+ * anew (CUDA IPC's handles are slow to open), where a persistent call's
+ * are mapped once. */
+static int ipc_eligible(tacos_comm_t *c, const tacos_call_t *call)
+{
+    if (!ipc_possible(c, call))
+        return 0;
+    if (c->host_ids)
+        c->hosts_wanted = 1;
+    return !c->host_ids && !(c->ops.spans_hosts && !c->on_host);
+}
+
+static void abandon_vote(tacos_req_t *r)
+{
+    for (int i = 0; i < 2; i++) /* [0] the receive, [1] the send */
+        if (r->vote_reqs[i])
+            r->call.tp.abandon(r->call.tp.ctx, r->vote_reqs[i], i);
+    r->vote_reqs[0] = r->vote_reqs[1] = NULL;
+    r->voting = 0;
+}
+
+static int post_vote(tacos_req_t *r)
+{
+    const tacos_transport_t *tp = &r->call.tp;
+    int n = r->c->ops.size, me = r->c->ops.rank, d = 1 << r->vote_round;
+    r->vote_send = r->vote_no;
+    int rc = tp->irecv(tp->ctx, &r->vote_recv, 1, ((me - d) % n + n) % n, &r->vote_reqs[0]);
+    if (!rc)
+        rc = tp->isend(tp->ctx, &r->vote_send, 1, (me + d) % n, &r->vote_reqs[1]);
+    if (rc)
+        abandon_vote(r);
+    return rc;
+}
+
+static int start_vote(tacos_req_t *r)
+{
+    r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
+    if (r->ipc_answer)
+        return 0;
+    r->vote_no = !(r->call.mem && r->call.mc && r->call.mc->ipc_export);
+    r->vote_round = 0;
+    r->voting = 1;
+    return post_vote(r);
+}
+
+static int progress_vote(tacos_req_t *r)
+{
+    const tacos_transport_t *tp = &r->call.tp;
+    void *reqs[2];
+    int slot[2];
+    char done[2] = {0, 0};
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        if (r->vote_reqs[i])
+            slot[n] = i, reqs[n++] = r->vote_reqs[i];
+    int rc = n ? tp->test_some(tp->ctx, reqs, n, done) : 0;
+    for (size_t k = 0; k < n; k++)
+        if (done[k])
+            r->vote_reqs[slot[k]] = NULL;
+    if (rc) {
+        abandon_vote(r);
+        return rc;
+    }
+    if (r->vote_reqs[0] || r->vote_reqs[1])
+        return 0;
+    r->vote_no |= r->vote_recv;
+    if (1 << ++r->vote_round < r->c->ops.size)
+        return post_vote(r);
+    r->voting = 0;
+    r->ipc_answer = r->vote_no ? -1 : 1;
+    r->ipc = r->vote_no ? NULL : r->call.mc;
+    return 0;
+}
+
+int tacos_req_start(tacos_req_t *r)
+{
+    int rc = r->own ? start_vote(r) : 0; /* (blocking calls: agree_ipc) */
+    if (rc)
+        return failed(r, rc);
+    return r->voting ? 0 : start_exec(r);
+}
+
 int tacos_req_progress(tacos_req_t *r, int *done)
 {
-    int rc = tacos_exec_progress(r->exec, done);
+    int rc;
+    *done = 0;
+    if (r->voting) { /* the schedule starts once the ranks agreed on IPC */
+        if ((rc = progress_vote(r))) {
+            *done = 1;
+            return failed(r, rc);
+        }
+        if (r->voting)
+            return 0;
+        if ((rc = start_exec(r))) {
+            *done = 1;
+            return rc;
+        }
+    }
+    rc = tacos_exec_progress(r->exec, done);
     if (rc) {
         *done = 1;
         return failed(r, rc);
@@ -727,13 +846,14 @@ int tacos_req_progress(tacos_req_t *r, int *done)
  * 64 calls, not one per call. */
 #define IPC_MAX_PAUSE 64
 
-/* Once, before the first IPC agreement of a communicator that spans hosts:
- * whether every rank's map of the ranks of its host says the same (each
+/* Once, before the first IPC agreement of a communicator that spans hosts
+ * (a blocking call's; for nonblocking ones the next blocking collective,
+ * tacos_comm_prepare): whether every rank's map of the ranks of its host says the same (each
  * rank's host named by its lowest rank there).  A message is a description
  * where both ends take the other for one of their host: where any map
  * disagrees, every rank drops its map and the communicator does without
  * IPC. */
-static int check_hosts(tacos_comm_t *c)
+int tacos_comm_check_hosts(tacos_comm_t *c)
 {
     int n = c->ops.size, me = c->ops.rank, first = 0, *id = c->host_ids, rc;
     while (first < n && !c->on_host[first])
@@ -763,10 +883,9 @@ static int check_hosts(tacos_comm_t *c)
 static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
 {
     *ipc = NULL;
-    if (c->s.cuda_ipc_min_bytes < 0 || call->v.bytes < (size_t)c->s.cuda_ipc_min_bytes ||
-        c->ops.size < 2)
+    if (!ipc_possible(c, call))
         return 0;
-    int rc = c->host_ids ? check_hosts(c) : 0; /* a map not checked yet */
+    int rc = c->host_ids ? tacos_comm_check_hosts(c) : 0; /* a map not checked yet */
     if (rc || (c->ops.spans_hosts && !c->on_host))
         return rc;
     if (c->ipc_skip) {
@@ -812,7 +931,7 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
 }
 
 int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                  const tacos_args_t *a, tacos_req_t **out)
+                  const tacos_args_t *a, int persistent, tacos_req_t **out)
 {
     tacos_req_t *r = malloc(sizeof *r);
     int n = c->ops.size;
@@ -826,6 +945,7 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     setup(r, c, p, call, a);
     r->own = 1;
     r->exec = NULL;
+    r->ipc_answer = persistent && ipc_eligible(c, call) ? 0 : -1;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
@@ -861,6 +981,7 @@ void tacos_req_free(tacos_req_t *r)
     free(r->work);
     free(r->space);
     mc_drop(&r->stage, 1);
+    mc_drop(&r->ipc_stage, 1);
     mc_drop(&r->dwork, 1);
     free(r->spans);
     free(r->blocks);
@@ -919,7 +1040,7 @@ int tacos_req_new_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_ms
     if (!r)
         return call->err_nomem;
     *r = (tacos_req_t){.c = c, .call = *call, .own = 1, .k = 1, .nmsgs = nmsgs,
-                       .ncopies = ncopies};
+                       .ncopies = ncopies, .ipc_answer = -1};
     /* the transport's pieces are a setting: only once the ranks agreed on
      * the settings (a list may run before, e.g. the agreement itself where
      * no previous component exists, or after they differed) */

@@ -479,7 +479,7 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
         *why = "called by the previous component during coll/tacos setup";
         return 0;
     }
-    if (c->nwanted && (rc = plan_wanted(c)))
+    if ((rc = tacos_comm_prepare(c)))
         return rc;
     if (*why)
         return 0;
@@ -510,7 +510,12 @@ int tacos_comm_v_schedules(tacos_comm_t *c, const char **why)
 
 int tacos_comm_prepare(tacos_comm_t *c)
 {
-    return c->busy || !c->nwanted ? 0 : plan_wanted(c);
+    int rc = 0;
+    if (c->busy)
+        return 0;
+    if (c->hosts_wanted && c->host_ids)
+        rc = tacos_comm_check_hosts(c);
+    return rc || !c->nwanted ? rc : plan_wanted(c);
 }
 
 int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,

@@ -39,6 +39,8 @@ struct tacos_comm {
     char *on_host; /* ops.on_host's copy (NULL: every rank on this host, or not known) */
     int *host_ids; /* room for every rank's host until on_host is checked
                     * (coll.c: then found symmetric on every rank, or dropped) */
+    int hosts_wanted; /* a nonblocking call wanted on_host checked: the next blocking
+                       * collective does it (host_ids still there) */
     /* CUDA IPC's agreement (coll.c): calls that skip it after a "no", and
      * the next such pause (both from agreed results: the same on every rank) */
     unsigned ipc_skip, ipc_pause;
@@ -68,5 +70,10 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
  * finite, not -0.0 (one max_u64 in place: such doubles order as their bits
  * do). */
 int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
+
+/* Whether every rank's map of the ranks of its host (on_host) says the
+ * same, once: where any disagrees, every rank drops its map (coll.c; a
+ * collective; host_ids freed). */
+int tacos_comm_check_hosts(tacos_comm_t *c);
 
 #endif

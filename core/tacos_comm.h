@@ -247,10 +247,13 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
  *   tacos_req_progress  never blocks; *done = 1 at the end, when the result
  *                       is in the caller's buffers (or on an error, which
  *                       it returns after a message);
- *   start again after done (persistent), or free. */
+ *   start again after done (persistent), or free.
+ * A persistent one (persistent != 0) staged on every rank may read the
+ * staging of the ranks of its host through CUDA IPC (asked at its first
+ * start, without blocking: coll.c). */
 typedef struct tacos_req tacos_req_t;
 int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
-                  const tacos_args_t *a, tacos_req_t **out);
+                  const tacos_args_t *a, int persistent, tacos_req_t **out);
 int tacos_req_start(tacos_req_t *r);
 int tacos_req_progress(tacos_req_t *r, int *done);
 void tacos_req_free(tacos_req_t *r);

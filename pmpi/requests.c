@@ -406,7 +406,7 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
     if (rc == MPI_SUCCESS)
         rc = own_memory(o, call, &own);
     if (rc == MPI_SUCCESS)
-        rc = tacos_req_new(st->core, p, &own, &own_args, &o->req);
+        rc = tacos_req_new(st->core, p, &own, &own_args, o->persistent, &o->req);
     if (rc != MPI_SUCCESS) {
         destroy(o);
         return rc;

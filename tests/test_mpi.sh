@@ -155,6 +155,27 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     "$NBC" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
     grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
+# persistent calls staged through shared memory (stage 3) agree on IPC at
+# their first start without blocking (a dissemination of one byte);
+# nonblocking ones stay staged; where 2 of 4 ranks stage through plain host
+# memory, no call goes through IPC
+for np in 4 8; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        $NO_MIN $IPC "$NBC" --quick >"$T/out" 2>&1
+    [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
+        grep -qF "(nonblocking), staged through shared host memory (peers read it: IPC)" "$T/out" &&
+        grep -q "(nonblocking), staged through shared host memory\$" "$T/out" ||
+        { fail "persistent through IPC at $np ranks"; tail -5 "$T/out" >&2; }
+done
+timeout 300 mpirun --allow-run-as-root --oversubscribe \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN --mca coll_tacos_cuda_ipc_min_bytes 0 \
+    -np 2 -x OMPI_MCA_coll_tacos_stage=3 "$NBC" --quick : \
+    -np 2 -x OMPI_MCA_coll_tacos_stage=1 "$NBC" --quick >"$T/out" 2>&1
+[ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" ||
+    fail "persistent, 2 of 4 ranks with shared staging: wrong results"
+grep -qF "(peers read it: IPC)" "$T/out" && fail "persistent, 2 of 4 ranks with shared staging: IPC"
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \

@@ -26,18 +26,20 @@
 #  - on the triangle, each rank knows which ranks share its host, and with
 #    the staging shared as CUDA IPC shares GPU memory (coll_tacos_stage 3)
 #    ranks 1 and 2 read each other's staged chunks while messages between
-#    hosts stay staged (every result checked; mapping memory of another
-#    host fails the call);
+#    hosts stay staged, in blocking calls and persistent ones
+#    (mpi_coll_check, mpi_nbc_check: every result checked; mapping memory
+#    of another host fails the call);
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
 #    right results, one message naming it.
 B=${TACOS_BUILD:-..}
 SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
 MORE=$(dirname "$CHECK")/mpi_more_check
+NBC=$(dirname "$CHECK")/mpi_nbc_check
 T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)
 OSU=$(cd "$B" && pwd)/benchmarks/osu_coll
 OMPI_MCA_mca_base_component_path="$(cd "$B" && pwd)/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
-export OMPI_MCA_mca_base_component_path T CHECK MORE OSU
+export OMPI_MCA_mca_base_component_path T CHECK MORE NBC OSU
 TACOS_PROBE=$(cd "$B" && pwd)/topo_probe/tacos-probe
 TACOS_SYNTH=$(cd "$B" && pwd)/synth/tacos-synth
 export TACOS_PROBE TACOS_SYNTH
@@ -70,6 +72,10 @@ done >"$T/rooted.out" 2>&1
     --mca coll_tacos_stage_min_bytes 0 --mca coll_tacos_min_bytes 0 \
     --mca coll_tacos_rooted_min_bytes 0 "$CHECK" --quick >"$T/ipc.out" 2>&1 ||
     echo "mpi_coll_check (IPC) exit $?" >>"$T/ipc.out"
+[ -z "$IPC" ] || $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+    --mca coll_tacos_verbose 10 --mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 "$NBC" --quick \
+    >"$T/ipc_nbc.out" 2>&1 || echo "mpi_nbc_check (IPC) exit $?" >>"$T/ipc_nbc.out"
 $TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$T/probed.json" >"$T/probe.out" 2>&1 ||
     echo "tacos-probe exit $?" >>"$T/probe.out"
 EOF
@@ -78,7 +84,8 @@ EOF
 shape() {
     name=$1 ranks=$2 links=$3 routed=$4 fast=$5 slow=$6 PIECE=${7:--1}
     export PIECE
-    rm -f "$T/out" "$T/more.out" "$T/rooted.out" "$T/probe.out" "$T/probed.json" "$T/ipc.out"
+    rm -f "$T/out" "$T/more.out" "$T/rooted.out" "$T/probe.out" "$T/probed.json" "$T/ipc.out" \
+        "$T/ipc_nbc.out"
     timeout 600 bash "$SRC/testbed.sh" run "$name" -r "$ranks" -- sh "$T/job.sh" 2>"$T/testbed.err"
     rc=$?
     if [ $rc = 77 ]; then
@@ -99,6 +106,10 @@ shape() {
             { fail "$name -r $ranks: mpi_coll_check with IPC"; tail -20 "$T/ipc.out" >&2; }
         grep -q "allreduce [0-9]* bytes on 4 ranks: .*(peers read it: IPC)" "$T/ipc.out" ||
             fail "$name -r $ranks: no call through IPC"
+        grep -q "mpi_nbc_check: 0 failure" "$T/ipc_nbc.out" ||
+            { fail "$name -r $ranks: mpi_nbc_check with IPC"; tail -20 "$T/ipc_nbc.out" >&2; }
+        grep -q "allreduce [0-9]* bytes on 4 ranks: .*(nonblocking), .*(peers read it: IPC)" \
+            "$T/ipc_nbc.out" || fail "$name -r $ranks: no persistent call through IPC"
     fi
     for c in allreduce allgather broadcast reduce reduce-scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
