@@ -111,16 +111,17 @@ static int tacos_register(void)
         "communicator is created",
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
     reg("cuda_ipc_min_bytes",
-            "GPU buffers: a blocking collective of at least this many bytes "
+            "GPU buffers: a blocking or persistent collective of at least this many bytes "
             "(default 1048576 in builds --with-cuda, -1 (never) without CUDA) whose schedule "
             "is staged on every rank lets each rank "
             "read the staged chunks of the ranks of its host from their GPU memory (CUDA IPC: "
             "one device copy instead of a copy to pinned host memory, a message and a copy "
-            "back; messages between hosts stay staged). The ranks "
-            "first agree that every one of them is staged through CUDA (an 8-byte allreduce "
-            "in blocking calls of at least this size, also where the buffers "
+            "back; messages between hosts stay staged; nonblocking calls stay staged). The "
+            "ranks first agree that every one of them is staged through CUDA (an 8-byte "
+            "allreduce in blocking calls of at least this size, also where the buffers "
             "are host memory; after a no, the next 1, 2, 4 ... 64 such "
-            "calls skip it and stage as before). "
+            "calls skip it and stage as before; a persistent call agrees once, at its first "
+            "start, with a nonblocking one-byte dissemination). "
             "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "
             "all ranks; writable through MPI_T, read when a communicator is created",
             MCA_BASE_VAR_TYPE_INT, SETTABLE | ALL_EQ, &c->cuda_ipc_min_bytes);
