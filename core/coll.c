@@ -172,9 +172,8 @@ struct tacos_req {
     /* own: agreeing on IPC without blocking (see start_vote); a persistent
      * call's answer, kept (0 not asked yet, 1 yes, -1 no) */
     int voting, vote_round, ipc_answer;
-    unsigned char vote_send, vote_recv, vote_no;
+    unsigned char vote_recv, vote_no;
     void *vote_reqs[2];
-    char vote_done[2];
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -751,12 +750,12 @@ static void abandon_vote(tacos_req_t *r)
 
 static int post_vote(tacos_req_t *r)
 {
+    static const unsigned char answers[2] = {0, 1}; /* (a send abandoned may outlive r) */
     const tacos_transport_t *tp = &r->call.tp;
     int n = r->c->ops.size, me = r->c->ops.rank, d = 1 << r->vote_round;
-    r->vote_send = r->vote_no;
     int rc = tp->irecv(tp->ctx, &r->vote_recv, 1, ((me - d) % n + n) % n, &r->vote_reqs[0]);
     if (!rc)
-        rc = tp->isend(tp->ctx, &r->vote_send, 1, (me + d) % n, &r->vote_reqs[1]);
+        rc = tp->isend(tp->ctx, &answers[r->vote_no != 0], 1, (me + d) % n, &r->vote_reqs[1]);
     if (rc)
         abandon_vote(r);
     return rc;

@@ -408,7 +408,7 @@ static void cuda_dev_free(void *p)
  * mappings and IPC_MAP_BYTES at most (an allocation its process freed stays
  * allocated while mapped here).  A call that fails leaves its pins: what it
  * started on the GPU may still read them. */
-#define IPC_MAPS 64
+#define IPC_MAPS 1024 /* (pinned ones too: each persistent call in flight pins one per peer) */
 #define IPC_MAP_BYTES ((size_t)4 << 30)
 static struct {
     CUdeviceptr base;

@@ -24,8 +24,8 @@
 #include "mem.h"
 #include "tacos_synth.h"
 
-#define MAX_ALLOCS 64 /* this process's shared allocations at once */
-#define MAX_MAPS 64   /* other processes' mapped at once */
+#define MAX_ALLOCS 1024 /* this process's shared allocations at once */
+#define MAX_MAPS 1024   /* other processes' mapped at once (as the CUDA component) */
 
 typedef struct { /* what a description's handle holds */
     int fd;
@@ -42,6 +42,7 @@ static struct {
 static struct {
     const char *base;
     size_t bytes;
+    handle_t h;
     long long pid;
     unsigned long long id, used;
     int pins;
@@ -129,7 +130,8 @@ static int shared_export(const void *p, tacos_ipc_desc_t *d)
 static int find_map(const tacos_ipc_desc_t *d)
 {
     for (int i = 0; i < MAX_MAPS; i++)
-        if (maps[i].base && maps[i].pid == d->pid && maps[i].id == d->buffer_id)
+        if (maps[i].base && maps[i].pid == d->pid && maps[i].id == d->buffer_id &&
+            !memcmp(&maps[i].h, d->handle, sizeof maps[i].h))
             return i;
     return -1;
 }
@@ -156,7 +158,7 @@ static int map_in(int i, const tacos_ipc_desc_t *d)
         close(fd);
     if (p == MAP_FAILED)
         return fail("mapping another process's memory (/proc/PID/fd) failed");
-    maps[i].base = p, maps[i].bytes = (size_t)st.st_size;
+    maps[i].base = p, maps[i].bytes = (size_t)st.st_size, maps[i].h = h;
     maps[i].pid = d->pid, maps[i].id = d->buffer_id;
     return 0;
 }
