@@ -424,7 +424,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 rooted_net_min_bytes=1000 \
     chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
-          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=-1 \
+          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \
