@@ -404,11 +404,12 @@ static void cuda_dev_free(void *p)
  * a mapping is found by its handle and (process, allocation id), so an
  * allocation freed and another made at its address is mapped anew.  A call
  * pins what it imports until its memory work is done (ipc_release); among
- * the unpinned, the least recently used are unmapped to keep IPC_MAPS
+ * the unpinned, the least recently used are unmapped to keep IPC_KEPT
  * mappings and IPC_MAP_BYTES at most (an allocation its process freed stays
  * allocated while mapped here).  A call that fails leaves its pins: what it
  * started on the GPU may still read them. */
 #define IPC_MAPS 1024 /* (pinned ones too: each persistent call in flight pins one per peer) */
+#define IPC_KEPT 64    /* of them kept once nothing pins them */
 #define IPC_MAP_BYTES ((size_t)4 << 30)
 static struct {
     CUdeviceptr base;
@@ -425,6 +426,7 @@ static struct {
 } mapped[IPC_MAPS];
 static unsigned long long ipc_clock;
 static size_t mapped_bytes;
+static int nmapped;
 
 static int cuda_ipc_export(const void *p, tacos_ipc_desc_t *d)
 {
@@ -478,6 +480,7 @@ static void ipc_unmap(int i)
     cu.cuIpcCloseMemHandle(mapped[i].base); /* unpinned: no copy reads it */
     mapped_bytes -= mapped[i].bytes;
     mapped[i].base = 0, mapped[i].bytes = 0;
+    nmapped--;
 }
 
 static int ipc_find(const tacos_ipc_desc_t *d)
@@ -513,12 +516,13 @@ static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
             mapped[slot].pid = d->pid, mapped[slot].id = d->buffer_id;
             cu.cuMemGetAddressRange(&any, &mapped[slot].bytes, mapped[slot].base);
             mapped_bytes += mapped[slot].bytes;
+            nmapped++;
         }
     }
     if (!rc) {
         mapped[slot].used = ++ipc_clock;
         mapped[slot].pins++;
-        for (int i; mapped_bytes > IPC_MAP_BYTES && (i = ipc_slot(0)) >= 0;)
+        for (int i; (mapped_bytes > IPC_MAP_BYTES || nmapped > IPC_KEPT) && (i = ipc_slot(0)) >= 0;)
             ipc_unmap(i);
     }
     *p = rc ? NULL : (const void *)(mapped[slot].base + d->offset);

@@ -26,6 +26,7 @@
 
 #define MAX_ALLOCS 1024 /* this process's shared allocations at once */
 #define MAX_MAPS 1024   /* other processes' mapped at once (as the CUDA component) */
+#define KEPT_MAPS 64    /* of them kept once nothing pins them */
 
 typedef struct { /* what a description's handle holds */
     int fd;
@@ -48,6 +49,7 @@ static struct {
     int pins;
 } maps[MAX_MAPS];
 static unsigned long long next_id = 1, clock_;
+static int nmaps;
 static __thread char last_error[160];
 
 static int fail(const char *what)
@@ -163,16 +165,30 @@ static int map_in(int i, const tacos_ipc_desc_t *d)
     return 0;
 }
 
-/* A free slot, else the least recently used mapping nothing pins, or -1. */
-static int spare_slot(void)
+/* The least recently used mapping nothing pins, or -1. */
+static int oldest_unpinned(void)
 {
     int i = -1;
     for (int j = 0; j < MAX_MAPS; j++)
-        if (!maps[j].base)
-            return j;
-        else if (!maps[j].pins && (i < 0 || maps[j].used < maps[i].used))
+        if (maps[j].base && !maps[j].pins && (i < 0 || maps[j].used < maps[i].used))
             i = j;
     return i;
+}
+
+static void unmap(int i)
+{
+    munmap((void *)maps[i].base, maps[i].bytes);
+    maps[i].base = NULL;
+    nmaps--;
+}
+
+/* A free slot, else the least recently used mapping nothing pins, or -1. */
+static int spare_slot(void)
+{
+    for (int j = 0; j < MAX_MAPS; j++)
+        if (!maps[j].base)
+            return j;
+    return oldest_unpinned();
 }
 
 static int shared_import(const tacos_ipc_desc_t *d, const void **p)
@@ -185,8 +201,9 @@ static int shared_import(const tacos_ipc_desc_t *d, const void **p)
         rc = fail("too many other processes' allocations in use at once");
     } else if (!mapped) {
         if (maps[i].base)
-            munmap((void *)maps[i].base, maps[i].bytes), maps[i].base = NULL;
-        rc = map_in(i, d);
+            unmap(i);
+        if (!(rc = map_in(i, d)))
+            nmaps++;
     }
     if (!rc && d->offset >= maps[i].bytes)
         rc = fail("a description past the end of its allocation");
@@ -194,6 +211,8 @@ static int shared_import(const tacos_ipc_desc_t *d, const void **p)
         maps[i].used = ++clock_;
         maps[i].pins++;
         *p = maps[i].base + d->offset;
+        for (int j; nmaps > KEPT_MAPS && (j = oldest_unpinned()) >= 0;)
+            unmap(j); /* (what peers freed stays allocated while mapped here) */
     }
     pthread_mutex_unlock(&lock);
     return rc;
