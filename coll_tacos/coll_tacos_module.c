@@ -257,8 +257,9 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
      * or none has */
     m->spans_hosts = !OMPI_COMM_IS_INTER(comm) && ompi_group_have_remote_peers(comm->c_local_group);
     int n = ompi_comm_size(comm);
-    char *on_host = m->spans_hosts ? malloc((size_t)n) : NULL;
-    if (m->spans_hosts && !on_host) { /* out of memory, as in tacos_comm_new */
+    int map = m->spans_hosts && st.cuda_ipc_min_bytes >= 0; /* (what IPC goes by: tacos_comm.h) */
+    char *on_host = map ? malloc((size_t)n) : NULL;
+    if (map && !on_host) { /* out of memory, as in tacos_comm_new */
         OBJ_RELEASE(m);
         return NULL;
     }

@@ -108,7 +108,7 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
     c->s.topo_file = NULL;
     c->ops.on_host = NULL;
-    int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0;
+    int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0 && s->cuda_ipc_min_bytes >= 0;
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
         memcpy(c->on_host, ops->on_host, (size_t)ops->size);
     int short_of_host = copy_host && !c->on_host;

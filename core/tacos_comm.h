@@ -71,7 +71,8 @@ typedef struct {
     int spans_hosts; /* some rank on another host (the binding's locality: the same on every rank) */
     /* Optional, read by tacos_comm_new only: per rank, nonzero where it is
      * on this rank's host (NULL where spans_hosts: not known, and calls
-     * that span hosts do without CUDA IPC) */
+     * that span hosts do without CUDA IPC).  Only IPC reads it: ignored,
+     * and need not be made, where the settings' cuda_ipc_min_bytes < 0 */
     const char *on_host;
     unsigned id;    /* names the communicator in messages and dump files */
     /* v[0..n) = its maximum over the ranks, in place (a collective). */

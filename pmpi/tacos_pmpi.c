@@ -265,12 +265,14 @@ static state_t *make_state(MPI_Comm comm)
          * communicator is smaller than this one (on every rank alike) */
         MPI_Comm node;
         int on_node = n;
-        char *on_host = calloc((size_t)n, 1); /* per rank: on this node */
+        /* per rank: on this node (what CUDA IPC goes by; none where it is off) */
+        int want_map = settings.cuda_ipc_min_bytes >= 0;
+        char *on_host = want_map ? calloc((size_t)n, 1) : NULL;
         int marked = 0;
         if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
             MPI_SUCCESS) {
             PMPI_Comm_size(node, &on_node);
-            marked = mark_node(dup, node, on_node, on_host);
+            marked = want_map && mark_node(dup, node, on_node, on_host);
             PMPI_Comm_free(&node);
         }
         if (!marked) {
@@ -296,7 +298,7 @@ static state_t *make_state(MPI_Comm comm)
         PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
         if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
             set.enable = on != NULL;
-        if (st && (on_host || !spans)) /* (else a rank would decide on CUDA IPC alone) */
+        if (st && (on_host || !spans || !want_map)) /* (else a rank would decide on IPC alone) */
             st->core = tacos_comm_new(&set, &ops);
         free(on_host);
         int failed = !(st && st->core); /* anywhere */

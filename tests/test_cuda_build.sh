@@ -22,11 +22,7 @@ for k in tacos_sum_float16 tacos_max_bfloat16 tacos_minloc_double_int tacos_maxl
 done
 ${CC:-cc} $WARN_CFLAGS -fPIC -I"$CUDA/include" -I"$S/core" -I"$S/synth" -DTACOS_WITH_CUDA \
     -c "$S/core/mem_cuda.c" -o "$T/mem_cuda.o" || { echo "FAIL: mem_cuda.c" >&2; fails=1; }
-# the core's parts only a CUDA build has (the CUDA IPC agreement, the check
-# of the ranks' host maps)
-${CC:-cc} $WARN_CFLAGS -fPIC -I"$S/core" -I"$S/synth" -I"$S/topo_probe" -DTACOS_WITH_CUDA \
-    -c "$S/core/coll.c" -o "$T/coll.o" || { echo "FAIL: core/coll.c with CUDA" >&2; fails=1; }
 ${CC:-cc} $WARN_CFLAGS $MPI_CFLAGS -I"$CUDA/include" -c "$S/tests/mpi_gpu_check.c" \
     -o "$T/mpi_gpu_check.o" || { echo "FAIL: mpi_gpu_check.c" >&2; fails=1; }
-[ $fails = 0 ] && echo "CUDA kernels, memory component, the core's CUDA parts and GPU test compile"
+[ $fails = 0 ] && echo "CUDA kernels, memory component and GPU test compile"
 [ $fails = 0 ]
