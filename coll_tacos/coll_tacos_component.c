@@ -122,7 +122,10 @@ static int tacos_register(void)
             "are host memory; after a no, the next 1, 2, 4 ... 64 such "
             "calls skip it and stage as before; a persistent call agrees once, at its first "
             "start, with a nonblocking one-byte dissemination). "
-            "The ranks' GPUs must reach each other (one GPU, or peer access). Must be equal on "
+            "At the first yes on a communicator the ranks test that each can map a block "
+            "the others of its host export (their GPUs need peer access; IPC is refused "
+            "under MIG and between containers); where one cannot, that communicator stages "
+            "(one message names a rank that cannot and why). Must be equal on "
             "all ranks; writable through MPI_T, read when a communicator is created",
             MCA_BASE_VAR_TYPE_INT, SETTABLE | ALL_EQ, &c->cuda_ipc_min_bytes);
     reg_int("priority",

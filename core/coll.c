@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "comm_internal.h"
+#include "ipc.h"
 
 /* ---- fault injection ----------------------------------------------------------- */
 
@@ -169,11 +170,10 @@ struct tacos_req {
     tacos_mc_buf_t stage, dwork; /* own, with call.mem: staging, work space */
     const tacos_mc_t *ipc;       /* peers read staging through CUDA IPC */
     tacos_mc_buf_t ipc_stage;    /* own, with ipc: the staging they read */
-    /* own: agreeing on IPC without blocking (see start_vote); a persistent
-     * call's answer, kept (0 not asked yet, 1 yes, -1 no) */
-    int voting, vote_round, ipc_answer;
-    unsigned char vote_recv, vote_no;
-    void *vote_reqs[2];
+    /* own: agreeing on IPC without blocking (ipc.c); a persistent call's
+     * answer, kept (0 not asked yet, 1 yes, -1 no) */
+    tacos_ipc_vote_t vote;
+    int ipc_answer;
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -709,117 +709,32 @@ static int start_exec(tacos_req_t *r)
     return rc ? failed(r, rc) : 0;
 }
 
-/* Whether a call of this size may go through CUDA IPC, before the ranks
- * are asked (the agreed settings and the view's bytes: the same on every
- * rank). */
-static int ipc_possible(const tacos_comm_t *c, const tacos_call_t *call)
-{
-    return c->s.cuda_ipc_min_bytes >= 0 && call->v.bytes >= (size_t)c->s.cuda_ipc_min_bytes &&
-           c->ops.size > 1;
-}
-
-/* Persistent calls agree on CUDA IPC at their first start, without
- * waiting for it: each rank's "no" (as in agree_ipc) ORed over the ranks by
- * dissemination (round j: one byte to rank + 2^j, one from rank - 2^j;
- * ceil(log2 n) rounds) in the call's own messages, before its schedule's;
- * later starts keep the answer (the buffers stay, and so do the answers).
- * Whether a call asks at all is decided when it is made (ipc_eligible),
- * where calls are in the same order on every rank: across hosts, only once
- * a blocking collective has checked the ranks' host maps (a call that
- * finds them unchecked asks for that, and is staged).  Nonblocking calls
- * are staged: each would allocate staging of its own that every peer maps
- * anew (CUDA IPC's handles are slow to open), where a persistent call's
- * are mapped once. */
-static int ipc_eligible(tacos_comm_t *c, const tacos_call_t *call)
-{
-    if (!ipc_possible(c, call))
-        return 0;
-    if (c->host_ids)
-        c->hosts_wanted = 1;
-    return !c->host_ids && !(c->ops.spans_hosts && !c->on_host);
-}
-
-static void abandon_vote(tacos_req_t *r)
-{
-    for (int i = 0; i < 2; i++) /* [0] the receive, [1] the send */
-        if (r->vote_reqs[i])
-            r->call.tp.abandon(r->call.tp.ctx, r->vote_reqs[i], i);
-    r->vote_reqs[0] = r->vote_reqs[1] = NULL;
-    r->voting = 0;
-}
-
-static int post_vote(tacos_req_t *r)
-{
-    static const unsigned char answers[2] = {0, 1}; /* (a send abandoned may outlive r) */
-    const tacos_transport_t *tp = &r->call.tp;
-    int n = r->c->ops.size, me = r->c->ops.rank, d = 1 << r->vote_round;
-    int rc = tp->irecv(tp->ctx, &r->vote_recv, 1, ((me - d) % n + n) % n, &r->vote_reqs[0]);
-    if (!rc)
-        rc = tp->isend(tp->ctx, &answers[r->vote_no != 0], 1, (me + d) % n, &r->vote_reqs[1]);
-    if (rc)
-        abandon_vote(r);
-    return rc;
-}
-
-static int start_vote(tacos_req_t *r)
-{
-    r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
-    if (r->ipc_answer)
-        return 0;
-    r->vote_no = !(r->call.mem && r->call.mc && r->call.mc->ipc_export);
-    r->vote_round = 0;
-    r->voting = 1;
-    return post_vote(r);
-}
-
-static int progress_vote(tacos_req_t *r)
-{
-    const tacos_transport_t *tp = &r->call.tp;
-    void *reqs[2];
-    int slot[2];
-    char done[2] = {0, 0};
-    size_t n = 0;
-    for (int i = 0; i < 2; i++)
-        if (r->vote_reqs[i])
-            slot[n] = i, reqs[n++] = r->vote_reqs[i];
-    int rc = n ? tp->test_some(tp->ctx, reqs, n, done) : 0;
-    for (size_t k = 0; k < n; k++)
-        if (done[k])
-            r->vote_reqs[slot[k]] = NULL;
-    if (rc) {
-        abandon_vote(r);
-        return rc;
-    }
-    if (r->vote_reqs[0] || r->vote_reqs[1])
-        return 0;
-    r->vote_no |= r->vote_recv;
-    if (1 << ++r->vote_round < r->c->ops.size)
-        return post_vote(r);
-    r->voting = 0;
-    r->ipc_answer = r->vote_no ? -1 : 1;
-    r->ipc = r->vote_no ? NULL : r->call.mc;
-    return 0;
-}
-
+/* A persistent call's first start agrees on IPC first (ipc.c; later
+ * starts keep the answer).  Blocking calls (tacos_ipc_agree) and lists
+ * (tacos_run_list) are not own: they start at once. */
 int tacos_req_start(tacos_req_t *r)
 {
-    int rc = r->own ? start_vote(r) : 0; /* (blocking calls: agree_ipc) */
-    if (rc)
-        return failed(r, rc);
-    return r->voting ? 0 : start_exec(r);
+    if (!r->own)
+        return start_exec(r);
+    r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
+    if (r->ipc_answer)
+        return start_exec(r);
+    int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call);
+    return rc ? failed(r, rc) : 0;
 }
 
 int tacos_req_progress(tacos_req_t *r, int *done)
 {
     int rc;
     *done = 0;
-    if (r->voting) { /* the schedule starts once the ranks agreed on IPC */
-        if ((rc = progress_vote(r))) {
+    if (r->vote.phase) { /* the schedule starts once the ranks agreed on IPC */
+        if ((rc = tacos_ipc_vote_progress(&r->vote, r->c, &r->call, &r->ipc_answer))) {
             *done = 1;
             return failed(r, rc);
         }
-        if (r->voting)
+        if (r->vote.phase)
             return 0;
+        r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
         if ((rc = start_exec(r))) {
             *done = 1;
             return rc;
@@ -833,87 +748,13 @@ int tacos_req_progress(tacos_req_t *r, int *done)
     return *done ? complete(r) : 0;
 }
 
-/* Whether the ranks of a blocking call read the staging of the ranks of
- * their host through CUDA IPC (messages between hosts are staged as
- * before): where the binding says which ranks share a host (on_host, or
- * the communicator is on one host) and the call is of at least
- * cuda_ipc_min_bytes (both the same on every rank), they agree on it, each
- * saying whether its call is staged through a component with IPC (a
- * rank's own affair: its buffers, its driver).  After a "no", the next 1,
- * 2, 4 ... 64 such calls (doubling while the answer stays no) do without
- * IPC and without asking: a program on host buffers pays one agreement in
- * 64 calls, not one per call. */
-#define IPC_MAX_PAUSE 64
-
-/* Once, before the first IPC agreement of a communicator that spans hosts
- * (a blocking call's; for nonblocking ones the next blocking collective,
- * tacos_comm_prepare): whether every rank's map of the ranks of its host says the same (each
- * rank's host named by its lowest rank there).  A message is a description
- * where both ends take the other for one of their host: where any map
- * disagrees, every rank drops its map and the communicator does without
- * IPC. */
-int tacos_comm_check_hosts(tacos_comm_t *c)
-{
-    int n = c->ops.size, me = c->ops.rank, first = 0, *id = c->host_ids, rc;
-    while (first < n && !c->on_host[first])
-        first++;
-    uint64_t bad = !c->on_host[me];
-    c->busy = 1; /* collectives of the core's own */
-    rc = c->ops.allgather(c->ops.ctx, &first, id, sizeof first);
-    for (int r = 0; !rc && r < n; r++)
-        bad |= (c->on_host[r] != 0) != (id[r] == first);
-    if (!rc)
-        rc = c->ops.max_u64(c->ops.ctx, &bad, 1);
-    c->busy = 0;
-    if (rc)
-        return rc;
-    free(c->host_ids); /* checked */
-    c->host_ids = NULL;
-    if (bad) {
-        free(c->on_host);
-        c->on_host = NULL;
-        if (me == 0)
-            tacos_comm_say(c, 0, "the ranks' maps of who shares a host differ: no CUDA IPC on "
-                                 "communicator %u", c->ops.id);
-    }
-    return 0;
-}
-
-static int agree_ipc(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
-{
-    *ipc = NULL;
-    if (!ipc_possible(c, call))
-        return 0;
-    int rc = c->host_ids ? tacos_comm_check_hosts(c) : 0; /* a map not checked yet */
-    if (rc || (c->ops.spans_hosts && !c->on_host))
-        return rc;
-    if (c->ipc_skip) {
-        c->ipc_skip--;
-        return 0;
-    }
-    uint64_t no = !(call->mem && call->mc && call->mc->ipc_export);
-    c->busy = 1; /* a collective of the core's own */
-    rc = c->ops.max_u64(c->ops.ctx, &no, 1);
-    c->busy = 0;
-    if (rc)
-        return rc;
-    if (!no) {
-        *ipc = call->mc;
-        c->ipc_pause = 0;
-        return 0;
-    }
-    c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
-    c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
-    return 0;
-}
-
 int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
               const tacos_args_t *a)
 {
     tacos_req_t r;
     setup(&r, c, p, call, a);
     layout(&r, a);
-    int rc = agree_ipc(c, call, &r.ipc);
+    int rc = tacos_ipc_agree(c, call, &r.ipc);
     if (rc) {
         tacos_comm_say(c, 0, "%s on rank %d of %d: agreeing on CUDA IPC failed (%d)",
                        tacos_coll_name(r.coll), c->ops.rank, c->ops.size, rc);
@@ -944,7 +785,7 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     setup(r, c, p, call, a);
     r->own = 1;
     r->exec = NULL;
-    r->ipc_answer = persistent && ipc_eligible(c, call) ? 0 : -1;
+    r->ipc_answer = persistent && tacos_ipc_eligible(c, call, &r->vote) ? 0 : -1;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
@@ -973,6 +814,7 @@ void tacos_req_free(tacos_req_t *r)
 {
     if (!r)
         return;
+    tacos_ipc_vote_free(&r->vote, &r->call);
     tacos_exec_free(r->exec);
     tacos_prog_release(r->prog, r->prog_refs);
     free(r->off);

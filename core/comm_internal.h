@@ -38,12 +38,15 @@ struct tacos_comm {
     tacos_mc_buf_t ipc_stage;    /* blocking calls through CUDA IPC: staging peers read */
     char *on_host; /* ops.on_host's copy (NULL: every rank on this host, or not known) */
     int *host_ids; /* room for every rank's host until on_host is checked
-                    * (coll.c: then found symmetric on every rank, or dropped) */
-    int hosts_wanted; /* a nonblocking call wanted on_host checked: the next blocking
+                    * (ipc.c: then found symmetric on every rank, or dropped) */
+    int hosts_wanted; /* a persistent call wanted on_host checked: the next blocking
                        * collective does it (host_ids still there) */
-    /* CUDA IPC's agreement (coll.c): calls that skip it after a "no", and
-     * the next such pause (both from agreed results: the same on every rank) */
+    /* CUDA IPC's agreement (ipc.c, from agreed results: the same on every
+     * rank): calls that skip it after a "no", and the next such pause;
+     * whether each rank can map what the others of its host export (0 not
+     * tested yet, 1 yes, -1 no: no IPC) */
     unsigned ipc_skip, ipc_pause;
+    int ipc_mappable;
 };
 
 /* Releases a plan's program held by prog_refs (comm.c). */
@@ -72,7 +75,7 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
 int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
 
 /* Whether every rank's map of the ranks of its host (on_host) says the
- * same, once: where any disagrees, every rank drops its map (coll.c; a
+ * same, once: where any disagrees, every rank drops its map (ipc.c; a
  * collective; host_ids freed). */
 int tacos_comm_check_hosts(tacos_comm_t *c);
 

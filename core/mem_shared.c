@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mem.h"
+#include "tacos_comm.h" /* tacos_fault */
 #include "tacos_synth.h"
 
 #define MAX_ALLOCS 1024 /* this process's shared allocations at once */
@@ -111,9 +112,15 @@ static void shared_free(void *p)
     pthread_mutex_unlock(&lock);
 }
 
+/* Tests: from the export TACOS_FAULT=RANK:ipcexp:N names on, every one
+ * fails, as CUDA IPC under MIG. */
+static int no_export;
+
 static int shared_export(const void *p, tacos_ipc_desc_t *d)
 {
     handle_t h = {0};
+    if (no_export || (no_export = tacos_fault("ipcexp")))
+        return fail("cannot export memory (TACOS_FAULT)");
     this_host(h.host, sizeof h.host);
     pthread_mutex_lock(&lock);
     int i = find_alloc(p);
@@ -191,6 +198,10 @@ static int spare_slot(void)
     return oldest_unpinned();
 }
 
+/* Tests: from the mapping TACOS_FAULT=RANK:ipcmap:N names on, every one
+ * fails, as with GPUs that have no peer access. */
+static int no_peers;
+
 static int shared_import(const tacos_ipc_desc_t *d, const void **p)
 {
     int rc = 0;
@@ -199,6 +210,8 @@ static int shared_import(const tacos_ipc_desc_t *d, const void **p)
     int i = find_map(d), mapped = i >= 0;
     if (!mapped && (i = spare_slot()) < 0) {
         rc = fail("too many other processes' allocations in use at once");
+    } else if (!mapped && (no_peers || (no_peers = tacos_fault("ipcmap")))) {
+        rc = fail("cannot map another process's memory (TACOS_FAULT)");
     } else if (!mapped) {
         if (maps[i].base)
             unmap(i);

@@ -294,7 +294,10 @@ int tacos_run_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t 
 /* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
  * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks
  * tacos_fault("send") before each), RANK:alloc:N its N-th scratch
- * allocation.  The rank comes from the launcher's environment
+ * allocation, RANK:ipcmap:N its N-th and every later mapping of another
+ * rank's staging by the shared host memory component (coll_tacos_stage=3;
+ * as GPUs without peer access), RANK:ipcexp:N its N-th and every later
+ * export of its own (as CUDA IPC under MIG).  The rank comes from the launcher's environment
  * (OMPI_COMM_WORLD_RANK, PMI_RANK). */
 int tacos_fault(const char *what);
 

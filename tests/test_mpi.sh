@@ -176,6 +176,33 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" ||
     fail "persistent, 2 of 4 ranks with shared staging: wrong results"
 grep -qF "(peers read it: IPC)" "$T/out" && fail "persistent, 2 of 4 ranks with shared staging: IPC"
+# a rank that cannot map what the others of its host export (as GPUs
+# without peer access: TACOS_FAULT fails every mapping rank 2 makes), or
+# cannot export its own (as under MIG: every export of rank 1's): the first
+# agreement that says yes on a communicator tests it, and where that rank is
+# a member the communicator stages (one message names it); a persistent call
+# on a communicator no blocking call tested tests it itself (mpi_nbc_check's
+# persistent calls are on a dup). Without the test that rank's first call
+# through IPC failed after the others had sent it descriptions
+for case in "$CHECK 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
+    "$NBC 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
+    "$CHECK 1:ipcexp:1 1 cannot export GPU memory"; do
+    set -- $case
+    prog=$1 fault=$2 who=$3
+    shift 3
+    TACOS_FAULT=$fault timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+        -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        $NO_MIN $IPC --mca coll_tacos_stage_min_bytes 0 "$prog" --quick >"$T/out" 2>&1
+    [ $? = 0 ] && grep -q ": 0 failure" "$T/out" ||
+        { fail "$prog, $fault: wrong results"; tail -5 "$T/out" >&2; }
+    pid=$(sed -n "s/^\[[^]:]*:\([0-9]*\)\] coll:tacos: rank $who $*.*no CUDA IPC on communicator 0\$/\1/p" "$T/out" | head -1)
+    [ -n "$pid" ] || fail "$prog, $fault: no message for MPI_COMM_WORLD"
+    grep "(peers read it: IPC)" "$T/out" | grep -q ":0*$pid\]" && fail "$prog, $fault: rank $who took IPC"
+    [ "$prog" = "$NBC" ] || continue
+    grep -q "rank 2 cannot map .*: a persistent call on communicator" "$T/out" &&
+        grep -q "on communicator [0-9]* a rank cannot map GPU memory" "$T/out" ||
+        fail "persistent calls on a communicator not tested did not test it"
+done
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \

@@ -140,6 +140,12 @@ mpich 3 TACOS_STAGE=1 && ran_all "staged" && { grep -q "staged through host" "$T
 mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 && ran_all "stage 3" && {
     grep -q "allreduce [0-9]* bytes on 2 ranks: .*(peers read it: IPC)" "$T/out" ||
         fail "TACOS_STAGE=3: no call through IPC"; }
+# rank 1 cannot map what rank 0 exports (as GPUs without peer access): the
+# communicators with both stage, one message says so (test_mpi.sh: more)
+mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_FAULT=1:ipcmap:1 -- --quick && {
+    grep -q "rank 1 cannot map GPU memory of rank 0, of its host.*no CUDA IPC on communicator" "$T/out" ||
+        fail "TACOS_STAGE=3, rank 1 cannot map: no message"
+    grep -q "on 2 ranks: .*(peers read it: IPC)" "$T/out" && fail "TACOS_STAGE=3, rank 1 cannot map: IPC"; }
 mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 && ran_all "stage 2" && {
     grep -q "staged through host as device" "$T/out" || fail "TACOS_STAGE=2: no call staged"
     grep -q "MPI_Allreduce on GPU buffers through host copies: user-defined op" "$T/out" ||
