@@ -773,19 +773,21 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
 int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
                   const tacos_args_t *a, int persistent, tacos_req_t **out)
 {
-    tacos_req_t *r = malloc(sizeof *r);
     int n = c->ops.size;
     *out = NULL;
-    if (a->sizes) { /* blocks of their own sizes: blocking calls only */
-        free(r);
+    if (a->sizes) /* blocks of their own sizes: blocking calls only */
         return call->err_internal;
-    }
+    /* before anything can fail: it may ask for a check every rank must run */
+    tacos_ipc_vote_t vote = {0};
+    int ask = persistent && tacos_ipc_eligible(c, call, &vote);
+    tacos_req_t *r = malloc(sizeof *r);
     if (!r)
         return call->err_nomem;
     setup(r, c, p, call, a);
     r->own = 1;
     r->exec = NULL;
-    r->ipc_answer = persistent && tacos_ipc_eligible(c, call, &r->vote) ? 0 : -1;
+    r->vote = vote;
+    r->ipc_answer = ask ? 0 : -1;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
