@@ -27,6 +27,7 @@
 #include "ompi/request/request.h"
 
 #include "coll_tacos_internal.h"
+#include "tacos_probe.h"
 
 /* The slots (at the end of the file). */
 static int tacos_barrier(COMM, MOD);
@@ -164,6 +165,25 @@ static int core_max_u64(void *ctx, uint64_t *v, int n)
                              m->comm, m->prev_allreduce_module);
 }
 
+/* The same, waiting as tacos_net_idle says (the network measurement),
+ * through the previous component's nonblocking allreduce where there is
+ * one. */
+static int core_max_u64_idle(void *ctx, uint64_t *v, int n)
+{
+    mca_coll_tacos_module_t *m = ctx;
+    ompi_request_t *req;
+    int done = 0, rc;
+    double t0 = now_us();
+    if (!m->prev_iallreduce)
+        return core_max_u64(ctx, v, n);
+    rc = m->prev_iallreduce(MPI_IN_PLACE, v, n, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
+                            m->comm, &req, m->prev_iallreduce_module);
+    while (rc == OMPI_SUCCESS && !done)
+        if ((rc = ompi_request_test(&req, &done, MPI_STATUS_IGNORE)) == OMPI_SUCCESS && !done)
+            tacos_net_idle(now_us() - t0);
+    return rc;
+}
+
 static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
 {
     mca_coll_tacos_module_t *m = ctx;
@@ -211,11 +231,17 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
                 peer_of[posted++] = 2 * i + 1;
         }
     }
-    for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS; left--) {
-        int idx = 0; /* a peer's time: its last piece in (out where none comes in) */
-        if ((rc = ompi_request_wait_any(posted, req, &idx, MPI_STATUS_IGNORE)) == OMPI_SUCCESS &&
-            (peer_of[idx] % 2 == 0 || !rbytes[peer_of[idx] / 2]))
-            t_us[peer_of[idx] / 2] = now_us() - t0;
+    for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS;) { /* as tacos_net_idle says */
+        int idx = 0, done = 0; /* a peer's time: its last piece in (out where none comes in) */
+        rc = ompi_request_test_any(posted, req, &idx, &done, MPI_STATUS_IGNORE);
+        double now = now_us() - t0;
+        if (rc != OMPI_SUCCESS || !done) {
+            tacos_net_idle(now);
+            continue;
+        }
+        left--;
+        if (peer_of[idx] % 2 == 0 || !rbytes[peer_of[idx] / 2])
+            t_us[peer_of[idx] / 2] = now;
     }
     free(req);
     free(peer_of);
@@ -276,6 +302,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .on_host = on_host,
                             .id = ompi_comm_get_cid(comm),
                             .max_u64 = core_max_u64,
+                            .max_u64_idle = core_max_u64_idle,
                             .allgather = core_allgather,
                             .exchange = core_exchange,
                             .log = core_log};

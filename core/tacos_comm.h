@@ -77,6 +77,9 @@ typedef struct {
     unsigned id;    /* names the communicator in messages and dump files */
     /* v[0..n) = its maximum over the ranks, in place (a collective). */
     int (*max_u64)(void *ctx, uint64_t *v, int n);
+    /* Optional: the same, waiting as tacos_net_idle says (the network
+     * measurement's; NULL: max_u64). */
+    int (*max_u64_idle)(void *ctx, uint64_t *v, int n);
     /* all[r*bytes .. (r+1)*bytes) = rank r's mine (a collective). */
     int (*allgather)(void *ctx, const void *mine, void *all, size_t bytes);
     /* Measurements: sends sbytes[i] from sbuf to each of peers[0..n) (n <= 2)
@@ -85,8 +88,8 @@ typedef struct {
      * t_us[i] = microseconds until the data from peers[i] arrived (until
      * the send completed where nothing is received: a send may complete
      * into the kernel's socket buffer long before its data arrives).
-     * Returns once everything completed.  Blocking, inside a collective of
-     * the core. */
+     * Returns once everything completed, waiting as tacos_net_idle says.
+     * Blocking, inside a collective of the core. */
     int (*exchange)(void *ctx, const int *peers, int n, const void *sbuf, const size_t *sbytes,
                     void *rbuf, const size_t *rbytes, double *t_us);
     /* A message: level 0 always (errors, once where every rank says the same:

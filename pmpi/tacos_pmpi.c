@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include "tacos_pmpi.h"
+#include "tacos_probe.h"
 
 /* Tags on the private duplicate: one per blocking collective, one for
  * measurements (nonblocking operations: requests.c).  A call's element
@@ -200,11 +201,30 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
                              &req[posted])) == MPI_SUCCESS)
             peer_of[posted++] = i;
     }
-    for (int left = posted; left > 0 && rc == MPI_SUCCESS; left--) {
-        int idx = 0; /* a peer is done when both of its are */
-        if ((rc = PMPI_Waitany(posted, req, &idx, MPI_STATUS_IGNORE)) == MPI_SUCCESS)
-            t_us[peer_of[idx]] = now_us() - t0;
+    for (int left = posted; left > 0 && rc == MPI_SUCCESS;) { /* as tacos_net_idle says */
+        int idx = 0, done = 0; /* a peer is done when both of its are */
+        rc = PMPI_Testany(posted, req, &idx, &done, MPI_STATUS_IGNORE);
+        double now = now_us() - t0;
+        if (rc != MPI_SUCCESS || !done) {
+            tacos_net_idle(now);
+            continue;
+        }
+        left--;
+        t_us[peer_of[idx]] = now;
     }
+    return rc;
+}
+
+/* The same, waiting as tacos_net_idle says (the network measurement). */
+static int core_max_u64_idle(void *ctx, uint64_t *v, int n)
+{
+    MPI_Request req;
+    int done = 0, rc;
+    double t0 = now_us();
+    rc = PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm, &req);
+    while (rc == MPI_SUCCESS && !done)
+        if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+            tacos_net_idle(now_us() - t0);
     return rc;
 }
 
@@ -289,6 +309,7 @@ static state_t *make_state(MPI_Comm comm)
                                 .on_host = on_host,
                                 .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
                                 .max_u64 = core_max_u64,
+                                .max_u64_idle = core_max_u64_idle,
                                 .allgather = core_allgather,
                                 .exchange = core_exchange,
                                 .log = core_log};

@@ -141,12 +141,26 @@ typedef struct {
  * the data from peers[i] arrived (a send may complete into the kernel's
  * socket buffer long before its data arrives), returning once everything
  * completed.  max: in-place element-wise
- * maximum of v[0..n) over every rank.  Both return 0 on success. */
+ * maximum of v[0..n) over every rank.  Both return 0 on success, and
+ * both should wait as tacos_net_idle says (tests of their requests, not a
+ * blocking wait that polls the network without a pause). */
 typedef struct {
     void *ctx;
     int (*exchange)(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us);
     int (*max)(void *ctx, double *v, int n);
 } tacos_net_comm_t;
+
+/* What an exchange or max of the measurement does between two tests of
+ * its requests that found nothing done, `waited_us` after it started
+ * waiting: nothing for the first TACOS_NET_SPIN_US (an 8-byte exchange's
+ * time must not hold a sleep), then a nap of about 20 us.  Busy-polling
+ * ranks take the cores from the ranks whose messages are being timed: with
+ * 4 ranks on 2 cores a rank whose last piece had arrived waited for a core,
+ * and fast links measured up to 20 % low; with 2 ranks per host those not
+ * measuring spun in the max and concurrent tests took direct links for
+ * paths (see topo_probe/net.c). */
+#define TACOS_NET_SPIN_US 1000.0
+void tacos_net_idle(double waited_us);
 
 /* A concurrent test: host x exchanges with y and z at once; slow = the
  * time until both ended divided by the longer of the two alone; slow_y,
