@@ -682,6 +682,8 @@ static int place_list(tacos_req_t *r)
 static int start_exec(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
+    if (r->own) /* (a blocking call's came from tacos_ipc_agree) */
+        r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
     r->opts = (tacos_exec_opts_t){.ordered = r->c->s.deterministic,
                                   .scratch = r->call.mem ? stage_space
                                              : r->own    ? own_space
@@ -716,7 +718,6 @@ int tacos_req_start(tacos_req_t *r)
 {
     if (!r->own)
         return start_exec(r);
-    r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
     if (r->ipc_answer)
         return start_exec(r);
     int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call);
@@ -734,7 +735,6 @@ int tacos_req_progress(tacos_req_t *r, int *done)
         }
         if (r->vote.phase)
             return 0;
-        r->ipc = r->ipc_answer > 0 ? r->call.mc : NULL;
         if ((rc = start_exec(r))) {
             *done = 1;
             return rc;

@@ -39,6 +39,24 @@ static int say_level(void)
     return __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) ? 1 : 0;
 }
 
+/* Why this rank takes no IPC: it cannot map the memory of rank `peer` of
+ * its host, or (peer < 0) cannot export its own; for the communicator
+ * (blocking calls' test) or for one persistent call. */
+static void say_cannot(tacos_comm_t *c, int level, int peer, const char *why, int persistent)
+{
+    char what[64];
+    if (peer < 0)
+        snprintf(what, sizeof what, "export GPU memory");
+    else
+        snprintf(what, sizeof what, "map GPU memory of rank %d, of its host,", peer);
+    tacos_comm_say(c, level,
+                   persistent ? "rank %d cannot %s through CUDA IPC (%s): a persistent call on "
+                                "communicator %u is staged"
+                              : "rank %d cannot %s through CUDA IPC (%s): no CUDA IPC on "
+                                "communicator %u",
+                   c->ops.rank, what, why, c->ops.id);
+}
+
 /* After a "no", the next 1, 2, 4 ... 64 blocking calls that could take IPC
  * (doubling while the answer stays no) do without it and without asking: a
  * program on host buffers pays one agreement in 64 calls, not one per call. */
@@ -104,9 +122,7 @@ static int test_mapping(tacos_comm_t *c, const tacos_mc_t *mc, tacos_ipc_probe_t
         return rc;
     c->ipc_mappable = first ? -1 : 1;
     if (bad && first == (uint64_t)(n - me))
-        tacos_comm_say(c, say_level(), "rank %d cannot map GPU memory of rank %d, of its host, through CUDA "
-                             "IPC (%s): no CUDA IPC on communicator %u",
-                       me, bad - 1, why, c->ops.id);
+        say_cannot(c, say_level(), bad - 1, why, 0);
     return 0;
 }
 
@@ -186,8 +202,7 @@ int tacos_ipc_agree(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t 
     if (no >= 2) {
         c->ipc_mappable = -1;
         if (no == 2 + (uint64_t)(n - me))
-            tacos_comm_say(c, say_level(), "rank %d cannot export GPU memory through CUDA IPC (%s): "
-                           "no CUDA IPC on communicator %u", me, why, c->ops.id);
+            say_cannot(c, say_level(), -1, why, 0);
     } else if (no) {
         c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
         c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
@@ -297,9 +312,7 @@ int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_
             v->block = probe_make(call->mc, &v->probes[c->ops.rank], why, sizeof why);
         v->no = !v->probes || !v->probes[c->ops.rank].ok;
         if (v->block && v->no)
-            tacos_comm_say(c, 1, "rank %d cannot export GPU memory through CUDA IPC (%s): a "
-                                 "persistent call on communicator %u is staged",
-                           c->ops.rank, why, c->ops.id);
+            say_cannot(c, 1, -1, why, 1);
     }
     v->round = 0;
     v->phase = VOTE;
@@ -317,9 +330,7 @@ static int next_step(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *c
     if (v->phase == EXCHANGE) { /* every block of the host in: map them, then OR who could not */
         int bad = probe_map(c, call->mc, v->probes, why, sizeof why);
         if (bad)
-            tacos_comm_say(c, 1, "rank %d cannot map GPU memory of rank %d, of its host, through "
-                                 "CUDA IPC (%s): a persistent call on communicator %u is staged",
-                           c->ops.rank, bad - 1, why, c->ops.id);
+            say_cannot(c, 1, bad - 1, why, 1);
         v->no = bad != 0, v->round = 0, v->phase = CONFIRM;
         return post_round(v, c, call);
     }
