@@ -7,7 +7,10 @@
 # each gets a row: the baseline in the same testbed, at the same moments.
 #
 #   benchmarks/bench_measure.sh [-r RANKS] [SHAPE...]   (default: two pairs4 ring4 star3)
-# Environment: RUNS (default 10), PROBE_B (a tacos-probe to compare with).
+# Environment: RUNS (default 10), PROBE_B (a tacos-probe to compare with,
+# an absolute path: it runs in the testbed's namespaces).  Shapes whose
+# routes take more than 2 hops never count as right (the measurement models
+# a path through one relay).
 #
 # Columns: the measuring time (ms, as tacos-probe reports it); "pairs right":
 # pairs of hosts measured as what they are (a link where the shape has one,
@@ -72,7 +75,7 @@ for shape in $SHAPES; do
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { x = s[i]; s[i] = s[j]; s[j] = x }
             good = 0; for (i = 1; i <= runs; i++) good += (wrong[i] == 0 && t[i] != "")
             printf "| %s (%s/host) | %s | %d | %.0f | %.0f | %.0f | %d/%d | %d/%d | %.2f–%.2f | %d/%d |\n",
-                S, R, V == "A" ? "this" : "PROBE_B", runs, s[1], s[int((n + 1) / 2)], s[n],
+                S, R, V == "A" ? "this" : "PROBE_B", runs, s[1], n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2, s[n],
                 right, pairs, good, runs, lo, hi, off, links
         }'
     done

@@ -153,7 +153,8 @@ typedef struct {
 /* What an exchange or max of the measurement does between two tests of
  * its requests that found nothing done, `waited_us` after it started
  * waiting: nothing for the first TACOS_NET_SPIN_US (an 8-byte exchange's
- * time must not hold a sleep), then a nap of about 20 us.  Busy-polling
+ * time must not hold a sleep), then a nap of 20 us (about 70: the kernel's
+ * default timer slack adds 50).  Busy-polling
  * ranks take the cores from the ranks whose messages are being timed: with
  * 4 ranks on 2 cores a rank whose last piece had arrived waited for a core,
  * and fast links measured up to 20 % low; with 2 ranks per host those not
