@@ -15,6 +15,7 @@
 #define TACOS_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { TACOS_MEM_HOST, TACOS_MEM_DEVICE, TACOS_MEM_MANAGED } tacos_mem_kind_t;
 
@@ -96,6 +97,40 @@ typedef struct tacos_mc {
     void (*ipc_release)(const tacos_ipc_desc_t *d);
     const char *(*why)(void);
 } tacos_mc_t;
+
+/* The mappings of other processes' device memory an IPC component keeps
+ * (mem_cuda.c, mem_shared.c; mem_ipc.c).  A mapping is found by the
+ * description's handle and (process, allocation id), so an allocation
+ * freed and another made at its address is mapped anew.  Each import pins
+ * it until its release; among the unpinned, the least recently used are
+ * closed to keep `kept` mappings and `max_bytes` at most (an allocation
+ * its process freed stays allocated while mapped here).  The component
+ * holds its lock around the calls. */
+typedef struct {
+    unsigned char handle[sizeof ((tacos_ipc_desc_t *)0)->handle];
+    long long pid;
+    unsigned long long id, used;
+    uintptr_t base; /* 0: a free slot */
+    size_t bytes;
+    int pins;
+} tacos_ipc_map_t;
+
+typedef struct {
+    tacos_ipc_map_t *maps; /* cap slots */
+    int cap, kept, n;
+    size_t max_bytes, bytes;
+    unsigned long long clock;
+    /* maps what d describes at *base, *bytes long (nonzero: the
+     * component's error, its why() set) */
+    int (*open)(const tacos_ipc_desc_t *d, uintptr_t *base, size_t *bytes);
+    void (*close)(uintptr_t base, size_t bytes); /* unpinned: nothing reads it */
+} tacos_ipc_maps_t;
+
+/* The mapping of what d describes, opened where there is none, pinned;
+ * TACOS_ERR_NOMEM where all cap slots are pinned, or open's error. */
+int tacos_ipc_maps_pin(tacos_ipc_maps_t *t, const tacos_ipc_desc_t *d, tacos_ipc_map_t **m);
+/* Unpins the mapping of d (from tacos_ipc_maps_pin). */
+void tacos_ipc_maps_unpin(tacos_ipc_maps_t *t, const tacos_ipc_desc_t *d);
 
 /* Waits until the work started on m so far completed (spinning on a mark). */
 int tacos_mem_wait(const tacos_mem_t *m);

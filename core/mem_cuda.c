@@ -400,14 +400,11 @@ static void cuda_dev_free(void *p)
 
 /* CUDA IPC.  A process exports the blocks of its staging space (dev_alloc:
  * cuMemAlloc, which IPC can share); a handle per allocation, the last few
- * kept.  The blocks other processes exported are mapped once and kept:
- * a mapping is found by its handle and (process, allocation id), so an
- * allocation freed and another made at its address is mapped anew.  A call
- * pins what it imports until its memory work is done (ipc_release); among
- * the unpinned, the least recently used are unmapped to keep IPC_KEPT
- * mappings and IPC_MAP_BYTES at most (an allocation its process freed stays
- * allocated while mapped here).  A call that fails leaves its pins: what it
- * started on the GPU may still read them. */
+ * kept.  The blocks other processes exported are mapped once and kept
+ * (tacos_ipc_maps_t: IPC_KEPT unpinned and IPC_MAP_BYTES at most).  A call
+ * pins what it imports until its memory work is done (ipc_release).  A
+ * call that fails leaves its pins: what it started on the GPU may still
+ * read them. */
 #define IPC_MAPS 1024 /* (pinned ones too: each persistent call in flight pins one per peer) */
 #define IPC_KEPT 64    /* of them kept once nothing pins them */
 #define IPC_MAP_BYTES ((size_t)4 << 30)
@@ -416,17 +413,6 @@ static struct {
     unsigned long long id;
     CUipcMemHandle h;
 } exported[4];
-static struct {
-    CUipcMemHandle h;
-    long long pid;
-    unsigned long long id, used;
-    CUdeviceptr base;
-    size_t bytes;
-    int pins;
-} mapped[IPC_MAPS];
-static unsigned long long ipc_clock;
-static size_t mapped_bytes;
-static int nmapped;
 
 static int cuda_ipc_export(const void *p, tacos_ipc_desc_t *d)
 {
@@ -461,71 +447,47 @@ static int cuda_ipc_export(const void *p, tacos_ipc_desc_t *d)
     return rc;
 }
 
-/* A free slot (free_ok), else the least recently used mapping nothing
- * pins; -1 none. */
-static int ipc_slot(int free_ok)
+/* Maps what d describes (tacos_ipc_maps_t's open; with the lock held). */
+static int ipc_open(const tacos_ipc_desc_t *d, uintptr_t *base, size_t *bytes)
 {
-    int slot = -1;
-    for (int i = 0; i < IPC_MAPS; i++)
-        if (!mapped[i].base && free_ok)
-            return i;
-        else if (mapped[i].base && !mapped[i].pins &&
-                 (slot < 0 || mapped[i].used < mapped[slot].used))
-            slot = i;
-    return slot;
+    CUresult r_;
+    CUipcMemHandle h;
+    CUdeviceptr p = 0, any;
+    memcpy(&h, d->handle, sizeof h);
+    int rc = CU(cu.cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                "cuIpcOpenMemHandle (another rank's GPU memory)");
+    if (!rc)
+        cu.cuMemGetAddressRange(&any, bytes, p);
+    *base = (uintptr_t)p;
+    return rc;
 }
 
-static void ipc_unmap(int i)
+static void ipc_close(uintptr_t base, size_t bytes)
 {
-    cu.cuIpcCloseMemHandle(mapped[i].base); /* unpinned: no copy reads it */
-    mapped_bytes -= mapped[i].bytes;
-    mapped[i].base = 0, mapped[i].bytes = 0;
-    nmapped--;
+    (void)bytes;
+    cu.cuIpcCloseMemHandle((CUdeviceptr)base);
 }
 
-static int ipc_find(const tacos_ipc_desc_t *d)
-{
-    for (int i = 0; i < IPC_MAPS; i++)
-        if (mapped[i].base && mapped[i].pid == d->pid && mapped[i].id == d->buffer_id &&
-            !memcmp(&mapped[i].h, d->handle, sizeof mapped[i].h))
-            return i;
-    return -1;
-}
+static tacos_ipc_map_t ipc_slots[IPC_MAPS];
+static tacos_ipc_maps_t mapped = {.maps = ipc_slots, .cap = IPC_MAPS, .kept = IPC_KEPT,
+                                  .max_bytes = IPC_MAP_BYTES, .open = ipc_open,
+                                  .close = ipc_close};
 
 static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
 {
-    CUresult r_;
-    CUdeviceptr any;
-    int rc = enter(), slot;
+    tacos_ipc_map_t *m;
+    int rc = enter();
+    *p = NULL;
     if (rc)
         return rc;
     pthread_mutex_lock(&lock);
-    if ((slot = ipc_find(d)) < 0) {
-        if ((slot = ipc_slot(1)) < 0) {
-            snprintf(last_error, sizeof last_error,
-                     "more than %d GPU allocations of other ranks in use at once", IPC_MAPS);
-            rc = TACOS_ERR_IO;
-        } else if (mapped[slot].base) {
-            ipc_unmap(slot);
-        }
-        if (!rc)
-            memcpy(&mapped[slot].h, d->handle, sizeof mapped[slot].h);
-        if (!rc && !(rc = CU(cu.cuIpcOpenMemHandle(&mapped[slot].base, mapped[slot].h,
-                                                   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-                             "cuIpcOpenMemHandle (another rank's GPU memory)"))) {
-            mapped[slot].pid = d->pid, mapped[slot].id = d->buffer_id;
-            cu.cuMemGetAddressRange(&any, &mapped[slot].bytes, mapped[slot].base);
-            mapped_bytes += mapped[slot].bytes;
-            nmapped++;
-        }
+    if ((rc = tacos_ipc_maps_pin(&mapped, d, &m)) == TACOS_ERR_NOMEM) {
+        snprintf(last_error, sizeof last_error,
+                 "more than %d GPU allocations of other ranks in use at once", IPC_MAPS);
+        rc = TACOS_ERR_IO;
     }
-    if (!rc) {
-        mapped[slot].used = ++ipc_clock;
-        mapped[slot].pins++;
-        for (int i; (mapped_bytes > IPC_MAP_BYTES || nmapped > IPC_KEPT) && (i = ipc_slot(0)) >= 0;)
-            ipc_unmap(i);
-    }
-    *p = rc ? NULL : (const void *)(mapped[slot].base + d->offset);
+    if (!rc)
+        *p = (const void *)(m->base + d->offset);
     pthread_mutex_unlock(&lock);
     leave();
     return rc;
@@ -534,9 +496,7 @@ static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
 static void cuda_ipc_release(const tacos_ipc_desc_t *d)
 {
     pthread_mutex_lock(&lock);
-    int slot = ipc_find(d);
-    if (slot >= 0 && mapped[slot].pins > 0)
-        mapped[slot].pins--;
+    tacos_ipc_maps_unpin(&mapped, d);
     pthread_mutex_unlock(&lock);
 }
 

@@ -41,16 +41,7 @@ static struct {
     int fd;
     unsigned long long id;
 } allocs[MAX_ALLOCS];
-static struct {
-    const char *base;
-    size_t bytes;
-    handle_t h;
-    long long pid;
-    unsigned long long id, used;
-    int pins;
-} maps[MAX_MAPS];
-static unsigned long long next_id = 1, clock_;
-static int nmaps;
+static unsigned long long next_id = 1;
 static __thread char last_error[160];
 
 static int fail(const char *what)
@@ -136,21 +127,18 @@ static int shared_export(const void *p, tacos_ipc_desc_t *d)
     return 0;
 }
 
-static int find_map(const tacos_ipc_desc_t *d)
-{
-    for (int i = 0; i < MAX_MAPS; i++)
-        if (maps[i].base && maps[i].pid == d->pid && maps[i].id == d->buffer_id &&
-            !memcmp(&maps[i].h, d->handle, sizeof maps[i].h))
-            return i;
-    return -1;
-}
+/* Tests: from the mapping TACOS_FAULT=RANK:ipcmap:N names on, every one
+ * fails, as with GPUs that have no peer access. */
+static int no_peers;
 
-/* Maps what d describes into slot i (called with the lock held). */
-static int map_in(int i, const tacos_ipc_desc_t *d)
+/* Maps what d describes (tacos_ipc_maps_t's open; with the lock held). */
+static int map_in(const tacos_ipc_desc_t *d, uintptr_t *base, size_t *bytes)
 {
     handle_t h;
     char path[64], host[sizeof h.host];
     struct stat st;
+    if (no_peers || (no_peers = tacos_fault("ipcmap")))
+        return fail("cannot map another process's memory (TACOS_FAULT)");
     memcpy(&h, d->handle, sizeof h);
     this_host(host, sizeof host);
     if (strcmp(h.host, host)) {
@@ -167,66 +155,33 @@ static int map_in(int i, const tacos_ipc_desc_t *d)
         close(fd);
     if (p == MAP_FAILED)
         return fail("mapping another process's memory (/proc/PID/fd) failed");
-    maps[i].base = p, maps[i].bytes = (size_t)st.st_size, maps[i].h = h;
-    maps[i].pid = d->pid, maps[i].id = d->buffer_id;
+    *base = (uintptr_t)p, *bytes = (size_t)st.st_size;
     return 0;
 }
 
-/* The least recently used mapping nothing pins, or -1. */
-static int oldest_unpinned(void)
+static void unmap(uintptr_t base, size_t bytes)
 {
-    int i = -1;
-    for (int j = 0; j < MAX_MAPS; j++)
-        if (maps[j].base && !maps[j].pins && (i < 0 || maps[j].used < maps[i].used))
-            i = j;
-    return i;
+    munmap((void *)base, bytes);
 }
 
-static void unmap(int i)
-{
-    munmap((void *)maps[i].base, maps[i].bytes);
-    maps[i].base = NULL;
-    nmaps--;
-}
-
-/* A free slot, else the least recently used mapping nothing pins, or -1. */
-static int spare_slot(void)
-{
-    for (int j = 0; j < MAX_MAPS; j++)
-        if (!maps[j].base)
-            return j;
-    return oldest_unpinned();
-}
-
-/* Tests: from the mapping TACOS_FAULT=RANK:ipcmap:N names on, every one
- * fails, as with GPUs that have no peer access. */
-static int no_peers;
+static tacos_ipc_map_t slots[MAX_MAPS];
+static tacos_ipc_maps_t maps = {.maps = slots, .cap = MAX_MAPS, .kept = KEPT_MAPS,
+                                .max_bytes = (size_t)-1, .open = map_in, .close = unmap};
 
 static int shared_import(const tacos_ipc_desc_t *d, const void **p)
 {
-    int rc = 0;
+    tacos_ipc_map_t *m;
     *p = NULL;
     pthread_mutex_lock(&lock);
-    int i = find_map(d), mapped = i >= 0;
-    if (!mapped && (i = spare_slot()) < 0) {
+    int rc = tacos_ipc_maps_pin(&maps, d, &m);
+    if (rc == TACOS_ERR_NOMEM)
         rc = fail("too many other processes' allocations in use at once");
-    } else if (!mapped && (no_peers || (no_peers = tacos_fault("ipcmap")))) {
-        rc = fail("cannot map another process's memory (TACOS_FAULT)");
-    } else if (!mapped) {
-        if (maps[i].base)
-            unmap(i);
-        if (!(rc = map_in(i, d)))
-            nmaps++;
-    }
-    if (!rc && d->offset >= maps[i].bytes)
+    if (!rc && d->offset >= m->bytes) {
+        tacos_ipc_maps_unpin(&maps, d);
         rc = fail("a description past the end of its allocation");
-    if (!rc) {
-        maps[i].used = ++clock_;
-        maps[i].pins++;
-        *p = maps[i].base + d->offset;
-        for (int j; nmaps > KEPT_MAPS && (j = oldest_unpinned()) >= 0;)
-            unmap(j); /* (what peers freed stays allocated while mapped here) */
     }
+    if (!rc)
+        *p = (const char *)m->base + d->offset;
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -234,9 +189,7 @@ static int shared_import(const tacos_ipc_desc_t *d, const void **p)
 static void shared_release(const tacos_ipc_desc_t *d)
 {
     pthread_mutex_lock(&lock);
-    int i = find_map(d);
-    if (i >= 0 && maps[i].pins > 0)
-        maps[i].pins--;
+    tacos_ipc_maps_unpin(&maps, d);
     pthread_mutex_unlock(&lock);
 }
 
