@@ -716,9 +716,7 @@ static int start_exec(tacos_req_t *r)
  * (tacos_run_list) are not own: they start at once. */
 int tacos_req_start(tacos_req_t *r)
 {
-    if (!r->own)
-        return start_exec(r);
-    if (r->ipc_answer)
+    if (!r->own || r->ipc_answer)
         return start_exec(r);
     int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call);
     return rc ? failed(r, rc) : 0;

@@ -112,7 +112,7 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
         memcpy(c->on_host, ops->on_host, (size_t)ops->size);
     int short_of_host = copy_host && !c->on_host;
-    /* room to check the ranks' maps agree before IPC (coll.c) */
+    /* room to check the ranks' maps agree before IPC (ipc.c) */
     if (copy_host && !(c->host_ids = malloc((size_t)ops->size * sizeof *c->host_ids)))
         short_of_host = 1;
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);

@@ -254,7 +254,7 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
  *   start again after done (persistent), or free.
  * A persistent one (persistent != 0) staged on every rank may read the
  * staging of the ranks of its host through CUDA IPC (asked at its first
- * start, without blocking: coll.c). */
+ * start, without blocking: ipc.c). */
 typedef struct tacos_req tacos_req_t;
 int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
                   const tacos_args_t *a, int persistent, tacos_req_t **out);
