@@ -96,7 +96,7 @@ static int tacos_register(void)
         "a GPU buffer cannot take through the schedule run on copies of their buffers "
         "(user-defined ops, derived datatypes, fallbacks); 3: as 1, and the staging is "
         "memory the ranks of a host map from each other (memfd, /proc/PID/fd) as CUDA IPC "
-        "maps GPU memory, so that blocking calls of at least coll_tacos_cuda_ipc_min_bytes "
+        "maps GPU memory, so that calls of at least coll_tacos_cuda_ipc_min_bytes "
         "(to be set: without CUDA its default is -1) take the IPC path. A rank's own affair: "
         "1 and 2 change no message, 3 only where every rank agrees. Writable through MPI_T: "
         "read when a communicator is created (osu_coll --variant compares them in one job)",
@@ -111,21 +111,23 @@ static int tacos_register(void)
         "communicator is created",
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
     reg("cuda_ipc_min_bytes",
-            "GPU buffers: a blocking or persistent collective of at least this many bytes "
-            "(default 1048576 in builds --with-cuda, -1 (never) without CUDA) whose schedule "
-            "is staged on every rank lets each rank "
+            "GPU buffers: a blocking, nonblocking or persistent collective of at least this "
+            "many bytes (default 1048576 in builds --with-cuda, -1 (never) without CUDA) whose "
+            "schedule is staged on every rank lets each rank "
             "read the staged chunks of the ranks of its host from their GPU memory (CUDA IPC: "
             "one device copy instead of a copy to pinned host memory, a message and a copy "
-            "back; messages between hosts stay staged; nonblocking calls stay staged). The "
+            "back; messages between hosts stay staged). The "
             "ranks first agree that every one of them is staged through CUDA (an 8-byte "
             "allreduce in blocking calls of at least this size, also where the buffers "
             "are host memory; after a no, the next 1, 2, 4 ... 64 such "
             "calls skip it and stage as before; a persistent call agrees once, at its first "
-            "start, with a nonblocking one-byte dissemination). "
+            "start, a nonblocking one at its start, with a nonblocking one-byte dissemination). "
             "At the first yes on a communicator the ranks test that each can map a block "
             "the others of its host export (their GPUs need peer access; IPC is refused "
             "under MIG and between containers); where one cannot, that communicator stages "
-            "(one message names a rank that cannot and why). Must be equal on "
+            "(one message names a rank that cannot and why). A nonblocking call takes IPC only "
+            "on a communicator tested so: on one not tested yet it is staged and the next "
+            "blocking collective there (MPI_Barrier too) tests. Must be equal on "
             "all ranks; writable through MPI_T, read when a communicator is created",
             MCA_BASE_VAR_TYPE_INT, SETTABLE | ALL_EQ, &c->cuda_ipc_min_bytes);
     reg_int("priority",

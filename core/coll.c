@@ -77,7 +77,8 @@ static void mc_drop(tacos_mc_buf_t *b, int free_it)
 }
 
 /* A memory component's buffer of at least `bytes` (device: its own memory,
- * else pinned host memory); counted: in the process's scratch total. */
+ * else pinned host memory: tacos_mc_buf_t); counted: in the process's
+ * scratch total. */
 static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t bytes,
                      int counted)
 {
@@ -91,6 +92,50 @@ static char *mc_grow(tacos_mc_buf_t *b, const tacos_mc_t *mc, int device, size_t
     return p;
 }
 
+/* An operation's empty buffer b, from the communicator's pool: the first
+ * of this kind that holds `bytes` (none: b stays empty). */
+static void pool_take(tacos_comm_t *c, tacos_mc_buf_t *b, const tacos_mc_t *mc, int device,
+                      size_t bytes)
+{
+    pthread_mutex_lock(&c->pool_lock);
+    for (int i = 0; i < c->npool; i++) {
+        tacos_mc_buf_t *p = &c->pool[i];
+        if (p->mc == mc && p->device == device && p->bytes >= bytes) {
+            __atomic_sub_fetch(&scratch_kept, p->bytes, __ATOMIC_RELAXED);
+            *b = *p, b->counted = 0;
+            memmove(p, p + 1, (size_t)(--c->npool - i) * sizeof *p);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->pool_lock);
+}
+
+/* The oldest of the pool freed. */
+static void pool_evict(tacos_comm_t *c)
+{
+    mc_drop(&c->pool[0], 1);
+    memmove(c->pool, c->pool + 1, (size_t)--c->npool * sizeof *c->pool);
+}
+
+/* An operation that ended gives its buffer b back (b empty after): kept in
+ * the pool, counted with the communicators' scratch; the oldest go where
+ * the pool is full or the process keeps more than scratch_max. */
+static void pool_give(tacos_comm_t *c, tacos_mc_buf_t *b)
+{
+    if (!b->p)
+        return;
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool == TACOS_POOL_BUFS)
+        pool_evict(c);
+    b->counted = 1;
+    __atomic_add_fetch(&scratch_kept, b->bytes, __ATOMIC_RELAXED);
+    c->pool[c->npool++] = *b;
+    while (c->npool && __atomic_load_n(&scratch_kept, __ATOMIC_RELAXED) > c->s.scratch_max)
+        pool_evict(c);
+    pthread_mutex_unlock(&c->pool_lock);
+    *b = (tacos_mc_buf_t){0};
+}
+
 void tacos_comm_drop_scratch(tacos_comm_t *c)
 {
     drop(&c->work, &c->work_bytes, 1);
@@ -98,6 +143,10 @@ void tacos_comm_drop_scratch(tacos_comm_t *c)
     mc_drop(&c->stage, 1);
     mc_drop(&c->ipc_stage, 1);
     mc_drop(&c->dwork, 1);
+    pthread_mutex_lock(&c->pool_lock);
+    while (c->npool)
+        pool_evict(c);
+    pthread_mutex_unlock(&c->pool_lock);
 }
 
 /* ---- views ------------------------------------------------------------------------ */
@@ -156,7 +205,7 @@ struct tacos_req {
     tacos_comm_t *c;
     tacos_call_t call;
     tacos_coll_t coll;
-    int root, own, k;
+    int root, own, persistent, k;
     tacos_prog_t *prog;
     int *prog_refs; /* own: the reference it holds */
     tacos_exec_t *exec;
@@ -206,18 +255,33 @@ static void *own_space(void *arg, size_t bytes)
     return grow(&r->space, &r->space_bytes, bytes, 0);
 }
 
+/* ---- buffers operations of their own share ----------------------------------- */
+
+/* A memory component's buffer of `bytes` for r: a blocking call's is the
+ * communicator's (comm), an operation's its own (own), from the pool where
+ * it has none yet. */
+static char *mc_space(tacos_req_t *r, tacos_mc_buf_t *own, tacos_mc_buf_t *comm, int device,
+                      size_t bytes)
+{
+    if (!r->own)
+        return mc_grow(comm, r->call.mc, device, bytes, 1);
+    if (!own->p)
+        pool_take(r->c, own, r->call.mc, device, bytes);
+    return mc_grow(own, r->call.mc, device, bytes, 0);
+}
+
 /* With call.mem: the executor's staging space (pinned host memory). */
 static void *stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(r->own ? &r->stage : &r->c->stage, r->call.mc, 0, bytes, !r->own);
+    return mc_space(r, &r->stage, &r->c->stage, 0, bytes);
 }
 
 /* With ipc: staging space the peers of this host read (device memory). */
 static void *ipc_stage_space(void *arg, size_t bytes)
 {
     tacos_req_t *r = arg;
-    return mc_grow(r->own ? &r->ipc_stage : &r->c->ipc_stage, r->call.mc, 1, bytes, !r->own);
+    return mc_space(r, &r->ipc_stage, &r->c->ipc_stage, 2, bytes);
 }
 
 /* Scratch of `bytes`: the operation's own or the communicator's (with
@@ -225,7 +289,7 @@ static void *ipc_stage_space(void *arg, size_t bytes)
 static char *scratch(tacos_req_t *r, size_t bytes)
 {
     if (r->call.mem)
-        return mc_grow(r->own ? &r->dwork : &r->c->dwork, r->call.mc, 1, bytes, !r->own);
+        return mc_space(r, &r->dwork, &r->c->dwork, 1, bytes);
     return r->own ? grow(&r->work, &r->work_bytes, bytes, 0)
                   : grow(&r->c->work, &r->c->work_bytes, bytes, 1);
 }
@@ -701,7 +765,8 @@ static int start_exec(tacos_req_t *r)
                        r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
                        : (r->coll == TACOS_ALLGATHER && r->counts) || r->sizes ? "v"
                                                                                 : "", v->bytes,
-                       r->c->ops.size, r->k, r->prog->nops, r->own ? " (nonblocking)" : "",
+                       r->c->ops.size, r->k, r->prog->nops,
+                       r->persistent ? " (persistent)" : r->own ? " (nonblocking)" : "",
                        r->call.mem ? ", staged through " : "",
                        r->call.mem ? r->call.mc->name : "", r->ipc ? " (peers read it: IPC)" : "");
     if (r->opts.input)
@@ -777,12 +842,12 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
         return call->err_internal;
     /* before anything can fail: it may ask for a check every rank must run */
     tacos_ipc_vote_t vote = {0};
-    int ask = persistent && tacos_ipc_eligible(c, call, &vote);
+    int ask = tacos_ipc_eligible(c, call, persistent, &vote);
     tacos_req_t *r = malloc(sizeof *r);
     if (!r)
         return call->err_nomem;
     setup(r, c, p, call, a);
-    r->own = 1;
+    r->own = 1, r->persistent = persistent;
     r->exec = NULL;
     r->vote = vote;
     r->ipc_answer = ask ? 0 : -1;
@@ -821,9 +886,9 @@ void tacos_req_free(tacos_req_t *r)
     free(r->own_arrays);
     free(r->work);
     free(r->space);
-    mc_drop(&r->stage, 1);
-    mc_drop(&r->ipc_stage, 1);
-    mc_drop(&r->dwork, 1);
+    pool_give(r->c, &r->stage); /* (those of a call that failed were set aside) */
+    pool_give(r->c, &r->ipc_stage);
+    pool_give(r->c, &r->dwork);
     free(r->spans);
     free(r->blocks);
     free(r->msgs);

@@ -105,6 +105,7 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
         return NULL;
     c->s = *s;
     c->ops = *ops;
+    pthread_mutex_init(&c->pool_lock, NULL);
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
     c->s.topo_file = NULL;
     c->ops.on_host = NULL;
@@ -137,6 +138,7 @@ void tacos_comm_free(tacos_comm_t *c)
     free(c->cache);
     free(c->wanted);
     tacos_comm_drop_scratch(c);
+    pthread_mutex_destroy(&c->pool_lock);
     tacos_topo_free(c->topo);
     free(c->s.topo_file);
     free(c->on_host);
@@ -515,6 +517,8 @@ int tacos_comm_prepare(tacos_comm_t *c)
         return 0;
     if (c->hosts_wanted && c->host_ids)
         rc = tacos_comm_check_hosts(c);
+    if (!rc && c->ipc_test_wanted)
+        rc = tacos_ipc_test_wanted(c);
     return rc || !c->nwanted ? rc : plan_wanted(c);
 }
 

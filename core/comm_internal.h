@@ -2,6 +2,8 @@
 #ifndef TACOS_COMM_INTERNAL_H
 #define TACOS_COMM_INTERNAL_H
 
+#include <pthread.h>
+
 #include "tacos_comm.h"
 
 /* A buffer of a memory component: pinned staging space, device work space. */
@@ -9,8 +11,14 @@ typedef struct {
     char *p;
     size_t bytes;
     const tacos_mc_t *mc;
-    int device, counted; /* counted: in the process's scratch total (a communicator's) */
+    /* device: 0 pinned host memory, 1 device memory, 2 device memory the
+     * peers map (CUDA IPC's staging; apart in the pool: mapped already);
+     * counted: in the process's scratch total (a communicator's) */
+    int device, counted;
 } tacos_mc_buf_t;
+
+/* Buffers a communicator keeps for its operations of their own. */
+#define TACOS_POOL_BUFS 8
 
 typedef struct {
     tacos_coll_t coll;
@@ -36,17 +44,30 @@ struct tacos_comm {
     size_t work_bytes, recv_bytes;
     tacos_mc_buf_t stage, dwork; /* calls on device buffers: staging, work space */
     tacos_mc_buf_t ipc_stage;    /* blocking calls through CUDA IPC: staging peers read */
+    /* what operations of their own (nonblocking, persistent) gave back of
+     * their staging and device work space, for the next ones (coll.c): a
+     * nonblocking call through CUDA IPC then stages where an earlier one
+     * did, which the peers mapped already.  Given back where operations
+     * end: on any thread. */
+    tacos_mc_buf_t pool[TACOS_POOL_BUFS];
+    int npool;
+    pthread_mutex_t pool_lock;
     char *on_host; /* ops.on_host's copy (NULL: every rank on this host, or not known) */
     int *host_ids; /* room for every rank's host until on_host is checked
                     * (ipc.c: then found symmetric on every rank, or dropped) */
-    int hosts_wanted; /* a persistent call wanted on_host checked: the next blocking
-                       * collective does it (host_ids still there) */
+    int hosts_wanted; /* a persistent or nonblocking call wanted on_host checked: the
+                       * next blocking collective does it (host_ids still there) */
     /* CUDA IPC's agreement (ipc.c, from agreed results: the same on every
      * rank): calls that skip it after a "no", and the next such pause;
      * whether each rank can map what the others of its host export (0 not
      * tested yet, 1 yes, -1 no: no IPC) */
     unsigned ipc_skip, ipc_pause;
     int ipc_mappable;
+    /* a nonblocking call found it untested: the next blocking collective
+     * agrees as a blocking call would, with the component of this rank's
+     * last such call on GPU memory (NULL: none) */
+    int ipc_test_wanted;
+    const tacos_mc_t *ipc_test_mc;
 };
 
 /* Releases a plan's program held by prog_refs (comm.c). */
@@ -78,5 +99,10 @@ int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
  * same, once: where any disagrees, every rank drops its map (ipc.c; a
  * collective; host_ids freed). */
 int tacos_comm_check_hosts(tacos_comm_t *c);
+
+/* The agreement a nonblocking call wanted (ipc_test_wanted; ipc.c, a
+ * collective): where every rank is staged through a component with IPC,
+ * the test whether they can map each other's memory. */
+int tacos_ipc_test_wanted(tacos_comm_t *c);
 
 #endif

@@ -8,8 +8,9 @@
  * - a blocking call asks where it may take IPC at all (ipc_possible: the
  *   settings and the size, the same on every rank) with an allreduce of
  *   each rank's "no";
- * - a persistent call asks at its first start, without blocking: each
- *   rank's "no" ORed by dissemination in the call's own messages;
+ * - a persistent call asks at its first start, a nonblocking one at once,
+ *   without blocking: each rank's "no" ORed by dissemination in the call's
+ *   own messages;
  * - across hosts, a message is a description only where both ends take
  *   the other for one of their host: the ranks' host maps are checked once;
  * - once per communicator, at the first agreement that says yes, the ranks
@@ -17,7 +18,8 @@
  *   needs peer access between their GPUs, and is refused between
  *   containers): a rank that could not would fail its call after the
  *   others had sent it descriptions.  Where one cannot, the communicator
- *   does without IPC.
+ *   does without IPC.  A nonblocking call never tests: on a communicator
+ *   not tested yet it is staged, and the next blocking collective tests.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -129,9 +131,10 @@ static int test_mapping(tacos_comm_t *c, const tacos_mc_t *mc, tacos_ipc_probe_t
 /* ---- blocking calls --------------------------------------------------------------- */
 
 /* Once, before the first IPC agreement of a communicator that spans hosts
- * (a blocking call's; for persistent ones the next blocking collective,
- * tacos_comm_prepare): whether every rank's map of the ranks of its host says the
- * same (each rank's host named by its lowest rank there).  A message is a
+ * (a blocking call's; for persistent and nonblocking ones the next
+ * blocking collective, tacos_comm_prepare): whether every rank's map of the
+ * ranks of its host says the same (each rank's host named by its lowest
+ * rank there).  A message is a
  * description where both ends take the other for one of their host: where
  * any map disagrees, every rank drops its map and the communicator does
  * without IPC. */
@@ -162,40 +165,38 @@ int tacos_comm_check_hosts(tacos_comm_t *c)
     return 0;
 }
 
-/* A rank says yes where its call is staged through a component with IPC
- * and, before the communicator's test, it has its block to export.  Its
- * "no": 1, or, where it cannot export its block (MIG, a driver without
+/* A blocking collective's agreement, where a call may take IPC and the
+ * host maps are checked: whether every rank is staged through a component
+ * with IPC (mc: this rank's, NULL where it is not).  A rank says yes where
+ * it is and, before the communicator's test, it has its block to export.
+ * Its "no": 1, or, where it cannot export its block (MIG, a driver without
  * IPC), 2 + (n - rank): then the lowest such rank says why and the
- * communicator does without IPC. */
-int tacos_ipc_agree(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
+ * communicator does without IPC.  *ipc = mc where every rank said yes and
+ * the ranks can map each other's memory. */
+static int agree(tacos_comm_t *c, const tacos_mc_t *mc, const tacos_mc_t **ipc)
 {
-    int n = c->ops.size, me = c->ops.rank;
+    int n = c->ops.size, me = c->ops.rank, rc;
     *ipc = NULL;
-    if (!ipc_possible(c, call))
-        return 0;
-    int rc = c->host_ids ? tacos_comm_check_hosts(c) : 0; /* a map not checked yet */
-    if (rc || (c->ops.spans_hosts && !c->on_host))
-        return rc;
     if (c->ipc_skip) {
         c->ipc_skip--;
         return 0;
     }
-    uint64_t no = !(call->mem && call->mc && call->mc->ipc_export);
+    uint64_t no = !(mc && mc->ipc_export);
     tacos_ipc_probe_t *all = NULL;
     void *block = NULL;
     char why[256];
     if (!no && !c->ipc_mappable) { /* untested: the test follows a yes */
         if ((all = malloc((size_t)n * sizeof *all)))
-            block = probe_make(call->mc, &all[me], why, sizeof why);
+            block = probe_make(mc, &all[me], why, sizeof why);
         no = !block ? 1 : !all[me].ok ? 2 + (uint64_t)(n - me) : 0;
     }
     c->busy = 1; /* collectives of the core's own */
     rc = c->ops.max_u64(c->ops.ctx, &no, 1);
     if (!rc && !no && all)
-        rc = test_mapping(c, call->mc, all);
+        rc = test_mapping(c, mc, all);
     c->busy = 0;
     if (block)
-        call->mc->dev_free(block);
+        mc->dev_free(block);
     free(all);
     if (rc)
         return rc;
@@ -207,30 +208,62 @@ int tacos_ipc_agree(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t 
         c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
         c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
     } else if (c->ipc_mappable > 0) {
-        *ipc = call->mc;
+        *ipc = mc;
         c->ipc_pause = 0;
     }
     return 0;
 }
 
-/* ---- persistent calls ------------------------------------------------------------- */
+int tacos_ipc_agree(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc)
+{
+    *ipc = NULL;
+    if (!ipc_possible(c, call))
+        return 0;
+    int rc = c->host_ids ? tacos_comm_check_hosts(c) : 0; /* a map not checked yet */
+    if (rc || (c->ops.spans_hosts && !c->on_host))
+        return rc;
+    return agree(c, call->mem ? call->mc : NULL, ipc);
+}
 
-/* Whether a persistent call asks is decided when it is made, where calls
+/* A nonblocking call takes IPC only on a communicator tested already (its
+ * own test would be a new block exported, mapped by every peer, at each
+ * call): one that found it untested asked for this agreement at the next
+ * blocking collective, after the host maps' check it also asked for. */
+int tacos_ipc_test_wanted(tacos_comm_t *c)
+{
+    const tacos_mc_t *mc = c->ipc_test_mc, *ipc;
+    c->ipc_test_wanted = 0, c->ipc_test_mc = NULL;
+    if (c->ipc_mappable || c->host_ids || (c->ops.spans_hosts && !c->on_host))
+        return 0;
+    return agree(c, mc, &ipc);
+}
+
+/* ---- persistent and nonblocking calls --------------------------------------------- */
+
+/* Whether a call of its own asks is decided when it is made, where calls
  * are in the same order on every rank (their starts need not be): the
  * size and the settings, across hosts only once a blocking collective has
  * checked the ranks' host maps (a call that finds them unchecked asks for
  * that, and is staged), and the communicator's test: where a blocking call
  * found the ranks cannot map each other's memory, never; where none has
- * tested it yet, the call tests at its first start, for itself.  (One-shot
- * nonblocking calls are staged: each would allocate staging of its own
- * that every peer maps anew, where a persistent call's are mapped once.) */
-int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, tacos_ipc_vote_t *v)
+ * tested it yet, a persistent call tests at its first start, for itself,
+ * and a nonblocking one is staged and asks the next blocking collective to
+ * test (tacos_ipc_test_wanted).  Where a call asks, every rank's "no" is
+ * ORed at its start (a nonblocking call's: at once). */
+int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, int persistent,
+                       tacos_ipc_vote_t *v)
 {
     memset(v, 0, sizeof *v);
     if (!ipc_possible(c, call))
         return 0;
     if (c->host_ids)
         c->hosts_wanted = 1;
+    if (!persistent && !c->ipc_mappable) {
+        c->ipc_test_wanted = 1;
+        if (call->mem && call->mc && call->mc->ipc_export)
+            c->ipc_test_mc = call->mc;
+        return 0;
+    }
     v->test = !c->ipc_mappable;
     return !c->host_ids && !(c->ops.spans_hosts && !c->on_host);
 }

@@ -13,7 +13,7 @@ typedef struct {
     long long ok; /* made and exported (a long long: no padding in the message) */
 } tacos_ipc_probe_t;
 
-/* A persistent call's agreement, without blocking (ipc.c). */
+/* The agreement of a persistent or nonblocking call, without blocking (ipc.c). */
 typedef struct {
     int phase;       /* 0: none in flight */
     int round, test; /* test: the communicator's mapping was untested at the call's creation */
@@ -30,9 +30,10 @@ typedef struct {
  * call may take IPC; nonzero: the binding's status or a TACOS_ERR_*). */
 int tacos_ipc_agree(tacos_comm_t *c, const tacos_call_t *call, const tacos_mc_t **ipc);
 
-/* At a persistent call's creation (in collective order): whether it agrees
- * at its first start (then v is set up for it). */
-int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, tacos_ipc_vote_t *v);
+/* At the creation of a persistent or nonblocking call (in collective
+ * order): whether it agrees at its first start (then v is set up for it). */
+int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, int persistent,
+                       tacos_ipc_vote_t *v);
 
 /* The agreement of such a call: start, then progress until *answer is 1
  * (IPC) or -1 (staged).  On an error the agreement is abandoned. */

@@ -163,16 +163,31 @@ static void init_once(void)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_unmade, &unmade_keyval, NULL);
 }
 
-/* the core's callbacks over the private duplicate */
+/* The core's callbacks over the private duplicate.  Its collectives are
+ * nonblocking on every rank and waited for with pmpi_wait: a rank whose
+ * operations of this library's are in flight must progress them while it
+ * waits (a peer may wait for one of them before it joins, e.g. a rank in
+ * MPI_Barrier, which may agree on CUDA IPC for a nonblocking call, while
+ * another waits for that call first), and a blocking collective on some
+ * ranks would not match a nonblocking one on others. */
+static int own_allreduce(void *v, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = PMPI_Iallreduce(MPI_IN_PLACE, v, n, type, op, comm, &r);
+    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
+}
+
 static int core_max_u64(void *ctx, uint64_t *v, int n)
 {
-    return PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm);
+    return own_allreduce(v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm);
 }
 
 static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
 {
-    return PMPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
-                          ((state_t *)ctx)->comm);
+    MPI_Request r;
+    int rc = PMPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
+                             ((state_t *)ctx)->comm, &r);
+    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
 }
 
 static double now_us(void)
@@ -1244,7 +1259,7 @@ int MPI_Barrier(MPI_Comm comm)
     if (st && marked) {
         /* the keys are the same on every rank, unless one lacked the memory */
         int n[2] = {u->n, -u->n};
-        PMPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MIN, st->comm);
+        own_allreduce(n, 2, MPI_INT, MPI_MIN, st->comm);
         for (int i = 0; n[0] == -n[1] && i < u->n; i++) {
             const char *why = left_to_mpich(st, u->key[i].coll);
             tacos_comm_plan_nonblocking(st->core, u->key[i].coll, u->key[i].root,
@@ -1257,7 +1272,8 @@ int MPI_Barrier(MPI_Comm comm)
         return done(comm, rc);
     /* nonblocking on every rank (blocking and nonblocking barriers do not
      * match, and only some ranks may have operations of this library's to
-     * progress while they wait) */
+     * progress while they wait), as are the allreduces above (own_allreduce,
+     * the core's callbacks) */
     MPI_Request r;
     rc = PMPI_Ibarrier(comm, &r);
     return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc);

@@ -5,12 +5,14 @@
  *   after a blocking collective planned its size;
  *   16 outstanding of mixed kinds completed in reverse order (MPI_Waitall,
  *   MPI_Testany loops); two communicators interleaved;
- *   persistent requests started many times with changing contents, freed
+ *   persistent requests started many times with changing contents (also
+ *   as the first operations of a communicator), freed
  *   inactive and while active, two started in different orders on
  *   different ranks, one waited for with a persistent barrier of the MPI
  *   library's own (MPI_Waitall); a communicator duplicated while an
- *   operation runs; a rank in a barrier while the others wait for a
- *   collective before theirs; an application's MPI_ANY_TAG receive
+ *   operation runs; a rank in a barrier (of another communicator, or of
+ *   the collective's own) while the others wait for a collective before
+ *   theirs; an application's MPI_ANY_TAG receive
  *   posted while a collective runs;
  *   a rank that computes before it waits (the others must not deadlock),
  *   a rank in MPI_Recv while another waits (the receive progresses);
@@ -388,6 +390,33 @@ static void check_persistent(MPI_Comm comm, int starts)
      * barrier): its buffers are never freed */
 }
 
+/* Persistent Allreduces on a communicator of their own: the first made
+ * before its size is planned (the MPI library's), the next after a
+ * barrier planned it, the first operation of coll/tacos's there (with GPU
+ * buffers and CUDA IPC: it agrees on IPC and tests mapping at its first
+ * start, no blocking collective having tested the communicator). */
+static void check_persistent_first(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    for (int round = 0; round < 2; round++) {
+        coll_t c;
+        make(&c, ALLREDUCE, comm, 1000, 0, 0);
+        post(&c, 1);
+        for (int t = 0; t < 3 && !failures; t++) {
+            fill(&c, 500 + t);
+            MPI_Start(&c.req);
+            MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+            check(&c, round ? "persistent, first of the communicator's planned" : "persistent, unplanned");
+        }
+        MPI_Request_free(&c.req);
+        unmake(&c);
+        if (!round)
+            MPI_Barrier(comm); /* plans its size */
+    }
+    MPI_Comm_free(&comm);
+}
+
 /* Two persistent Allreduces of one planned size started in one order on
  * even ranks and in the other on odd ones (MPI orders their
  * initializations only): each must reduce its own inputs. */
@@ -460,6 +489,30 @@ static void check_barrier_while_active(MPI_Comm comm, MPI_Comm other)
             wait_check(&c, "waited for after a barrier");
     }
     unmake(&c);
+}
+
+/* Rank 0 enters a barrier on the call's own communicator before it waits
+ * for the call, which the others wait for first, on a communicator where
+ * only nonblocking calls ran: with GPU buffers and CUDA IPC that barrier
+ * agrees on IPC for the call (the communicator untested), and must
+ * progress the call while it waits for the others. */
+static void check_barrier_same_comm(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    for (int t = 0; t < 4 && !failures; t++) {
+        fill(&c, 960 + t);
+        post(&c, 0);
+        if (c.rank != 0 || t == 0) /* the first call the MPI library's: not planned yet */
+            wait_check(&c, "waited for before a barrier of its communicator");
+        MPI_Barrier(comm); /* (the first plans the size) */
+        if (c.rank == 0 && t > 0)
+            wait_check(&c, "waited for after a barrier of its communicator");
+    }
+    unmake(&c);
+    MPI_Comm_free(&comm);
 }
 
 /* A persistent collective of this library's and one of the MPI library's
@@ -591,6 +644,8 @@ int main(int argc, char **argv)
     MPI_Comm a, b;
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
     MPI_Comm_split(MPI_COMM_WORLD, 0, n - me, &b); /* ranks in reverse order */
+    check_persistent_first();
+    check_barrier_same_comm();
     check_alone(a, quick);
     check_many(a, 0);
     check_many(a, 1);

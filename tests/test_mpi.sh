@@ -156,17 +156,25 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
     grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
 # persistent calls staged through shared memory (stage 3) agree on IPC at
-# their first start without blocking (a dissemination of one byte);
-# nonblocking ones stay staged; where 2 of 4 ranks stage through plain host
-# memory, no call goes through IPC
+# their first start, nonblocking ones at once, without blocking (a
+# dissemination of one byte); nonblocking ones only where a blocking
+# collective tested that the ranks can map each other's memory: before, they
+# are staged and the next blocking collective tests (mpi_nbc_check's first
+# communicator sees only nonblocking calls and barriers until its persistent
+# calls); where 2 of 4 ranks stage through plain host memory, no call goes
+# through IPC
 for np in 4 8; do
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
         $NO_MIN $IPC "$NBC" --quick >"$T/out" 2>&1
-    [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
-        grep -qF "(nonblocking), staged through shared host memory (peers read it: IPC)" "$T/out" &&
-        grep -q "(nonblocking), staged through shared host memory\$" "$T/out" ||
-        { fail "persistent through IPC at $np ranks"; tail -5 "$T/out" >&2; }
+    [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" ||
+        { fail "nonblocking and persistent with IPC at $np ranks"; tail -5 "$T/out" >&2; }
+    grep -qF "(persistent), staged through shared host memory (peers read it: IPC)" "$T/out" ||
+        fail "no persistent call through IPC at $np ranks"
+    grep -qF "(nonblocking), staged through shared host memory (peers read it: IPC)" "$T/out" ||
+        fail "no nonblocking call through IPC at $np ranks"
+    grep -q "(nonblocking), staged through shared host memory\$" "$T/out" ||
+        fail "no nonblocking call staged before the communicator was tested at $np ranks"
 done
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
@@ -175,15 +183,17 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     -np 2 -x OMPI_MCA_coll_tacos_stage=1 "$NBC" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" ||
     fail "persistent, 2 of 4 ranks with shared staging: wrong results"
-grep -qF "(peers read it: IPC)" "$T/out" && fail "persistent, 2 of 4 ranks with shared staging: IPC"
+grep -qF "(peers read it: IPC)" "$T/out" && fail "nonblocking, 2 of 4 ranks with shared staging: IPC"
 # a rank that cannot map what the others of its host export (as GPUs
 # without peer access: TACOS_FAULT fails every mapping rank 2 makes), or
 # cannot export its own (as under MIG: every export of rank 1's): the first
 # agreement that says yes on a communicator tests it, and where that rank is
 # a member the communicator stages (one message names it); a persistent call
 # on a communicator no blocking call tested tests it itself (mpi_nbc_check's
-# persistent calls are on a dup). Without the test that rank's first call
-# through IPC failed after the others had sent it descriptions
+# first persistent calls are on a communicator of their own), a nonblocking
+# one is staged and the next blocking collective tests. Without the test
+# that rank's first call through IPC failed after the others had sent it
+# descriptions
 for case in "$CHECK 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
     "$NBC 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
     "$CHECK 1:ipcexp:1 1 cannot export GPU memory"; do
@@ -213,7 +223,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll_tacos_nonblocking 0 "$NBC" --quick --fallback >"$T/out" 2>&1 ||
     fail "nonblocking=0: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking=0: wrong results"
-grep -q "(nonblocking)" "$T/out" && fail "nonblocking=0: a nonblocking call ran a schedule"
+grep -qE "\((nonblocking|persistent)\)" "$T/out" && fail "nonblocking=0: a nonblocking or persistent call ran a schedule"
 grep -q "iallreduce: fallback: coll_tacos_nonblocking is 0" "$T/out" ||
     fail "nonblocking=0: no reason in the trace"
 

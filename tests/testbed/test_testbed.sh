@@ -109,8 +109,10 @@ shape() {
             fail "$name -r $ranks: no call through IPC"
         grep -q "mpi_nbc_check: 0 failure" "$T/ipc_nbc.out" ||
             { fail "$name -r $ranks: mpi_nbc_check with IPC"; tail -20 "$T/ipc_nbc.out" >&2; }
-        grep -q "allreduce [0-9]* bytes on 4 ranks: .*(nonblocking), .*(peers read it: IPC)" \
-            "$T/ipc_nbc.out" || fail "$name -r $ranks: no persistent call through IPC"
+        for kind in persistent nonblocking; do
+            grep -q "allreduce [0-9]* bytes on 4 ranks: .*($kind), .*(peers read it: IPC)" \
+                "$T/ipc_nbc.out" || fail "$name -r $ranks: no $kind call through IPC"
+        done
     fi
     for c in allreduce allgather broadcast reduce reduce-scatter; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
