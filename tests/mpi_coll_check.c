@@ -965,7 +965,8 @@ static void check_leaks(void)
 /* Many communicators with large buffers: the scratch they keep between
  * calls is bounded by coll_tacos_scratch_max_bytes for the whole process
  * (run with it at 16 MiB: 64 communicators x 2 MiB reduce-scatters would
- * keep about 240 MiB without it). */
+ * keep about 240 MiB without it), also what nonblocking calls staged
+ * (coll_tacos_stage) give back to their communicator's pool. */
 static void check_many_comms(void)
 {
     enum { NCOMM = 64, COUNT = 1 << 19 };
@@ -978,6 +979,9 @@ static void check_many_comms(void)
         MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
         MPI_Reduce_scatter_block(s, d, COUNT, MPI_INT, MPI_SUM, c[i]);
         MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i]);
+        MPI_Request r; /* (its size planned by the Allreduce; staged, its buffers go to a pool) */
+        MPI_Iallreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i], &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     long grown = rss_kib() - before;
     if (grown > 64 * 1024)
