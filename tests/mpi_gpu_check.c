@@ -370,30 +370,39 @@ static void check_by_hand(void)
 
 /* Rank 0's buffers in host memory, the others' on the GPU, 4 MiB (above
  * every GPU threshold): the ranks must not read each other's staging
- * through CUDA IPC (rank 0 has none), so they agree not to. */
+ * through CUDA IPC (rank 0 has none), so they agree not to: blocking
+ * Allreduce and Bcast, and a nonblocking Allreduce (where earlier calls
+ * found the ranks can map each other's memory, it votes: rank 0 says no). */
 static void check_mixed_ranks(void)
 {
     enum { COUNT = 1 << 20 };
+    static const char *what[] = {"Allreduce, rank 0 on host memory", "Bcast, rank 0 on host memory",
+                                 "Iallreduce, rank 0 on host memory"};
     int *h = malloc(COUNT * sizeof *h), *out = malloc(COUNT * sizeof *out);
     void *d = me ? dev_alloc(COUNT * sizeof *h) : NULL;
-    for (int form = 0; form < 2; form++) {
+    for (int form = 0; form < 3; form++) {
+        void *buf = me ? d : (void *)h;
         for (int i = 0; i < COUNT; i++)
             h[i] = (me + 1) * (i % 1000 + form);
         if (me)
             to_dev(d, h, COUNT * sizeof *h);
-        if (form == 0)
-            MPI_Allreduce(MPI_IN_PLACE, me ? d : (void *)h, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        else
-            MPI_Bcast(me ? d : (void *)h, COUNT, MPI_INT, n - 1, MPI_COMM_WORLD);
+        if (form == 0) {
+            MPI_Allreduce(MPI_IN_PLACE, buf, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else if (form == 1) {
+            MPI_Bcast(buf, COUNT, MPI_INT, n - 1, MPI_COMM_WORLD);
+        } else {
+            MPI_Request r;
+            MPI_Iallreduce(MPI_IN_PLACE, buf, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
         if (me)
             to_host(out, d, COUNT * sizeof *out);
         else
             memcpy(out, h, COUNT * sizeof *out);
         for (int i = 0; i < COUNT; i++) {
-            int want = form ? n * (i % 1000 + 1) : n * (n + 1) / 2 * (i % 1000);
+            int want = form == 1 ? n * (i % 1000 + 1) : n * (n + 1) / 2 * (i % 1000 + form);
             if (out[i] != want) {
-                fail(form ? "Bcast, rank 0 on host memory" : "Allreduce, rank 0 on host memory",
-                     COUNT, (size_t)i, out[i], want);
+                fail(what[form], COUNT, (size_t)i, out[i], want);
                 break;
             }
         }
