@@ -116,7 +116,7 @@ typedef struct {
 } tacos_ipc_map_t;
 
 typedef struct {
-    tacos_ipc_map_t *maps; /* cap slots */
+    tacos_ipc_map_t *maps; /* cap slots, grown where all are pinned (start: NULL, 0) */
     int cap, kept, n;
     size_t max_bytes, bytes;
     unsigned long long clock;
@@ -127,7 +127,8 @@ typedef struct {
 } tacos_ipc_maps_t;
 
 /* The mapping of what d describes, opened where there is none, pinned;
- * TACOS_ERR_NOMEM where all cap slots are pinned, or open's error. */
+ * TACOS_ERR_NOMEM where all slots are pinned and no more can be
+ * allocated, or open's error. */
 int tacos_ipc_maps_pin(tacos_ipc_maps_t *t, const tacos_ipc_desc_t *d, tacos_ipc_map_t **m);
 /* Unpins the mapping of d (from tacos_ipc_maps_pin). */
 void tacos_ipc_maps_unpin(tacos_ipc_maps_t *t, const tacos_ipc_desc_t *d);

@@ -405,8 +405,8 @@ static void cuda_dev_free(void *p)
  * pins what it imports until its memory work is done (ipc_release).  A
  * call that fails leaves its pins: what it started on the GPU may still
  * read them. */
-#define IPC_MAPS 1024 /* (pinned ones too: each persistent call in flight pins one per peer) */
-#define IPC_KEPT 64    /* of them kept once nothing pins them */
+#define IPC_KEPT 64 /* mappings kept once nothing pins them (each call in flight
+                     * pins one per peer it reads from: as many as that) */
 #define IPC_MAP_BYTES ((size_t)4 << 30)
 static struct {
     CUdeviceptr base;
@@ -468,8 +468,7 @@ static void ipc_close(uintptr_t base, size_t bytes)
     cu.cuIpcCloseMemHandle((CUdeviceptr)base);
 }
 
-static tacos_ipc_map_t ipc_slots[IPC_MAPS];
-static tacos_ipc_maps_t mapped = {.maps = ipc_slots, .cap = IPC_MAPS, .kept = IPC_KEPT,
+static tacos_ipc_maps_t mapped = {.kept = IPC_KEPT,
                                   .max_bytes = IPC_MAP_BYTES, .open = ipc_open,
                                   .close = ipc_close};
 
@@ -483,7 +482,7 @@ static int cuda_ipc_import(const tacos_ipc_desc_t *d, const void **p)
     pthread_mutex_lock(&lock);
     if ((rc = tacos_ipc_maps_pin(&mapped, d, &m)) == TACOS_ERR_NOMEM) {
         snprintf(last_error, sizeof last_error,
-                 "more than %d GPU allocations of other ranks in use at once", IPC_MAPS);
+                 "out of memory for mappings of other ranks' GPU allocations");
         rc = TACOS_ERR_IO;
     }
     if (!rc)

@@ -3,6 +3,7 @@
  * (mem.h: tacos_ipc_maps_t), shared by the CUDA component and the test
  * component on shared host memory.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mem.h"
@@ -41,13 +42,28 @@ static void unmap(tacos_ipc_maps_t *t, int i)
     t->n--;
 }
 
+/* Twice the slots (64 at first): every one in use is pinned. */
+static int grow(tacos_ipc_maps_t *t)
+{
+    int cap = t->cap ? 2 * t->cap : 64;
+    tacos_ipc_map_t *maps = realloc(t->maps, (size_t)cap * sizeof *maps);
+    if (!maps)
+        return -1;
+    memset(maps + t->cap, 0, (size_t)(cap - t->cap) * sizeof *maps);
+    t->maps = maps, t->cap = cap;
+    return 0;
+}
+
 int tacos_ipc_maps_pin(tacos_ipc_maps_t *t, const tacos_ipc_desc_t *d, tacos_ipc_map_t **m)
 {
     int i = find(t, d), rc;
     *m = NULL;
     if (i < 0) {
-        if ((i = slot(t, 1)) < 0)
-            return TACOS_ERR_NOMEM;
+        if ((i = slot(t, 1)) < 0) { /* every slot pinned: the first of new ones */
+            i = t->cap;
+            if (grow(t))
+                return TACOS_ERR_NOMEM;
+        }
         if (t->maps[i].base)
             unmap(t, i);
         if ((rc = t->open(d, &t->maps[i].base, &t->maps[i].bytes))) {

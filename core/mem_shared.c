@@ -26,8 +26,7 @@
 #include "tacos_synth.h"
 
 #define MAX_ALLOCS 1024 /* this process's shared allocations at once */
-#define MAX_MAPS 1024   /* other processes' mapped at once (as the CUDA component) */
-#define KEPT_MAPS 64    /* of them kept once nothing pins them */
+#define KEPT_MAPS 64    /* other processes' kept mapped once nothing pins them */
 
 typedef struct { /* what a description's handle holds */
     int fd;
@@ -164,8 +163,7 @@ static void unmap(uintptr_t base, size_t bytes)
     munmap((void *)base, bytes);
 }
 
-static tacos_ipc_map_t slots[MAX_MAPS];
-static tacos_ipc_maps_t maps = {.maps = slots, .cap = MAX_MAPS, .kept = KEPT_MAPS,
+static tacos_ipc_maps_t maps = {.kept = KEPT_MAPS,
                                 .max_bytes = (size_t)-1, .open = map_in, .close = unmap};
 
 static int shared_import(const tacos_ipc_desc_t *d, const void **p)
@@ -175,7 +173,7 @@ static int shared_import(const tacos_ipc_desc_t *d, const void **p)
     pthread_mutex_lock(&lock);
     int rc = tacos_ipc_maps_pin(&maps, d, &m);
     if (rc == TACOS_ERR_NOMEM)
-        rc = fail("too many other processes' allocations in use at once");
+        rc = fail("out of memory for mappings of other processes' allocations");
     if (!rc && d->offset >= m->bytes) {
         tacos_ipc_maps_unpin(&maps, d);
         rc = fail("a description past the end of its allocation");
