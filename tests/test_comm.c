@@ -5,14 +5,17 @@
  * (the default model: one host).  Checks that
  * equal settings give plans (cached, agreed), that one rank's different
  * setting makes every rank fall back with one message, thresholds, cache
- * eviction, and a topology file of the wrong size.
+ * eviction, and a topology file of the wrong size.  Also the table of
+ * other processes' memory an IPC component maps (mem_ipc.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "mem.h"
 #include "tacos_comm.h"
 
 /* ranks, and values one max over them takes (the core's settings
@@ -185,8 +188,61 @@ static void file_plan(rank_t *r)
     r->result = !p && why && strstr(why, "no usable topology");
 }
 
+/* ---- the IPC mappings' table ---- */
+
+static int opened, closed;
+
+static int fake_open(const tacos_ipc_desc_t *d, uintptr_t *base, size_t *bytes)
+{
+    *base = 0x100000 + (uintptr_t)d->buffer_id * 0x1000;
+    *bytes = 0x1000;
+    opened++;
+    return 0;
+}
+
+static void fake_close(uintptr_t base, size_t bytes)
+{
+    (void)base, (void)bytes;
+    closed++;
+}
+
+/* 200 allocations pinned at once (more than the table's first slots: it
+ * grows), each found again while pinned; once unpinned, the next mapping
+ * closes all but `kept` of them, the least recently used first. */
+static void ipc_maps(void)
+{
+    enum { N = 200, KEPT = 64 };
+    static tacos_ipc_desc_t d[N + 1];
+    tacos_ipc_maps_t t = {.kept = KEPT, .max_bytes = (size_t)-1, .open = fake_open,
+                          .close = fake_close};
+    tacos_ipc_map_t *m;
+    for (int i = 0; i <= N; i++) {
+        d[i].pid = 42, d[i].buffer_id = (unsigned long long)i + 1;
+        memcpy(d[i].handle, &i, sizeof i);
+    }
+    for (int i = 0; i < N; i++) {
+        int rc = tacos_ipc_maps_pin(&t, &d[i], &m);
+        CHECK(!rc && m && m->base == 0x100000 + (uintptr_t)(i + 1) * 0x1000,
+              "ipc maps: pin %d of %d at once: rc %d", i, N, rc);
+    }
+    CHECK(opened == N && closed == 0 && t.n == N, "ipc maps: %d opened, %d closed, %d mapped",
+          opened, closed, t.n);
+    CHECK(!tacos_ipc_maps_pin(&t, &d[7], &m) && m->pins == 2 && opened == N,
+          "ipc maps: a pinned mapping opened again");
+    tacos_ipc_maps_unpin(&t, &d[7]);
+    for (int i = 0; i < N; i++)
+        tacos_ipc_maps_unpin(&t, &d[i]);
+    CHECK(!tacos_ipc_maps_pin(&t, &d[N], &m) && t.n == KEPT && closed == N + 1 - KEPT,
+          "ipc maps: %d mapped, %d closed once unpinned (want %d, %d)", t.n, closed, KEPT,
+          N + 1 - KEPT);
+    CHECK(!tacos_ipc_maps_pin(&t, &d[N - 1], &m) && opened == N + 1,
+          "ipc maps: the most recently used closed");
+    free(t.maps);
+}
+
 int main(void)
 {
+    ipc_maps();
     world_t w;
     rank_t ranks[MAXN];
     for (int n = 2; n <= 5; n++) {
