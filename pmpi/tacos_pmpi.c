@@ -230,7 +230,10 @@ static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
     return rc;
 }
 
-/* The same, waiting as tacos_net_idle says (the network measurement). */
+/* The same, waiting as tacos_net_idle says (the network measurement), and
+ * progressing the library's operations as pmpi_wait does (the steps of a
+ * measurement start after one of these: a peer that waits for one of
+ * those operations first then joins). */
 static int core_max_u64_idle(void *ctx, uint64_t *v, int n)
 {
     MPI_Request req;
@@ -238,8 +241,10 @@ static int core_max_u64_idle(void *ctx, uint64_t *v, int n)
     double t0 = now_us();
     rc = PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm, &req);
     while (rc == MPI_SUCCESS && !done)
-        if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) {
+            pmpi_progress();
             tacos_net_idle(now_us() - t0);
+        }
     return rc;
 }
 
