@@ -170,11 +170,15 @@ static void init_once(void)
  * MPI_Barrier, which may agree on CUDA IPC for a nonblocking call, while
  * another waits for that call first), and a blocking collective on some
  * ranks would not match a nonblocking one on others. */
+static int waited(int rc, MPI_Request *r)
+{
+    return rc == MPI_SUCCESS ? pmpi_wait(r, MPI_STATUS_IGNORE) : rc;
+}
+
 static int own_allreduce(void *v, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     MPI_Request r;
-    int rc = PMPI_Iallreduce(MPI_IN_PLACE, v, n, type, op, comm, &r);
-    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
+    return waited(PMPI_Iallreduce(MPI_IN_PLACE, v, n, type, op, comm, &r), &r);
 }
 
 static int core_max_u64(void *ctx, uint64_t *v, int n)
@@ -185,9 +189,9 @@ static int core_max_u64(void *ctx, uint64_t *v, int n)
 static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
 {
     MPI_Request r;
-    int rc = PMPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
-                             ((state_t *)ctx)->comm, &r);
-    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
+    return waited(PMPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
+                                  ((state_t *)ctx)->comm, &r),
+                  &r);
 }
 
 static double now_us(void)
@@ -295,6 +299,13 @@ static state_t *make_state(MPI_Comm comm)
     PMPI_Comm_rank(comm, &me);
     state_t *st = calloc(1, sizeof *st);
     MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Request r;
+    /* A nonblocking barrier first: once it is done every rank is here, so
+     * none waits for an operation of this library's that this rank (in
+     * the blocking collectives below, which do not progress them) would
+     * have to progress. */
+    if (!inter && n >= 2)
+        waited(PMPI_Ibarrier(comm, &r), &r); /* (an error: the same calls follow) */
     /* a split in rank order: the same group, but unlike a dup it runs none
      * of the application's attribute copy (and later delete) callbacks */
     if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
@@ -610,11 +621,12 @@ typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
 /* The call's name in its mode. */
 #define NAME(name, iname) (mode == NONBLOCKING ? #iname : mode == PERSISTENT ? #name "_init" : #name)
 
-/* The MPI library's own collective in the call's mode. */
+/* The MPI library's own collective in the call's mode; a blocking call's
+ * through MPICH's nonblocking form on every rank (see WAITED below). */
 #define FALLBACK(name, iname, ...)                                                           \
     (mode == NONBLOCKING  ? PMPI_##iname(__VA_ARGS__, request)                               \
      : mode == PERSISTENT ? PMPI_##name##_init(__VA_ARGS__, info, request)                   \
-                          : PMPI_##name(__VA_ARGS__))
+                          : waited(PMPI_##iname(__VA_ARGS__, request), request))
 
 /* A nonblocking call on a communicator whose state is not made yet falls
  * back; its key, if it has one to move, is recorded for the
@@ -1007,7 +1019,7 @@ static int unserved(MPI_Comm comm, const char *name, const char *why)
     } while (0)
 
 /* The call on host copies, in the original call's mode (its request in inner_). */
-#define HOST(fn, ...) fn(__VA_ARGS__, mode, info, mode == BLOCKING ? NULL : &inner_)
+#define HOST(fn, ...) fn(__VA_ARGS__, mode, info, &inner_)
 
 static int by_hand_Allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
                              MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
@@ -1096,7 +1108,7 @@ static int by_hand_Scatter(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datat
 }
 
 /* The entry points: each collective in its three modes. */
-#define B BLOCKING, MPI_INFO_NULL, NULL
+#define B BLOCKING, MPI_INFO_NULL, &(MPI_Request){MPI_REQUEST_NULL} /* (where it falls back) */
 #define I(request) NONBLOCKING, MPI_INFO_NULL, request
 
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
@@ -1279,10 +1291,75 @@ int MPI_Barrier(MPI_Comm comm)
      * match, and only some ranks may have operations of this library's to
      * progress while they wait), as are the allreduces above (own_allreduce,
      * the core's callbacks) */
-    MPI_Request r;
-    rc = PMPI_Ibarrier(comm, &r);
-    return done(comm, rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc);
+    MPI_Request r; /* (an error went to the communicator's handler in MPICH's call) */
+    return waited(PMPI_Ibarrier(comm, &r), &r);
 }
+
+/* The blocking collectives this library does not serve: MPICH's
+ * nonblocking forms, waited for with pmpi_wait on every rank (blocking and
+ * nonblocking collectives do not match), so that a rank in one progresses
+ * this library's operations while it waits, as MPI's progress rule asks: a
+ * peer may wait for one of them before it joins (MPICH's blocking forms
+ * progress only MPICH's own, and the job hung).  The same for the calls
+ * that fall back (FALLBACK) and MPI_Barrier. */
+#define WAITED(name, iname, params, ...)                                                     \
+    int MPI_##name params                                                                    \
+    {                                                                                        \
+        MPI_Request r;                                                                       \
+        return waited(PMPI_##iname(__VA_ARGS__, &r), &r);                                    \
+    }
+#define CBUF const void *sbuf
+#define CINTS const int
+WAITED(Allgatherv, Iallgatherv,
+       (CBUF, int sc, MPI_Datatype st, void *rbuf, CINTS rc[], CINTS d[], MPI_Datatype rt,
+        MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, comm)
+WAITED(Gatherv, Igatherv,
+       (CBUF, int sc, MPI_Datatype st, void *rbuf, CINTS rc[], CINTS d[], MPI_Datatype rt, int root,
+        MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, root, comm)
+WAITED(Scatterv, Iscatterv,
+       (CBUF, CINTS sc[], CINTS d[], MPI_Datatype st, void *rbuf, int rc, MPI_Datatype rt, int root,
+        MPI_Comm comm),
+       sbuf, sc, d, st, rbuf, rc, rt, root, comm)
+WAITED(Alltoallv, Ialltoallv,
+       (CBUF, CINTS sc[], CINTS sd[], MPI_Datatype st, void *rbuf, CINTS rc[], CINTS rd[],
+        MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+/* in place, MPICH's blocking form (every rank passes MPI_IN_PLACE): MPICH
+ * 4.0.2's MPI_Ialltoallw in place gives wrong blocks */
+int MPI_Alltoallw(const void *sbuf, const int sc[], const int sd[], const MPI_Datatype st[],
+                  void *rbuf, const int rc[], const int rd[], const MPI_Datatype rt[], MPI_Comm comm)
+{
+    MPI_Request r;
+    if (sbuf == MPI_IN_PLACE)
+        return PMPI_Alltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm);
+    return waited(PMPI_Ialltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, &r), &r);
+}
+WAITED(Scan, Iscan, (CBUF, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm), sbuf,
+       rbuf, count, t, op, comm)
+WAITED(Exscan, Iexscan, (CBUF, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
+       sbuf, rbuf, count, t, op, comm)
+WAITED(Neighbor_allgather, Ineighbor_allgather,
+       (CBUF, int sc, MPI_Datatype st, void *rbuf, int rc, MPI_Datatype rt, MPI_Comm comm), sbuf,
+       sc, st, rbuf, rc, rt, comm)
+WAITED(Neighbor_allgatherv, Ineighbor_allgatherv,
+       (CBUF, int sc, MPI_Datatype st, void *rbuf, CINTS rc[], CINTS d[], MPI_Datatype rt,
+        MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, comm)
+WAITED(Neighbor_alltoall, Ineighbor_alltoall,
+       (CBUF, int sc, MPI_Datatype st, void *rbuf, int rc, MPI_Datatype rt, MPI_Comm comm), sbuf,
+       sc, st, rbuf, rc, rt, comm)
+WAITED(Neighbor_alltoallv, Ineighbor_alltoallv,
+       (CBUF, CINTS sc[], CINTS sd[], MPI_Datatype st, void *rbuf, CINTS rc[], CINTS rd[],
+        MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+WAITED(Neighbor_alltoallw, Ineighbor_alltoallw,
+       (CBUF, CINTS sc[], const MPI_Aint sd[], const MPI_Datatype st[], void *rbuf, CINTS rc[],
+        const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+#undef CBUF
+#undef CINTS
 
 #if MPI_VERSION >= 4
 /* The large-count forms: served by the int forms where the call fits them,
@@ -1296,8 +1373,9 @@ static int fits(MPI_Count count, MPI_Datatype dtype)
     return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
 }
 
-/* MPICH's own large-count form, never on GPU buffers (b0, b1: those that
- * matter on this rank): an error there, as for intercommunicators. */
+/* MPICH's own large-count form (its nonblocking one, waited for as WAITED
+ * says, in r), never on GPU buffers (b0, b1: those that matter on this
+ * rank): an error there, as for intercommunicators. */
 static int gpu_in_c(MPI_Comm comm, const char *name, const void *b0, const void *b1)
 {
     call_ctx_t x = {.op = MPI_OP_NULL};
@@ -1305,41 +1383,48 @@ static int gpu_in_c(MPI_Comm comm, const char *name, const void *b0, const void 
     pmpi_on_device(&x, bufs, 2);
     return x.device ? unserved(comm, name, "a count beyond int") : MPI_SUCCESS;
 }
-#define MPICH_C(name, b0, b1, ...)                                                           \
+#define MPICH_C(name, iname, b0, b1, ...)                                                    \
     (gpu_in_c(comm, #name "_c", b0, b1) ? MPI_ERR_UNSUPPORTED_OPERATION                      \
-                                        : PMPI_##name##_c(__VA_ARGS__))
+                                        : waited(PMPI_##iname##_c(__VA_ARGS__, &r), &r))
 
 int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
                     MPI_Comm comm)
 {
-    return fits(count, dtype) ? MPI_Allreduce(sbuf, rbuf, (int)count, dtype, op, comm)
-                              : MPICH_C(Allreduce, sbuf, rbuf, sbuf, rbuf, count, dtype, op, comm);
+    MPI_Request r; /* (where MPICH serves it) */
+    return fits(count, dtype)
+               ? MPI_Allreduce(sbuf, rbuf, (int)count, dtype, op, comm)
+               : MPICH_C(Allreduce, Iallreduce, sbuf, rbuf, sbuf, rbuf, count, dtype, op, comm);
 }
 
 int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
                     MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     int n;
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
                ? MPI_Allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : MPICH_C(Allgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+               : MPICH_C(Allgather, Iallgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
+                         rdtype, comm);
 }
 
 int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     int n;
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
                ? MPI_Alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : MPICH_C(Alltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+               : MPICH_C(Alltoall, Ialltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
+                         rdtype, comm);
 }
 
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     return fits(count, dtype) ? MPI_Bcast(buf, (int)count, dtype, root, comm)
-                              : MPICH_C(Bcast, buf, NULL, buf, count, dtype, root, comm);
+                              : MPICH_C(Bcast, Ibcast, buf, NULL, buf, count, dtype, root, comm);
 }
 
 /* Gather's and Scatter's: the root's whole buffer, read where it is
@@ -1366,43 +1451,49 @@ static int rooted_fits(int gathers, const void *sbuf, MPI_Count scount, MPI_Data
 int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
                  MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     return rooted_fits(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
                ? MPI_Gather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : MPICH_C(Gather, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, scount,
+               : MPICH_C(Gather, Igather, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, scount,
                          sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     return rooted_fits(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
                ? MPI_Scatter(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : MPICH_C(Scatter, rank_of(comm) == root ? sbuf : NULL, rbuf, sbuf, scount,
+               : MPICH_C(Scatter, Iscatter, rank_of(comm) == root ? sbuf : NULL, rbuf, sbuf, scount,
                          sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
                  int root, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     return fits(count, dtype) ? MPI_Reduce(sbuf, rbuf, (int)count, dtype, op, root, comm)
-                              : MPICH_C(Reduce, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, rbuf,
-                                        count, dtype, op, root, comm);
+                              : MPICH_C(Reduce, Ireduce, sbuf, rank_of(comm) == root ? rbuf : NULL,
+                                        sbuf, rbuf, count, dtype, op, root, comm);
 }
 
 int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
                                MPI_Op op, MPI_Comm comm)
 {
+    MPI_Request r; /* (where MPICH serves it) */
     int n;
     PMPI_Comm_size(comm, &n);
     return fits(rcount * n, dtype)
                ? MPI_Reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm)
-               : MPICH_C(Reduce_scatter_block, sbuf, rbuf, sbuf, rbuf, rcount, dtype, op, comm);
+               : MPICH_C(Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, sbuf, rbuf,
+                         rcount, dtype, op, comm);
 }
 
 /* rcounts are equal on every rank: so is the decision */
 int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
                          MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
 {
+    MPI_Request r;             /* (where MPICH serves it) */
     enum { MAX_RANKS = 1024 }; /* int counts on the stack (larger: MPI) */
     int n, counts[MAX_RANKS];
     MPI_Count total = 0;
@@ -1410,9 +1501,67 @@ int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[]
     for (int r = 0; r < n && r < MAX_RANKS; r++)
         total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
     if (n > MAX_RANKS || !fits(total, dtype))
-        return MPICH_C(Reduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op, comm);
+        return MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
+                       comm);
     return MPI_Reduce_scatter(sbuf, rbuf, counts, dtype, op, comm);
 }
+
+/* The large-count forms of the collectives not served (WAITED): they may
+ * match the int forms on other ranks, so they are waited forms too. */
+#define CBUF const void *sbuf
+#define CCOUNTS const MPI_Count
+#define CDISPLS const MPI_Aint
+WAITED(Allgatherv_c, Iallgatherv_c,
+       (CBUF, MPI_Count sc, MPI_Datatype st, void *rbuf, CCOUNTS rc[], CDISPLS d[],
+        MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, comm)
+WAITED(Gatherv_c, Igatherv_c,
+       (CBUF, MPI_Count sc, MPI_Datatype st, void *rbuf, CCOUNTS rc[], CDISPLS d[],
+        MPI_Datatype rt, int root, MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, root, comm)
+WAITED(Scatterv_c, Iscatterv_c,
+       (CBUF, CCOUNTS sc[], CDISPLS d[], MPI_Datatype st, void *rbuf, MPI_Count rc,
+        MPI_Datatype rt, int root, MPI_Comm comm),
+       sbuf, sc, d, st, rbuf, rc, rt, root, comm)
+WAITED(Alltoallv_c, Ialltoallv_c,
+       (CBUF, CCOUNTS sc[], CDISPLS sd[], MPI_Datatype st, void *rbuf, CCOUNTS rc[],
+        CDISPLS rd[], MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+int MPI_Alltoallw_c(CBUF, CCOUNTS sc[], CDISPLS sd[], const MPI_Datatype st[], void *rbuf,
+                    CCOUNTS rc[], CDISPLS rd[], const MPI_Datatype rt[], MPI_Comm comm)
+{
+    MPI_Request r; /* in place as MPI_Alltoallw */
+    if (sbuf == MPI_IN_PLACE)
+        return PMPI_Alltoallw_c(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm);
+    return waited(PMPI_Ialltoallw_c(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, &r), &r);
+}
+WAITED(Scan_c, Iscan_c, (CBUF, void *rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op,
+                         MPI_Comm comm), sbuf, rbuf, count, t, op, comm)
+WAITED(Exscan_c, Iexscan_c, (CBUF, void *rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op,
+                             MPI_Comm comm), sbuf, rbuf, count, t, op, comm)
+WAITED(Neighbor_allgather_c, Ineighbor_allgather_c,
+       (CBUF, MPI_Count sc, MPI_Datatype st, void *rbuf, MPI_Count rc, MPI_Datatype rt,
+        MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, rt, comm)
+WAITED(Neighbor_allgatherv_c, Ineighbor_allgatherv_c,
+       (CBUF, MPI_Count sc, MPI_Datatype st, void *rbuf, CCOUNTS rc[], CDISPLS d[],
+        MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, d, rt, comm)
+WAITED(Neighbor_alltoall_c, Ineighbor_alltoall_c,
+       (CBUF, MPI_Count sc, MPI_Datatype st, void *rbuf, MPI_Count rc, MPI_Datatype rt,
+        MPI_Comm comm),
+       sbuf, sc, st, rbuf, rc, rt, comm)
+WAITED(Neighbor_alltoallv_c, Ineighbor_alltoallv_c,
+       (CBUF, CCOUNTS sc[], CDISPLS sd[], MPI_Datatype st, void *rbuf, CCOUNTS rc[],
+        CDISPLS rd[], MPI_Datatype rt, MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+WAITED(Neighbor_alltoallw_c, Ineighbor_alltoallw_c,
+       (CBUF, CCOUNTS sc[], CDISPLS sd[], const MPI_Datatype st[], void *rbuf, CCOUNTS rc[],
+        CDISPLS rd[], const MPI_Datatype rt[], MPI_Comm comm),
+       sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
+#undef CBUF
+#undef CCOUNTS
+#undef CDISPLS
 #endif
 
 /* The info key "tacos_enable" ("true" or "false"; MPI_Comm_dup_with_info,

@@ -1380,8 +1380,9 @@ static void check_all(int full)
 }
 
 /* MPI-4's large-count forms (MPICH): MPI_Allreduce_c and MPI_Reduce_c of
- * 100000 doubles checked, and MPI_Bcast_c, MPI_Gather_c and MPI_Scatter_c
- * on even ranks matching the int forms on odd ones (the same signature). */
+ * 100000 doubles checked, and MPI_Bcast_c, MPI_Gather_c, MPI_Scatter_c,
+ * MPI_Scan_c and MPI_Allgatherv_c on even ranks matching the int forms on
+ * odd ones (the same signature). */
 static void check_large_count(void)
 {
 #if MPI_VERSION >= 4
@@ -1439,6 +1440,37 @@ static void check_large_count(void)
             FAIL("MPI_Scatter_c with MPI_Scatter: element %d is %g", i, s[i]);
             break;
         }
+    /* collectives the library does not serve, _c on even ranks and int on
+     * odd ones: both its waited forms (with MPICH's blocking MPI_Scan_c on
+     * some ranks and a nonblocking MPI_Iscan on others, a hang) */
+    int one = me + 1, upto = -1, *all = malloc((size_t)n * sizeof *all);
+    int *counts = malloc((size_t)n * sizeof *counts), *displs = malloc((size_t)n * sizeof *displs);
+    MPI_Count counts_c[64];
+    MPI_Aint displs_c[64];
+    for (int r = 0; r < n; r++)
+        counts[r] = 1, displs[r] = n - 1 - r;
+    for (int r = 0; r < n && r < 64; r++)
+        counts_c[r] = 1, displs_c[r] = n - 1 - r;
+    if (me % 2)
+        MPI_Scan(&one, &upto, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else
+        MPI_Scan_c(&one, &upto, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (upto != (me + 1) * (me + 2) / 2)
+        FAIL("MPI_Scan_c with MPI_Scan: %d", upto);
+    if (n <= 64) {
+        if (me % 2)
+            MPI_Allgatherv(&one, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        else
+            MPI_Allgatherv_c(&one, 1, MPI_INT, all, counts_c, displs_c, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < n; r++)
+            if (all[n - 1 - r] != r + 1) {
+                FAIL("MPI_Allgatherv_c with MPI_Allgatherv: block %d is %d", r, all[n - 1 - r]);
+                break;
+            }
+    }
+    free(all);
+    free(counts);
+    free(displs);
     free(s);
     free(d);
 #else

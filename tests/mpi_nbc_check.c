@@ -491,6 +491,74 @@ static void check_barrier_while_active(MPI_Comm comm, MPI_Comm other)
     unmake(&c);
 }
 
+/* Rank 0 enters a blocking collective the MPI library runs (one coll/tacos
+ * leaves to it, one it does not serve, and the first collective of a new
+ * communicator, which makes its state) before it waits for a collective
+ * the others wait for first: that collective must progress it (MPI's
+ * progress rule).  Under MPICH such blocking calls did not progress the
+ * library's operations: a hang. */
+static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
+{
+    static const char *what[] = {"MPI_Gather", "MPI_Scan", "MPI_Allgatherv",
+                                 "a new communicator's first MPI_Allreduce"};
+    coll_t c;
+    int osize, orank;
+    MPI_Comm_size(other, &osize);
+    MPI_Comm_rank(other, &orank);
+    int *all = malloc((size_t)osize * sizeof *all), *counts = malloc((size_t)osize * sizeof *counts);
+    int *displs = malloc((size_t)osize * sizeof *displs);
+    for (int r = 0; r < osize; r++)
+        counts[r] = 1, displs[r] = r;
+    make(&c, ALLREDUCE, comm, 65537, 0, 0);
+    /* Gather's root: the rank that enters first (a leaf would send and leave) */
+    int first = c.rank == 0 ? orank : 0, root = 0;
+    MPI_Allreduce(&first, &root, 1, MPI_INT, MPI_MAX, other);
+    fill(&c, 970);
+    MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
+    for (int t = 0; t < 4; t++) { /* (every rank: one that stopped would leave the others) */
+        MPI_Comm fresh = MPI_COMM_NULL;
+        if (t == 3)
+            MPI_Comm_dup(other, &fresh);
+        int mine = orank + 10 * t, got = -1;
+        fill(&c, 970 + t);
+        post(&c, 0);
+        if (c.rank != 0)
+            wait_check(&c, "waited for before a blocking collective");
+        memset(all, 0xff, (size_t)osize * sizeof *all);
+        switch (t) {
+        case 0:
+            MPI_Gather(&mine, 1, MPI_INT, all, 1, MPI_INT, root, other);
+            for (int r = 0; r < osize && orank == root; r++)
+                if (all[r] != r)
+                    FAIL("MPI_Gather during a collective: block %d is %d", r, all[r]);
+            break;
+        case 1:
+            MPI_Scan(&mine, &got, 1, MPI_INT, MPI_SUM, other);
+            if (got != orank * (orank + 1) / 2 + 10 * (orank + 1))
+                FAIL("MPI_Scan during a collective: %d", got);
+            break;
+        case 2:
+            MPI_Allgatherv(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, other);
+            for (int r = 0; r < osize; r++)
+                if (all[r] != r + 20)
+                    FAIL("MPI_Allgatherv during a collective: block %d is %d", r, all[r]);
+            break;
+        default:
+            MPI_Allreduce(&mine, &got, 1, MPI_INT, MPI_SUM, fresh);
+            if (got != osize * (osize - 1) / 2 + 30 * osize)
+                FAIL("MPI_Allreduce on a new communicator during a collective: %d", got);
+        }
+        if (c.rank == 0)
+            wait_check(&c, what[t]);
+        if (fresh != MPI_COMM_NULL)
+            MPI_Comm_free(&fresh);
+    }
+    unmake(&c);
+    free(all);
+    free(counts);
+    free(displs);
+}
+
 /* Rank 0 enters a barrier on the call's own communicator before it waits
  * for the call, which the others wait for first, on a communicator where
  * only nonblocking calls ran: with GPU buffers and CUDA IPC that barrier
@@ -655,6 +723,7 @@ int main(int argc, char **argv)
     check_persistent_order(a);
     check_dup_while_active(a);
     check_barrier_while_active(a, b);
+    check_blocking_while_active(a, b);
     check_waitall_mixed(a);
     check_any_tag_receive(a);
     check_late_waiter(a);

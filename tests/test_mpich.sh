@@ -124,6 +124,13 @@ for np in 2 3 4; do
 done
 mpich 2 MORE_ONLY=r -- --quick
 grep -q "coll:tacos: \(gather\|scatter\) .*schedule k=" "$T/out" && fail "rooted on one node: schedules ran"
+# the blocking collectives MPICH serves through the library's wrappers (its
+# nonblocking forms, waited for so that they progress the library's
+# operations): rooted, ordered, spreading, intercommunicator (all three
+# modes there) and strided v-variants, blocking forms (MPICH 4.0.2's own
+# nonblocking Alltoallw in place and neighbourhood collectives give wrong
+# blocks, with or without the library)
+mpich 3 MORE_ONLY=rosiv MORE_MODES=b -- --quick
 CHECK=$COLL_CHECK
 
 # GPU buffers without a GPU: TACOS_STAGE=1 stages host buffers through the
