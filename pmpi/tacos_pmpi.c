@@ -1586,10 +1586,21 @@ static void note_enable(MPI_Comm comm, MPI_Info info)
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    MPI_Request r; /* waited for, as MPI_Comm_dup below */
+    int rc = waited(PMPI_Comm_idup_with_info(comm, info, newcomm, &r), &r);
     if (rc == MPI_SUCCESS)
         note_enable(*newcomm, info);
     return rc;
+}
+
+/* MPICH's nonblocking form, waited for on every rank as WAITED says: a
+ * rank in MPI_Comm_dup progresses this library's operations while it
+ * waits (MPI_Comm_split and the other constructors have no nonblocking
+ * form). */
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    MPI_Request r;
+    return waited(PMPI_Comm_idup(comm, newcomm, &r), &r);
 }
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)

@@ -492,15 +492,15 @@ static void check_barrier_while_active(MPI_Comm comm, MPI_Comm other)
 }
 
 /* Rank 0 enters a blocking collective the MPI library runs (one coll/tacos
- * leaves to it, one it does not serve, and the first collective of a new
- * communicator, which makes its state) before it waits for a collective
+ * leaves to it, two it does not serve, the first collective of a new
+ * communicator, which makes its state, and MPI_Comm_dup) before it waits for a collective
  * the others wait for first: that collective must progress it (MPI's
  * progress rule).  Under MPICH such blocking calls did not progress the
  * library's operations: a hang. */
 static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
 {
     static const char *what[] = {"MPI_Gather", "MPI_Scan", "MPI_Allgatherv",
-                                 "a new communicator's first MPI_Allreduce"};
+                                 "a new communicator's first MPI_Allreduce", "MPI_Comm_dup"};
     coll_t c;
     int osize, orank;
     MPI_Comm_size(other, &osize);
@@ -515,7 +515,7 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
     MPI_Allreduce(&first, &root, 1, MPI_INT, MPI_MAX, other);
     fill(&c, 970);
     MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
-    for (int t = 0; t < 4; t++) { /* (every rank: one that stopped would leave the others) */
+    for (int t = 0; t < 5; t++) { /* (every rank: one that stopped would leave the others) */
         MPI_Comm fresh = MPI_COMM_NULL;
         if (t == 3)
             MPI_Comm_dup(other, &fresh);
@@ -543,10 +543,16 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
                 if (all[r] != r + 20)
                     FAIL("MPI_Allgatherv during a collective: block %d is %d", r, all[r]);
             break;
-        default:
+        case 3:
             MPI_Allreduce(&mine, &got, 1, MPI_INT, MPI_SUM, fresh);
             if (got != osize * (osize - 1) / 2 + 30 * osize)
                 FAIL("MPI_Allreduce on a new communicator during a collective: %d", got);
+            break;
+        default:
+            MPI_Comm_dup(other, &fresh);
+            MPI_Comm_size(fresh, &got);
+            if (got != osize)
+                FAIL("MPI_Comm_dup during a collective: %d ranks", got);
         }
         if (c.rank == 0)
             wait_check(&c, what[t]);
