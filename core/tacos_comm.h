@@ -252,9 +252,10 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
  *                       is in the caller's buffers (or on an error, which
  *                       it returns after a message);
  *   start again after done (persistent), or free.
- * A persistent one (persistent != 0) staged on every rank may read the
- * staging of the ranks of its host through CUDA IPC (asked at its first
- * start, without blocking: ipc.c). */
+ * One staged on every rank may read the staging of the ranks of its host
+ * through CUDA IPC, asked without blocking (ipc.c): a persistent one
+ * (persistent != 0) at its first start, a nonblocking one at its start
+ * where a blocking collective has tested the communicator. */
 typedef struct tacos_req tacos_req_t;
 int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
                   const tacos_args_t *a, int persistent, tacos_req_t **out);

@@ -1301,13 +1301,20 @@ int MPI_Barrier(MPI_Comm comm)
  * this library's operations while it waits, as MPI's progress rule asks: a
  * peer may wait for one of them before it joins (MPICH's blocking forms
  * progress only MPICH's own, and the job hung).  The same for the calls
- * that fall back (FALLBACK) and MPI_Barrier. */
-#define WAITED(name, iname, params, ...)                                                     \
+ * that fall back (FALLBACK) and MPI_Barrier.  WAITED_UNLESS: MPICH's
+ * blocking form where `blocking` (a condition every rank decides alike). */
+#define WAITED_UNLESS(blocking, name, iname, params, ...)                                    \
     int MPI_##name params                                                                    \
     {                                                                                        \
         MPI_Request r;                                                                       \
+        if (blocking)                                                                        \
+            return PMPI_##name(__VA_ARGS__);                                                 \
         return waited(PMPI_##iname(__VA_ARGS__, &r), &r);                                    \
     }
+#define WAITED(name, iname, params, ...) WAITED_UNLESS(0, name, iname, params, __VA_ARGS__)
+/* Alltoallw in place: MPICH's blocking form (every rank passes
+ * MPI_IN_PLACE): MPICH 4.0.2's MPI_Ialltoallw in place gives wrong blocks */
+#define IN_PLACE (sbuf == MPI_IN_PLACE)
 #define CBUF const void *sbuf
 #define CINTS const int
 WAITED(Allgatherv, Iallgatherv,
@@ -1326,16 +1333,10 @@ WAITED(Alltoallv, Ialltoallv,
        (CBUF, CINTS sc[], CINTS sd[], MPI_Datatype st, void *rbuf, CINTS rc[], CINTS rd[],
         MPI_Datatype rt, MPI_Comm comm),
        sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
-/* in place, MPICH's blocking form (every rank passes MPI_IN_PLACE): MPICH
- * 4.0.2's MPI_Ialltoallw in place gives wrong blocks */
-int MPI_Alltoallw(const void *sbuf, const int sc[], const int sd[], const MPI_Datatype st[],
-                  void *rbuf, const int rc[], const int rd[], const MPI_Datatype rt[], MPI_Comm comm)
-{
-    MPI_Request r;
-    if (sbuf == MPI_IN_PLACE)
-        return PMPI_Alltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm);
-    return waited(PMPI_Ialltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, &r), &r);
-}
+WAITED_UNLESS(IN_PLACE, Alltoallw, Ialltoallw,
+              (CBUF, CINTS sc[], CINTS sd[], const MPI_Datatype st[], void *rbuf, CINTS rc[],
+               CINTS rd[], const MPI_Datatype rt[], MPI_Comm comm),
+              sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
 WAITED(Scan, Iscan, (CBUF, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm), sbuf,
        rbuf, count, t, op, comm)
 WAITED(Exscan, Iexscan, (CBUF, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm),
@@ -1527,14 +1528,10 @@ WAITED(Alltoallv_c, Ialltoallv_c,
        (CBUF, CCOUNTS sc[], CDISPLS sd[], MPI_Datatype st, void *rbuf, CCOUNTS rc[],
         CDISPLS rd[], MPI_Datatype rt, MPI_Comm comm),
        sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
-int MPI_Alltoallw_c(CBUF, CCOUNTS sc[], CDISPLS sd[], const MPI_Datatype st[], void *rbuf,
-                    CCOUNTS rc[], CDISPLS rd[], const MPI_Datatype rt[], MPI_Comm comm)
-{
-    MPI_Request r; /* in place as MPI_Alltoallw */
-    if (sbuf == MPI_IN_PLACE)
-        return PMPI_Alltoallw_c(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm);
-    return waited(PMPI_Ialltoallw_c(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, &r), &r);
-}
+WAITED_UNLESS(IN_PLACE, Alltoallw_c, Ialltoallw_c,
+              (CBUF, CCOUNTS sc[], CDISPLS sd[], const MPI_Datatype st[], void *rbuf, CCOUNTS rc[],
+               CDISPLS rd[], const MPI_Datatype rt[], MPI_Comm comm),
+              sbuf, sc, sd, st, rbuf, rc, rd, rt, comm)
 WAITED(Scan_c, Iscan_c, (CBUF, void *rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op,
                          MPI_Comm comm), sbuf, rbuf, count, t, op, comm)
 WAITED(Exscan_c, Iexscan_c, (CBUF, void *rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op,
@@ -1563,6 +1560,7 @@ WAITED(Neighbor_alltoallw_c, Ineighbor_alltoallw_c,
 #undef CCOUNTS
 #undef CDISPLS
 #endif
+#undef IN_PLACE
 
 /* The info key "tacos_enable" ("true" or "false"; MPI_Comm_dup_with_info,
  * MPI_Comm_set_info before the communicator's first collective) overrides
@@ -1597,11 +1595,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
  * rank in MPI_Comm_dup progresses this library's operations while it
  * waits (MPI_Comm_split and the other constructors have no nonblocking
  * form). */
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    MPI_Request r;
-    return waited(PMPI_Comm_idup(comm, newcomm, &r), &r);
-}
+WAITED(Comm_dup, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm), comm, newcomm)
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
