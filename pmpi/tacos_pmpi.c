@@ -621,12 +621,15 @@ typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
 /* The call's name in its mode. */
 #define NAME(name, iname) (mode == NONBLOCKING ? #iname : mode == PERSISTENT ? #name "_init" : #name)
 
-/* The MPI library's own collective in the call's mode; a blocking call's
- * through MPICH's nonblocking form on every rank (see WAITED below). */
-#define FALLBACK(name, iname, ...)                                                           \
-    (mode == NONBLOCKING  ? PMPI_##iname(__VA_ARGS__, request)                               \
-     : mode == PERSISTENT ? PMPI_##name##_init(__VA_ARGS__, info, request)                   \
-                          : waited(PMPI_##iname(__VA_ARGS__, request), request))
+/* fn_i (nonblocking) or fn_init (persistent) in the call's mode; a blocking
+ * call is fn_i waited for, on every rank (see WAITED below). */
+#define IN_MODE(fn_i, fn_init, ...)                                                          \
+    (mode == NONBLOCKING  ? fn_i(__VA_ARGS__, request)                                       \
+     : mode == PERSISTENT ? fn_init(__VA_ARGS__, info, request)                              \
+                          : waited(fn_i(__VA_ARGS__, request), request))
+
+/* The MPI library's own collective in the call's mode. */
+#define FALLBACK(name, iname, ...) IN_MODE(PMPI_##iname, PMPI_##name##_init, __VA_ARGS__)
 
 /* A nonblocking call on a communicator whose state is not made yet falls
  * back; its key, if it has one to move, is recorded for the
@@ -1107,158 +1110,233 @@ static int by_hand_Scatter(BY_HAND_ARGS, const void *sbuf, int scount, MPI_Datat
             (size_t)scount * size_of(comm), sdtype, 0, rbuf, (size_t)rcount, rdtype, 1);
 }
 
-/* The entry points: each collective in its three modes. */
+/* The entry points: each collective in its three modes (MPI_X, MPI_Ix,
+ * MPI_X_init, each with `suffix`), calling fn(args..., mode, info, request). */
 #define B BLOCKING, MPI_INFO_NULL, &(MPI_Request){MPI_REQUEST_NULL} /* (where it falls back) */
-#define I(request) NONBLOCKING, MPI_INFO_NULL, request
+#define WITH_REQUEST(...) (__VA_ARGS__, MPI_Request *request)
+#define WITH_INFO_REQUEST(...) (__VA_ARGS__, MPI_Info info, MPI_Request *request)
+#define ENTRY_POINTS(name, iname, suffix, fn, params, ...)                                   \
+    int MPI_##name##suffix params                                                            \
+    {                                                                                        \
+        return fn(__VA_ARGS__, B);                                                           \
+    }                                                                                        \
+    int MPI_##iname##suffix WITH_REQUEST params                                              \
+    {                                                                                        \
+        return fn(__VA_ARGS__, NONBLOCKING, MPI_INFO_NULL, request);                         \
+    }                                                                                        \
+    int MPI_##name##_init##suffix WITH_INFO_REQUEST params                                   \
+    {                                                                                        \
+        return fn(__VA_ARGS__, PERSISTENT, info, request);                                   \
+    }
+#define CBUF const void *sbuf
+#define DT MPI_Datatype
 
-int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
-                  MPI_Comm comm)
-{
-    return allreduce(sbuf, rbuf, count, dtype, op, comm, B);
-}
-int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    return allreduce(sbuf, rbuf, count, dtype, op, comm, I(request));
-}
-int MPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allreduce(sbuf, rbuf, count, dtype, op, comm, PERSISTENT, info, request);
-}
+ENTRY_POINTS(Allreduce, Iallreduce, , allreduce,
+             (CBUF, void *rbuf, int count, DT dtype, MPI_Op op, MPI_Comm comm), sbuf, rbuf, count,
+             dtype, op, comm)
+ENTRY_POINTS(Allgather, Iallgather, , allgather,
+             (CBUF, int scount, DT sdtype, void *rbuf, int rcount, DT rdtype, MPI_Comm comm), sbuf,
+             scount, sdtype, rbuf, rcount, rdtype, comm)
+ENTRY_POINTS(Alltoall, Ialltoall, , alltoall,
+             (CBUF, int scount, DT sdtype, void *rbuf, int rcount, DT rdtype, MPI_Comm comm), sbuf,
+             scount, sdtype, rbuf, rcount, rdtype, comm)
+ENTRY_POINTS(Bcast, Ibcast, , bcast, (void *buf, int count, DT dtype, int root, MPI_Comm comm), buf,
+             count, dtype, root, comm)
+ENTRY_POINTS(Reduce, Ireduce, , reduce,
+             (CBUF, void *rbuf, int count, DT dtype, MPI_Op op, int root, MPI_Comm comm), sbuf,
+             rbuf, count, dtype, op, root, comm)
+ENTRY_POINTS(Gather, Igather, , rooted,
+             (CBUF, int scount, DT sdtype, void *rbuf, int rcount, DT rdtype, int root,
+              MPI_Comm comm),
+             1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+ENTRY_POINTS(Scatter, Iscatter, , rooted,
+             (CBUF, int scount, DT sdtype, void *rbuf, int rcount, DT rdtype, int root,
+              MPI_Comm comm),
+             0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+ENTRY_POINTS(Reduce_scatter_block, Ireduce_scatter_block, , reduce_scatter_block,
+             (CBUF, void *rbuf, int rcount, DT dtype, MPI_Op op, MPI_Comm comm), sbuf, rbuf,
+             rcount, dtype, op, comm)
+ENTRY_POINTS(Reduce_scatter, Ireduce_scatter, , reduce_scatter,
+             (CBUF, void *rbuf, const int rcounts[], DT dtype, MPI_Op op, MPI_Comm comm), sbuf,
+             rbuf, rcounts, dtype, op, comm)
 
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                  MPI_Datatype rdtype, MPI_Comm comm)
+#if MPI_VERSION >= 4
+/* The large-count forms (MPI_X_c, MPI_Ix_c, MPI_X_init_c): served by the
+ * int forms where the call fits them, decided from the signature's size
+ * (equal on every rank, whatever (count, datatype) each passes: one rank's
+ * MPI_Ibcast_c may match another's MPI_Ibcast, which a schedule may serve);
+ * larger calls go to MPICH's own on every rank. */
+static int fits(MPI_Count count, MPI_Datatype dtype)
 {
-    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, B);
-}
-int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                   MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request)
-{
-    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, I(request));
-}
-int MPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                       MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, PERSISTENT, info, request);
-}
-
-int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                 MPI_Datatype rdtype, MPI_Comm comm)
-{
-    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, B);
-}
-int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                  MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request)
-{
-    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, I(request));
-}
-int MPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                      MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, PERSISTENT, info, request);
-}
-
-int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
-{
-    return bcast(buf, count, dtype, root, comm, B);
-}
-int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return bcast(buf, count, dtype, root, comm, I(request));
-}
-int MPI_Bcast_init(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
-                   MPI_Info info, MPI_Request *request)
-{
-    return bcast(buf, count, dtype, root, comm, PERSISTENT, info, request);
+    MPI_Count size = 0;
+    PMPI_Type_size_c(dtype, &size);
+    return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
 }
 
-int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
-               MPI_Comm comm)
+/* MPICH's own large-count form in the call's mode (as FALLBACK), never on
+ * GPU buffers (b0, b1: those that matter on this rank): an error there,
+ * as for intercommunicators. */
+static int gpu_in_c(MPI_Comm comm, const char *name, const void *b0, const void *b1)
 {
-    return reduce(sbuf, rbuf, count, dtype, op, root, comm, B);
+    call_ctx_t x = {.op = MPI_OP_NULL};
+    const void *bufs[] = {b0, b1};
+    pmpi_on_device(&x, bufs, 2);
+    return x.device ? unserved(comm, name, "a count beyond int") : MPI_SUCCESS;
 }
-int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
-                MPI_Comm comm, MPI_Request *request)
+#define MPICH_C(name, iname, b0, b1, ...)                                                    \
+    (gpu_in_c(comm,                                                                          \
+              mode == NONBLOCKING  ? #iname "_c"                                             \
+              : mode == PERSISTENT ? #name "_init_c"                                         \
+                                   : #name "_c",                                             \
+              b0, b1)                                                                        \
+         ? MPI_ERR_UNSUPPORTED_OPERATION                                                     \
+         : IN_MODE(PMPI_##iname##_c, PMPI_##name##_init_c, __VA_ARGS__))
+
+static int allreduce_c(CBUF, void *rbuf, MPI_Count count, DT dtype, MPI_Op op, MPI_Comm comm,
+                       MODE_ARGS)
 {
-    return reduce(sbuf, rbuf, count, dtype, op, root, comm, I(request));
-}
-int MPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op,
-                    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce(sbuf, rbuf, count, dtype, op, root, comm, PERSISTENT, info, request);
+    return fits(count, dtype)
+               ? allreduce(sbuf, rbuf, (int)count, dtype, op, comm, mode, info, request)
+               : MPICH_C(Allreduce, Iallreduce, sbuf, rbuf, sbuf, rbuf, count, dtype, op, comm);
 }
 
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-               MPI_Datatype rdtype, int root, MPI_Comm comm)
+static int allgather_c(CBUF, MPI_Count scount, DT sdtype, void *rbuf, MPI_Count rcount, DT rdtype,
+                       MPI_Comm comm, MODE_ARGS)
 {
-    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, B);
-}
-int MPI_Igather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, I(request));
-}
-int MPI_Gather_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                    MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request)
-{
-    return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, PERSISTENT, info,
-                  request);
+    return fits(rcount * (MPI_Count)size_of(comm), rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
+               ? allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm, mode, info,
+                           request)
+               : MPICH_C(Allgather, Iallgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
+                         rdtype, comm);
 }
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                MPI_Datatype rdtype, int root, MPI_Comm comm)
+static int alltoall_c(CBUF, MPI_Count scount, DT sdtype, void *rbuf, MPI_Count rcount, DT rdtype,
+                      MPI_Comm comm, MODE_ARGS)
 {
-    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, B);
-}
-int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                 MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, I(request));
-}
-int MPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                     MPI_Datatype rdtype, int root, MPI_Comm comm, MPI_Info info,
-                     MPI_Request *request)
-{
-    return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, PERSISTENT, info,
-                  request);
+    MPI_Count n = (MPI_Count)size_of(comm);
+    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
+               ? alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm, mode, info,
+                          request)
+               : MPICH_C(Alltoall, Ialltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
+                         rdtype, comm);
 }
 
-int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
-                             MPI_Op op, MPI_Comm comm)
+static int bcast_c(void *buf, MPI_Count count, DT dtype, int root, MPI_Comm comm, MODE_ARGS)
 {
-    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, B);
-}
-int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
-                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, I(request));
-}
-int MPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
-                                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, PERSISTENT, info, request);
+    return fits(count, dtype)
+               ? bcast(buf, (int)count, dtype, root, comm, mode, info, request)
+               : MPICH_C(Bcast, Ibcast, buf, NULL, buf, count, dtype, root, comm);
 }
 
-int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
-                       MPI_Op op, MPI_Comm comm)
+/* Gather's and Scatter's: the root's whole buffer, read where it is
+ * significant (the root's n blocks, another rank's one block n times);
+ * intercommunicators go to MPI (their int forms fall back too). */
+static int rooted_fits(int gathers, CBUF, MPI_Count scount, DT sdtype, const void *rbuf,
+                       MPI_Count rcount, DT rdtype, int root, MPI_Comm comm)
 {
-    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, B);
+    int n, me, inter;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return 0;
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    MPI_Count all = gathers ? rcount : scount, own = gathers ? scount : rcount;
+    MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
+    if (me != root)
+        return fits(own * n, own_type);
+    return fits(all * n, all_type) &&
+           ((gathers ? sbuf : rbuf) == MPI_IN_PLACE || fits(own, own_type));
 }
-int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
-                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+
+static int rooted_c(int gathers, CBUF, MPI_Count scount, DT sdtype, void *rbuf, MPI_Count rcount,
+                    DT rdtype, int root, MPI_Comm comm, MODE_ARGS)
 {
-    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, I(request));
+    int me = rank_of(comm);
+    if (rooted_fits(gathers, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm))
+        return rooted(gathers, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm,
+                      mode, info, request);
+    if (gathers)
+        return MPICH_C(Gather, Igather, sbuf, me == root ? rbuf : NULL, sbuf, scount, sdtype, rbuf,
+                       rcount, rdtype, root, comm);
+    return MPICH_C(Scatter, Iscatter, me == root ? sbuf : NULL, rbuf, sbuf, scount, sdtype, rbuf,
+                   rcount, rdtype, root, comm);
 }
-int MPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
-                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+
+static int reduce_c(CBUF, void *rbuf, MPI_Count count, DT dtype, MPI_Op op, int root,
+                    MPI_Comm comm, MODE_ARGS)
 {
-    return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, PERSISTENT, info, request);
+    return fits(count, dtype)
+               ? reduce(sbuf, rbuf, (int)count, dtype, op, root, comm, mode, info, request)
+               : MPICH_C(Reduce, Ireduce, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, rbuf,
+                         count, dtype, op, root, comm);
 }
+
+static int reduce_scatter_block_c(CBUF, void *rbuf, MPI_Count rcount, DT dtype, MPI_Op op,
+                                  MPI_Comm comm, MODE_ARGS)
+{
+    return fits(rcount * (MPI_Count)size_of(comm), dtype)
+               ? reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm, mode, info,
+                                      request)
+               : MPICH_C(Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, sbuf, rbuf,
+                         rcount, dtype, op, comm);
+}
+
+/* rcounts are equal on every rank: so is the decision.  The int counts
+ * live on the stack: the library's schedules take them when the call is
+ * made (a persistent one's too), and so do MPICH 4.0.2's MPI_Ireduce_scatter
+ * and MPI_Reduce_scatter_init (checked with the counts freed before the
+ * wait, under valgrind; mpi_coll_check --large-count overwrites them). */
+static int reduce_scatter_c(CBUF, void *rbuf, const MPI_Count rcounts[], DT dtype, MPI_Op op,
+                            MPI_Comm comm, MODE_ARGS)
+{
+    enum { MAX_RANKS = 1024 }; /* int counts on the stack (larger: MPI) */
+    int n = (int)size_of(comm), counts[MAX_RANKS];
+    MPI_Count total = 0;
+    for (int r = 0; r < n && r < MAX_RANKS; r++)
+        total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
+    if (n > MAX_RANKS || !fits(total, dtype))
+        return MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
+                       comm);
+    return reduce_scatter(sbuf, rbuf, counts, dtype, op, comm, mode, info, request);
+}
+
+#define CCOUNT MPI_Count
+ENTRY_POINTS(Allreduce, Iallreduce, _c, allreduce_c,
+             (CBUF, void *rbuf, CCOUNT count, DT dtype, MPI_Op op, MPI_Comm comm), sbuf, rbuf,
+             count, dtype, op, comm)
+ENTRY_POINTS(Allgather, Iallgather, _c, allgather_c,
+             (CBUF, CCOUNT scount, DT sdtype, void *rbuf, CCOUNT rcount, DT rdtype, MPI_Comm comm),
+             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm)
+ENTRY_POINTS(Alltoall, Ialltoall, _c, alltoall_c,
+             (CBUF, CCOUNT scount, DT sdtype, void *rbuf, CCOUNT rcount, DT rdtype, MPI_Comm comm),
+             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm)
+ENTRY_POINTS(Bcast, Ibcast, _c, bcast_c, (void *buf, CCOUNT count, DT dtype, int root, MPI_Comm comm),
+             buf, count, dtype, root, comm)
+ENTRY_POINTS(Reduce, Ireduce, _c, reduce_c,
+             (CBUF, void *rbuf, CCOUNT count, DT dtype, MPI_Op op, int root, MPI_Comm comm), sbuf,
+             rbuf, count, dtype, op, root, comm)
+ENTRY_POINTS(Gather, Igather, _c, rooted_c,
+             (CBUF, CCOUNT scount, DT sdtype, void *rbuf, CCOUNT rcount, DT rdtype, int root,
+              MPI_Comm comm),
+             1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+ENTRY_POINTS(Scatter, Iscatter, _c, rooted_c,
+             (CBUF, CCOUNT scount, DT sdtype, void *rbuf, CCOUNT rcount, DT rdtype, int root,
+              MPI_Comm comm),
+             0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
+ENTRY_POINTS(Reduce_scatter_block, Ireduce_scatter_block, _c, reduce_scatter_block_c,
+             (CBUF, void *rbuf, CCOUNT rcount, DT dtype, MPI_Op op, MPI_Comm comm), sbuf, rbuf,
+             rcount, dtype, op, comm)
+ENTRY_POINTS(Reduce_scatter, Ireduce_scatter, _c, reduce_scatter_c,
+             (CBUF, void *rbuf, const CCOUNT rcounts[], DT dtype, MPI_Op op, MPI_Comm comm), sbuf,
+             rbuf, rcounts, dtype, op, comm)
+#undef CCOUNT
+#endif
 #undef B
-#undef I
+#undef WITH_REQUEST
+#undef WITH_INFO_REQUEST
+#undef ENTRY_POINTS
+#undef CBUF
+#undef DT
 
 /* MPI_Barrier plans what nonblocking calls of the communicator wanted
  * (making its state first where one of them found none), and progresses
@@ -1363,150 +1441,6 @@ WAITED(Neighbor_alltoallw, Ineighbor_alltoallw,
 #undef CINTS
 
 #if MPI_VERSION >= 4
-/* The large-count forms: served by the int forms where the call fits them,
- * decided from the signature's size (equal on every rank, whatever
- * (count, datatype) each passes: one rank's MPI_Bcast_c may match another's
- * MPI_Bcast); larger calls go to MPI on every rank. */
-static int fits(MPI_Count count, MPI_Datatype dtype)
-{
-    MPI_Count size = 0;
-    PMPI_Type_size_c(dtype, &size);
-    return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
-}
-
-/* MPICH's own large-count form (its nonblocking one, waited for as WAITED
- * says, in r), never on GPU buffers (b0, b1: those that matter on this
- * rank): an error there, as for intercommunicators. */
-static int gpu_in_c(MPI_Comm comm, const char *name, const void *b0, const void *b1)
-{
-    call_ctx_t x = {.op = MPI_OP_NULL};
-    const void *bufs[] = {b0, b1};
-    pmpi_on_device(&x, bufs, 2);
-    return x.device ? unserved(comm, name, "a count beyond int") : MPI_SUCCESS;
-}
-#define MPICH_C(name, iname, b0, b1, ...)                                                    \
-    (gpu_in_c(comm, #name "_c", b0, b1) ? MPI_ERR_UNSUPPORTED_OPERATION                      \
-                                        : waited(PMPI_##iname##_c(__VA_ARGS__, &r), &r))
-
-int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
-                    MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    return fits(count, dtype)
-               ? MPI_Allreduce(sbuf, rbuf, (int)count, dtype, op, comm)
-               : MPICH_C(Allreduce, Iallreduce, sbuf, rbuf, sbuf, rbuf, count, dtype, op, comm);
-}
-
-int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
-                    MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    int n;
-    PMPI_Comm_size(comm, &n);
-    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
-               ? MPI_Allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : MPICH_C(Allgather, Iallgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
-                         rdtype, comm);
-}
-
-int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
-                   MPI_Count rcount, MPI_Datatype rdtype, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    int n;
-    PMPI_Comm_size(comm, &n);
-    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
-               ? MPI_Alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm)
-               : MPICH_C(Alltoall, Ialltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
-                         rdtype, comm);
-}
-
-int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    return fits(count, dtype) ? MPI_Bcast(buf, (int)count, dtype, root, comm)
-                              : MPICH_C(Bcast, Ibcast, buf, NULL, buf, count, dtype, root, comm);
-}
-
-/* Gather's and Scatter's: the root's whole buffer, read where it is
- * significant (the root's n blocks, another rank's one block n times);
- * intercommunicators go to MPI (their int forms fall back too). */
-static int rooted_fits(int gathers, const void *sbuf, MPI_Count scount, MPI_Datatype sdtype,
-                       const void *rbuf, MPI_Count rcount, MPI_Datatype rdtype, int root,
-                       MPI_Comm comm)
-{
-    int n, me, inter;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        return 0;
-    PMPI_Comm_size(comm, &n);
-    PMPI_Comm_rank(comm, &me);
-    MPI_Count all = gathers ? rcount : scount, own = gathers ? scount : rcount;
-    MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
-    if (me != root)
-        return fits(own * n, own_type);
-    return fits(all * n, all_type) &&
-           ((gathers ? sbuf : rbuf) == MPI_IN_PLACE || fits(own, own_type));
-}
-
-int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
-                 MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    return rooted_fits(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
-               ? MPI_Gather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : MPICH_C(Gather, Igather, sbuf, rank_of(comm) == root ? rbuf : NULL, sbuf, scount,
-                         sdtype, rbuf, rcount, rdtype, root, comm);
-}
-
-int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdtype, void *rbuf,
-                  MPI_Count rcount, MPI_Datatype rdtype, int root, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    return rooted_fits(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm)
-               ? MPI_Scatter(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, root, comm)
-               : MPICH_C(Scatter, Iscatter, rank_of(comm) == root ? sbuf : NULL, rbuf, sbuf, scount,
-                         sdtype, rbuf, rcount, rdtype, root, comm);
-}
-
-int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
-                 int root, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    return fits(count, dtype) ? MPI_Reduce(sbuf, rbuf, (int)count, dtype, op, root, comm)
-                              : MPICH_C(Reduce, Ireduce, sbuf, rank_of(comm) == root ? rbuf : NULL,
-                                        sbuf, rbuf, count, dtype, op, root, comm);
-}
-
-int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
-                               MPI_Op op, MPI_Comm comm)
-{
-    MPI_Request r; /* (where MPICH serves it) */
-    int n;
-    PMPI_Comm_size(comm, &n);
-    return fits(rcount * n, dtype)
-               ? MPI_Reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm)
-               : MPICH_C(Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, sbuf, rbuf,
-                         rcount, dtype, op, comm);
-}
-
-/* rcounts are equal on every rank: so is the decision */
-int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                         MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
-{
-    MPI_Request r;             /* (where MPICH serves it) */
-    enum { MAX_RANKS = 1024 }; /* int counts on the stack (larger: MPI) */
-    int n, counts[MAX_RANKS];
-    MPI_Count total = 0;
-    PMPI_Comm_size(comm, &n);
-    for (int r = 0; r < n && r < MAX_RANKS; r++)
-        total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
-    if (n > MAX_RANKS || !fits(total, dtype))
-        return MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
-                       comm);
-    return MPI_Reduce_scatter(sbuf, rbuf, counts, dtype, op, comm);
-}
-
 /* The large-count forms of the collectives not served (WAITED): they may
  * match the int forms on other ranks, so they are waited forms too. */
 #define CBUF const void *sbuf

@@ -1379,10 +1379,194 @@ static void check_all(int full)
     MPI_Comm_free(&split);
 }
 
+#if MPI_VERSION >= 4
+/* Completes q (persistent: starts it first) and counts the elements of
+ * d[0..count) that differ from want(i); 0 or a failure named `what`. */
+static void large_count_done(MPI_Request *q, int persistent, const char *what, const double *d,
+                             int count, double (*want)(int, int, int), int n, int me)
+{
+    if (persistent)
+        MPI_Start(q);
+    MPI_Wait(q, MPI_STATUS_IGNORE);
+    for (int i = 0; i < count; i++)
+        if (d[i] != want(i, n, me)) {
+            FAIL("%s: element %d is %g, not %g", what, i, d[i], want(i, n, me));
+            break;
+        }
+}
+
+/* What element i holds on rank `me` of n (want of large_count_done). */
+static double summed(int i, int n, int me)
+{
+    return (void)me, n * (n + 1) / 2 * (double)(i % 1000 + 1);
+}
+static double indexed(int i, int n, int me) /* Bcast's; Allgather's and Alltoall's blocks */
+{
+    return (void)n, (void)me, i;
+}
+static double maxed(int i, int n, int me) /* at root n - 1 */
+{
+    return me == n - 1 ? n * (double)(i % 1000 + 1) : -1;
+}
+static double scattered(int i, int n, int me) /* rank k sends k 1000 + its element index */
+{
+    return 1000.0 * n * (n - 1) / 2 + n * (double)(me * 1000 + i);
+}
+
+/* The nonblocking and persistent large-count forms on even ranks, the int
+ * forms on odd ones (the same signatures), each after a blocking call of
+ * its size that planned a schedule: the int forms run it, so the _c forms
+ * must too (MPICH's own MPI_Iallreduce_c there was a hang). */
+static void check_large_count_modes(int n, int me)
+{
+    enum { COUNT = 100000, EACH = 1000 };
+    double *s = malloc((size_t)COUNT * n * sizeof *s), *d = malloc((size_t)COUNT * n * sizeof *d);
+    int *counts = malloc((size_t)n * sizeof *counts);
+    MPI_Count *counts_c = malloc((size_t)n * sizeof *counts_c);
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Request q;
+    int odd = me % 2;
+    for (int p = 0; p < 2; p++) { /* nonblocking, then persistent */
+        const char *mode = p ? "persistent" : "nonblocking";
+        char what[96];
+        /* Allreduce: planned by the blocking ones before */
+        for (int i = 0; i < COUNT; i++)
+            s[i] = (me + 1) * (double)(i % 1000 + 1), d[i] = -1;
+        if (p && odd)
+            MPI_Allreduce_init(s, d, COUNT, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &q);
+        else if (p)
+            MPI_Allreduce_init_c(s, d, COUNT, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &q);
+        else if (odd)
+            MPI_Iallreduce(s, d, COUNT, MPI_DOUBLE, MPI_SUM, w, &q);
+        else
+            MPI_Iallreduce_c(s, d, COUNT, MPI_DOUBLE, MPI_SUM, w, &q);
+        snprintf(what, sizeof what, "%s MPI_Iallreduce_c with the int form", mode);
+        large_count_done(&q, p, what, d, COUNT, summed, n, me);
+        if (p)
+            MPI_Request_free(&q);
+        /* Bcast from rank 0 */
+        for (int i = 0; i < COUNT; i++)
+            d[i] = me == 0 ? i : -1;
+        if (p && odd)
+            MPI_Bcast_init(d, COUNT, MPI_DOUBLE, 0, w, MPI_INFO_NULL, &q);
+        else if (p)
+            MPI_Bcast_init_c(d, COUNT, MPI_DOUBLE, 0, w, MPI_INFO_NULL, &q);
+        else if (odd)
+            MPI_Ibcast(d, COUNT, MPI_DOUBLE, 0, w, &q);
+        else
+            MPI_Ibcast_c(d, COUNT, MPI_DOUBLE, 0, w, &q);
+        snprintf(what, sizeof what, "%s MPI_Ibcast_c with the int form", mode);
+        large_count_done(&q, p, what, d, COUNT, indexed, n, me);
+        if (p)
+            MPI_Request_free(&q);
+        /* Reduce (max) at rank n - 1 */
+        for (int i = 0; i < COUNT; i++)
+            s[i] = (me + 1) * (double)(i % 1000 + 1), d[i] = -1;
+        if (p && odd)
+            MPI_Reduce_init(s, d, COUNT, MPI_DOUBLE, MPI_MAX, n - 1, w, MPI_INFO_NULL, &q);
+        else if (p)
+            MPI_Reduce_init_c(s, d, COUNT, MPI_DOUBLE, MPI_MAX, n - 1, w, MPI_INFO_NULL, &q);
+        else if (odd)
+            MPI_Ireduce(s, d, COUNT, MPI_DOUBLE, MPI_MAX, n - 1, w, &q);
+        else
+            MPI_Ireduce_c(s, d, COUNT, MPI_DOUBLE, MPI_MAX, n - 1, w, &q);
+        snprintf(what, sizeof what, "%s MPI_Ireduce_c with the int form", mode);
+        large_count_done(&q, p, what, d, COUNT, maxed, n, me);
+        if (p)
+            MPI_Request_free(&q);
+        /* Allgather and Alltoall of EACH per rank and block, planned here:
+         * every block rank me sends holds me * 1000 + i */
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < EACH; i++)
+                s[r * EACH + i] = me * 1000.0 + i;
+        for (int v = 0; v < 2; v++) {
+            if (v)
+                MPI_Alltoall(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w);
+            else
+                MPI_Allgather(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w);
+            for (int i = 0; i < EACH * n; i++)
+                d[i] = -1;
+            if (v && p && odd)
+                MPI_Alltoall_init(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, MPI_INFO_NULL, &q);
+            else if (v && p)
+                MPI_Alltoall_init_c(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, MPI_INFO_NULL,
+                                    &q);
+            else if (v && odd)
+                MPI_Ialltoall(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, &q);
+            else if (v)
+                MPI_Ialltoall_c(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, &q);
+            else if (p && odd)
+                MPI_Allgather_init(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, MPI_INFO_NULL,
+                                   &q);
+            else if (p)
+                MPI_Allgather_init_c(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, MPI_INFO_NULL,
+                                     &q);
+            else if (odd)
+                MPI_Iallgather(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, &q);
+            else
+                MPI_Iallgather_c(s, EACH, MPI_DOUBLE, d, EACH, MPI_DOUBLE, w, &q);
+            snprintf(what, sizeof what, "%s MPI_I%s_c with the int form", mode,
+                     v ? "alltoall" : "allgather");
+            large_count_done(&q, p, what, d, EACH * n, indexed, n, me);
+            if (p)
+                MPI_Request_free(&q);
+        }
+        /* Reduce_scatter_block and Reduce_scatter (EACH per rank): the sum
+         * of every rank's me * 1000 + i is n(n-1)/2 * 1000 + n i */
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < EACH; i++)
+                s[r * EACH + i] = me * 1000.0 + r * EACH + i;
+        for (int v = 0; v < 2; v++) {
+            for (int r = 0; r < n; r++)
+                counts[r] = EACH, counts_c[r] = EACH;
+            if (v)
+                MPI_Reduce_scatter(s, d, counts, MPI_DOUBLE, MPI_SUM, w);
+            else
+                MPI_Reduce_scatter_block(s, d, EACH, MPI_DOUBLE, MPI_SUM, w);
+            for (int i = 0; i < EACH; i++)
+                d[i] = -1;
+            if (v && p && odd)
+                MPI_Reduce_scatter_init(s, d, counts, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &q);
+            else if (v && p)
+                MPI_Reduce_scatter_init_c(s, d, counts_c, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL,
+                                          &q);
+            else if (v && odd)
+                MPI_Ireduce_scatter(s, d, counts, MPI_DOUBLE, MPI_SUM, w, &q);
+            else if (v)
+                MPI_Ireduce_scatter_c(s, d, counts_c, MPI_DOUBLE, MPI_SUM, w, &q);
+            else if (p && odd)
+                MPI_Reduce_scatter_block_init(s, d, EACH, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL,
+                                              &q);
+            else if (p)
+                MPI_Reduce_scatter_block_init_c(s, d, EACH, MPI_DOUBLE, MPI_SUM, w,
+                                                MPI_INFO_NULL, &q);
+            else if (odd)
+                MPI_Ireduce_scatter_block(s, d, EACH, MPI_DOUBLE, MPI_SUM, w, &q);
+            else
+                MPI_Ireduce_scatter_block_c(s, d, EACH, MPI_DOUBLE, MPI_SUM, w, &q);
+            /* the int counts change before the operation completes: the
+             * call must have taken them when it was made */
+            for (int r = 0; r < n; r++)
+                counts[r] = counts_c[r] = -7;
+            snprintf(what, sizeof what, "%s MPI_Ireduce_scatter%s_c with the int form", mode,
+                     v ? "" : "_block");
+            large_count_done(&q, p, what, d, EACH, scattered, n, me);
+            if (p)
+                MPI_Request_free(&q);
+        }
+    }
+    free(counts);
+    free(counts_c);
+    free(s);
+    free(d);
+}
+#endif
+
 /* MPI-4's large-count forms (MPICH): MPI_Allreduce_c and MPI_Reduce_c of
  * 100000 doubles checked, and MPI_Bcast_c, MPI_Gather_c, MPI_Scatter_c,
  * MPI_Scan_c and MPI_Allgatherv_c on even ranks matching the int forms on
- * odd ones (the same signature). */
+ * odd ones (the same signature); then the nonblocking and persistent forms
+ * (check_large_count_modes). */
 static void check_large_count(void)
 {
 #if MPI_VERSION >= 4
@@ -1473,6 +1657,7 @@ static void check_large_count(void)
     free(displs);
     free(s);
     free(d);
+    check_large_count_modes(n, me);
 #else
     if (me_world == 0)
         printf("mpi_coll_check: no large-count forms before MPI 4, skipped\n");
