@@ -175,6 +175,16 @@ static int waited(int rc, MPI_Request *r)
     return rc == MPI_SUCCESS ? pmpi_wait(r, MPI_STATUS_IGNORE) : rc;
 }
 
+/* Once a nonblocking barrier on comm is done (waited for, progressing this
+ * library's operations), every rank of comm is in the same call: none
+ * waits for an operation of this library's that this rank would have to
+ * progress, so what follows may block in MPICH. */
+static int arrived(MPI_Comm comm)
+{
+    MPI_Request r;
+    return waited(PMPI_Ibarrier(comm, &r), &r);
+}
+
 static int own_allreduce(void *v, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     MPI_Request r;
@@ -299,13 +309,9 @@ static state_t *make_state(MPI_Comm comm)
     PMPI_Comm_rank(comm, &me);
     state_t *st = calloc(1, sizeof *st);
     MPI_Comm dup = MPI_COMM_NULL;
-    MPI_Request r;
-    /* A nonblocking barrier first: once it is done every rank is here, so
-     * none waits for an operation of this library's that this rank (in
-     * the blocking collectives below, which do not progress them) would
-     * have to progress. */
+    /* every rank here before the blocking collectives below (arrived) */
     if (!inter && n >= 2)
-        waited(PMPI_Ibarrier(comm, &r), &r); /* (an error: the same calls follow) */
+        arrived(comm); /* (an error: the same calls follow) */
     /* a split in rank order: the same group, but unlike a dup it runs none
      * of the application's attribute copy (and later delete) callbacks */
     if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
@@ -1379,19 +1385,32 @@ int MPI_Barrier(MPI_Comm comm)
  * this library's operations while it waits, as MPI's progress rule asks: a
  * peer may wait for one of them before it joins (MPICH's blocking forms
  * progress only MPICH's own, and the job hung).  The same for the calls
- * that fall back (FALLBACK) and MPI_Barrier.  WAITED_UNLESS: MPICH's
- * blocking form where `blocking` (a condition every rank decides alike). */
+ * that fall back (FALLBACK) and MPI_Barrier.  WAITED_UNLESS: where
+ * `blocking` (a condition every rank decides alike), MPICH's blocking form
+ * once every rank has arrived (ARRIVED_FIRST). */
 #define WAITED_UNLESS(blocking, name, iname, params, ...)                                    \
     int MPI_##name params                                                                    \
     {                                                                                        \
         MPI_Request r;                                                                       \
-        if (blocking)                                                                        \
-            return PMPI_##name(__VA_ARGS__);                                                 \
+        int rc_;                                                                             \
+        if (blocking) /* (the arguments may name a count rc) */                              \
+            return (rc_ = arrived(comm)) != MPI_SUCCESS ? rc_ : PMPI_##name(__VA_ARGS__);    \
         return waited(PMPI_##iname(__VA_ARGS__, &r), &r);                                    \
     }
 #define WAITED(name, iname, params, ...) WAITED_UNLESS(0, name, iname, params, __VA_ARGS__)
-/* Alltoallw in place: MPICH's blocking form (every rank passes
- * MPI_IN_PLACE): MPICH 4.0.2's MPI_Ialltoallw in place gives wrong blocks */
+/* The blocking calls over a communicator that have no nonblocking form
+ * (its constructors): MPICH's, once every rank of comm has arrived, so
+ * that none waits there for this rank's operations (before, a rank in
+ * MPI_Comm_split while a peer waited for its part of a collective hung). */
+#define ARRIVED_FIRST(name, params, ...)                                                     \
+    int MPI_##name params                                                                    \
+    {                                                                                        \
+        int rc_ = arrived(comm);                                                             \
+        return rc_ != MPI_SUCCESS ? rc_ : PMPI_##name(__VA_ARGS__);                          \
+    }
+/* Alltoallw in place: MPICH's blocking form once every rank has arrived
+ * (every rank passes MPI_IN_PLACE): MPICH 4.0.2's MPI_Ialltoallw in place
+ * gives wrong blocks */
 #define IN_PLACE (sbuf == MPI_IN_PLACE)
 #define CBUF const void *sbuf
 #define CINTS const int
@@ -1530,6 +1549,34 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
  * waits (MPI_Comm_split and the other constructors have no nonblocking
  * form). */
 WAITED(Comm_dup, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm), comm, newcomm)
+#define CINTS const int
+ARRIVED_FIRST(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), comm, color, key,
+              newcomm)
+ARRIVED_FIRST(Comm_split_type,
+              (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm), comm, type,
+              key, info, newcomm)
+ARRIVED_FIRST(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), comm, group,
+              newcomm)
+ARRIVED_FIRST(Intercomm_merge, (MPI_Comm comm, int high, MPI_Comm *newcomm), comm, high, newcomm)
+ARRIVED_FIRST(Cart_create,
+              (MPI_Comm comm, int ndims, CINTS dims[], CINTS periods[], int reorder,
+               MPI_Comm *newcomm),
+              comm, ndims, dims, periods, reorder, newcomm)
+ARRIVED_FIRST(Cart_sub, (MPI_Comm comm, CINTS remain[], MPI_Comm *newcomm), comm, remain, newcomm)
+ARRIVED_FIRST(Graph_create,
+              (MPI_Comm comm, int nnodes, CINTS index[], CINTS edges[], int reorder,
+               MPI_Comm *newcomm),
+              comm, nnodes, index, edges, reorder, newcomm)
+ARRIVED_FIRST(Dist_graph_create,
+              (MPI_Comm comm, int n, CINTS sources[], CINTS degrees[], CINTS dests[],
+               CINTS weights[], MPI_Info info, int reorder, MPI_Comm *newcomm),
+              comm, n, sources, degrees, dests, weights, info, reorder, newcomm)
+ARRIVED_FIRST(Dist_graph_create_adjacent,
+              (MPI_Comm comm, int indegree, CINTS sources[], CINTS sourceweights[], int outdegree,
+               CINTS dests[], CINTS destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm),
+              comm, indegree, sources, sourceweights, outdegree, dests, destweights, info, reorder,
+              newcomm)
+#undef CINTS
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {

@@ -493,29 +493,39 @@ static void check_barrier_while_active(MPI_Comm comm, MPI_Comm other)
 
 /* Rank 0 enters a blocking collective the MPI library runs (one coll/tacos
  * leaves to it, two it does not serve, the first collective of a new
- * communicator, which makes its state, and MPI_Comm_dup) before it waits for a collective
- * the others wait for first: that collective must progress it (MPI's
- * progress rule).  Under MPICH such blocking calls did not progress the
- * library's operations: a hang. */
+ * communicator, which makes its state, MPI_Comm_dup, two constructors with
+ * no nonblocking form and MPI_Alltoallw in place) before it waits for a
+ * collective the others wait for first: that collective must progress it
+ * (MPI's progress rule).  Under MPICH such blocking calls did not progress
+ * the library's operations: a hang. */
 static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
 {
-    static const char *what[] = {"MPI_Gather", "MPI_Scan", "MPI_Allgatherv",
-                                 "a new communicator's first MPI_Allreduce", "MPI_Comm_dup"};
+    static const char *what[] = {"MPI_Gather",
+                                 "MPI_Scan",
+                                 "MPI_Allgatherv",
+                                 "a new communicator's first MPI_Allreduce",
+                                 "MPI_Comm_dup",
+                                 "MPI_Comm_split",
+                                 "MPI_Cart_create",
+                                 "MPI_Alltoallw in place"};
+    enum { CASES = sizeof what / sizeof *what };
     coll_t c;
     int osize, orank;
     MPI_Comm_size(other, &osize);
     MPI_Comm_rank(other, &orank);
     int *all = malloc((size_t)osize * sizeof *all), *counts = malloc((size_t)osize * sizeof *counts);
     int *displs = malloc((size_t)osize * sizeof *displs);
+    int *bytes_at = malloc((size_t)osize * sizeof *bytes_at);
+    MPI_Datatype *ints = malloc((size_t)osize * sizeof *ints);
     for (int r = 0; r < osize; r++)
-        counts[r] = 1, displs[r] = r;
+        counts[r] = 1, displs[r] = r, bytes_at[r] = r * (int)sizeof(int), ints[r] = MPI_INT;
     make(&c, ALLREDUCE, comm, 65537, 0, 0);
     /* Gather's root: the rank that enters first (a leaf would send and leave) */
     int first = c.rank == 0 ? orank : 0, root = 0;
     MPI_Allreduce(&first, &root, 1, MPI_INT, MPI_MAX, other);
     fill(&c, 970);
     MPI_Allreduce(c.sbuf, c.rbuf, c.count, MPI_DOUBLE, MPI_SUM, comm); /* plans it */
-    for (int t = 0; t < 5; t++) { /* (every rank: one that stopped would leave the others) */
+    for (int t = 0; t < CASES; t++) { /* (every rank: one that stopped would leave the others) */
         MPI_Comm fresh = MPI_COMM_NULL;
         if (t == 3)
             MPI_Comm_dup(other, &fresh);
@@ -548,11 +558,33 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
             if (got != osize * (osize - 1) / 2 + 30 * osize)
                 FAIL("MPI_Allreduce on a new communicator during a collective: %d", got);
             break;
-        default:
+        case 4:
             MPI_Comm_dup(other, &fresh);
             MPI_Comm_size(fresh, &got);
             if (got != osize)
                 FAIL("MPI_Comm_dup during a collective: %d ranks", got);
+            break;
+        case 5: /* in reverse order */
+            MPI_Comm_split(other, 0, osize - orank, &fresh);
+            MPI_Comm_rank(fresh, &got);
+            if (got != osize - 1 - orank)
+                FAIL("MPI_Comm_split during a collective: rank %d", got);
+            break;
+        case 6: {
+            int periods = 1;
+            MPI_Cart_create(other, 1, &osize, &periods, 0, &fresh);
+            MPI_Comm_size(fresh, &got);
+            if (got != osize)
+                FAIL("MPI_Cart_create during a collective: %d ranks", got);
+            break;
+        }
+        default: /* block r of rank q: 100 q + r, then 100 r + orank here */
+            for (int r = 0; r < osize; r++)
+                all[r] = 100 * orank + r;
+            MPI_Alltoallw(MPI_IN_PLACE, counts, bytes_at, ints, all, counts, bytes_at, ints, other);
+            for (int r = 0; r < osize; r++)
+                if (all[r] != 100 * r + orank)
+                    FAIL("MPI_Alltoallw in place during a collective: block %d is %d", r, all[r]);
         }
         if (c.rank == 0)
             wait_check(&c, what[t]);
@@ -563,6 +595,8 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
     free(all);
     free(counts);
     free(displs);
+    free(bytes_at);
+    free(ints);
 }
 
 /* Rank 0 enters a barrier on the call's own communicator before it waits
