@@ -673,35 +673,65 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *s)
 
 /* Blocking point-to-point calls progress the operations while they wait:
  * a rank in MPI_Recv may hold up another rank's MPI_Wait on a collective
- * (a legal program: MPI's progress rule). */
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    if (!pmpi_busy())
-        return PMPI_Send(buf, count, type, dest, tag, comm);
-    int rc = PMPI_Isend(buf, count, type, dest, tag, comm, &r);
-    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
+ * (a legal program: MPI's progress rule).  Those that may wait for a peer
+ * (a receive, or a send that waits for the receive: large, synchronous)
+ * are MPICH's nonblocking form waited for with pmpi_wait while operations
+ * are in flight (MPI_Rsend's receive is posted, MPI_Bsend's data buffered,
+ * MPI_Mrecv's message matched: none waits for a peer to reach it).
+ * SENT: the status ignored; RECEIVED: the call's last argument, s. */
+#define SENT(name, iname, params, ...)                                                       \
+    int MPI_##name params                                                                    \
+    {                                                                                        \
+        MPI_Request r;                                                                       \
+        if (!pmpi_busy())                                                                    \
+            return PMPI_##name(__VA_ARGS__);                                                 \
+        int rc = PMPI_##iname(__VA_ARGS__, &r);                                              \
+        return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;                    \
+    }
+#define RECEIVED(name, iname, params, ...)                                                   \
+    int MPI_##name params                                                                    \
+    {                                                                                        \
+        MPI_Request r;                                                                       \
+        if (!pmpi_busy())                                                                    \
+            return PMPI_##name(__VA_ARGS__, s);                                              \
+        int rc = PMPI_##iname(__VA_ARGS__, &r);                                              \
+        return rc == MPI_SUCCESS ? pmpi_wait(&r, s) : rc;                                    \
+    }
+#define CBUF const void *buf
+#define DT MPI_Datatype
+SENT(Send, Isend, (CBUF, int count, DT type, int dest, int tag, MPI_Comm comm), buf, count, type,
+     dest, tag, comm)
+SENT(Ssend, Issend, (CBUF, int count, DT type, int dest, int tag, MPI_Comm comm), buf, count,
+     type, dest, tag, comm)
+RECEIVED(Recv, Irecv,
+         (void *buf, int count, DT type, int source, int tag, MPI_Comm comm, MPI_Status *s), buf,
+         count, type, source, tag, comm)
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    if (!pmpi_busy())
-        return PMPI_Ssend(buf, count, type, dest, tag, comm);
-    int rc = PMPI_Issend(buf, count, type, dest, tag, comm, &r);
-    return rc == MPI_SUCCESS ? pmpi_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
-
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             MPI_Status *s)
-{
-    MPI_Request r;
-    if (!pmpi_busy())
-        return PMPI_Recv(buf, count, type, source, tag, comm, s);
-    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, &r);
-    return rc == MPI_SUCCESS ? pmpi_wait(&r, s) : rc;
-}
-
+#if MPI_VERSION >= 4
+RECEIVED(Sendrecv, Isendrecv,
+         (const void *sbuf, int scount, DT stype, int dest, int stag, void *rbuf, int rcount,
+          DT rtype, int source, int rtag, MPI_Comm comm, MPI_Status *s),
+         sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm)
+RECEIVED(Sendrecv_replace, Isendrecv_replace,
+         (void *buf, int count, DT type, int dest, int stag, int source, int rtag, MPI_Comm comm,
+          MPI_Status *s),
+         buf, count, type, dest, stag, source, rtag, comm)
+SENT(Send_c, Isend_c, (CBUF, MPI_Count count, DT type, int dest, int tag, MPI_Comm comm), buf,
+     count, type, dest, tag, comm)
+SENT(Ssend_c, Issend_c, (CBUF, MPI_Count count, DT type, int dest, int tag, MPI_Comm comm), buf,
+     count, type, dest, tag, comm)
+RECEIVED(Recv_c, Irecv_c,
+         (void *buf, MPI_Count count, DT type, int source, int tag, MPI_Comm comm, MPI_Status *s),
+         buf, count, type, source, tag, comm)
+RECEIVED(Sendrecv_c, Isendrecv_c,
+         (const void *sbuf, MPI_Count scount, DT stype, int dest, int stag, void *rbuf,
+          MPI_Count rcount, DT rtype, int source, int rtag, MPI_Comm comm, MPI_Status *s),
+         sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm)
+RECEIVED(Sendrecv_replace_c, Isendrecv_replace_c,
+         (void *buf, MPI_Count count, DT type, int dest, int stag, int source, int rtag,
+          MPI_Comm comm, MPI_Status *s),
+         buf, count, type, dest, stag, source, rtag, comm)
+#else
 int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
                  int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
                  MPI_Status *s)
@@ -717,6 +747,9 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
         rc = pmpi_wait(&r[0], s);
     return rc;
 }
+#endif
+#undef CBUF
+#undef DT
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *s)
 {
@@ -724,6 +757,16 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *s)
     if (!pmpi_busy())
         return PMPI_Probe(source, tag, comm, s);
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, s)) == MPI_SUCCESS && !flag)
+        pmpi_progress();
+    return rc;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *s)
+{
+    int flag = 0, rc;
+    if (!pmpi_busy())
+        return PMPI_Mprobe(source, tag, comm, message, s);
+    while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, s)) == MPI_SUCCESS && !flag)
         pmpi_progress();
     return rc;
 }

@@ -694,23 +694,57 @@ static void check_late_waiter(MPI_Comm comm)
     unmake(&c);
 }
 
-/* Rank 0 blocks in MPI_Recv while rank 1 waits for the collective, then
+/* Rank 0 blocks in a receive (MPI_Recv, MPI_Mprobe, MPI_Sendrecv_replace,
+ * MPI_Sendrecv, MPI_Recv_c) while rank 1 waits for the collective, then
  * sends what rank 0 receives: the receive must progress the collective
- * (MPI's progress rule). */
+ * (MPI's progress rule; under MPICH MPI_Mprobe, MPI_Sendrecv_replace and
+ * MPI_Recv_c hung before the library wrapped them). */
 static void check_recv_progress(MPI_Comm comm)
 {
+    static const char *what[] = {"MPI_Recv", "MPI_Mprobe", "MPI_Sendrecv_replace", "MPI_Sendrecv",
+                                 "MPI_Recv_c"};
+    int cases = MPI_VERSION >= 4 ? 5 : 3;
     coll_t c;
     make(&c, ALLREDUCE, comm, 65537, 0, 0);
-    fill(&c, 600);
-    post(&c, 0);
-    int token = c.rank;
-    if (c.size > 1 && c.rank == 0)
-        MPI_Recv(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
-    wait_check(&c, "a receive that progresses");
-    if (c.size > 1 && c.rank == 1)
-        MPI_Send(&token, 1, MPI_INT, 0, 77, comm);
-    if (c.rank == 0 && token != (c.size > 1))
-        FAIL("receive during a collective: got %d", token);
+    for (int v = 0; v < cases; v++) {
+        fill(&c, 600 + v);
+        post(&c, 0);
+        int token = c.rank, mine = c.rank;
+        MPI_Message m;
+        if (c.size > 1 && c.rank == 0) {
+            switch (v) {
+            case 0:
+                MPI_Recv(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
+                break;
+            case 1:
+                MPI_Mprobe(1, 77, comm, &m, MPI_STATUS_IGNORE);
+                MPI_Mrecv(&token, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+                break;
+            case 2:
+                MPI_Sendrecv_replace(&token, 1, MPI_INT, 1, 78, 1, 77, comm, MPI_STATUS_IGNORE);
+                break;
+            case 3:
+                MPI_Sendrecv(&mine, 1, MPI_INT, 1, 78, &token, 1, MPI_INT, 1, 77, comm,
+                             MPI_STATUS_IGNORE);
+                break;
+            default:
+#if MPI_VERSION >= 4
+                MPI_Recv_c(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
+#endif
+                break;
+            }
+        }
+        wait_check(&c, what[v]);
+        if (c.size > 1 && c.rank == 1) {
+            MPI_Send(&token, 1, MPI_INT, 0, 77, comm);
+            if (v == 2 || v == 3) /* rank 0's 0 */
+                MPI_Recv(&token, 1, MPI_INT, 0, 78, comm, MPI_STATUS_IGNORE);
+            if (token != (v == 2 || v == 3 ? 0 : 1))
+                FAIL("%s during a collective: rank 1 got %d", what[v], token);
+        }
+        if (c.rank == 0 && token != (c.size > 1))
+            FAIL("%s during a collective: got %d", what[v], token);
+    }
     unmake(&c);
 }
 
