@@ -17,13 +17,14 @@
  *
  * Progress: every operation in flight advances in pmpi_progress, called by
  * the poll function and by the calls the library intercepts: MPI_Wait*,
- * MPI_Test*, MPI_Request_get_status, MPI_Send, MPI_Ssend, MPI_Recv,
- * MPI_Sendrecv, MPI_Probe, MPI_Barrier and its own collectives (while
- * operations are in flight, their waits are loops of tests and progress).
- * The limit (README): a blocking call it does not intercept (MPICH's own
- * collectives such as MPI_Allgatherv, MPI_Bsend, MPI_Mprobe, file I/O, ...)
- * does not progress them, so a rank blocked there while another rank
- * waits for its part of a schedule can hang.
+ * MPI_Test*, MPI_Request_get_status, the blocking point-to-point calls that
+ * may wait for a peer (below), every blocking collective (tacos_pmpi.c) and
+ * the communicator constructors, which wait for every rank to arrive first
+ * (while operations are in flight, their waits are loops of tests and
+ * progress).  The limit (README): a blocking call it does not intercept
+ * (MPI_Comm_create_group, MPI_Intercomm_create, one-sided synchronisation,
+ * file I/O, ...) does not progress them, so a rank blocked there while
+ * another rank waits for its part of a schedule can hang.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -671,6 +672,19 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *s)
     return PMPI_Request_get_status(r, flag, s);
 }
 
+/* A completed receive's status (rc: its wait's) where the source was
+ * MPI_PROC_NULL: what MPI defines (source MPI_PROC_NULL, tag MPI_ANY_TAG,
+ * nothing received); MPICH 4.0.2's nonblocking receive says source 0, tag 0. */
+static int from_proc_null(int rc, int source, MPI_Status *s)
+{
+    if (rc == MPI_SUCCESS && source == MPI_PROC_NULL && s != MPI_STATUS_IGNORE) {
+        s->MPI_SOURCE = MPI_PROC_NULL;
+        s->MPI_TAG = MPI_ANY_TAG;
+        PMPI_Status_set_elements(s, MPI_BYTE, 0);
+    }
+    return rc;
+}
+
 /* Blocking point-to-point calls progress the operations while they wait:
  * a rank in MPI_Recv may hold up another rank's MPI_Wait on a collective
  * (a legal program: MPI's progress rule).  Those that may wait for a peer
@@ -695,7 +709,7 @@ int MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *s)
         if (!pmpi_busy())                                                                    \
             return PMPI_##name(__VA_ARGS__, s);                                              \
         int rc = PMPI_##iname(__VA_ARGS__, &r);                                              \
-        return rc == MPI_SUCCESS ? pmpi_wait(&r, s) : rc;                                    \
+        return rc == MPI_SUCCESS ? from_proc_null(pmpi_wait(&r, s), source, s) : rc;         \
     }
 #define CBUF const void *buf
 #define DT MPI_Datatype
@@ -707,15 +721,34 @@ RECEIVED(Recv, Irecv,
          (void *buf, int count, DT type, int source, int tag, MPI_Comm comm, MPI_Status *s), buf,
          count, type, source, tag, comm)
 
+/* A receive (r[0], posted by `recv`) and a send (r[1], by `send`), both
+ * waited for, the receive's status in s.  Not MPICH 4.0.2's own
+ * MPI_Isendrecv(_replace): with MPI_PROC_NULL on both sides it crashed,
+ * with MPI_ANY_SOURCE its status said source 0, tag 0, and _replace with a
+ * derived datatype received the wrong elements. */
+#define EXCHANGED(recv, send)                                                                \
+    MPI_Request r[2];                                                                        \
+    int rc = recv;                                                                           \
+    if (rc == MPI_SUCCESS && (rc = send) != MPI_SUCCESS)                                     \
+        PMPI_Cancel(&r[0]), PMPI_Wait(&r[0], MPI_STATUS_IGNORE);                             \
+    if (rc == MPI_SUCCESS && (rc = pmpi_wait(&r[1], MPI_STATUS_IGNORE)) == MPI_SUCCESS)      \
+        rc = from_proc_null(pmpi_wait(&r[0], s), source, s)
+
+#define SENDRECV(suffix, count_t)                                                            \
+    int MPI_Sendrecv##suffix(const void *sbuf, count_t scount, DT stype, int dest, int stag,    \
+                             void *rbuf, count_t rcount, DT rtype, int source, int rtag,     \
+                             MPI_Comm comm, MPI_Status *s)                                   \
+    {                                                                                        \
+        if (!pmpi_busy())                                                                    \
+            return PMPI_Sendrecv##suffix(sbuf, scount, stype, dest, stag, rbuf, rcount,      \
+                                         rtype, source, rtag, comm, s);                      \
+        EXCHANGED(PMPI_Irecv##suffix(rbuf, rcount, rtype, source, rtag, comm, &r[0]),        \
+                  PMPI_Isend##suffix(sbuf, scount, stype, dest, stag, comm, &r[1]));         \
+        return rc;                                                                           \
+    }
+SENDRECV(, int)
+
 #if MPI_VERSION >= 4
-RECEIVED(Sendrecv, Isendrecv,
-         (const void *sbuf, int scount, DT stype, int dest, int stag, void *rbuf, int rcount,
-          DT rtype, int source, int rtag, MPI_Comm comm, MPI_Status *s),
-         sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm)
-RECEIVED(Sendrecv_replace, Isendrecv_replace,
-         (void *buf, int count, DT type, int dest, int stag, int source, int rtag, MPI_Comm comm,
-          MPI_Status *s),
-         buf, count, type, dest, stag, source, rtag, comm)
 SENT(Send_c, Isend_c, (CBUF, MPI_Count count, DT type, int dest, int tag, MPI_Comm comm), buf,
      count, type, dest, tag, comm)
 SENT(Ssend_c, Issend_c, (CBUF, MPI_Count count, DT type, int dest, int tag, MPI_Comm comm), buf,
@@ -723,29 +756,45 @@ SENT(Ssend_c, Issend_c, (CBUF, MPI_Count count, DT type, int dest, int tag, MPI_
 RECEIVED(Recv_c, Irecv_c,
          (void *buf, MPI_Count count, DT type, int source, int tag, MPI_Comm comm, MPI_Status *s),
          buf, count, type, source, tag, comm)
-RECEIVED(Sendrecv_c, Isendrecv_c,
-         (const void *sbuf, MPI_Count scount, DT stype, int dest, int stag, void *rbuf,
-          MPI_Count rcount, DT rtype, int source, int rtag, MPI_Comm comm, MPI_Status *s),
-         sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm)
-RECEIVED(Sendrecv_replace_c, Isendrecv_replace_c,
-         (void *buf, MPI_Count count, DT type, int dest, int stag, int source, int rtag,
-          MPI_Comm comm, MPI_Status *s),
-         buf, count, type, dest, stag, source, rtag, comm)
-#else
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
-                 MPI_Status *s)
+
+SENDRECV(_c, MPI_Count)
+
+/* The buffer's contents packed, sent from there, while the receive goes
+ * to the buffer (a packed message matches the typed receive). */
+static int replaced(void *buf, MPI_Count count, DT type, int dest, int stag, int source, int rtag,
+                    MPI_Comm comm, MPI_Status *s)
 {
-    MPI_Request r[2];
-    if (!pmpi_busy())
-        return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
-                             comm, s);
-    int rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &r[0]);
-    if (rc == MPI_SUCCESS && (rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &r[1])))
-        PMPI_Cancel(&r[0]), PMPI_Wait(&r[0], MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && (rc = pmpi_wait(&r[1], MPI_STATUS_IGNORE)) == MPI_SUCCESS)
-        rc = pmpi_wait(&r[0], s);
+    MPI_Count size = 0, at = 0;
+    void *packed = NULL;
+    int pack_rc = PMPI_Pack_size_c(count, type, comm, &size);
+    if (pack_rc == MPI_SUCCESS && !(packed = malloc(size ? (size_t)size : 1)))
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
+    if (pack_rc == MPI_SUCCESS)
+        pack_rc = PMPI_Pack_c(buf, count, type, packed, size, &at, comm);
+    if (pack_rc != MPI_SUCCESS) {
+        free(packed);
+        return pack_rc;
+    }
+    EXCHANGED(PMPI_Irecv_c(buf, count, type, source, rtag, comm, &r[0]),
+              PMPI_Isend_c(packed, at, MPI_PACKED, dest, stag, comm, &r[1]));
+    free(packed);
     return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, DT type, int dest, int stag, int source, int rtag,
+                         MPI_Comm comm, MPI_Status *s)
+{
+    if (!pmpi_busy())
+        return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, s);
+    return replaced(buf, count, type, dest, stag, source, rtag, comm, s);
+}
+
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, DT type, int dest, int stag, int source,
+                           int rtag, MPI_Comm comm, MPI_Status *s)
+{
+    if (!pmpi_busy())
+        return PMPI_Sendrecv_replace_c(buf, count, type, dest, stag, source, rtag, comm, s);
+    return replaced(buf, count, type, dest, stag, source, rtag, comm, s);
 }
 #endif
 #undef CBUF

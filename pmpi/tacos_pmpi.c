@@ -178,7 +178,9 @@ static int waited(int rc, MPI_Request *r)
 /* Once a nonblocking barrier on comm is done (waited for, progressing this
  * library's operations), every rank of comm is in the same call: none
  * waits for an operation of this library's that this rank would have to
- * progress, so what follows may block in MPICH. */
+ * progress, so what follows may block in MPICH.  (On an intercommunicator
+ * MPI promises only that the remote group has entered; MPICH's barrier
+ * there starts with one over the local group, so both have.) */
 static int arrived(MPI_Comm comm)
 {
     MPI_Request r;
@@ -1172,11 +1174,18 @@ ENTRY_POINTS(Reduce_scatter, Ireduce_scatter, , reduce_scatter,
  * (equal on every rank, whatever (count, datatype) each passes: one rank's
  * MPI_Ibcast_c may match another's MPI_Ibcast, which a schedule may serve);
  * larger calls go to MPICH's own on every rank. */
-static int fits(MPI_Count count, MPI_Datatype dtype)
+static int fits_n(MPI_Count count, MPI_Count n, MPI_Datatype dtype) /* n blocks of count */
 {
     MPI_Count size = 0;
     PMPI_Type_size_c(dtype, &size);
-    return count >= 0 && count <= INT_MAX && count * size <= INT_MAX;
+    /* no product formed before it is known to fit */
+    return count >= 0 && n > 0 && count <= INT_MAX / n &&
+           (size <= 0 || count * n <= INT_MAX / size);
+}
+
+static int fits(MPI_Count count, MPI_Datatype dtype)
+{
+    return fits_n(count, 1, dtype);
 }
 
 /* MPICH's own large-count form in the call's mode (as FALLBACK), never on
@@ -1209,7 +1218,8 @@ static int allreduce_c(CBUF, void *rbuf, MPI_Count count, DT dtype, MPI_Op op, M
 static int allgather_c(CBUF, MPI_Count scount, DT sdtype, void *rbuf, MPI_Count rcount, DT rdtype,
                        MPI_Comm comm, MODE_ARGS)
 {
-    return fits(rcount * (MPI_Count)size_of(comm), rdtype) && (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
+    return fits_n(rcount, (MPI_Count)size_of(comm), rdtype) &&
+                   (sbuf == MPI_IN_PLACE || fits(scount, sdtype))
                ? allgather(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm, mode, info,
                            request)
                : MPICH_C(Allgather, Iallgather, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
@@ -1220,7 +1230,7 @@ static int alltoall_c(CBUF, MPI_Count scount, DT sdtype, void *rbuf, MPI_Count r
                       MPI_Comm comm, MODE_ARGS)
 {
     MPI_Count n = (MPI_Count)size_of(comm);
-    return fits(rcount * n, rdtype) && (sbuf == MPI_IN_PLACE || fits(scount * n, sdtype))
+    return fits_n(rcount, n, rdtype) && (sbuf == MPI_IN_PLACE || fits_n(scount, n, sdtype))
                ? alltoall(sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, comm, mode, info,
                           request)
                : MPICH_C(Alltoall, Ialltoall, sbuf, rbuf, sbuf, scount, sdtype, rbuf, rcount,
@@ -1249,8 +1259,8 @@ static int rooted_fits(int gathers, CBUF, MPI_Count scount, DT sdtype, const voi
     MPI_Count all = gathers ? rcount : scount, own = gathers ? scount : rcount;
     MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
     if (me != root)
-        return fits(own * n, own_type);
-    return fits(all * n, all_type) &&
+        return fits_n(own, n, own_type);
+    return fits_n(all, n, all_type) &&
            ((gathers ? sbuf : rbuf) == MPI_IN_PLACE || fits(own, own_type));
 }
 
@@ -1280,7 +1290,7 @@ static int reduce_c(CBUF, void *rbuf, MPI_Count count, DT dtype, MPI_Op op, int 
 static int reduce_scatter_block_c(CBUF, void *rbuf, MPI_Count rcount, DT dtype, MPI_Op op,
                                   MPI_Comm comm, MODE_ARGS)
 {
-    return fits(rcount * (MPI_Count)size_of(comm), dtype)
+    return fits_n(rcount, (MPI_Count)size_of(comm), dtype)
                ? reduce_scatter_block(sbuf, rbuf, (int)rcount, dtype, op, comm, mode, info,
                                       request)
                : MPICH_C(Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, sbuf, rbuf,
@@ -1288,22 +1298,29 @@ static int reduce_scatter_block_c(CBUF, void *rbuf, MPI_Count rcount, DT dtype, 
 }
 
 /* rcounts are equal on every rank: so is the decision.  The int counts
- * live on the stack: the library's schedules take them when the call is
- * made (a persistent one's too), and so do MPICH 4.0.2's MPI_Ireduce_scatter
- * and MPI_Reduce_scatter_init (checked with the counts freed before the
- * wait, under valgrind; mpi_coll_check --large-count overwrites them). */
+ * are freed on return: the library's schedules take them when the call is
+ * made (a persistent one's too), and so do MPICH 4.0.2's
+ * MPI_Ireduce_scatter and MPI_Reduce_scatter_init (checked with the counts
+ * freed before the wait, under valgrind; mpi_coll_check --large-count
+ * overwrites them). */
 static int reduce_scatter_c(CBUF, void *rbuf, const MPI_Count rcounts[], DT dtype, MPI_Op op,
                             MPI_Comm comm, MODE_ARGS)
 {
-    enum { MAX_RANKS = 1024 }; /* int counts on the stack (larger: MPI) */
-    int n = (int)size_of(comm), counts[MAX_RANKS];
+    int n = (int)size_of(comm), *counts = malloc((size_t)n * sizeof *counts), rc;
     MPI_Count total = 0;
-    for (int r = 0; r < n && r < MAX_RANKS; r++)
-        total += rcounts[r] < 0 ? INT_MAX + 1LL : rcounts[r], counts[r] = (int)rcounts[r];
-    if (n > MAX_RANKS || !fits(total, dtype))
-        return MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
-                       comm);
-    return reduce_scatter(sbuf, rbuf, counts, dtype, op, comm, mode, info, request);
+    if (!counts)
+        return done(comm, MPI_ERR_NO_MEM);
+    for (int r = 0; r < n; r++) {
+        total += rcounts[r] < 0 || rcounts[r] > INT_MAX ? INT_MAX + 1LL : rcounts[r];
+        counts[r] = (int)rcounts[r];
+    }
+    if (fits(total, dtype))
+        rc = reduce_scatter(sbuf, rbuf, counts, dtype, op, comm, mode, info, request);
+    else
+        rc = MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
+                     comm);
+    free(counts);
+    return rc;
 }
 
 #define CCOUNT MPI_Count
@@ -1316,8 +1333,9 @@ ENTRY_POINTS(Allgather, Iallgather, _c, allgather_c,
 ENTRY_POINTS(Alltoall, Ialltoall, _c, alltoall_c,
              (CBUF, CCOUNT scount, DT sdtype, void *rbuf, CCOUNT rcount, DT rdtype, MPI_Comm comm),
              sbuf, scount, sdtype, rbuf, rcount, rdtype, comm)
-ENTRY_POINTS(Bcast, Ibcast, _c, bcast_c, (void *buf, CCOUNT count, DT dtype, int root, MPI_Comm comm),
-             buf, count, dtype, root, comm)
+ENTRY_POINTS(Bcast, Ibcast, _c, bcast_c,
+             (void *buf, CCOUNT count, DT dtype, int root, MPI_Comm comm), buf, count, dtype, root,
+             comm)
 ENTRY_POINTS(Reduce, Ireduce, _c, reduce_c,
              (CBUF, void *rbuf, CCOUNT count, DT dtype, MPI_Op op, int root, MPI_Comm comm), sbuf,
              rbuf, count, dtype, op, root, comm)

@@ -694,57 +694,96 @@ static void check_late_waiter(MPI_Comm comm)
     unmake(&c);
 }
 
-/* Rank 0 blocks in a receive (MPI_Recv, MPI_Mprobe, MPI_Sendrecv_replace,
- * MPI_Sendrecv, MPI_Recv_c) while rank 1 waits for the collective, then
- * sends what rank 0 receives: the receive must progress the collective
+/* Rank 0 blocks in a receive (MPI_Recv, MPI_Mprobe, MPI_Sendrecv_replace
+ * on every other int, MPI_Sendrecv, MPI_Recv_c; any source and tag where
+ * the call allows) while rank 1 waits for the collective, then sends the
+ * two ints rank 0 receives: the receive must progress the collective
  * (MPI's progress rule; under MPICH MPI_Mprobe, MPI_Sendrecv_replace and
- * MPI_Recv_c hung before the library wrapped them). */
+ * MPI_Recv_c hung before the library wrapped them).  The data, the status
+ * (source, tag, elements) and what rank 0 sent back are checked; then
+ * MPI_Recv and MPI_Sendrecv with MPI_PROC_NULL partners while the
+ * collective runs (MPICH's nonblocking receive said source 0, tag 0). */
 static void check_recv_progress(MPI_Comm comm)
 {
     static const char *what[] = {"MPI_Recv", "MPI_Mprobe", "MPI_Sendrecv_replace", "MPI_Sendrecv",
                                  "MPI_Recv_c"};
-    int cases = MPI_VERSION >= 4 ? 5 : 3;
+    int cases = MPI_VERSION >= 4 ? 5 : 4;
     coll_t c;
     make(&c, ALLREDUCE, comm, 65537, 0, 0);
-    for (int v = 0; v < cases; v++) {
+    MPI_Datatype every_other;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    for (int v = 0; v < cases && c.size > 1; v++) {
         fill(&c, 600 + v);
         post(&c, 0);
-        int token = c.rank, mine = c.rank;
+        int buf[4] = {0, 1, 2, 3}, two[2] = {100, 101}, got = -1;
+        MPI_Status st = {.MPI_SOURCE = -99, .MPI_TAG = -99};
         MPI_Message m;
-        if (c.size > 1 && c.rank == 0) {
+        if (c.rank == 0) {
             switch (v) {
             case 0:
-                MPI_Recv(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
+                MPI_Recv(buf, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st);
                 break;
             case 1:
                 MPI_Mprobe(1, 77, comm, &m, MPI_STATUS_IGNORE);
-                MPI_Mrecv(&token, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+                MPI_Mrecv(buf, 2, MPI_INT, &m, &st);
                 break;
             case 2:
-                MPI_Sendrecv_replace(&token, 1, MPI_INT, 1, 78, 1, 77, comm, MPI_STATUS_IGNORE);
+                MPI_Sendrecv_replace(buf, 1, every_other, 1, 78, 1, 77, comm, &st);
                 break;
             case 3:
-                MPI_Sendrecv(&mine, 1, MPI_INT, 1, 78, &token, 1, MPI_INT, 1, 77, comm,
-                             MPI_STATUS_IGNORE);
+                MPI_Sendrecv(buf, 2, MPI_INT, 1, 78, buf, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                             comm, &st);
                 break;
             default:
 #if MPI_VERSION >= 4
-                MPI_Recv_c(&token, 1, MPI_INT, 1, 77, comm, MPI_STATUS_IGNORE);
+                MPI_Recv_c(buf, 2, MPI_INT, 1, MPI_ANY_TAG, comm, &st);
 #endif
                 break;
             }
         }
         wait_check(&c, what[v]);
-        if (c.size > 1 && c.rank == 1) {
-            MPI_Send(&token, 1, MPI_INT, 0, 77, comm);
-            if (v == 2 || v == 3) /* rank 0's 0 */
-                MPI_Recv(&token, 1, MPI_INT, 0, 78, comm, MPI_STATUS_IGNORE);
-            if (token != (v == 2 || v == 3 ? 0 : 1))
-                FAIL("%s during a collective: rank 1 got %d", what[v], token);
+        if (c.rank == 1) {
+            MPI_Send(two, 2, MPI_INT, 0, 77, comm);
+            if (v == 2 || v == 3) /* rank 0's ints 0 and 2, or 0 and 1 */
+                MPI_Recv(two, 2, MPI_INT, 0, 78, comm, MPI_STATUS_IGNORE);
+            if ((v == 2 || v == 3) && (two[0] != 0 || two[1] != (v == 2 ? 2 : 1)))
+                FAIL("%s during a collective: rank 1 got %d %d", what[v], two[0], two[1]);
         }
-        if (c.rank == 0 && token != (c.size > 1))
-            FAIL("%s during a collective: got %d", what[v], token);
+        if (c.rank != 0)
+            continue;
+        MPI_Get_elements(&st, MPI_INT, &got);
+        if (st.MPI_SOURCE != 1 || st.MPI_TAG != 77 || got != 2)
+            FAIL("%s during a collective: status source %d tag %d, %d ints", what[v], st.MPI_SOURCE,
+                 st.MPI_TAG, got);
+        int want[4] = {100, 101, 2, 3}, spread[4] = {100, 1, 101, 3};
+        if (memcmp(buf, v == 2 ? spread : want, sizeof buf))
+            FAIL("%s during a collective: got %d %d %d %d", what[v], buf[0], buf[1], buf[2],
+                 buf[3]);
     }
+    /* the others join once rank 0 is done: its collective is in flight */
+    fill(&c, 690);
+    int go = 1;
+    if (c.rank != 0)
+        MPI_Recv(&go, 1, MPI_INT, 0, 79, comm, MPI_STATUS_IGNORE);
+    post(&c, 0);
+    for (int v = 0; v < 2 && c.rank == 0; v++) {
+        int x = 5, got = -1;
+        MPI_Status st = {.MPI_SOURCE = -99, .MPI_TAG = -99};
+        if (v)
+            MPI_Sendrecv(&x, 1, MPI_INT, MPI_PROC_NULL, 1, &x, 1, MPI_INT, MPI_PROC_NULL, 1, comm,
+                         &st);
+        else
+            MPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 1, comm, &st);
+        MPI_Get_count(&st, MPI_INT, &got);
+        if (st.MPI_SOURCE != MPI_PROC_NULL || st.MPI_TAG != MPI_ANY_TAG || got != 0 || x != 5)
+            FAIL("%s from MPI_PROC_NULL during a collective: source %d tag %d, %d ints",
+                 v ? "MPI_Sendrecv" : "MPI_Recv", st.MPI_SOURCE, st.MPI_TAG, got);
+    }
+    for (int r = 1; r < c.size && c.rank == 0; r++)
+        MPI_Send(&go, 1, MPI_INT, r, 79, comm);
+    wait_check(&c, "MPI_PROC_NULL partners");
+    MPI_Type_free(&every_other);
     unmake(&c);
 }
 
