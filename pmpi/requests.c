@@ -722,16 +722,19 @@ RECEIVED(Recv, Irecv,
          count, type, source, tag, comm)
 
 /* A receive (r[0], posted by `recv`) and a send (r[1], by `send`), both
- * waited for, the receive's status in s.  Not MPICH 4.0.2's own
- * MPI_Isendrecv(_replace): with MPI_PROC_NULL on both sides it crashed,
+ * waited for, the receive's status in s (the caller's `source`, `s`; it
+ * declares r and rc).  Where the send fails the receive is cancelled: it
+ * must not write the buffer after the call returned.  Not MPICH 4.0.2's
+ * own MPI_Isendrecv(_replace): with MPI_PROC_NULL on both sides it crashed,
  * with MPI_ANY_SOURCE its status said source 0, tag 0, and _replace with a
  * derived datatype received the wrong elements. */
 #define EXCHANGED(recv, send)                                                                \
     MPI_Request r[2];                                                                        \
     int rc = recv;                                                                           \
-    if (rc == MPI_SUCCESS && (rc = send) != MPI_SUCCESS)                                     \
+    if (rc == MPI_SUCCESS && ((rc = send) != MPI_SUCCESS ||                                  \
+                              (rc = pmpi_wait(&r[1], MPI_STATUS_IGNORE)) != MPI_SUCCESS))    \
         PMPI_Cancel(&r[0]), PMPI_Wait(&r[0], MPI_STATUS_IGNORE);                             \
-    if (rc == MPI_SUCCESS && (rc = pmpi_wait(&r[1], MPI_STATUS_IGNORE)) == MPI_SUCCESS)      \
+    else if (rc == MPI_SUCCESS)                                                              \
         rc = from_proc_null(pmpi_wait(&r[0], s), source, s)
 
 #define SENDRECV(suffix, count_t)                                                            \
@@ -799,6 +802,10 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, DT type, int dest, int st
 #endif
 #undef CBUF
 #undef DT
+#undef SENT
+#undef RECEIVED
+#undef EXCHANGED
+#undef SENDRECV
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *s)
 {

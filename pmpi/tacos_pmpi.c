@@ -1306,19 +1306,18 @@ static int reduce_scatter_block_c(CBUF, void *rbuf, MPI_Count rcount, DT dtype, 
 static int reduce_scatter_c(CBUF, void *rbuf, const MPI_Count rcounts[], DT dtype, MPI_Op op,
                             MPI_Comm comm, MODE_ARGS)
 {
-    int n = (int)size_of(comm), *counts = malloc((size_t)n * sizeof *counts), rc;
+    int n = (int)size_of(comm), *counts;
     MPI_Count total = 0;
-    if (!counts)
-        return done(comm, MPI_ERR_NO_MEM);
-    for (int r = 0; r < n; r++) {
+    for (int r = 0; r < n; r++)
         total += rcounts[r] < 0 || rcounts[r] > INT_MAX ? INT_MAX + 1LL : rcounts[r];
+    if (!fits(total, dtype))
+        return MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
+                       comm);
+    if (!(counts = malloc((size_t)n * sizeof *counts)))
+        return done(comm, MPI_ERR_NO_MEM);
+    for (int r = 0; r < n; r++)
         counts[r] = (int)rcounts[r];
-    }
-    if (fits(total, dtype))
-        rc = reduce_scatter(sbuf, rbuf, counts, dtype, op, comm, mode, info, request);
-    else
-        rc = MPICH_C(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, sbuf, rbuf, rcounts, dtype, op,
-                     comm);
+    int rc = reduce_scatter(sbuf, rbuf, counts, dtype, op, comm, mode, info, request);
     free(counts);
     return rc;
 }

@@ -716,7 +716,7 @@ static void check_recv_progress(MPI_Comm comm)
     for (int v = 0; v < cases && c.size > 1; v++) {
         fill(&c, 600 + v);
         post(&c, 0);
-        int buf[4] = {0, 1, 2, 3}, two[2] = {100, 101}, got = -1;
+        int buf[4] = {0, 1, 2, 3}, first[2] = {0, 1}, two[2] = {100, 101}, got = -1;
         MPI_Status st = {.MPI_SOURCE = -99, .MPI_TAG = -99};
         MPI_Message m;
         if (c.rank == 0) {
@@ -732,8 +732,8 @@ static void check_recv_progress(MPI_Comm comm)
                 MPI_Sendrecv_replace(buf, 1, every_other, 1, 78, 1, 77, comm, &st);
                 break;
             case 3:
-                MPI_Sendrecv(buf, 2, MPI_INT, 1, 78, buf, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                             comm, &st);
+                MPI_Sendrecv(first, 2, MPI_INT, 1, 78, buf, 2, MPI_INT, MPI_ANY_SOURCE,
+                             MPI_ANY_TAG, comm, &st);
                 break;
             default:
 #if MPI_VERSION >= 4
