@@ -507,7 +507,14 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
                                  "MPI_Comm_dup",
                                  "MPI_Comm_split",
                                  "MPI_Cart_create",
-                                 "MPI_Alltoallw in place"};
+                                 "MPI_Alltoallw in place",
+                                 "MPI_Comm_split_type",
+                                 "MPI_Comm_create",
+                                 "MPI_Cart_sub",
+                                 "MPI_Graph_create",
+                                 "MPI_Dist_graph_create_adjacent",
+                                 "MPI_Dist_graph_create",
+                                 "MPI_Intercomm_merge"};
     enum { CASES = sizeof what / sizeof *what };
     coll_t c;
     int osize, orank;
@@ -519,6 +526,21 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
     MPI_Datatype *ints = malloc((size_t)osize * sizeof *ints);
     for (int r = 0; r < osize; r++)
         counts[r] = 1, displs[r] = r, bytes_at[r] = r * (int)sizeof(int), ints[r] = MPI_INT;
+    /* made before: the cartesian communicator Cart_sub splits, the group
+     * Comm_create takes, the intercommunicator of two halves Intercomm_merge
+     * joins (none on one rank); a ring for the graphs */
+    int periods = 1, keep = 1, half = orank < osize / 2, ring[2] = {(orank + 1) % osize, 1};
+    int left = (orank + osize - 1) % osize, right = ring[0];
+    int *index = malloc((size_t)osize * sizeof *index), *edges = malloc((size_t)osize * sizeof *edges);
+    for (int r = 0; r < osize; r++)
+        index[r] = r + 1, edges[r] = (r + 1) % osize;
+    MPI_Comm cart, halves, inter = MPI_COMM_NULL;
+    MPI_Group group;
+    MPI_Cart_create(other, 1, &osize, &periods, 0, &cart);
+    MPI_Comm_group(other, &group);
+    MPI_Comm_split(other, half, orank, &halves);
+    if (osize > 1)
+        MPI_Intercomm_create(halves, 0, other, half ? osize / 2 : 0, 5, &inter);
     make(&c, ALLREDUCE, comm, 65537, 0, 0);
     /* Gather's root: the rank that enters first (a leaf would send and leave) */
     int first = c.rank == 0 ? orank : 0, root = 0;
@@ -578,13 +600,61 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
                 FAIL("MPI_Cart_create during a collective: %d ranks", got);
             break;
         }
-        default: /* block r of rank q: 100 q + r, then 100 r + orank here */
+        case 7: /* block r of rank q: 100 q + r, then 100 r + orank here */
             for (int r = 0; r < osize; r++)
                 all[r] = 100 * orank + r;
             MPI_Alltoallw(MPI_IN_PLACE, counts, bytes_at, ints, all, counts, bytes_at, ints, other);
             for (int r = 0; r < osize; r++)
                 if (all[r] != 100 * r + orank)
                     FAIL("MPI_Alltoallw in place during a collective: block %d is %d", r, all[r]);
+            break;
+        case 8:
+            MPI_Comm_split_type(other, MPI_COMM_TYPE_SHARED, orank, MPI_INFO_NULL, &fresh);
+            MPI_Comm_size(fresh, &got);
+            if (got < 1 || got > osize)
+                FAIL("MPI_Comm_split_type during a collective: %d ranks", got);
+            break;
+        case 9:
+            MPI_Comm_create(other, group, &fresh);
+            MPI_Comm_rank(fresh, &got);
+            if (got != orank)
+                FAIL("MPI_Comm_create during a collective: rank %d", got);
+            break;
+        case 10:
+            MPI_Cart_sub(cart, &keep, &fresh);
+            MPI_Comm_size(fresh, &got);
+            if (got != osize)
+                FAIL("MPI_Cart_sub during a collective: %d ranks", got);
+            break;
+        case 11:
+            MPI_Graph_create(other, osize, index, edges, 0, &fresh);
+            MPI_Graph_neighbors(fresh, orank, 1, &got);
+            if (got != right)
+                FAIL("MPI_Graph_create during a collective: neighbour %d", got);
+            break;
+        case 12:
+        case 13: {
+            int in = -1, out = -1, weighted, w[2] = {1, 1}; /* (weights: a ring's of 1) */
+            if (t == 12)
+                MPI_Dist_graph_create_adjacent(other, 1, &left, &w[0], 1, &right, &w[1],
+                                               MPI_INFO_NULL, 0, &fresh);
+            else
+                MPI_Dist_graph_create(other, 1, &orank, &ring[1], &right, &w[0], MPI_INFO_NULL,
+                                      0, &fresh);
+            MPI_Dist_graph_neighbors_count(fresh, &in, &out, &weighted);
+            if (in == 1 && out == 1)
+                MPI_Dist_graph_neighbors(fresh, 1, &in, &w[0], 1, &out, &w[1]);
+            if (in != left || out != right)
+                FAIL("%s during a collective: neighbours %d, %d", what[t], in, out);
+            break;
+        }
+        default:
+            if (inter == MPI_COMM_NULL)
+                break;
+            MPI_Intercomm_merge(inter, !half, &fresh);
+            MPI_Comm_rank(fresh, &got);
+            if (got != orank)
+                FAIL("MPI_Intercomm_merge during a collective: rank %d", got);
         }
         if (c.rank == 0)
             wait_check(&c, what[t]);
@@ -592,11 +662,18 @@ static void check_blocking_while_active(MPI_Comm comm, MPI_Comm other)
             MPI_Comm_free(&fresh);
     }
     unmake(&c);
+    MPI_Comm_free(&cart);
+    MPI_Comm_free(&halves);
+    if (inter != MPI_COMM_NULL)
+        MPI_Comm_free(&inter);
+    MPI_Group_free(&group);
     free(all);
     free(counts);
     free(displs);
     free(bytes_at);
     free(ints);
+    free(index);
+    free(edges);
 }
 
 /* Rank 0 enters a barrier on the call's own communicator before it waits
