@@ -1512,6 +1512,47 @@ static void check_large_count_modes(int n, int me)
             if (p)
                 MPI_Request_free(&q);
         }
+        /* Gather and Scatter at root 1 % n, COUNT / n per rank: the size the
+         * blocking ones planned before */
+        int each = COUNT / n, root = 1 % n;
+        for (int v = 0; v < 2; v++) {
+            for (int i = 0; i < each * n; i++)
+                s[i] = v ? 1000.0 * (i / each) + i % each : me * 1000.0 + i, d[i] = -1;
+            double *from = v && me != root ? NULL : s;
+            if (v && p && odd)
+                MPI_Scatter_init(from, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w,
+                                 MPI_INFO_NULL, &q);
+            else if (v && p)
+                MPI_Scatter_init_c(from, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w,
+                                   MPI_INFO_NULL, &q);
+            else if (v && odd)
+                MPI_Iscatter(from, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w, &q);
+            else if (v)
+                MPI_Iscatter_c(from, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w, &q);
+            else if (p && odd)
+                MPI_Gather_init(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w, MPI_INFO_NULL,
+                                &q);
+            else if (p)
+                MPI_Gather_init_c(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w,
+                                  MPI_INFO_NULL, &q);
+            else if (odd)
+                MPI_Igather(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w, &q);
+            else
+                MPI_Igather_c(s, each, MPI_DOUBLE, d, each, MPI_DOUBLE, root, w, &q);
+            if (p)
+                MPI_Start(&q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            if (p)
+                MPI_Request_free(&q);
+            /* Scatter: rank me's block me * 1000 + i; Gather at the root:
+             * block r is r * 1000 + i */
+            for (int i = 0; i < (v ? each : me == root ? each * n : 0); i++)
+                if (d[i] != (v ? me * 1000.0 + i : 1000.0 * (i / each) + i % each)) {
+                    FAIL("%s MPI_I%s_c with the int form: element %d is %g", mode,
+                         v ? "scatter" : "gather", i, d[i]);
+                    break;
+                }
+        }
         /* Reduce_scatter_block and Reduce_scatter (EACH per rank): the sum
          * of every rank's me * 1000 + i is n(n-1)/2 * 1000 + n i */
         for (int r = 0; r < n; r++)

@@ -85,7 +85,7 @@ grep -q "MPI_THREAD_MULTIPLE not provided" "$T/out" && fail "--threads: MPICH ga
 # schedule the int forms run: MPICH's own there hung)
 if mpich 2 MPIR_CVAR_ODD_EVEN_CLIQUES=1 -- --large-count; then
     ran "large count" allreduce reduce broadcast gather scatter
-    for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
+    for c in allreduce allgather broadcast reduce reduce-scatter alltoall gather scatter; do
         for m in nonblocking persistent; do
             grep -q "coll:tacos: $c [0-9]* bytes on .*($m)" "$T/out" ||
                 fail "large count: $c never ran as a $m schedule"
