@@ -768,13 +768,13 @@ static int replaced(void *buf, MPI_Count count, DT type, int dest, int stag, int
                     MPI_Comm comm, MPI_Status *s)
 {
     MPI_Count size = 0, at = 0;
-    void *packed = NULL;
-    int pack_rc = PMPI_Pack_size_c(count, type, comm, &size);
-    if (pack_rc == MPI_SUCCESS && !(packed = malloc(size ? (size_t)size : 1)))
+    int pack_rc = PMPI_Pack_size_c(count, type, comm, &size); /* (errors: handled there) */
+    if (pack_rc != MPI_SUCCESS)
+        return pack_rc;
+    void *packed = malloc(size ? (size_t)size : 1);
+    if (!packed)
         return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
-    if (pack_rc == MPI_SUCCESS)
-        pack_rc = PMPI_Pack_c(buf, count, type, packed, size, &at, comm);
-    if (pack_rc != MPI_SUCCESS) {
+    if ((pack_rc = PMPI_Pack_c(buf, count, type, packed, size, &at, comm)) != MPI_SUCCESS) {
         free(packed);
         return pack_rc;
     }
@@ -784,21 +784,17 @@ static int replaced(void *buf, MPI_Count count, DT type, int dest, int stag, int
     return rc;
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, DT type, int dest, int stag, int source, int rtag,
-                         MPI_Comm comm, MPI_Status *s)
-{
-    if (!pmpi_busy())
-        return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, s);
-    return replaced(buf, count, type, dest, stag, source, rtag, comm, s);
-}
-
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, DT type, int dest, int stag, int source,
-                           int rtag, MPI_Comm comm, MPI_Status *s)
-{
-    if (!pmpi_busy())
-        return PMPI_Sendrecv_replace_c(buf, count, type, dest, stag, source, rtag, comm, s);
-    return replaced(buf, count, type, dest, stag, source, rtag, comm, s);
-}
+#define SENDRECV_REPLACE(suffix, count_t)                                                    \
+    int MPI_Sendrecv_replace##suffix(void *buf, count_t count, DT type, int dest, int stag,  \
+                                     int source, int rtag, MPI_Comm comm, MPI_Status *s)     \
+    {                                                                                        \
+        if (!pmpi_busy())                                                                    \
+            return PMPI_Sendrecv_replace##suffix(buf, count, type, dest, stag, source, rtag, \
+                                                 comm, s);                                   \
+        return replaced(buf, count, type, dest, stag, source, rtag, comm, s);                \
+    }
+SENDRECV_REPLACE(, int)
+SENDRECV_REPLACE(_c, MPI_Count)
 #endif
 #undef CBUF
 #undef DT
@@ -806,6 +802,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, DT type, int dest, int st
 #undef RECEIVED
 #undef EXCHANGED
 #undef SENDRECV
+#undef SENDRECV_REPLACE
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *s)
 {

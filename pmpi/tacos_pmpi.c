@@ -1250,15 +1250,14 @@ static int bcast_c(void *buf, MPI_Count count, DT dtype, int root, MPI_Comm comm
 static int rooted_fits(int gathers, CBUF, MPI_Count scount, DT sdtype, const void *rbuf,
                        MPI_Count rcount, DT rdtype, int root, MPI_Comm comm)
 {
-    int n, me, inter;
+    int inter;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter)
         return 0;
-    PMPI_Comm_size(comm, &n);
-    PMPI_Comm_rank(comm, &me);
+    MPI_Count n = (MPI_Count)size_of(comm);
     MPI_Count all = gathers ? rcount : scount, own = gathers ? scount : rcount;
     MPI_Datatype all_type = gathers ? rdtype : sdtype, own_type = gathers ? sdtype : rdtype;
-    if (me != root)
+    if (rank_of(comm) != root)
         return fits_n(own, n, own_type);
     return fits_n(all, n, all_type) &&
            ((gathers ? sbuf : rbuf) == MPI_IN_PLACE || fits(own, own_type));
