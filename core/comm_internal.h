@@ -58,11 +58,13 @@ struct tacos_comm {
     int hosts_wanted; /* a persistent or nonblocking call wanted on_host checked: the
                        * next blocking collective does it (host_ids still there) */
     /* CUDA IPC's agreement (ipc.c, from agreed results: the same on every
-     * rank): calls that skip it after a "no", and the next such pause;
-     * whether each rank can map what the others of its host export (0 not
-     * tested yet, 1 yes, -1 no: no IPC) */
+     * rank): calls that skip it after a "no" of a program on host buffers,
+     * and the next such pause; whether each rank can map what the others
+     * of its host export (0 not tested yet, 1 yes, -1 no: no IPC).  This
+     * rank's own: whether a call of its on the communicator that asked was
+     * staged through a component with IPC. */
     unsigned ipc_skip, ipc_pause;
-    int ipc_mappable;
+    int ipc_mappable, ipc_staged;
     /* a nonblocking call found it untested: the next blocking collective
      * agrees as a blocking call would, with the component of this rank's
      * last such call on GPU memory (NULL: none) */

@@ -59,9 +59,13 @@ static void say_cannot(tacos_comm_t *c, int level, int peer, const char *why, in
                    c->ops.rank, what, why, c->ops.id);
 }
 
-/* After a "no", the next 1, 2, 4 ... 64 blocking calls that could take IPC
- * (doubling while the answer stays no) do without it and without asking: a
- * program on host buffers pays one agreement in 64 calls, not one per call. */
+/* After a "no" from a rank none of whose calls on the communicator was
+ * staged through a component with IPC yet (a program on host buffers), the
+ * next 1, 2, 4 ... 64 blocking calls that could take IPC (doubling while
+ * the answer stays so) do without it and without asking: such a program
+ * pays one agreement in 64 calls, not one per call.  A "no" from ranks that
+ * all had such calls (a GPU program with a call on host buffers now and
+ * then) pauses nothing: its next call on GPU buffers takes IPC. */
 #define IPC_MAX_PAUSE 64
 
 /* Whether a call of this size may go through CUDA IPC, before the ranks
@@ -169,26 +173,29 @@ int tacos_comm_check_hosts(tacos_comm_t *c)
  * host maps are checked: whether every rank is staged through a component
  * with IPC (mc: this rank's, NULL where it is not).  A rank says yes where
  * it is and, before the communicator's test, it has its block to export.
- * Its "no": 1, or, where it cannot export its block (MIG, a driver without
- * IPC), 2 + (n - rank): then the lowest such rank says why and the
- * communicator does without IPC.  *ipc = mc where every rank said yes and
- * the ranks can map each other's memory. */
+ * Its "no": 1 where it had such a call on the communicator, 2 where it had
+ * none (the pause above), or, where it cannot export its block (MIG, a
+ * driver without IPC), 3 + (n - rank): then the lowest such rank says why
+ * and the communicator does without IPC.  *ipc = mc where every rank said
+ * yes and the ranks can map each other's memory. */
 static int agree(tacos_comm_t *c, const tacos_mc_t *mc, const tacos_mc_t **ipc)
 {
     int n = c->ops.size, me = c->ops.rank, rc;
     *ipc = NULL;
+    if (mc && mc->ipc_export)
+        c->ipc_staged = 1;
     if (c->ipc_skip) {
         c->ipc_skip--;
         return 0;
     }
-    uint64_t no = !(mc && mc->ipc_export);
+    uint64_t no = !(mc && mc->ipc_export) ? 2 - (uint64_t)c->ipc_staged : 0;
     tacos_ipc_probe_t *all = NULL;
     void *block = NULL;
     char why[256];
     if (!no && !c->ipc_mappable) { /* untested: the test follows a yes */
         if ((all = malloc((size_t)n * sizeof *all)))
             block = probe_make(mc, &all[me], why, sizeof why);
-        no = !block ? 1 : !all[me].ok ? 2 + (uint64_t)(n - me) : 0;
+        no = !block ? 1 : !all[me].ok ? 3 + (uint64_t)(n - me) : 0;
     }
     c->busy = 1; /* collectives of the core's own */
     rc = c->ops.max_u64(c->ops.ctx, &no, 1);
@@ -200,14 +207,14 @@ static int agree(tacos_comm_t *c, const tacos_mc_t *mc, const tacos_mc_t **ipc)
     free(all);
     if (rc)
         return rc;
-    if (no >= 2) {
+    if (no >= 3) {
         c->ipc_mappable = -1;
-        if (no == 2 + (uint64_t)(n - me))
+        if (no == 3 + (uint64_t)(n - me))
             say_cannot(c, say_level(), -1, why, 0);
-    } else if (no) {
+    } else if (no == 2) {
         c->ipc_skip = c->ipc_pause ? c->ipc_pause : 1;
         c->ipc_pause = c->ipc_skip * 2 < IPC_MAX_PAUSE ? c->ipc_skip * 2 : IPC_MAX_PAUSE;
-    } else if (c->ipc_mappable > 0) {
+    } else if (!no && c->ipc_mappable > 0) {
         *ipc = mc;
         c->ipc_pause = 0;
     }

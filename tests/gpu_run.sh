@@ -7,8 +7,10 @@
 #            staged (every threshold 0) and with the defaults, under Open MPI
 #            and under MPICH with libtacos-pmpi preloaded (default)
 #   bench    mpi_gpu_check --bench (Allreduce on device buffers against
-#            staging by hand) at 2 and 4 ranks under Open MPI, with CUDA IPC
-#            (the default) and without, and at 2 under MPICH
+#            staging by hand) at 2 and 4 ranks (BENCH_NPS) under Open MPI, with
+#            CUDA IPC (the default) and without (BENCH_NO_IPC=0: not), and at 2
+#            under MPICH (BENCH_MPICH=0: not)
+#   mps      the bench to 4 MiB at 2 and 4 ranks without, then with CUDA MPS
 #   memcheck compute-sanitizer --tool memcheck over mpi_gpu_check, 2 ranks,
 #            staged (with CUDA IPC from 0 bytes), under Open MPI
 #   env      nothing: prints the commands to source for running by hand
@@ -17,7 +19,7 @@
 # by default) split a check over several calls of the device's 10 minutes.
 # Logs go to $OUT (the device tool's output folder), else $TMPDIR/gpu-out.
 #
-#   sh tests/gpu_run.sh [check|bench|memcheck|env]...
+#   sh tests/gpu_run.sh [check|bench|mps|memcheck|env]...
 R=$(pwd)
 S=$R/tests
 [ -f "$S/test_gpu.sh" ] || { echo "gpu_run: run it from the repository root" >&2; exit 2; }
@@ -35,6 +37,7 @@ export LD_LIBRARY_PATH="$L:$L/openmpi/lib:$L/pmix2/lib${LD_LIBRARY_PATH:+:$LD_LI
 export OPAL_PREFIX="$G/root/usr" OMPI_COMPONENT_DIR="$L/openmpi/lib/openmpi3"
 export PMIX_PREFIX="$L/pmix2" PMIX_MCA_mca_base_component_path="$L/pmix2/lib/pmix"
 export OMPI_MCA_plm_rsh_agent=false OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+export PMIX_MCA_pcompress_base_silence_warning=1 # (no zlib component: noise in every log)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TACOS_BUILD="$G/b" TACOS_TMP="$O" TACOS_GPU_TIMEOUT="${TACOS_GPU_TIMEOUT:-150}"
 B=$G/b
@@ -50,13 +53,26 @@ for part in "${@:-check}"; do
         cat "$O/check.log"
         [ $r = 0 ] || { echo "gpu_run: test_gpu.sh exit $r"; rc=1; } ;;
     bench)
-        for np in 2 4; do
+        for np in ${BENCH_NPS:-2 4}; do
             timeout 280 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/bench_openmpi_$np.log"
-            timeout 280 $M -np $np --mca coll_tacos_cuda_ipc_min_bytes -1 "$B/tests/mpi_gpu_check" \
-                --bench 2>&1 | tee "$O/bench_openmpi_${np}_no_ipc.log"
+            [ "${BENCH_NO_IPC:-1}" = 0 ] ||
+                timeout 280 $M -np $np --mca coll_tacos_cuda_ipc_min_bytes -1 "$B/tests/mpi_gpu_check" \
+                    --bench 2>&1 | tee "$O/bench_openmpi_${np}_no_ipc.log"
         done
-        timeout 280 mpiexec.mpich -n 2 env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
-            "$B/tests/mpi_gpu_check_mpich" --bench 2>&1 | tee "$O/bench_mpich_2.log" ;;
+        [ "${BENCH_MPICH:-1}" = 0 ] ||
+            timeout 280 mpiexec.mpich -n 2 env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
+                "$B/tests/mpi_gpu_check_mpich" --bench 2>&1 | tee "$O/bench_mpich_2.log" ;;
+    mps) # the bench's sizes to BENCH_MAX_BYTES (4 MiB) without, then with CUDA MPS (the
+        # ranks' work in one GPU context instead of time slices of one context each)
+        export BENCH_MAX_BYTES="${BENCH_MAX_BYTES:-4194304}"
+        for np in ${BENCH_NPS:-2 4}; do
+            timeout 150 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/mps_off_$np.log"
+        done
+        nvidia-cuda-mps-control -d || { echo "gpu_run: cannot start CUDA MPS"; rc=1; continue; }
+        for np in ${BENCH_NPS:-2 4}; do
+            timeout 150 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/mps_on_$np.log"
+        done
+        echo quit | nvidia-cuda-mps-control ;;
     memcheck)
         CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         timeout 550 $M -np 2 --mca coll_tacos_min_bytes 0 --mca coll_tacos_stage_min_bytes 0 \
@@ -70,7 +86,7 @@ for part in "${@:-check}"; do
         "OMPI_COMPONENT_DIR='$OMPI_COMPONENT_DIR' PMIX_PREFIX='$PMIX_PREFIX'" \
         "PMIX_MCA_mca_base_component_path='$PMIX_MCA_mca_base_component_path'" \
         "OMPI_MCA_mca_base_component_path='$OMPI_MCA_mca_base_component_path'" ;;
-    *) echo "gpu_run: unknown part $part (check, bench, memcheck, env)" >&2; exit 2 ;;
+    *) echo "gpu_run: unknown part $part (check, bench, mps, memcheck, env)" >&2; exit 2 ;;
     esac
     echo "gpu_run: $part took $(($(date +%s) - t0)) s"
 done

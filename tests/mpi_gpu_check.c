@@ -12,14 +12,18 @@
  *                            in-place Alltoall, rank 0 on host buffers and
  *                            the others on device ones (above the IPC
  *                            threshold), 72 communicators' 4 MiB Allreduces
- *                            (more IPC mappings than are kept), device memory
- *                            across communicator create/free cycles
+ *                            (more IPC mappings than are kept), nonblocking
+ *                            and persistent 4 MiB calls in flight together,
+ *                            device memory across communicator create/free
+ *                            cycles
  *   mpi_gpu_check --bench    MPI_Allreduce (float sum) bandwidth on device
  *                            buffers, 16 KiB to 256 MiB (x2): the call itself
  *                            against staging by hand (copy to the host, the
  *                            call on host buffers, copy back), alternating,
  *                            and one device-to-device copy of the buffer on
- *                            rank 0 (the GPU's copy rate: what IPC moves at)
+ *                            rank 0 (the GPU's copy rate: what IPC moves at),
+ *                            and MPI_Iallreduce + MPI_Wait (BENCH_PASSES:
+ *                            passes, BENCH_MAX_BYTES: the largest size)
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -28,6 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init /* Open MPI 4.1's persistent collectives */
+#else
+#define INIT(name) MPI_##name##_init
+#endif
 
 #define API(X)                                                                               \
     X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)                  \
@@ -445,6 +456,68 @@ static void check_many_comms(void)
     free(h);
 }
 
+/* Rank r's element j of pattern s, and what a sum over the ranks makes of it. */
+static void fill_ints(int *h, size_t count, int r, int s)
+{
+    for (size_t j = 0; j < count; j++)
+        h[j] = (r + 1) * (int)((j + (size_t)s) % 100);
+}
+
+static void check_ints(const void *d, int *h, size_t count, int ranks_sum, int s, const char *what)
+{
+    to_host(h, d, count * sizeof *h);
+    for (size_t j = 0; j < count; j++)
+        if (h[j] != ranks_sum * (int)((j + (size_t)s) % 100)) {
+            fail(what, count, j, h[j], ranks_sum * (int)((j + (size_t)s) % 100));
+            break;
+        }
+}
+
+/* Nonblocking and persistent calls of 4 MiB (through CUDA IPC where the
+ * ranks agree on it, else staged) in flight together: four Iallreduces on
+ * buffers of their own, twice (the second round's staging comes from the
+ * communicator's pool, which the peers mapped in the first), then a
+ * persistent Allreduce and a persistent Bcast started together three
+ * times, the inputs changed between starts. */
+static void check_in_flight(void)
+{
+    enum { COUNT = 1 << 20, CALLS = 4 };
+    const int sum = n * (n + 1) / 2;
+    int *h = malloc(COUNT * sizeof *h), *d[CALLS], *out = dev_alloc(COUNT * sizeof *h);
+    MPI_Request r[CALLS];
+    MPI_Status st[CALLS]; /* (MPICH's MPI_STATUSES_IGNORE upsets GCC's bounds checks) */
+    for (int k = 0; k < CALLS; k++)
+        d[k] = dev_alloc(COUNT * sizeof *h);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < CALLS; k++) {
+            fill_ints(h, COUNT, me, k + round);
+            to_dev(d[k], h, COUNT * sizeof *h);
+            MPI_Iallreduce(MPI_IN_PLACE, d[k], COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k]);
+        }
+        MPI_Waitall(CALLS, r, st);
+        for (int k = 0; k < CALLS; k++)
+            check_ints(d[k], h, COUNT, sum, k + round, "one of 4 Iallreduces in flight");
+    }
+    INIT(Allreduce)(d[0], out, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    INIT(Bcast)(d[1], COUNT, MPI_INT, n - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    for (int start = 0; start < 3; start++) {
+        fill_ints(h, COUNT, me, start);
+        to_dev(d[0], h, COUNT * sizeof *h);
+        fill_ints(h, COUNT, me, 7 * start);
+        to_dev(d[1], h, COUNT * sizeof *h);
+        MPI_Startall(2, r);
+        MPI_Waitall(2, r, st);
+        check_ints(out, h, COUNT, sum, start, "persistent Allreduce");
+        check_ints(d[1], h, COUNT, n, 7 * start, "persistent Bcast");
+    }
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    for (int k = 0; k < CALLS; k++)
+        cu.cuMemFree((CUdeviceptr)d[k]);
+    cu.cuMemFree((CUdeviceptr)out);
+    free(h);
+}
+
 /* Alltoall in place: block q of rank me becomes block me of rank q. */
 static void check_alltoall_in_place(size_t count)
 {
@@ -500,13 +573,15 @@ static void bench(int pass)
         printf("# again\n");
     else if (me == 0)
         printf("# MPI_Allreduce, MPI_FLOAT sum, device buffers on %d ranks; alternating\n"
-               "# %12s %14s %14s %8s %14s\n", n, "bytes", "call us", "by hand us", "ratio",
-               "D2D copy us");
-    for (size_t bytes = 16 << 10; bytes <= (size_t)256 << 20; bytes *= 2) {
+               "# %12s %14s %14s %8s %14s %14s\n", n, "bytes", "call us", "by hand us", "ratio",
+               "D2D copy us", "Iallreduce us");
+    const char *max = getenv("BENCH_MAX_BYTES");
+    size_t last = max ? strtoull(max, NULL, 10) : (size_t)256 << 20;
+    for (size_t bytes = 16 << 10; bytes <= last; bytes *= 2) {
         size_t count = bytes / sizeof(float);
         float *d = dev_alloc(bytes), *d2 = dev_alloc(bytes), *h = malloc(bytes);
         int iters = bytes <= (1 << 20) ? 20 : bytes <= (16 << 20) ? 6 : 3;
-        double t_call = 0, t_hand = 0, t_copy = 0;
+        double t_call = 0, t_hand = 0, t_copy = 0, t_nb = 0;
         memset(h, 0, bytes);
         to_dev(d, h, bytes);
         for (int it = -1; it < iters; it++) { /* -1: warm-up */
@@ -527,13 +602,20 @@ static void bench(int pass)
                 cu.cuCtxSynchronize();
                 t_copy += it >= 0 ? MPI_Wtime() - t4 : 0;
             }
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Request req;
+            double t5 = MPI_Wtime();
+            MPI_Iallreduce(MPI_IN_PLACE, d, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
             if (it >= 0)
-                t_call += t1 - t0, t_hand += t3 - t2;
+                t_call += t1 - t0, t_hand += t3 - t2, t_nb += MPI_Wtime() - t5;
         }
-        double v[3] = {t_call / iters * 1e6, t_hand / iters * 1e6, t_copy / iters * 1e6};
-        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double v[4] = {t_call / iters * 1e6, t_hand / iters * 1e6, t_copy / iters * 1e6,
+                       t_nb / iters * 1e6};
+        MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (me == 0)
-            printf("  %12zu %14.1f %14.1f %8.2f %14.1f\n", bytes, v[0], v[1], v[0] / v[1], v[2]);
+            printf("  %12zu %14.1f %14.1f %8.2f %14.1f %14.1f\n", bytes, v[0], v[1], v[0] / v[1],
+                   v[2], v[3]);
         cu.cuMemFree((CUdeviceptr)d);
         cu.cuMemFree((CUdeviceptr)d2);
         free(h);
@@ -573,6 +655,7 @@ int main(int argc, char **argv)
     check_alltoall_in_place(1000);
     check_mixed_ranks();
     check_many_comms();
+    check_in_flight();
     check_leaks();
     MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

@@ -6,7 +6,9 @@
  * equal settings give plans (cached, agreed), that one rank's different
  * setting makes every rank fall back with one message, thresholds, cache
  * eviction, and a topology file of the wrong size.  Also the table of
- * other processes' memory an IPC component maps (mem_ipc.c).
+ * other processes' memory an IPC component maps (mem_ipc.c), and the CUDA
+ * IPC agreement of blocking calls (ipc.c) with a component that maps
+ * memory within the process.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ipc.h"
 #include "mem.h"
 #include "tacos_comm.h"
 
@@ -27,7 +30,7 @@ typedef struct {
     pthread_barrier_t bar;
     uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
-    atomic_int errors_logged, synthesized;
+    atomic_int errors_logged, synthesized, maxes;
 } world_t;
 
 typedef struct {
@@ -47,6 +50,8 @@ static int max_u64(void *ctx, uint64_t *v, int n)
         abort();
     }
     memcpy(w->slot[r->rank], v, (size_t)n * sizeof *v);
+    if (r->rank == 0)
+        atomic_fetch_add(&w->maxes, 1);
     pthread_barrier_wait(&w->bar);
     for (int q = 0; q < w->n; q++)
         for (int i = 0; i < n; i++)
@@ -116,6 +121,7 @@ static void *thread_main(void *arg)
 }
 
 static const char *topo_file; /* every rank's, with the file scenario */
+static void (*every_rank)(tacos_settings_t *); /* every rank's tweak (NULL: none) */
 
 /* Runs f on n ranks; tweak changes rank 1's settings (NULL: none). */
 static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *ranks,
@@ -129,6 +135,8 @@ static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *
     for (int i = 0; i < n; i++) {
         ranks[i] = (rank_t){w, i, base_settings(), NULL, 0};
         ranks[i].s.topo_file = (char *)topo_file;
+        if (every_rank)
+            every_rank(&ranks[i].s);
         if (tweak && i == 1)
             tweak(&ranks[i].s);
         args[i][0] = &ranks[i];
@@ -240,6 +248,77 @@ static void ipc_maps(void)
     free(t.maps);
 }
 
+/* ---- the CUDA IPC agreement of blocking calls ---- */
+
+static void *plain_alloc(size_t bytes) { return malloc(bytes); }
+static int fake_export(const void *p, tacos_ipc_desc_t *d)
+{
+    memset(d, 0, sizeof *d);
+    memcpy(&d->handle, &p, sizeof p);
+    return 0;
+}
+static int fake_import(const tacos_ipc_desc_t *d, const void **p)
+{
+    memcpy(p, &d->handle, sizeof *p);
+    return 0;
+}
+static void fake_release(const tacos_ipc_desc_t *d) { (void)d; }
+
+/* A component whose "device" memory the ranks (threads) map as it is. */
+static const tacos_mc_t fake_ipc = {.name = "fake", .dev_alloc = plain_alloc, .dev_free = free,
+                                    .ipc_export = fake_export, .ipc_import = fake_import,
+                                    .ipc_release = fake_release};
+static const tacos_mem_t a_stream;
+
+/* 1 MiB calls: on GPU buffers (through fake_ipc) where on_gpu says so;
+ * result: how many took IPC. */
+static void agree_calls(rank_t *r, int calls, int (*on_gpu)(int rank, int call))
+{
+    tacos_call_t call = {.v = {.bytes = 1 << 20}};
+    for (int i = 0; i < calls; i++) {
+        const tacos_mc_t *ipc = NULL;
+        int gpu = on_gpu(r->rank, i);
+        call.mem = gpu ? &a_stream : NULL, call.mc = gpu ? &fake_ipc : NULL;
+        CHECK(tacos_ipc_agree(r->c, &call, &ipc) == 0, "rank %d: agreement %d failed", r->rank, i);
+        r->result += ipc != NULL;
+    }
+}
+static int every_other(int rank, int call) { (void)rank; return call % 2 == 0; }
+static int never(int rank, int call) { (void)rank, (void)call; return 0; }
+static int all_but_rank_0(int rank, int call) { (void)call; return rank != 0; }
+static int rank_0_now_and_then(int rank, int call) { return call < 4 || rank || call % 2; }
+static void gpu_and_host(rank_t *r) { agree_calls(r, 40, every_other); }
+static void host_only(rank_t *r) { agree_calls(r, 200, never); }
+static void one_rank_on_host(rank_t *r) { agree_calls(r, 200, all_but_rank_0); }
+static void rank_0_on_host_now_and_then(rank_t *r) { agree_calls(r, 40, rank_0_now_and_then); }
+static void ipc_from_0(tacos_settings_t *s) { s->cuda_ipc_min_bytes = 0; }
+
+static void ipc_agreements(rank_t *ranks, world_t *w)
+{
+    /* every call on GPU buffers takes IPC, though host calls come between
+     * (a pause after their "no" made 2 in 3 of them stage) */
+    every_rank = ipc_from_0;
+    run(3, gpu_and_host, NULL, ranks, w);
+    for (int i = 0; i < 3; i++)
+        CHECK(ranks[i].result == 20, "GPU calls between host calls: rank %d took IPC %d times "
+              "of 20", i, ranks[i].result);
+    /* rank 0 on host buffers in every other call from the fifth: the
+     * others take IPC only where it is on the GPU too */
+    run(3, rank_0_on_host_now_and_then, NULL, ranks, w);
+    for (int i = 0; i < 3; i++)
+        CHECK(ranks[i].result == 22, "rank 0 on host buffers now and then: rank %d took IPC %d "
+              "times, want 22", i, ranks[i].result);
+    /* a program on host buffers, and one whose rank 0 is: few agreements */
+    scenario_t f[] = {host_only, one_rank_on_host};
+    for (int k = 0; k < 2; k++) {
+        run(3, f[k], NULL, ranks, w);
+        CHECK(ranks[0].result + ranks[1].result + ranks[2].result == 0, "host calls: IPC");
+        CHECK(w->maxes <= 12, "%s: %d agreements in 200 calls, want at most 12",
+              k ? "rank 0 on host buffers" : "host buffers", (int)w->maxes);
+    }
+    every_rank = NULL;
+}
+
 int main(void)
 {
     ipc_maps();
@@ -274,5 +353,6 @@ int main(void)
     for (int i = 0; i < 3; i++)
         CHECK(ranks[i].result == 1, "wrong-size file: rank %d did not fall back", i);
     CHECK(w.errors_logged == 3, "wrong-size file: %d messages", (int)w.errors_logged);
+    ipc_agreements(ranks, &w);
     return check_report("test_comm");
 }

@@ -7,7 +7,7 @@
 # preloaded where mpi_gpu_check_mpich is built.  Skips (77) without a CUDA
 # build or a GPU.  TACOS_GPU_NPS: rank counts (default 2 3 4),
 # TACOS_GPU_TIMEOUT: seconds per run (600), TACOS_GPU_MPIS: which MPIs
-# ("openmpi mpich").
+# ("openmpi mpich").  Each run's output stays in $T (TACOS_TMP/gpu).
 B=${TACOS_BUILD:-..}
 NPS=${TACOS_GPU_NPS:-2 3 4}
 MPIS=${TACOS_GPU_MPIS:-openmpi mpich}
@@ -30,12 +30,17 @@ check() {
         { echo "FAIL: $1 np=$2: no call staged through cuda" >&2; fails=$((fails + 1)); }
         ! grep -q "IPC)" "$T/out" ||
         { echo "FAIL: $1 np=$2: IPC with cuda_ipc_min_bytes -1" >&2; fails=$((fails + 1)); } ;;
-    ipc) grep -q "IPC)" "$T/out" ||
-        { echo "FAIL: $1 np=$2: no call through CUDA IPC" >&2; fails=$((fails + 1)); } ;;
+    ipc) for form in nonblocking persistent; do
+            grep -q "($form), staged through cuda (peers read it: IPC)" "$T/out" ||
+                { echo "FAIL: $1 np=$2: no $form call through CUDA IPC" >&2; fails=$((fails + 1)); }
+        done ;;
     *) grep -q "on GPU buffers through host copies" "$T/out" ||
         { echo "FAIL: $1 np=$2: no call through host copies" >&2; fails=$((fails + 1)); } ;;
     esac
-    echo "$1 np=$2 $3: $(grep -c 'staged through cuda' "$T/out") calls staged ($(grep -c 'IPC)' "$T/out") with IPC), $(grep -c 'through host copies' "$T/out") through host copies"
+    echo "$1 np=$2 $3: $(grep -c 'staged through cuda' "$T/out") calls staged ($(grep -c 'IPC)' "$T/out") with IPC:" \
+        "$(grep -c '(nonblocking), .*IPC)' "$T/out") nonblocking, $(grep -c '(persistent), .*IPC)' "$T/out")" \
+        "persistent), $(grep -c 'through host copies' "$T/out") through host copies"
+    cp "$T/out" "$T/$(echo "$1" | tr -d ' ')-np$2-$3.log"
 }
 case " $MPIS " in
 *" openmpi "*)
