@@ -106,7 +106,9 @@ static int tacos_register(void)
         "copies of their whole buffers (one copy in, one back) instead of the schedule "
         "staged chunk by chunk, whose every message waits for a copy or a reduction on the "
         "GPU (about 10 us each): on an H100 shared by 2 and 4 ranks the staged schedule "
-        "won from 1 and 2 MiB. The host copies run the same collective, so this is a "
+        "won from 1 and 2 MiB; with several ranks per GPU under CUDA MPS, with IPC, "
+        "131072 (and cuda_ipc_min_bytes 131072) is faster (README: GPU buffers). "
+        "The host copies run the same collective, so this is a "
         "rank's own affair: no message changes. Writable through MPI_T: read when a "
         "communicator is created",
         MCA_BASE_VAR_TYPE_SIZE_T, SETTABLE, &c->stage_min_bytes);
@@ -119,7 +121,8 @@ static int tacos_register(void)
             "back; messages between hosts stay staged). The "
             "ranks first agree that every one of them is staged through CUDA (an 8-byte "
             "allreduce in blocking calls of at least this size, also where the buffers "
-            "are host memory; after a no, the next 1, 2, 4 ... 64 such "
+            "are host memory; after a no where some rank never had a call there staged "
+            "through CUDA (a program on host buffers), the next 1, 2, 4 ... 64 such "
             "calls skip it and stage as before; a persistent call agrees once, at its first "
             "start, a nonblocking one at its start, with a nonblocking one-byte dissemination). "
             "At the first yes on a communicator the ranks test that each can map a block "
