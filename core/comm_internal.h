@@ -61,8 +61,9 @@ struct tacos_comm {
      * rank): calls that skip it after a "no" of a program on host buffers,
      * and the next such pause; whether each rank can map what the others
      * of its host export (0 not tested yet, 1 yes, -1 no: no IPC).  This
-     * rank's own: whether a call of its on the communicator that asked was
-     * staged through a component with IPC. */
+     * rank's own: whether one of its calls on the communicator that could
+     * take IPC (agreeing or skipping), or a nonblocking call that asked for
+     * the test, was staged through a component with IPC. */
     unsigned ipc_skip, ipc_pause;
     int ipc_mappable, ipc_staged;
     /* a nonblocking call found it untested: the next blocking collective

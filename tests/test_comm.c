@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "ipc.h"
@@ -287,10 +288,12 @@ static int every_other(int rank, int call) { (void)rank; return call % 2 == 0; }
 static int never(int rank, int call) { (void)rank, (void)call; return 0; }
 static int all_but_rank_0(int rank, int call) { (void)call; return rank != 0; }
 static int rank_0_now_and_then(int rank, int call) { return call < 4 || rank || call % 2; }
+static int host_first(int rank, int call) { (void)rank; return call % 2; }
 static void gpu_and_host(rank_t *r) { agree_calls(r, 40, every_other); }
 static void host_only(rank_t *r) { agree_calls(r, 200, never); }
 static void one_rank_on_host(rank_t *r) { agree_calls(r, 200, all_but_rank_0); }
 static void rank_0_on_host_now_and_then(rank_t *r) { agree_calls(r, 40, rank_0_now_and_then); }
+static void host_then_gpu(rank_t *r) { agree_calls(r, 40, host_first); }
 static void ipc_from_0(tacos_settings_t *s) { s->cuda_ipc_min_bytes = 0; }
 
 static void ipc_agreements(rank_t *ranks, world_t *w)
@@ -302,6 +305,12 @@ static void ipc_agreements(rank_t *ranks, world_t *w)
     for (int i = 0; i < 3; i++)
         CHECK(ranks[i].result == 20, "GPU calls between host calls: rank %d took IPC %d times "
               "of 20", i, ranks[i].result);
+    /* the same starting on host buffers: the first call pauses (no rank
+     * staged yet), the GPU call it skips counts, so no later one pauses */
+    run(3, host_then_gpu, NULL, ranks, w);
+    for (int i = 0; i < 3; i++)
+        CHECK(ranks[i].result == 19, "host call first: rank %d took IPC %d times of 20, want 19",
+              i, ranks[i].result);
     /* rank 0 on host buffers in every other call from the fifth: the
      * others take IPC only where it is on the GPU too */
     run(3, rank_0_on_host_now_and_then, NULL, ranks, w);
@@ -321,6 +330,7 @@ static void ipc_agreements(rank_t *ranks, world_t *w)
 
 int main(void)
 {
+    alarm(300); /* ranks that disagree wait at a barrier forever: fail instead */
     ipc_maps();
     world_t w;
     rank_t ranks[MAXN];
