@@ -44,6 +44,12 @@ B=$G/b
 M="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca coll tacos,tuned,basic,inter,libnbc,self"
 export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$OMPI_COMPONENT_DIR"
 { nvidia-smi -L; head -1 /etc/os-release; nproc; } 2>&1 | tee "$O/machine.txt"
+# bench_job SECONDS LOG MPIRUN-ARGS...: mpi_gpu_check --bench under Open MPI, into $O/LOG.log
+bench_job() {
+    t=$1 log=$2
+    shift 2
+    timeout "$t" $M "$@" "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/$log.log"
+}
 rc=0
 for part in "${@:-check}"; do
     t0=$(date +%s)
@@ -54,10 +60,9 @@ for part in "${@:-check}"; do
         [ $r = 0 ] || { echo "gpu_run: test_gpu.sh exit $r"; rc=1; } ;;
     bench)
         for np in ${BENCH_NPS:-2 4}; do
-            timeout 280 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/bench_openmpi_$np.log"
+            bench_job 280 "bench_openmpi_$np" -np $np
             [ "${BENCH_NO_IPC:-1}" = 0 ] ||
-                timeout 280 $M -np $np --mca coll_tacos_cuda_ipc_min_bytes -1 "$B/tests/mpi_gpu_check" \
-                    --bench 2>&1 | tee "$O/bench_openmpi_${np}_no_ipc.log"
+                bench_job 280 "bench_openmpi_${np}_no_ipc" -np $np --mca coll_tacos_cuda_ipc_min_bytes -1
         done
         [ "${BENCH_MPICH:-1}" = 0 ] ||
             timeout 280 mpiexec.mpich -n 2 env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
@@ -66,11 +71,11 @@ for part in "${@:-check}"; do
         # ranks' work in one GPU context instead of time slices of one context each)
         export BENCH_MAX_BYTES="${BENCH_MAX_BYTES:-4194304}"
         for np in ${BENCH_NPS:-2 4}; do
-            timeout 150 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/mps_off_$np.log"
+            bench_job 150 "mps_off_$np" -np $np
         done
         nvidia-cuda-mps-control -d || { echo "gpu_run: cannot start CUDA MPS"; rc=1; continue; }
         for np in ${BENCH_NPS:-2 4}; do
-            timeout 150 $M -np $np "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/mps_on_$np.log"
+            bench_job 150 "mps_on_$np" -np $np
         done
         echo quit | nvidia-cuda-mps-control ;;
     memcheck)

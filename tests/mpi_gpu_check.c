@@ -424,38 +424,6 @@ static void check_mixed_ranks(void)
     free(out);
 }
 
-/* 72 communicators alive at once, each with a 4 MiB Allreduce on device
- * buffers, twice: through CUDA IPC each has staging of its own, so the
- * ranks map more allocations of each other than they keep (64), and must
- * unmap and map again, never one a call still reads. */
-static void check_many_comms(void)
-{
-    enum { COMMS = 72, COUNT = 1 << 20 };
-    MPI_Comm c[COMMS];
-    int *h = malloc(COUNT * sizeof *h);
-    int *d = dev_alloc(COUNT * sizeof *h);
-    for (int i = 0; i < COMMS; i++)
-        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
-    for (int round = 0; round < 2; round++)
-        for (int i = 0; i < COMMS; i++) {
-            for (int j = 0; j < COUNT; j++)
-                h[j] = (me + 1) * ((j + i) % 100);
-            to_dev(d, h, COUNT * sizeof *h);
-            MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i]);
-            to_host(h, d, COUNT * sizeof *h);
-            for (int j = 0; j < COUNT; j++)
-                if (h[j] != n * (n + 1) / 2 * ((j + i) % 100)) {
-                    fail("Allreduce on one of 72 communicators", COUNT, (size_t)j, h[j],
-                         n * (n + 1) / 2 * ((j + i) % 100));
-                    break;
-                }
-        }
-    for (int i = 0; i < COMMS; i++)
-        MPI_Comm_free(&c[i]);
-    cu.cuMemFree((CUdeviceptr)d);
-    free(h);
-}
-
 /* Rank r's element j of pattern s, and what a sum over the ranks makes of it. */
 static void fill_ints(int *h, size_t count, int r, int s)
 {
@@ -471,6 +439,31 @@ static void check_ints(const void *d, int *h, size_t count, int ranks_sum, int s
             fail(what, count, j, h[j], ranks_sum * (int)((j + (size_t)s) % 100));
             break;
         }
+}
+
+/* 72 communicators alive at once, each with a 4 MiB Allreduce on device
+ * buffers, twice: through CUDA IPC each has staging of its own, so the
+ * ranks map more allocations of each other than they keep (64), and must
+ * unmap and map again, never one a call still reads. */
+static void check_many_comms(void)
+{
+    enum { COMMS = 72, COUNT = 1 << 20 };
+    MPI_Comm c[COMMS];
+    int *h = malloc(COUNT * sizeof *h);
+    int *d = dev_alloc(COUNT * sizeof *h);
+    for (int i = 0; i < COMMS; i++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < COMMS; i++) {
+            fill_ints(h, COUNT, me, i);
+            to_dev(d, h, COUNT * sizeof *h);
+            MPI_Allreduce(MPI_IN_PLACE, d, COUNT, MPI_INT, MPI_SUM, c[i]);
+            check_ints(d, h, COUNT, n * (n + 1) / 2, i, "Allreduce on one of 72 communicators");
+        }
+    for (int i = 0; i < COMMS; i++)
+        MPI_Comm_free(&c[i]);
+    cu.cuMemFree((CUdeviceptr)d);
+    free(h);
 }
 
 /* Nonblocking and persistent calls of 4 MiB (through CUDA IPC where the

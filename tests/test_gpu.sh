@@ -30,7 +30,9 @@ check() {
         { echo "FAIL: $1 np=$2: no call staged through cuda" >&2; fails=$((fails + 1)); }
         ! grep -q "IPC)" "$T/out" ||
         { echo "FAIL: $1 np=$2: IPC with cuda_ipc_min_bytes -1" >&2; fails=$((fails + 1)); } ;;
-    ipc) for form in nonblocking persistent; do
+    ipc) grep "IPC)" "$T/out" | grep -q -v -e "(nonblocking)" -e "(persistent)" ||
+        { echo "FAIL: $1 np=$2: no blocking call through CUDA IPC" >&2; fails=$((fails + 1)); }
+        for form in nonblocking persistent; do
             grep -q "($form), staged through cuda (peers read it: IPC)" "$T/out" ||
                 { echo "FAIL: $1 np=$2: no $form call through CUDA IPC" >&2; fails=$((fails + 1)); }
         done ;;
