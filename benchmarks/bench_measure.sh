@@ -16,8 +16,8 @@
 # pairs of hosts measured as what they are (a link where the shape has one,
 # a path through the right relay where it routes them), over all runs;
 # "runs right": runs with every pair right; "links GB/s ÷ true": each
-# measured link's bandwidth over its TCP goodput (rate × 0.956, as the
-# testbed's topology.json has it), lowest and highest; "off > 15 %": links
+# measured link's bandwidth over its TCP goodput (rate × the goodput the
+# testbed's shape.txt gives, as its topology.json has it), lowest and highest; "off > 15 %": links
 # outside the accuracy the measurement is held to.
 B=$(cd "$(dirname "$0")/.." && pwd)
 RANKS=1
@@ -53,7 +53,8 @@ for shape in $SHAPES; do
     for v in A B; do
         [ $v = B ] && [ -z "$PROBE_B" ] && continue
         echo "$out" | awk -v V=$v -v S="$shape" -v R="$RANKS" '
-        /^link h/ { split($2, e, /[-:]/); r = $3 * 0.956 / 8 / 1000; truth[e[1] "-" e[2]] = "link"; rate[e[1] "-" e[2]] = r }
+        /^goodput / { goodput = $2 }
+        /^link h/ { split($2, e, /[-:]/); r = $3 * goodput / 8 / 1000; truth[e[1] "-" e[2]] = "link"; rate[e[1] "-" e[2]] = r }
         /^route h/ { split($2, e, /<->|:/); truth[e[1] "-" e[2]] = (NF == 5 ? "via " $4 : "routed") }
         /^run / { on = ($2 == V); if (on) { runs++; pairs_run[runs] = 0; wrong[runs] = 0 } next }
         !on { next }
