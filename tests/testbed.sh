@@ -6,6 +6,7 @@
 #   testbed.sh down      remove a leftover testbed (tacos-* namespaces, their processes)
 #   testbed.sh shapes    list the shapes
 #
+# TESTBED_MTU: the emulated links' MTU (default 9000; 1500 for standard frames).
 # SHAPE is two, pairs4, ring4, star3 or N:A-B@MBIT,A-B@MBIT,... (hosts 0..N-1,
 # undirected links in Mbit/s). RANKS: ranks per host, one number for every host
 # (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a fresh
