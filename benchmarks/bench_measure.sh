@@ -53,6 +53,7 @@ for shape in $SHAPES; do
     for v in A B; do
         [ $v = B ] && [ -z "$PROBE_B" ] && continue
         echo "$out" | awk -v V=$v -v S="$shape" -v R="$RANKS" '
+        BEGIN { goodput = 0.956 } # a shape.txt without it: 1500-byte frames
         /^goodput / { goodput = $2 }
         /^link h/ { split($2, e, /[-:]/); r = $3 * goodput / 8 / 1000; truth[e[1] "-" e[2]] = "link"; rate[e[1] "-" e[2]] = r }
         /^route h/ { split($2, e, /<->|:/); truth[e[1] "-" e[2]] = (NF == 5 ? "via " $4 : "routed") }

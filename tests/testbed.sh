@@ -42,19 +42,21 @@ PATH=$PATH:/usr/sbin:/sbin
 # shapers (single 10 ms exchanges came out at 0.80 of the rate, median; with jumbo
 # frames at 1.02). TCP goodput: (MTU - 52) / (MTU + 14) of the rate (IP and TCP
 # headers with timestamps; Ethernet header): 0.993 at 9000, 0.956 at 1500.
-MTU=${TESTBED_MTU:-9000}
-[[ $MTU =~ ^[0-9]+$ ]] && [ "$MTU" -ge 1280 ] && [ "$MTU" -le 65535 ] || {
-    echo "testbed.sh: TESTBED_MTU '$MTU': a number from 1280 to 65535" >&2
-    exit 2
-}
-GOODPUT=$(awk -v m="$MTU" 'BEGIN { printf "%.4f", (m - 52) / (m + 14) }')
 # tbf: a bucket of 8 KiB or one frame and 1 KiB, whichever is larger (a small initial
 # burst; tbf drops frames larger than its bucket) and a 200 KiB queue (a few 64 KiB
-# GSO packets: locally sent TCP does not overflow it; 16 ms at 100 Mbit/s, 4 ms at 400)
-TBF="burst $((MTU + 1024 > 8192 ? MTU + 1024 : 8192)) limit 200k"
+# GSO packets: locally sent TCP does not overflow it; 16 ms at 100 Mbit/s, 4 ms at 400).
+# Set by frames() in run.
+MTU="" GOODPUT="" TBF=""
 MGMT_NET=10.77.0.0/24 HOST_NET=10.77.100.0/24
 
 die() { c=$1; shift; echo "testbed.sh: $*" >&2; exit "$c"; }
+frames() {
+    MTU=${TESTBED_MTU:-9000}
+    [[ $MTU =~ ^[1-9][0-9]*$ ]] && [ "${#MTU}" -le 5 ] && [ "$MTU" -ge 1280 ] &&
+        [ "$MTU" -le 65535 ] || die 2 "TESTBED_MTU '$MTU': a number from 1280 to 65535"
+    GOODPUT=$(awk -v m="$MTU" 'BEGIN { printf "%.4f", (m - 52) / (m + 14) }')
+    TBF="burst $((MTU + 1024 > 8192 ? MTU + 1024 : 8192)) limit 200k"
+}
 skip() { echo "testbed.sh: SKIP: $*" >&2; exit 77; }
 usage() {
     die 2 "usage: $0 run SHAPE [-r RANKS] [-o OUTDIR] -- COMMAND [ARGS...] | down | shapes${1:+ ($1)}"
@@ -286,6 +288,7 @@ run() {
     done
     [ $# -ge 1 ] || usage "no COMMAND"
     parse_shape "$SHAPE"
+    frames
     [[ $RANKS =~ ^[0-9]+(,[0-9]+)*$ ]] || die 2 "bad ranks '$RANKS': a number or a comma list of numbers"
     IFS=, read -r -a RK <<<"$RANKS"
     if [ "${#RK[@]}" = 1 ]; then for ((i = 1; i < N; i++)); do RK[i]=${RK[0]}; done; fi

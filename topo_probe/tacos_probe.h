@@ -128,7 +128,8 @@ typedef struct {
     double *lat_us;  /* [a*nhosts+b]: a->b latency of the model */
     double *bw_gbps; /* [a*nhosts+b]: a->b bandwidth; 0 = no link (routed or a==b) */
     double *t_us;    /* [3*(a*nhosts+b)+k]: a's times with b: 8 B, S1, second size */
-    double *s2_bytes; /* [a*nhosts+b]: the second size of the pair */
+    double *s2_bytes; /* [a*nhosts+b]: the second size of the pair (S1 where S1 took long
+                       * enough: then k = 2 is the S1 time) */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
     int ntests;            /* concurrent tests run for shared paths */
     double measure_us;     /* time the measurement took */
