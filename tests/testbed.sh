@@ -36,20 +36,20 @@
 # 128+N killed by signal N.
 set -u
 PATH=$PATH:/usr/sbin:/sbin
-# Jumbo frames (TESTBED_MTU, default 9000) on the emulated links: with 1500-byte
-# frames the 2 cores carried every packet of all emulated hosts, and two 400 Mbit/s
-# links both ways at once (1.6 Gbit/s in all) were held back by the CPU, not the
-# shapers (single 10 ms exchanges came out at 0.80 of the rate, median; with jumbo
-# frames at 1.02). TCP goodput: (MTU - 52) / (MTU + 14) of the rate (IP and TCP
-# headers with timestamps; Ethernet header): 0.993 at 9000, 0.956 at 1500.
-# tbf: a bucket of 8 KiB or one frame and 1 KiB, whichever is larger (a small initial
-# burst; tbf drops frames larger than its bucket) and a 200 KiB queue (a few 64 KiB
-# GSO packets: locally sent TCP does not overflow it; 16 ms at 100 Mbit/s, 4 ms at 400).
-# Set by frames() in run.
-MTU="" GOODPUT="" TBF=""
+MTU="" GOODPUT="" TBF="" # the links' frames and shapers: frames() below, called by run
 MGMT_NET=10.77.0.0/24 HOST_NET=10.77.100.0/24
 
 die() { c=$1; shift; echo "testbed.sh: $*" >&2; exit "$c"; }
+# frames: the links' MTU (TESTBED_MTU), TCP goodput and tbf parameters.
+# Jumbo frames by default: with 1500-byte frames the 2 cores carried every packet
+# of all emulated hosts, and two 400 Mbit/s links both ways at once (1.6 Gbit/s in
+# all) were held back by the CPU, not the shapers (single 10 ms exchanges came out
+# at 0.80 of the rate, median; with jumbo frames at 1.02). TCP goodput: (MTU - 52) /
+# (MTU + 14) of the rate (IP and TCP headers with timestamps; Ethernet header):
+# 0.993 at 9000, 0.956 at 1500. tbf: a bucket of 8 KiB or one frame and 1 KiB,
+# whichever is larger (a small initial burst; tbf drops frames larger than its
+# bucket) and a 200 KiB queue (a few 64 KiB GSO packets: locally sent TCP does not
+# overflow it; 16 ms at 100 Mbit/s, 4 ms at 400).
 frames() {
     MTU=${TESTBED_MTU:-9000}
     [[ $MTU =~ ^[1-9][0-9]*$ ]] && [ "${#MTU}" -le 5 ] && [ "$MTU" -ge 1280 ] &&
