@@ -91,7 +91,13 @@
 #define LEG_WEIGHT 1.0   /* a leg's two exchanges against each other */
 #define TEST_REPS 1
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
- * hosts' worth), every measured pair becomes a link. */
+ * hosts' worth), every measured pair becomes a link.  One test per host,
+ * each host exchanging with every other at once (H tests; tried
+ * 2026-11-26 with a model of every flow of such a test), cannot tell
+ * ring4 from its relabelling: links h0-h1, h0-h2, h2-h3, h1-h3 with
+ * h0-h3 through h1 and h1-h2 through h0 slow the same exchanges by the
+ * same factors in all four tests, and a schedule for it would overload
+ * h0-h1.  Two exchanges at a time keep a path's legs apart. */
 #define TACOS_NET_MAX_TESTS 64
 /* Links this close in bandwidth are one class: the accuracy the
  * measurement is held to (the emulated rate within 15 %). */
