@@ -180,15 +180,14 @@ int tacos_comm_check_hosts(tacos_comm_t *c)
  * yes and the ranks can map each other's memory. */
 static int agree(tacos_comm_t *c, const tacos_mc_t *mc, const tacos_mc_t **ipc)
 {
-    int n = c->ops.size, me = c->ops.rank, rc;
+    int n = c->ops.size, me = c->ops.rank, rc, staged = mc && mc->ipc_export;
     *ipc = NULL;
-    if (mc && mc->ipc_export)
-        c->ipc_staged = 1;
+    c->ipc_staged |= staged;
     if (c->ipc_skip) {
         c->ipc_skip--;
         return 0;
     }
-    uint64_t no = !(mc && mc->ipc_export) ? 2 - (uint64_t)c->ipc_staged : 0;
+    uint64_t no = staged ? 0 : 2 - (uint64_t)c->ipc_staged;
     tacos_ipc_probe_t *all = NULL;
     void *block = NULL;
     char why[256];
