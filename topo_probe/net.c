@@ -28,9 +28,13 @@
  *    through c" and for "every pair is a link", and a leg's exchange in its
  *    end's test against the same exchange in c's; {a,b} is taken for a
  *    path (no link in the model) when the path explains the tests better
- *    by a margin, strongest evidence first; the tests of the paths found,
- *    and of the pairs that only the control kept from being paths, are run
- *    again and the pairs classified once more on the shorter times.
+ *    by a margin, strongest evidence first.  A triple's screens run first:
+ *    the fewest of its tests that each path it could hold slows about 2x
+ *    (the test at the path's bottleneck leg); if none is slowed, its other
+ *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths
+ *    found (but those that every path of the triple slows), and of the
+ *    pairs that only the control kept from being paths, are run again and
+ *    the pairs classified once more on the shorter times.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
  *    are one class and take its mean latency and bandwidth.  What tells
  *    them apart is the measurement's noise, and the synthesizer takes
@@ -74,7 +78,10 @@
 #define SECOND_US 10000.0
 #define SECOND_REPS 2
 #define SKIP_SECOND 0.9
-#define TEST_US 4000.0 /* each exchange of a test alone takes about this long */
+/* Each exchange of a test alone takes about TEST_US.  4 ms before the
+ * screens and 4 KiB sizes: ring4 118 ms; 3 ms: 94 ms, and every pair
+ * right in 30 of 30 runs (bench_measure.sh, 2026-11-26). */
+#define TEST_US 3000.0
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
 /* A path must explain the tests better than "all links" by at least one
@@ -90,6 +97,12 @@
 #define FLOW_WEIGHT 0.25 /* an exchange's own time against the end of both */
 #define LEG_WEIGHT 1.0   /* a leg's two exchanges against each other */
 #define TEST_REPS 1
+/* A triple's screens (tests that each path the triple could hold slows at
+ * least SCREEN_PREDICT, one at least) below SCREEN_SLOW rule out every
+ * path: its other tests do not run.  Noise only adds time, and so only
+ * lets more tests through. */
+#define SCREEN_PREDICT 1.6
+#define SCREEN_SLOW 1.25
 /* Tests for shared paths grow as H^3 at worst; above this many (about 5
  * hosts' worth), every measured pair becomes a link.  One test per host,
  * each host exchanging with every other at once (H tests; tried
@@ -215,18 +228,20 @@ static double bw(const tacos_net_t *net, int a, int b)
     return net->bw_gbps[(size_t)a * (size_t)net->nhosts + (size_t)b];
 }
 
-/* Rounded down to 16 KiB, within [lo, TACOS_NET_MAX_BYTES]. */
+/* Rounded down to 4 KiB, within [lo, TACOS_NET_MAX_BYTES].  (16 KiB made
+ * one slow pair's test 32 KiB and its twin's 48 KiB at about 12 MB/s: a
+ * shared leg's two exchanges then ended 1.5x and 1x their times alone, and
+ * ring4 lost a path that way.) */
 static size_t sized(double bytes, size_t lo)
 {
-    size_t b = bytes >= TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)16383;
+    size_t b = bytes >= TACOS_NET_MAX_BYTES ? TACOS_NET_MAX_BYTES : (size_t)bytes & ~(size_t)4095;
     return b > lo ? b : lo;
 }
 
 /* A test's sizes, x's with y and with z: what each pair carries alone in
- * about TEST_US, rounded down to 16 KiB (the same on every rank: from the
- * agreed fit).  Equal
- * times, not equal sizes: an exchange over a fast leg that a path also
- * crosses then lasts as long as the path's and ends measurably later
+ * about TEST_US, rounded down to 4 KiB (the same on every rank: from the
+ * agreed fit).  Equal times, not equal sizes: an exchange over a fast leg
+ * that a path also crosses then lasts as long as the path's and ends measurably later
  * (1.25x on 400 and 100 Mbit/s legs); of equal sizes it ran a quarter of
  * the test, a few milliseconds, and its 4/3 was lost in the noise. */
 static void test_bytes(const tacos_net_t *net, const tacos_net_test_t *q, size_t out[2])
@@ -256,6 +271,9 @@ static int relay_plausible(const tacos_net_t *net, int a, int b, int c)
     return c != a && c != b && bw(net, a, c) >= need && bw(net, c, b) >= need;
 }
 
+static void predict(const tacos_net_t *net, const tacos_net_test_t *t, int a, int b, int c,
+                    double p[3]);
+
 /* Adds test (x; y,z) unless planned already. */
 static int add_test(tacos_net_test_t **v, size_t *cap, int *n, int x, int y, int z)
 {
@@ -265,8 +283,54 @@ static int add_test(tacos_net_test_t **v, size_t *cap, int *n, int x, int y, int
     if (!g)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory planning tests");
     *v = g;
-    g[(*n)++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0, 0, 0};
+    g[(*n)++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0, 0, 0, 0, 0};
     return TACOS_OK;
+}
+
+/* The tests of test i's triple, x's first, y's, z's (-1: not planned). */
+static void triple_of(const tacos_net_test_t *v, int n, int i, int j[3])
+{
+    const int t3[3] = {v[i].x, v[i].y, v[i].z};
+    for (int s = 0; s < 3; s++)
+        j[s] = find_test(v, n, t3[s], t3[(s + 1) % 3], t3[(s + 2) % 3]);
+}
+
+/* The screens of the triple of tests j[3]: the fewest of them such that
+ * every path the triple could hold slows one SCREEN_PREDICT or more (its
+ * bottleneck leg shared: 2x); the others run only if a screen is slowed.
+ * On ring4 and pairs4 one test screens each triple, on 4 hosts with equal
+ * links two do.  A test that every such path slows is `common`: it tells
+ * a path from none, not which path. */
+static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int j[3])
+{
+    const int t3[3] = {v[j[0]].x, v[j[0]].y, v[j[0]].z};
+    int covers[3] = {0, 0, 0}, all = 0; /* bit k: the path without t3[k], through it */
+    for (int k = 0; k < 3; k++) {
+        int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3];
+        if (!relay_plausible(net, a, b, t3[k]))
+            continue;
+        all |= 1 << k;
+        for (int s = 0; s < 3; s++) {
+            double slow[3];
+            predict(net, &v[j[s]], a, b, t3[k], slow);
+            covers[s] |= (slow[0] >= SCREEN_PREDICT) << k;
+        }
+    }
+    /* the subsets of {0,1,2} by size: bit s = j[s] screens */
+    static const int subsets[] = {1, 2, 4, 3, 5, 6, 7};
+    int pick = 7;
+    for (size_t m = 0; m < sizeof subsets / sizeof *subsets && pick == 7; m++) {
+        int got = 0;
+        for (int s = 0; s < 3; s++)
+            if (subsets[m] >> s & 1)
+                got |= covers[s];
+        if ((got & all) == all)
+            pick = subsets[m];
+    }
+    for (int s = 0; s < 3; s++) {
+        v[j[s]].screen = pick >> s & 1;
+        v[j[s]].common = (covers[s] & all) == all;
+    }
 }
 
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
@@ -285,6 +349,12 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
     if (rc) {
         free(v);
         return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        int j[3];
+        triple_of(v, n, i, j);
+        if (i == j[0] && i < j[1] && i < j[2]) /* each triple once */
+            plan_screens(net, v, j);
     }
     *out = v;
     *nout = n;
@@ -409,7 +479,7 @@ static double path_evidence(const tacos_net_t *net, const tacos_net_test_t *test
     double gain = 0;
     for (int k = 0; k < 3; k++) {
         int i = find_test(tests, ntests, xyz[k][0], xyz[k][1], xyz[k][2]);
-        if (i < 0)
+        if (i < 0 || !(tests[i].slow > 0)) /* not planned, or not run: screened out */
             return -1;
         t[k] = &tests[i];
     }
@@ -469,16 +539,21 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
         routed[(size_t)best_a * h + best_b] = routed[(size_t)best_b * h + best_a] =
             (unsigned char)(best_c + 1);
     }
-    /* tests to confirm: a triple with a path, or with a pair that only the
-     * control kept from being one (the relay's test slowed by noise) */
+    /* tests to confirm: a path's ends' (noise that slowed them made it a
+     * path, or made it this path and not another of its triple: not a
+     * common test, which each slows; the relay's, the control, could only
+     * strengthen it), and all three of a triple with a pair that only the
+     * control kept from being a path (the relay's test slowed by noise; not
+     * a leg of a path) */
     for (int i = 0; i < ntests; i++) {
         const int t3[3] = {tests[i].x, tests[i].y, tests[i].z};
         tests[i].confirm = 0;
         for (int k = 0; k < 3; k++) { /* the pair without t3[k], through t3[k] */
             int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3], c = t3[k];
             unsigned char via = routed[(size_t)a * h + b];
-            tests[i].confirm |= via == c + 1 ||
+            tests[i].confirm |= (via == c + 1 && tests[i].x != c && !tests[i].common) ||
                                 (!via && relay_plausible(net, a, b, c) &&
+                                 !is_leg(routed, h, a, b) &&
                                  path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE);
         }
     }
@@ -720,12 +795,11 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
     return TACOS_OK;
 }
 
-/* Runs the tests marked in run[], agrees on their slowdowns and
- * classifies the pairs (from the fit again: classifying takes the paths'
- * rates out). */
-static int test_and_classify(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net,
-                             int mine, tacos_net_test_t *tests, int ntests, const char *run,
-                             double *slow, int *failed)
+/* Runs the tests marked in run[] (from the fit again: classifying takes
+ * the paths' rates out) and agrees on the slowdowns of all. */
+static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+                      tacos_net_test_t *tests, int ntests, const char *run, double *slow,
+                      int *failed)
 {
     int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
     if (!rc)
@@ -736,20 +810,30 @@ static int test_and_classify(const tacos_net_comm_t *c, const int *leader, tacos
     if (flag > 0)
         return tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
     for (int i = 0; i < ntests; i++) {
+        net->ntests += run[i];
         tests[i].slow = slow[3 * i];
         tests[i].slow_y = slow[3 * i + 1];
         tests[i].slow_z = slow[3 * i + 2];
     }
-    tacos_net_classify(net, tests, ntests);
     return TACOS_OK;
 }
 
-/* Marks the tests the classification wants confirmed. */
-static int mark_confirm(const tacos_net_test_t *tests, int ntests, char *run)
+/* Marks the tests of step `step`: 0 the screens, 1 the others of the
+ * triples whose screens were slowed, 2 those the classification wants
+ * confirmed.  How many. */
+static int mark(const tacos_net_test_t *tests, int ntests, int step, char *run)
 {
     int marked = 0;
-    for (int i = 0; i < ntests; i++)
-        marked += run[i] = (char)tests[i].confirm;
+    for (int i = 0; i < ntests; i++) {
+        int j[3], slowed = 0;
+        triple_of(tests, ntests, i, j);
+        for (int s = 0; s < 3; s++)
+            slowed |= j[s] >= 0 && tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
+        run[i] = (char)(step == 0   ? tests[i].screen
+                        : step == 1 ? !tests[i].screen && slowed
+                                    : tests[i].confirm);
+        marked += run[i];
+    }
     return marked;
 }
 
@@ -797,16 +881,21 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         net->note = "too many possible shared paths to test: every measured pair is a link";
         ntests = 0;
     }
-    /* the tests, then those the classification wants confirmed once more */
+    /* the screens, the tests they let through, then those the
+     * classification wants confirmed once more */
     double slow[3 * TACOS_NET_MAX_TESTS] = {0};
     char run[TACOS_NET_MAX_TESTS];
-    memset(run, 1, sizeof run);
-    if ((rc = test_and_classify(c, leader, net, mine, tests, ntests, run, slow, &failed)) ||
-        (mark_confirm(tests, ntests, run) &&
-         (rc = test_and_classify(c, leader, net, mine, tests, ntests, run, slow, &failed))))
-        goto out;
+    for (int step = 0; step < 2; step++)
+        if (mark(tests, ntests, step, run) &&
+            (rc = run_marked(c, leader, net, mine, tests, ntests, run, slow, &failed)))
+            goto out;
+    tacos_net_classify(net, tests, ntests);
+    if (mark(tests, ntests, 2, run)) {
+        if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, slow, &failed)))
+            goto out;
+        tacos_net_classify(net, tests, ntests);
+    }
     tacos_net_classes(net);
-    net->ntests = ntests;
     net->measure_us = now_us() - t0;
 out:
     if (rc)

@@ -131,7 +131,7 @@ typedef struct {
     double *s2_bytes; /* [a*nhosts+b]: the second size of the pair (S1 where S1 took long
                        * enough: then k = 2 is the S1 time) */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
-    int ntests;            /* concurrent tests run for shared paths */
+    int ntests;            /* concurrent tests run for shared paths (reruns too) */
     double measure_us;     /* time the measurement took */
     const char *note;      /* NULL, or what could not be separated */
 } tacos_net_t;
@@ -165,15 +165,17 @@ typedef struct {
 void tacos_net_idle(double waited_us);
 
 /* A concurrent test: host x exchanges with y and z at once; slow = the
- * time until both ended divided by the longer of the two alone; slow_y,
- * slow_z = each exchange's time divided by its time alone.  confirm (set
- * by tacos_net_classify): a pair of its triple is a path through the third
- * host, or would be but for the relay's test: the test is worth running
- * again. */
+ * time until both ended divided by the longer of the two alone (0: not
+ * run); slow_y, slow_z = each exchange's time divided by its time alone.
+ * confirm (set by tacos_net_classify): the test is worth running again (a
+ * path's end, or a triple whose pair would be a path but for the relay's
+ * test).  Set by tacos_net_tests: screen, the test runs first, the others
+ * of its triple only if a screen is slowed; common, every path its triple
+ * could hold slows it. */
 typedef struct {
     int x, y, z;
     double slow, slow_y, slow_z;
-    int confirm;
+    int confirm, screen, common;
 } tacos_net_test_t;
 
 /* Collective over the n ranks of the records (this rank is `me`): the first
