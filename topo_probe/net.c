@@ -31,10 +31,10 @@
  *    by a margin, strongest evidence first.  A triple's screens run first:
  *    the fewest of its tests that each path it could hold slows about 2x
  *    (the test at the path's bottleneck leg); if none is slowed, its other
- *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths
- *    found (but those that every path of the triple slows), and of the
- *    pairs that only the control kept from being paths, are run again and
- *    the pairs classified once more on the shorter times.
+ *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
+ *    ends, and of the triples whose pair only the control kept from being
+ *    a path, are run again and the pairs classified once more on the
+ *    shorter times.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
  *    are one class and take its mean latency and bandwidth.  What tells
  *    them apart is the measurement's noise, and the synthesizer takes
@@ -78,15 +78,16 @@
 #define SECOND_US 10000.0
 #define SECOND_REPS 2
 #define SKIP_SECOND 0.9
-/* Each exchange of a test alone takes about TEST_US.  4 ms before the
- * screens and 4 KiB sizes: ring4 118 ms; 3 ms: 94 ms, and every pair
- * right in 30 of 30 runs (bench_measure.sh, 2026-11-26). */
+/* Each exchange of a test alone takes about TEST_US.  With the screens and
+ * 4 KiB steps, ring4 took 118 ms (median) with 4 ms; with 3 ms 104 ms, right
+ * in 30 of 30 runs; with 2.5 ms 95 ms, right in 5 of 10 (bench_measure.sh,
+ * 2026-11-26). */
 #define TEST_US 3000.0
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
 /* A path must explain the tests better than "all links" by at least one
  * test slowed 1.5x (squared log ratios).  Noise only adds time, so the
- * tests of the paths found (and of those the control kept from being one)
+ * tests of the paths' ends (and of those the control kept from being one)
  * are run again and the shorter time kept: a rank held up on the busy
  * 2-core machine slows a test as a shared link would, but seldom twice.
  * Each test runs once before that: since the waits pause (tacos_net_idle)
@@ -283,11 +284,12 @@ static int add_test(tacos_net_test_t **v, size_t *cap, int *n, int x, int y, int
     if (!g)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory planning tests");
     *v = g;
-    g[(*n)++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0, 0, 0, 0, 0};
+    g[(*n)++] = (tacos_net_test_t){x, y < z ? y : z, y < z ? z : y, 0, 0, 0, 0, 0};
     return TACOS_OK;
 }
 
-/* The tests of test i's triple, x's first, y's, z's (-1: not planned). */
+/* The tests of test i's triple, x's (i) first, y's, z's (tacos_net_tests
+ * plans all three of a triple, so none is -1). */
 static void triple_of(const tacos_net_test_t *v, int n, int i, int j[3])
 {
     const int t3[3] = {v[i].x, v[i].y, v[i].z};
@@ -299,8 +301,8 @@ static void triple_of(const tacos_net_test_t *v, int n, int i, int j[3])
  * every path the triple could hold slows one SCREEN_PREDICT or more (its
  * bottleneck leg shared: 2x); the others run only if a screen is slowed.
  * On ring4 and pairs4 one test screens each triple, on 4 hosts with equal
- * links two do.  A test that every such path slows is `common`: it tells
- * a path from none, not which path. */
+ * links two do; where a path slows no test that much (a slow pair whose
+ * relay has legs 4x faster: 1.25x), all three are screens and run. */
 static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int j[3])
 {
     const int t3[3] = {v[j[0]].x, v[j[0]].y, v[j[0]].z};
@@ -327,10 +329,8 @@ static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int 
         if ((got & all) == all)
             pick = subsets[m];
     }
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 3; s++)
         v[j[s]].screen = pick >> s & 1;
-        v[j[s]].common = (covers[s] & all) == all;
-    }
 }
 
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
@@ -353,7 +353,7 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
     for (int i = 0; i < n; i++) {
         int j[3];
         triple_of(v, n, i, j);
-        if (i == j[0] && i < j[1] && i < j[2]) /* each triple once */
+        if (i < j[1] && i < j[2]) /* each triple once (j[0] is i) */
             plan_screens(net, v, j);
     }
     *out = v;
@@ -539,9 +539,9 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
         routed[(size_t)best_a * h + best_b] = routed[(size_t)best_b * h + best_a] =
             (unsigned char)(best_c + 1);
     }
-    /* tests to confirm: a path's ends' (noise that slowed them made it a
-     * path, or made it this path and not another of its triple: not a
-     * common test, which each slows; the relay's, the control, could only
+    /* tests to confirm: a path's ends' (noise that slowed either made it a
+     * path: pairs4's host 2 held up once in its screen, 2x, made h1-h2 a
+     * path through h0 in test_net; the relay's, the control, could only
      * strengthen it), and all three of a triple with a pair that only the
      * control kept from being a path (the relay's test slowed by noise; not
      * a leg of a path) */
@@ -551,7 +551,7 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
         for (int k = 0; k < 3; k++) { /* the pair without t3[k], through t3[k] */
             int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3], c = t3[k];
             unsigned char via = routed[(size_t)a * h + b];
-            tests[i].confirm |= (via == c + 1 && tests[i].x != c && !tests[i].common) ||
+            tests[i].confirm |= (via == c + 1 && tests[i].x != c) ||
                                 (!via && relay_plausible(net, a, b, c) &&
                                  !is_leg(routed, h, a, b) &&
                                  path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE);
@@ -760,8 +760,8 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
 }
 
 /* The tests, one at a time, those with run[i] set; slow[3i..3i+2] = test
- * i's slowdowns as this rank saw them (0 where it is not the test's x),
- * kept where a run before them saw less (noise only adds time). */
+ * i's slowdowns as this rank saw them (left alone where it is not the
+ * test's x). */
 static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_net_t *net,
                      int mine, const tacos_net_test_t *tests, int ntests, const char *run,
                      double *slow, int *failed)
@@ -770,7 +770,6 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
         const tacos_net_test_t *q = &tests[i];
         size_t bytes[2];
         double t[2];
-        test_bytes(net, q, bytes);
         int rc;
         if (!run[i])
             continue;
@@ -778,15 +777,16 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
             return rc;
         if (*failed || mine < 0)
             continue;
+        test_bytes(net, q, bytes);
         if (mine == q->x) {
             int yz[2] = {q->y, q->z};
             if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
                 continue;
             double ty = fitted_us(net, q->x, q->y, bytes[0]);
             double tz = fitted_us(net, q->x, q->z, bytes[1]);
-            double now[3] = {fmax(t[0], t[1]) / fmax(ty, tz), t[0] / ty, t[1] / tz};
-            for (int k = 0; k < 3; k++)
-                slow[3 * i + k] = slow[3 * i + k] > 0 ? fmin(slow[3 * i + k], now[k]) : now[k];
+            slow[3 * i] = fmax(t[0], t[1]) / fmax(ty, tz);
+            slow[3 * i + 1] = t[0] / ty;
+            slow[3 * i + 2] = t[1] / tz;
         } else if (mine == q->y || mine == q->z) {
             *failed = exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
                       TACOS_OK;
@@ -796,24 +796,29 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_n
 }
 
 /* Runs the tests marked in run[] (from the fit again: classifying takes
- * the paths' rates out) and agrees on the slowdowns of all. */
+ * the paths' rates out) and agrees on their slowdowns; a test run before
+ * keeps the shorter (noise only adds time).  The new times are agreed on
+ * their own: kept on x alone, the max over every rank of the old and the
+ * new was the old. */
 static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
-                      tacos_net_test_t *tests, int ntests, const char *run, double *slow,
-                      int *failed)
+                      tacos_net_test_t *tests, int ntests, const char *run, int *failed)
 {
+    double slow[3 * TACOS_NET_MAX_TESTS] = {0};
     int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
     if (!rc)
         rc = run_tests(c, leader, net, mine, tests, ntests, run, slow, failed);
     double flag = *failed;
-    if (rc || (ntests && (rc = max_all(c, slow, 3 * ntests))) || (rc = max_all(c, &flag, 1)))
+    if (rc || (rc = max_all(c, slow, 3 * ntests)) || (rc = max_all(c, &flag, 1)))
         return rc;
     if (flag > 0)
         return tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
     for (int i = 0; i < ntests; i++) {
-        net->ntests += run[i];
-        tests[i].slow = slow[3 * i];
-        tests[i].slow_y = slow[3 * i + 1];
-        tests[i].slow_z = slow[3 * i + 2];
+        double *kept[3] = {&tests[i].slow, &tests[i].slow_y, &tests[i].slow_z};
+        if (!run[i])
+            continue;
+        net->ntests++;
+        for (int k = 0; k < 3; k++)
+            *kept[k] = *kept[k] > 0 ? fmin(*kept[k], slow[3 * i + k]) : slow[3 * i + k];
     }
     return TACOS_OK;
 }
@@ -828,7 +833,7 @@ static int mark(const tacos_net_test_t *tests, int ntests, int step, char *run)
         int j[3], slowed = 0;
         triple_of(tests, ntests, i, j);
         for (int s = 0; s < 3; s++)
-            slowed |= j[s] >= 0 && tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
+            slowed |= tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
         run[i] = (char)(step == 0   ? tests[i].screen
                         : step == 1 ? !tests[i].screen && slowed
                                     : tests[i].confirm);
@@ -883,15 +888,14 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
     }
     /* the screens, the tests they let through, then those the
      * classification wants confirmed once more */
-    double slow[3 * TACOS_NET_MAX_TESTS] = {0};
     char run[TACOS_NET_MAX_TESTS];
     for (int step = 0; step < 2; step++)
         if (mark(tests, ntests, step, run) &&
-            (rc = run_marked(c, leader, net, mine, tests, ntests, run, slow, &failed)))
+            (rc = run_marked(c, leader, net, mine, tests, ntests, run, &failed)))
             goto out;
     tacos_net_classify(net, tests, ntests);
     if (mark(tests, ntests, 2, run)) {
-        if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, slow, &failed)))
+        if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, &failed)))
             goto out;
         tacos_net_classify(net, tests, ntests);
     }

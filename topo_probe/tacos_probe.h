@@ -169,13 +169,12 @@ void tacos_net_idle(double waited_us);
  * run); slow_y, slow_z = each exchange's time divided by its time alone.
  * confirm (set by tacos_net_classify): the test is worth running again (a
  * path's end, or a triple whose pair would be a path but for the relay's
- * test).  Set by tacos_net_tests: screen, the test runs first, the others
- * of its triple only if a screen is slowed; common, every path its triple
- * could hold slows it. */
+ * test).  screen (set by tacos_net_tests): the test runs first, the others
+ * of its triple only if a screen is slowed. */
 typedef struct {
     int x, y, z;
     double slow, slow_y, slow_z;
-    int confirm, screen, common;
+    int confirm, screen;
 } tacos_net_test_t;
 
 /* Collective over the n ranks of the records (this rank is `me`): the first
