@@ -78,9 +78,10 @@
 #define SECOND_US 10000.0
 #define SECOND_REPS 2
 #define SKIP_SECOND 0.9
-/* Each exchange of a test alone takes about TEST_US.  With the screens and
- * 4 KiB steps, ring4 took 118 ms (median) with 4 ms; with 3 ms 104 ms, right
- * in 30 of 30 runs; with 2.5 ms 95 ms, right in 5 of 10 (bench_measure.sh,
+/* Each exchange of a test alone takes about TEST_US.  With the screens,
+ * 4 KiB steps and the reruns as they are, ring4 took 104 ms (median) with
+ * 3 ms, right in 30 of 30 runs, and 95 ms with 2.5 ms, right in 5 of 10;
+ * with 4 ms 118 ms, while the reruns still kept nothing (bench_measure.sh,
  * 2026-11-26). */
 #define TEST_US 3000.0
 #define TEST_MIN_BYTES (32 * 1024)
@@ -242,9 +243,10 @@ static size_t sized(double bytes, size_t lo)
 /* A test's sizes, x's with y and with z: what each pair carries alone in
  * about TEST_US, rounded down to 4 KiB (the same on every rank: from the
  * agreed fit).  Equal times, not equal sizes: an exchange over a fast leg
- * that a path also crosses then lasts as long as the path's and ends measurably later
- * (1.25x on 400 and 100 Mbit/s legs); of equal sizes it ran a quarter of
- * the test, a few milliseconds, and its 4/3 was lost in the noise. */
+ * that a path also crosses then lasts as long as the path's and ends
+ * measurably later (1.25x on 400 and 100 Mbit/s legs); of equal sizes it
+ * ran a quarter of the test, a few milliseconds, and its 4/3 was lost in
+ * the noise. */
 static void test_bytes(const tacos_net_t *net, const tacos_net_test_t *q, size_t out[2])
 {
     out[0] = sized(bw(net, q->x, q->y) * 1e3 * TEST_US, TEST_MIN_BYTES);
