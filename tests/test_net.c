@@ -26,6 +26,8 @@ typedef struct {
     double rate[MAXH][MAXH]; /* bytes/us of the physical link, 0 = none */
     int next[MAXH][MAXH];    /* first hop of the route a->b */
     int stall_host; /* noise: this host's first test (two peers, not the token) takes 2x; -1 none */
+    int stall_second; /* noise: this host's first second-size exchange takes 1.5x, at both
+                       * ends; -1 none */
 } cluster_t;
 
 /* Links "a-b@rate" (bytes/us); routes: fewest hops, lowest first hop on
@@ -39,7 +41,7 @@ static void cluster(cluster_t *c, int h, const link_spec_t *links, int nlinks)
 {
     memset(c, 0, sizeof *c);
     c->h = h;
-    c->stall_host = -1;
+    c->stall_host = c->stall_second = -1;
     for (int i = 0; i < nlinks; i++)
         c->rate[links[i].a][links[i].b] = c->rate[links[i].b][links[i].a] = links[i].rate;
     int dist[MAXH][MAXH];
@@ -156,6 +158,8 @@ typedef struct {
     double *sum; /* the max being built */
     int len;
     int stalled; /* the stall_host's stall is spent */
+    int second_spent[MAXH]; /* host x's part of the stall_second stall is spent */
+    int seconds;            /* exchanges above S1 with one peer, each end counted */
 } world_t;
 
 typedef struct {
@@ -176,6 +180,16 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
     if (n == 2 && bytes[0] > 8 && x == r->w->c->stall_host && !r->w->stalled) {
         r->w->stalled = 1; /* only the host's first rank runs tests; not its token */
         t[0] *= 2, t[1] *= 2;
+    }
+    if (n == 1 && bytes[0] > TACOS_NET_S1_BYTES) {
+        world_t *w = r->w;
+        pthread_mutex_lock(&w->lock);
+        w->seconds++;
+        if ((x == w->c->stall_second || hp[0] == w->c->stall_second) && !w->second_spent[x]) {
+            w->second_spent[x] = 1;
+            t[0] *= 1.5;
+        }
+        pthread_mutex_unlock(&w->lock);
     }
     return 0;
 }
@@ -210,6 +224,8 @@ static void *rank_main(void *arg)
     r->rc = tacos_net_measure(r->recs, r->w->n, r->rank, &c, &r->net);
     return NULL;
 }
+
+static int last_seconds; /* the last measure()'s second-size exchanges, both ends counted */
 
 /* Runs the measurement on `ranks[h]` ranks per host (hosts interleaved as
  * given by host_of_rank when not NULL); checks every rank got the same
@@ -246,6 +262,7 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
         tacos_net_free(&r[i].net);
     }
     *out = r[0].net;
+    last_seconds = w.seconds;
     free(w.sum);
     pthread_barrier_destroy(&w.bar);
     pthread_mutex_destroy(&w.lock);
@@ -297,14 +314,21 @@ static void expect_links(const char *name, const tacos_net_t *net, const cluster
         }
 }
 
-/* Measures the shape (host stall_host held up in its first test, or -1)
- * and checks what it found; the number of tests run. */
+/* Noise: a host held up 2x in its first test, a host whose first
+ * second-size exchange takes 1.5x (-1: none). */
+typedef struct {
+    int test, second;
+} noise_t;
+
+/* Measures the shape with that noise and checks what it found; the number
+ * of tests run. */
 static int noisy_shape(const char *name, int h, const link_spec_t *links, int nlinks,
-                       const char *want, const int *ranks_per_host, int stall_host)
+                       const char *want, const int *ranks_per_host, noise_t noise)
 {
     cluster_t c;
     cluster(&c, h, links, nlinks);
-    c.stall_host = stall_host;
+    c.stall_host = noise.test;
+    c.stall_second = noise.second;
     int host_of_rank[MAXR], n = 0;
     for (int a = 0; a < h; a++)
         for (int i = 0; i < (ranks_per_host ? ranks_per_host[a] : 1); i++)
@@ -354,7 +378,7 @@ static int noisy_shape(const char *name, int h, const link_spec_t *links, int nl
 static int shape(const char *name, int h, const link_spec_t *links, int nlinks, const char *want,
                  const int *ranks_per_host)
 {
-    return noisy_shape(name, h, links, nlinks, want, ranks_per_host, -1);
+    return noisy_shape(name, h, links, nlinks, want, ranks_per_host, (noise_t){-1, -1});
 }
 
 #define FAST 47.8 /* bytes/us: 400 Mbit/s of TCP goodput */
@@ -364,6 +388,13 @@ static void test_shapes(void)
 {
     const link_spec_t two[] = {{0, 1, FAST}};
     shape("two", 2, two, 1, "01", NULL);
+    /* the second size once; where it stalled, once more and the shorter
+     * kept (the rate within 2 %: expect_links) */
+    CHECK(last_seconds == 2, "two: %d second-size exchanges, want 1 (at both ends)",
+          last_seconds / 2);
+    noisy_shape("two, second size stalled", 2, two, 1, "01", NULL, (noise_t){-1, 1});
+    CHECK(last_seconds == 4, "two, second size stalled: %d second-size exchanges, want 2",
+          last_seconds / 2);
     const link_spec_t pairs4[] = {{0, 1, FAST}, {2, 3, FAST}, {0, 2, SLOW},
                              {0, 3, SLOW}, {1, 2, SLOW}, {1, 3, SLOW}};
     /* each triple's screen (the host at the end of both slow links) is
@@ -400,7 +431,8 @@ static void test_shapes(void)
     shape("ring5", 5, ring5, 5, "01 12 23 34 04", NULL);
     /* a host held up once (2x) in its screen, the test that every path of
      * its triple slows: a path for that run, until its tests ran again */
-    n = noisy_shape("pairs4, h2 held up once", 4, pairs4, 6, "01 23 02 03 12 13", NULL, 2);
+    n = noisy_shape("pairs4, h2 held up once", 4, pairs4, 6, "01 23 02 03 12 13", NULL,
+                    (noise_t){2, -1});
     CHECK(n > 4, "pairs4, h2 held up once: %d tests, want the held-up triple's too", n);
     /* several ranks per host (uneven): only the first of each measures */
     const int uneven[4] = {1, 2, 1, 3};

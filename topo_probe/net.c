@@ -9,7 +9,8 @@
  *    both ways at once (above Open MPI's TCP eager limit, as the chunks of
  *    the schedules that cross hosts are); then, in a second tournament, a
  *    size that takes about SECOND_US at the rate S1 showed (at least 2 S1;
- *    none where S1 took about SECOND_US already).  The latency is the intercept
+ *    none where S1 took about SECOND_US already), once, and again in a
+ *    third where it came out stalled.  The latency is the intercept
  *    of the line through the two sizes, within a few 8-byte times (the
  *    8-byte time with one size); the bandwidth what the longer size's time
  *    leaves after that latency.
@@ -64,25 +65,32 @@
 
 #define SMALL_BYTES 8
 #define SMALL_REPS 5
-/* A pair's second size takes about SECOND_US; the shorter of SECOND_REPS
- * kept.  A pair whose S1 exchange took SKIP_SECOND of that already has no
- * second size: the S1 time is its measurement (on the testbed, links of
- * 100 Mbit/s and below: 10.5 ms; a 400 Mbit/s pair whose one S1 exchange
- * stalled for a few milliseconds still gets its second size).  On the
- * testbed with jumbo frames (tests/testbed.sh) one 10 ms exchange of a
- * 400 Mbit/s link came out below 85 % of its rate in 4 of 40, the shorter
- * of two in 0 of 40.  With 1500-byte frames the 2 cores
- * carried every packet of four emulated hosts and limited the links, not
- * the shapers: a single 10 ms exchange came out low in 14 of 20 and 20 ms
- * three times over (the earlier setting, 3.5x the cost) was needed. */
+/* A pair's second size takes about SECOND_US.  A pair whose S1 exchange
+ * took SKIP_SECOND of that already has no second size: the S1 time is its
+ * measurement (on the testbed, links of 100 Mbit/s and below: 10.5 ms; a
+ * 400 Mbit/s pair whose one S1 exchange stalled for a few milliseconds
+ * still gets its second size).  The second size runs once, and once more
+ * where its rate came out below SECOND_STALL of the rate S1 showed (a
+ * stall: less of the longer size's time is latency), the shorter kept.
+ * On the testbed with jumbo frames (tests/testbed.sh) one 10 ms exchange
+ * of a 400 Mbit/s link came out below 85 % of its rate in 4 of 40, the
+ * shorter of two in 0 of 40; always twice, ring4 took 105 ms, once and
+ * again where stalled 95 (about 1 run in 3 runs it again: S1's rate is
+ * noisy too, the second size's 0.86-1.05 of it), links 0.90-1.06 of their
+ * rate (always twice: 0.93-1.06), right in 18 of 20 runs both (ring4 with
+ * 2 ranks per host: 38 and 45 of 60; bench_measure.sh, 2026-11-26).  With
+ * 1500-byte frames the 2 cores carried every packet of four emulated hosts
+ * and limited the links, not the shapers: a single 10 ms exchange came out
+ * low in 14 of 20 and 20 ms three times over (the earlier setting, 3.5x
+ * the cost) was needed. */
 #define SECOND_US 10000.0
-#define SECOND_REPS 2
+#define SECOND_STALL 0.9
 #define SKIP_SECOND 0.9
 /* Each exchange of a test alone takes about TEST_US.  With the screens,
- * 4 KiB steps and the reruns as they are, ring4 took 104 ms (median) with
- * 3 ms, right in 30 of 30 runs, and 95 ms with 2.5 ms, right in 5 of 10;
- * with 4 ms 118 ms, while the reruns still kept nothing (bench_measure.sh,
- * 2026-11-26). */
+ * 4 KiB steps, the reruns as they are and the second size twice, ring4
+ * took 104 ms (median) with 3 ms, right in 30 of 30 runs, and 95 ms with
+ * 2.5 ms, right in 5 of 10; with 4 ms 118 ms, while the reruns still kept
+ * nothing (bench_measure.sh, 2026-11-26). */
 #define TEST_US 3000.0
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
@@ -723,19 +731,48 @@ static double fitted_us(const tacos_net_t *net, int a, int b, size_t bytes)
     return net->lat_us[ab] + (double)bytes / (net->bw_gbps[ab] * 1e3);
 }
 
-/* One tournament of pair rounds, phase 1 (8 B and S1) or 2 (the second
- * size).  The rounds start together, so no pair's traffic meets another
- * round's.  A failed exchange is remembered in *failed, not returned, so
- * that this rank still takes part in every later step. */
+/* Did the pair's second size stall?  Its rate came out below SECOND_STALL
+ * of the rate its S1 showed, which the longer size can only exceed (less
+ * of its time is latency).  From the agreed times: the same on every rank. */
+static int second_stalled(const tacos_net_t *net, int a, int b)
+{
+    double s2 = net->s2_bytes[(size_t)a * (size_t)net->nhosts + (size_t)b], t[3];
+    if (!(s2 > (double)TACOS_NET_S1_BYTES))
+        return 0;
+    for (int k = 0; k < 3; k++) /* both ends' views, timed from the token */
+        t[k] = (times(net, a, b)[k] + times(net, b, a)[k]) / 2 - (k ? t[0] : 0);
+    return s2 / t[2] < SECOND_STALL * (double)TACOS_NET_S1_BYTES / t[1];
+}
+
+/* Does the pair need this phase's exchange?  Phase 1 every pair; phase 2
+ * those with a second size; phase 3 those whose second size came out
+ * stalled (the same on every rank: agreed times). */
+static int pair_in_phase(const tacos_net_t *net, int a, int b, int phase)
+{
+    return phase == 1 || (phase == 2 ? second_bytes(net, a, b) > 0 : second_stalled(net, a, b));
+}
+
+/* One tournament of pair rounds, phase 1 (8 B and S1), 2 (the second
+ * size) or 3 (the second size again where it stalled; *t2 kept apart).
+ * The rounds start together, so no pair's traffic meets another round's;
+ * a round in which no pair exchanges is left out.  A failed exchange is
+ * remembered in *failed, not returned, so that this rank still takes part
+ * in every later step. */
 static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
-                       int phase, int *failed)
+                       int phase, double *t2, int *failed)
 {
     int h = net->nhosts, rc;
     for (int r = 0; r < tacos_net_rounds(h); r++) {
-        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1;
+        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1, busy = 0;
+        for (int x = 0; x < h && !busy; x++) {
+            int y = tacos_net_partner(h, r, x);
+            busy = y > x && pair_in_phase(net, x, y, phase);
+        }
+        if (!busy)
+            continue;
         if ((rc = sync_all(c)))
             return rc;
-        if (p < 0 || *failed)
+        if (p < 0 || *failed || !pair_in_phase(net, mine, p, phase))
             continue;
         double *t = times(net, mine, p), small[SMALL_REPS], warm;
         if (phase == 1) {
@@ -751,14 +788,51 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
             }
         } else {
             size_t big = second_bytes(net, mine, p);
-            if (big)
-                *failed = exchange(c, leader, &p, 1, &big, SECOND_REPS, &t[2]) != TACOS_OK;
-            else
-                t[2] = t[1], big = TACOS_NET_S1_BYTES;
-            net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p] = (double)big;
+            double *into = phase == 2 ? &t[2] : &t2[(size_t)mine * (size_t)h + (size_t)p];
+            *failed = exchange(c, leader, &p, 1, &big, 1, into) != TACOS_OK;
         }
     }
     return TACOS_OK;
+}
+
+/* The second sizes: a pair whose S1 took long enough keeps that time
+ * (s2_bytes = S1); the others exchange their second size once, and again
+ * where it came out stalled (second_stalled), keeping the shorter. */
+static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+                        int *failed)
+{
+    int h = net->nhosts, rc, again = 0;
+    size_t hh = (size_t)h * (size_t)h;
+    for (int a = 0; a < h; a++)
+        for (int b = 0; b < h; b++) {
+            size_t big = a == b ? 0 : second_bytes(net, a, b);
+            net->s2_bytes[(size_t)a * (size_t)h + (size_t)b] =
+                (double)(big ? big : TACOS_NET_S1_BYTES);
+            if (a != b && !big)
+                times(net, a, b)[2] = times(net, a, b)[1];
+        }
+    if ((rc = pair_rounds(c, leader, net, mine, 2, NULL, failed)) ||
+        (rc = agree_times(c, net, failed)))
+        return rc;
+    for (int a = 0; a < h && !again; a++)
+        for (int b = a + 1; b < h && !again; b++)
+            again = second_stalled(net, a, b);
+    if (!again)
+        return TACOS_OK;
+    double *t2 = calloc(hh, sizeof *t2), flag = !t2;
+    if ((rc = max_all(c, &flag, 1)) || flag > 0) {
+        free(t2);
+        return rc ? rc : tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring");
+    }
+    rc = pair_rounds(c, leader, net, mine, 3, t2, failed);
+    flag = *failed;
+    if (!rc && !(rc = max_all(c, t2, (int)hh)) && !(rc = max_all(c, &flag, 1)) && flag > 0)
+        rc = tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
+    for (size_t ab = 0; ab < hh && !rc; ab++)
+        if (t2[ab] > 0)
+            net->t_us[3 * ab + 2] = fmin(net->t_us[3 * ab + 2], t2[ab]);
+    free(t2);
+    return rc;
 }
 
 /* The tests, one at a time, those with run[i] set; slow[3i..3i+2] = test
@@ -872,10 +946,10 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
     /* the same numbers everywhere after each phase: sizes, fit and plan are
      * computed alike on every rank and fail on every rank or none (short of
      * memory, a rank runs no test but still takes part) */
-    if ((rc = pair_rounds(c, leader, net, mine, 1, &failed)) ||
+    if ((rc = pair_rounds(c, leader, net, mine, 1, NULL, &failed)) ||
         (rc = agree_times(c, net, &failed)) ||
-        (rc = pair_rounds(c, leader, net, mine, 2, &failed)) ||
-        (rc = agree_times(c, net, &failed)) || (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
+        (rc = second_sizes(c, leader, net, mine, &failed)) ||
+        (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         goto out;
     flag = tacos_net_tests(net, &tests, &ntests) != TACOS_OK;
     if ((rc = max_all(c, &flag, 1)))
