@@ -586,6 +586,38 @@ static void test_classify_control(void)
     }
 }
 
+/* Legs about as fast (h0-h2 fitted 2.6 % faster than h2-h1), h0-h1 a path
+ * through h2, the tests as 6 hosts joined by one at 100 Mbit/s gave them:
+ * TCP shares a leg unfairly between the exchange with the relay (0.85x
+ * its time alone: it ends first) and the path's (1.75x).  The model's 2x
+ * for the exchange with the relay holds only where the path is held to a
+ * slower leg elsewhere; with it, h0-h1 stayed a link. */
+static void test_classify_unfair_equal_legs(void)
+{
+    tacos_net_t net;
+    tacos_net_test_t *tests = NULL;
+    int ntests = 0;
+    CHECK_OK(tacos_net_alloc(&net, 3));
+    equal_hosts(&net, 3);
+    net.t_us[3 * (0 * 3 + 2) + 2] = net.t_us[3 * (2 * 3 + 0) + 2] = 1950;
+    CHECK_OK(tacos_net_fit(&net, 1000));
+    CHECK(net.bw_gbps[0 * 3 + 2] > 1.02 * net.bw_gbps[2 * 3 + 1], "h0-h2 not the faster leg");
+    CHECK_OK(tacos_net_tests(&net, &tests, &ntests));
+    for (int i = 0; i < ntests; i++) {
+        tacos_net_test_t *q = &tests[i];
+        if (q->x == 2) /* the relay: separate legs */
+            q->slow = q->slow_y = q->slow_z = 0.85;
+        else /* y is the path's other end, z the relay */
+            q->slow = q->slow_y = 1.75, q->slow_z = 0.85;
+    }
+    tacos_net_classify(&net, tests, ntests);
+    CHECK(net.routed[0 * 3 + 1] == 2 + 1 && !net.routed[0 * 3 + 2] && !net.routed[1 * 3 + 2],
+          "h0-h1 through h%d, h0-h2 through h%d, h1-h2 through h%d: want h0-h1 through h2",
+          net.routed[1] - 1, net.routed[2] - 1, net.routed[5] - 1);
+    free(tests);
+    tacos_net_free(&net);
+}
+
 static void test_classify_fast_leg_fitted_low(void)
 {
     /* h0-h1 400 Mbit/s but fitted 25 % low, h1-h2 100, h0-h2 routed
@@ -679,6 +711,7 @@ int main(void)
     test_classify_keeps_connected();
     test_classify_control();
     test_classify_fast_leg_fitted_low();
+    test_classify_unfair_equal_legs();
     test_classes();
     return check_report("test_net");
 }

@@ -459,13 +459,19 @@ static double of_peer(const tacos_net_test_t *t, const double *p, int peer)
  * against what the model predicts (c < 0: not at all).  The two exchange
  * the same bytes between the same hosts, so their ratio does not depend on
  * the fitted rate (a fast rate fitted 25 % low hid the 1.25x of a leg
- * shared with a path) nor on a machine slow for a while.  Over a leg that
- * is the path's bottleneck the two flows share it unfairly: no term. */
+ * shared with a path) nor on a machine slow for a while.  Only over a leg
+ * at least twice as fast as the path's other: there the path's flow is
+ * held to the other leg's rate and leaves the rest to the exchange with
+ * the relay.  Where the two compete for the leg (its bottleneck, or legs
+ * about as fast: 6 hosts joined by one host at 100 Mbit/s) TCP shares it
+ * unfairly, the exchange with the relay ending first, at 0.8x its time
+ * alone, where the model has 2x: a fast leg measured 2 % faster than the
+ * other hid 9 of 10 such paths. */
 static double leg_error(const tacos_net_t *net, const tacos_net_test_t *tx,
                         const tacos_net_test_t *tc, int a, int b, int c, int x, int relay)
 {
     int o = x == a ? b : a;
-    if (bw(net, x, relay) <= bw(net, relay, o))
+    if (bw(net, x, relay) < 2 * bw(net, relay, o))
         return 0;
     double px[3], pc[3];
     const double mx[3] = {tx->slow, tx->slow_y, tx->slow_z};
