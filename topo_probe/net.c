@@ -701,16 +701,22 @@ static int max_all(const tacos_net_comm_t *c, double *v, int n)
     return c->max(c->ctx, v, n) ? tacos_error(TACOS_ERR_IO, "the caller's allreduce failed") : 0;
 }
 
-/* Every rank's times and sizes on every rank, or an error everywhere. */
-static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int *failed)
+/* The max over every rank of v[0..n), and an error on every rank where an
+ * exchange failed on any (`failed`: this rank's). */
+static int agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
 {
-    size_t hh = (size_t)net->nhosts * (size_t)net->nhosts;
-    double flag = *failed;
+    double flag = failed;
     int rc;
-    if ((rc = max_all(c, net->t_us, (int)(3 * hh))) || (rc = max_all(c, net->s2_bytes, (int)hh)) ||
-        (rc = max_all(c, &flag, 1)))
+    if ((rc = max_all(c, v, n)) || (rc = max_all(c, &flag, 1)))
         return rc;
     return flag > 0 ? tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed") : 0;
+}
+
+/* Every rank's times on every rank (the sizes are computed alike on every
+ * rank from them), or an error everywhere. */
+static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int failed)
+{
+    return agree_max(c, net->t_us, 3 * net->nhosts * net->nhosts, failed);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -737,13 +743,19 @@ static double fitted_us(const tacos_net_t *net, int a, int b, size_t bytes)
     return net->lat_us[ab] + (double)bytes / (net->bw_gbps[ab] * 1e3);
 }
 
+/* Does the pair exchange a second size (s2_bytes, set by second_sizes)? */
+static int has_second(const tacos_net_t *net, int a, int b)
+{
+    return net->s2_bytes[(size_t)a * (size_t)net->nhosts + (size_t)b] > TACOS_NET_S1_BYTES;
+}
+
 /* Did the pair's second size stall?  Its rate came out below SECOND_STALL
  * of the rate its S1 showed, which the longer size can only exceed (less
  * of its time is latency).  From the agreed times: the same on every rank. */
 static int second_stalled(const tacos_net_t *net, int a, int b)
 {
     double s2 = net->s2_bytes[(size_t)a * (size_t)net->nhosts + (size_t)b], t[3];
-    if (!(s2 > (double)TACOS_NET_S1_BYTES))
+    if (!has_second(net, a, b))
         return 0;
     for (int k = 0; k < 3; k++) /* both ends' views, timed from the token */
         t[k] = (times(net, a, b)[k] + times(net, b, a)[k]) / 2 - (k ? t[0] : 0);
@@ -755,7 +767,7 @@ static int second_stalled(const tacos_net_t *net, int a, int b)
  * stalled (the same on every rank: agreed times). */
 static int pair_in_phase(const tacos_net_t *net, int a, int b, int phase)
 {
-    return phase == 1 || (phase == 2 ? second_bytes(net, a, b) > 0 : second_stalled(net, a, b));
+    return phase == 1 || (phase == 2 ? has_second(net, a, b) : second_stalled(net, a, b));
 }
 
 /* One tournament of pair rounds, phase 1 (8 B and S1), 2 (the second
@@ -793,7 +805,7 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
                 t[0] = small[SMALL_REPS / 2];
             }
         } else {
-            size_t big = second_bytes(net, mine, p);
+            size_t big = (size_t)net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p];
             double *into = phase == 2 ? &t[2] : &t2[(size_t)mine * (size_t)h + (size_t)p];
             *failed = exchange(c, leader, &p, 1, &big, 1, into) != TACOS_OK;
         }
@@ -811,14 +823,16 @@ static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_
     size_t hh = (size_t)h * (size_t)h;
     for (int a = 0; a < h; a++)
         for (int b = 0; b < h; b++) {
-            size_t big = a == b ? 0 : second_bytes(net, a, b);
+            if (a == b)
+                continue;
+            size_t big = second_bytes(net, a, b);
             net->s2_bytes[(size_t)a * (size_t)h + (size_t)b] =
                 (double)(big ? big : TACOS_NET_S1_BYTES);
-            if (a != b && !big)
+            if (!big)
                 times(net, a, b)[2] = times(net, a, b)[1];
         }
     if ((rc = pair_rounds(c, leader, net, mine, 2, NULL, failed)) ||
-        (rc = agree_times(c, net, failed)))
+        (rc = agree_times(c, net, *failed)))
         return rc;
     for (int a = 0; a < h && !again; a++)
         for (int b = a + 1; b < h && !again; b++)
@@ -830,10 +844,8 @@ static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_
         free(t2);
         return rc ? rc : tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring");
     }
-    rc = pair_rounds(c, leader, net, mine, 3, t2, failed);
-    flag = *failed;
-    if (!rc && !(rc = max_all(c, t2, (int)hh)) && !(rc = max_all(c, &flag, 1)) && flag > 0)
-        rc = tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
+    if (!(rc = pair_rounds(c, leader, net, mine, 3, t2, failed)))
+        rc = agree_max(c, t2, (int)hh, *failed);
     for (size_t ab = 0; ab < hh && !rc; ab++)
         if (t2[ab] > 0)
             net->t_us[3 * ab + 2] = fmin(net->t_us[3 * ab + 2], t2[ab]);
@@ -889,11 +901,8 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
     int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
     if (!rc)
         rc = run_tests(c, leader, net, mine, tests, ntests, run, slow, failed);
-    double flag = *failed;
-    if (rc || (rc = max_all(c, slow, 3 * ntests)) || (rc = max_all(c, &flag, 1)))
+    if (rc || (rc = agree_max(c, slow, 3 * ntests, *failed)))
         return rc;
-    if (flag > 0)
-        return tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed");
     for (int i = 0; i < ntests; i++) {
         double *kept[3] = {&tests[i].slow, &tests[i].slow_y, &tests[i].slow_z};
         if (!run[i])
@@ -953,7 +962,7 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
      * computed alike on every rank and fail on every rank or none (short of
      * memory, a rank runs no test but still takes part) */
     if ((rc = pair_rounds(c, leader, net, mine, 1, NULL, &failed)) ||
-        (rc = agree_times(c, net, &failed)) ||
+        (rc = agree_times(c, net, failed)) ||
         (rc = second_sizes(c, leader, net, mine, &failed)) ||
         (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         goto out;
