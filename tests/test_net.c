@@ -71,10 +71,12 @@ static void cluster(cluster_t *c, int h, const link_spec_t *links, int nlinks)
         }
 }
 
+#define MAXF (2 * MAXR) /* flows at once: each rank's to at most two peers */
+
 /* Max-min fair rates of flows src[i]->dst[i] over the routed links. */
 static void fair_rates(const cluster_t *c, const int *src, const int *dst, int nf, double *rate)
 {
-    int used[8][MAXH][MAXH] = {{{0}}}, frozen[8] = {0};
+    int used[MAXF][MAXH][MAXH] = {{{0}}}, frozen[MAXF] = {0};
     for (int f = 0; f < nf; f++)
         for (int x = src[f]; x != dst[f]; x = c->next[x][dst[f]])
             used[f][x][c->next[x][dst[f]]] = 1;
@@ -110,56 +112,85 @@ static void fair_rates(const cluster_t *c, const int *src, const int *dst, int n
     }
 }
 
-/* Microseconds for x to exchange bytes[i] both ways with each of
- * peers[0..n) at once: each direction a flow at its fair rate among the
+/* When each flow src[f]->dst[f] of bytes[f] bytes, all started together,
+ * has arrived (us, without the latency): each at its fair rate among the
  * flows still running, the rates shared anew whenever one ends. */
-static void exchange_time(const cluster_t *c, int x, const int *peers, int n,
-                          const size_t *bytes, double *t)
+static void flows_end(const cluster_t *c, const int *src, const int *dst, const double *bytes,
+                      int nf, double *end)
 {
-    int src[4] = {0}, dst[4] = {0}, nf = 2 * n;
-    double left[4], rate[4], now = 0;
-    for (int i = 0; i < n; i++) {
-        src[2 * i] = x, dst[2 * i] = peers[i];
-        src[2 * i + 1] = peers[i], dst[2 * i + 1] = x;
-        left[2 * i] = left[2 * i + 1] = (double)bytes[i];
-        t[i] = LAT_US;
-    }
+    double left[MAXF], now = 0;
     int running = 0;
-    for (int f = 0; f < nf; f++)
+    for (int f = 0; f < nf; f++) {
+        left[f] = bytes[f], end[f] = 0;
         running += left[f] > 0;
+    }
     while (running > 0) {
-        int fs[4], fd[4], id[4], k = 0;
-        double r[4], step = INFINITY;
+        int fs[MAXF], fd[MAXF], id[MAXF], k = 0;
+        double r[MAXF], step = INFINITY;
         for (int f = 0; f < nf; f++)
             if (left[f] > 0)
                 fs[k] = src[f], fd[k] = dst[f], id[k++] = f;
         fair_rates(c, fs, fd, k, r);
         for (int i = 0; i < k; i++)
-            rate[id[i]] = r[i], step = fmin(step, left[id[i]] / r[i]);
+            step = fmin(step, left[id[i]] / r[i]);
         now += step;
         for (int i = 0; i < k; i++) {
             int f = id[i];
-            left[f] -= rate[f] * step;
-            if (left[f] <= 1e-9 * (double)bytes[f / 2]) {
+            left[f] -= r[i] * step;
+            if (left[f] <= 1e-9 * bytes[f]) {
                 left[f] = 0, running--;
-                t[f / 2] = LAT_US + now; /* a peer is done when both ways are */
+                end[f] = now;
             }
         }
     }
 }
 
+/* Microseconds for x to exchange bytes[i] both ways with each of
+ * peers[0..n) at once, nothing else on the network (a peer is done when
+ * both ways are). */
+static void exchange_alone(const cluster_t *c, int x, const int *peers, int n,
+                           const size_t *bytes, double *t)
+{
+    int src[4] = {0}, dst[4] = {0};
+    double b[4] = {0}, end[4];
+    for (int i = 0; i < n; i++) {
+        src[2 * i] = dst[2 * i + 1] = x;
+        dst[2 * i] = src[2 * i + 1] = peers[i];
+        b[2 * i] = b[2 * i + 1] = (double)bytes[i];
+    }
+    flows_end(c, src, dst, b, 2 * n, end);
+    for (int i = 0; i < n; i++)
+        t[i] = LAT_US + fmax(end[2 * i], end[2 * i + 1]);
+}
+
 /* ---- ranks on threads -------------------------------------------------------- */
+
+/* The exchanges above 8 bytes between two of the measurement's
+ * allreduces run at once, as they do on a network: a rank's flows wait
+ * here until every rank is either waiting too or in the next allreduce,
+ * and then all are timed together (flows_end). */
+typedef struct {
+    int rank, src, dst;
+    double bytes;
+} flow_t;
 
 typedef struct {
     const cluster_t *c;
     int n, host_of_rank[MAXR];
     pthread_barrier_t bar;
     pthread_mutex_t lock;
-    double *sum; /* the max being built */
+    pthread_cond_t timed; /* a batch of flows has been timed */
+    double *sum;          /* the max being built */
     int len;
+    flow_t flow[MAXF]; /* the batch: each rank's flows to its peers */
+    int nflows, waiting, at_max;
+    unsigned long batches;
+    double end[MAXR][2]; /* a rank's exchanges with its peers in the last batch */
     int stalled; /* the stall_host's stall is spent */
     int second_spent[MAXH]; /* host x's part of the stall_second stall is spent */
     int seconds;            /* exchanges above S1 with one peer, each end counted */
+    int pair_exchanges;     /* exchanges above 8 B with one peer (a test's peers' too), each
+                             * end counted */
 } world_t;
 
 typedef struct {
@@ -169,28 +200,67 @@ typedef struct {
     tacos_net_t net;
 } rank_t;
 
+/* Times the batch once every rank waits for it or has reached the next
+ * allreduce (with w->lock held). */
+static void time_batch(world_t *w)
+{
+    if (!w->waiting || w->waiting + w->at_max < w->n)
+        return;
+    int src[MAXF] = {0}, dst[MAXF] = {0};
+    double bytes[MAXF] = {0}, end[MAXF];
+    for (int f = 0; f < w->nflows; f++)
+        src[f] = w->flow[f].src, dst[f] = w->flow[f].dst, bytes[f] = w->flow[f].bytes;
+    flows_end(w->c, src, dst, bytes, w->nflows, end);
+    /* a rank's exchange with a peer: its flow there and the peer's back */
+    for (int f = 0, mine = 0; f < w->nflows; f++, mine++) {
+        if (f && w->flow[f].rank != w->flow[f - 1].rank)
+            mine = 0;
+        double back = 0;
+        for (int g = 0; g < w->nflows; g++)
+            if (w->flow[g].src == dst[f] && w->flow[g].dst == src[f])
+                back = end[g];
+        w->end[w->flow[f].rank][mine] = LAT_US + fmax(end[f], back);
+    }
+    w->nflows = w->waiting = 0;
+    w->batches++;
+    pthread_cond_broadcast(&w->timed);
+}
+
 static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t)
 {
     rank_t *r = ctx;
+    world_t *w = r->w;
     int hp[2];
     for (int i = 0; i < n; i++)
-        hp[i] = r->w->host_of_rank[peers[i]];
-    int x = r->w->host_of_rank[r->rank];
-    exchange_time(r->w->c, x, hp, n, bytes, t);
-    if (n == 2 && bytes[0] > 8 && x == r->w->c->stall_host && !r->w->stalled) {
-        r->w->stalled = 1; /* only the host's first rank runs tests; not its token */
+        hp[i] = w->host_of_rank[peers[i]];
+    int x = w->host_of_rank[r->rank];
+    if (bytes[0] <= 8) { /* latency: alone */
+        exchange_alone(w->c, x, hp, n, bytes, t);
+        return 0;
+    }
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < n; i++)
+        w->flow[w->nflows++] = (flow_t){r->rank, x, hp[i], (double)bytes[i]};
+    w->waiting++;
+    unsigned long batch = w->batches;
+    time_batch(w);
+    while (w->batches == batch)
+        pthread_cond_wait(&w->timed, &w->lock);
+    for (int i = 0; i < n; i++)
+        t[i] = w->end[r->rank][i];
+    if (n == 2 && x == w->c->stall_host && !w->stalled) {
+        w->stalled = 1; /* only the host's first rank runs tests; not its token */
         t[0] *= 2, t[1] *= 2;
     }
+    w->pair_exchanges += n == 1;
     if (n == 1 && bytes[0] > TACOS_NET_S1_BYTES) {
-        world_t *w = r->w;
-        pthread_mutex_lock(&w->lock);
         w->seconds++;
         if ((x == w->c->stall_second || hp[0] == w->c->stall_second) && !w->second_spent[x]) {
             w->second_spent[x] = 1;
             t[0] *= 1.5;
         }
-        pthread_mutex_unlock(&w->lock);
     }
+    pthread_mutex_unlock(&w->lock);
     return 0;
 }
 
@@ -198,11 +268,16 @@ static int fake_max(void *ctx, double *v, int n)
 {
     rank_t *r = ctx;
     world_t *w = r->w;
+    pthread_mutex_lock(&w->lock);
+    w->at_max++;
+    time_batch(w);
+    pthread_mutex_unlock(&w->lock);
     pthread_barrier_wait(&w->bar);
     if (r->rank == 0) {
         free(w->sum);
         w->sum = calloc((size_t)n + 1, sizeof *w->sum);
         w->len = n;
+        w->at_max = 0; /* every rank is here: none exchanges before the last barrier */
     }
     pthread_barrier_wait(&w->bar);
     pthread_mutex_lock(&w->lock);
@@ -225,7 +300,9 @@ static void *rank_main(void *arg)
     return NULL;
 }
 
-static int last_seconds; /* the last measure()'s second-size exchanges, both ends counted */
+/* the last measure()'s second-size exchanges and all exchanges above 8 B
+ * with one peer, both ends counted */
+static int last_seconds, last_pair_exchanges;
 
 /* Runs the measurement on `ranks[h]` ranks per host (hosts interleaved as
  * given by host_of_rank when not NULL); checks every rank got the same
@@ -238,6 +315,7 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
     pthread_t th[MAXR];
     pthread_barrier_init(&w.bar, NULL, (unsigned)n);
     pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.timed, NULL);
     for (int i = 0; i < n; i++) {
         w.host_of_rank[i] = host_of_rank[i];
         char name[16];
@@ -263,9 +341,11 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
     }
     *out = r[0].net;
     last_seconds = w.seconds;
+    last_pair_exchanges = w.pair_exchanges;
     free(w.sum);
     pthread_barrier_destroy(&w.bar);
     pthread_mutex_destroy(&w.lock);
+    pthread_cond_destroy(&w.timed);
     return rc;
 }
 
@@ -401,6 +481,10 @@ static void test_shapes(void)
      * not slowed: its other two tests do not run */
     int n = shape("pairs4", 4, pairs4, 6, "01 23 02 03 12 13", NULL);
     CHECK(n == 4, "pairs4: %d tests, want 4 (one screen a triple)", n);
+    /* S1 for each pair, the second size for the fast ones; no relay could
+     * carry a pair faster: none again */
+    CHECK(last_pair_exchanges == 2 * (6 + 2) + 2 * n,
+          "pairs4: %d exchanges with one peer, want 8 and one a test", last_pair_exchanges / 2);
     /* paths whose legs differ 4x in speed: the host behind the slow leg
      * sees both its exchanges halved, the relay none */
     const link_spec_t ring4[] = {{0, 1, FAST}, {1, 2, SLOW}, {2, 3, FAST}, {0, 3, SLOW}};
@@ -415,9 +499,15 @@ static void test_shapes(void)
     n = shape("fast legs, slow direct", 3, tri, 3, "01 12 02", NULL);
     CHECK(n == 3, "fast legs, slow direct: %d tests, want 3 (no test slowed 1.6x: all screen)",
           n);
-    /* paths over equal legs share them: no link of their own */
+    /* paths over equal legs share them: no link of their own.  The two
+     * share h1-h2 in their round (half its rate each) and are measured
+     * again apart */
     const link_spec_t ring4eq[] = {{0, 1, SLOW}, {1, 2, SLOW}, {2, 3, SLOW}, {0, 3, SLOW}};
-    shape("ring4 equal", 4, ring4eq, 4, "01 12 23 03", NULL);
+    n = shape("ring4 equal", 4, ring4eq, 4, "01 12 23 03", NULL);
+    CHECK(last_pair_exchanges == 2 * (6 + 2) + 2 * n,
+          "ring4 equal: %d exchanges with one peer, want 8 (S1 each, the paths again) and one a "
+          "test",
+          last_pair_exchanges / 2);
     const link_spec_t star3eq[] = {{0, 1, FAST}, {0, 2, FAST}};
     shape("star3 equal", 3, star3eq, 2, "01 02", NULL);
     const link_spec_t line3[] = {{0, 1, SLOW}, {1, 2, SLOW}};

@@ -13,7 +13,13 @@
  *    third where it came out stalled.  The latency is the intercept
  *    of the line through the two sizes, within a few 8-byte times (the
  *    8-byte time with one size); the bandwidth what the longer size's time
- *    leaves after that latency.
+ *    leaves after that latency.  A pair that a relay could carry clearly
+ *    faster than it measured (ALONE_GAIN) may have shared a link with
+ *    another pair of its round (a ring of 4 equal links: h0-h2 through h1
+ *    and h1-h3 through h0 share h0-h1, and came out at half its rate, so
+ *    that the tests below, sized from that rate, saw nothing shared): it
+ *    exchanges its second size again, in rounds that keep apart the pairs
+ *    whose ends and relays meet, and keeps the shorter time.
  * 2. Shared paths: a pair {a,b} whose rate a relay c could also carry
  *    (both a-c and c-b at least about as fast) may be routed through c
  *    rather than be a link of its own.  Each host of such a triple
@@ -94,6 +100,10 @@
 #define TEST_US 3000.0
 #define TEST_MIN_BYTES (32 * 1024)
 #define RELAY_SLACK 0.85 /* a relay path carries the rate if both legs reach this share */
+/* A pair that a relay could carry this many times faster than it measured
+ * is measured again apart from the pairs that could share its links (two
+ * pairs sharing a link unfairly left one at 2/3 of its rate). */
+#define ALONE_GAIN 1.25
 /* A path must explain the tests better than "all links" by at least one
  * test slowed 1.5x (squared log ratios).  Noise only adds time, so the
  * tests of the paths' ends (and of those the control kept from being one)
@@ -275,11 +285,18 @@ static int find_test(const tacos_net_test_t *v, int n, int x, int y, int z)
     return -1;
 }
 
-/* Could a path a-c-b carry what {a,b} measured?  (The fit is symmetric.) */
+/* Could a path a-c-b carry `share` of what {a,b} measured (both legs that
+ * fast)?  (The fit is symmetric.) */
+static int relay_carries(const tacos_net_t *net, int a, int b, int c, double share)
+{
+    double need = share * bw(net, a, b);
+    return c != a && c != b && bw(net, a, c) >= need && bw(net, c, b) >= need;
+}
+
+/* Could a path a-c-b carry what {a,b} measured? */
 static int relay_plausible(const tacos_net_t *net, int a, int b, int c)
 {
-    double need = RELAY_SLACK * bw(net, a, b);
-    return c != a && c != b && bw(net, a, c) >= need && bw(net, c, b) >= need;
+    return relay_carries(net, a, b, c, RELAY_SLACK);
 }
 
 static void predict(const tacos_net_t *net, const tacos_net_test_t *t, int a, int b, int c,
@@ -762,35 +779,26 @@ static int second_stalled(const tacos_net_t *net, int a, int b)
     return s2 / t[2] < SECOND_STALL * (double)TACOS_NET_S1_BYTES / t[1];
 }
 
-/* Does the pair need this phase's exchange?  Phase 1 every pair; phase 2
- * those with a second size; phase 3 those whose second size came out
- * stalled (the same on every rank: agreed times). */
-static int pair_in_phase(const tacos_net_t *net, int a, int b, int phase)
-{
-    return phase == 1 || (phase == 2 ? has_second(net, a, b) : second_stalled(net, a, b));
-}
-
-/* One tournament of pair rounds, phase 1 (8 B and S1), 2 (the second
- * size) or 3 (the second size again where it stalled; *t2 kept apart).
- * The rounds start together, so no pair's traffic meets another round's;
- * a round in which no pair exchanges is left out.  A failed exchange is
- * remembered in *failed, not returned, so that this rank still takes part
- * in every later step. */
+/* One tournament of pair rounds, phase 1 (8 B and S1) or 2 (the second
+ * size, for the pairs that have one).  The rounds start together, so no
+ * pair's traffic meets another round's; a round in which no pair
+ * exchanges is left out.  A failed exchange is remembered in *failed, not
+ * returned, so that this rank still takes part in every later step. */
 static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
-                       int phase, double *t2, int *failed)
+                       int phase, int *failed)
 {
     int h = net->nhosts, rc;
     for (int r = 0; r < tacos_net_rounds(h); r++) {
-        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1, busy = 0;
+        int p = mine >= 0 ? tacos_net_partner(h, r, mine) : -1, busy = phase == 1;
         for (int x = 0; x < h && !busy; x++) {
             int y = tacos_net_partner(h, r, x);
-            busy = y > x && pair_in_phase(net, x, y, phase);
+            busy = y > x && has_second(net, x, y);
         }
         if (!busy)
             continue;
         if ((rc = sync_all(c)))
             return rc;
-        if (p < 0 || *failed || !pair_in_phase(net, mine, p, phase))
+        if (p < 0 || *failed || (phase == 2 && !has_second(net, mine, p)))
             continue;
         double *t = times(net, mine, p), small[SMALL_REPS], warm;
         if (phase == 1) {
@@ -806,21 +814,116 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
             }
         } else {
             size_t big = (size_t)net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p];
-            double *into = phase == 2 ? &t[2] : &t2[(size_t)mine * (size_t)h + (size_t)p];
-            *failed = exchange(c, leader, &p, 1, &big, 1, into) != TACOS_OK;
+            *failed = exchange(c, leader, &p, 1, &big, 1, &t[2]) != TACOS_OK;
         }
     }
     return TACOS_OK;
 }
 
+/* Could a relay carry {a,b} clearly faster than it measured (ALONE_GAIN)?
+ * Its exchange may then have shared a link with another pair of its round
+ * (a ring of 4 equal links: h0-h2 through h1 and h1-h3 through h0 share
+ * h0-h1 and came out at half its rate). */
+static int maybe_shared(const tacos_net_t *net, int a, int b)
+{
+    for (int c = 0; c < net->nhosts; c++)
+        if (relay_carries(net, a, b, c, ALONE_GAIN))
+            return 1;
+    return 0;
+}
+
+/* Rounds for the pairs of maybe_shared, each after every round that holds
+ * one of its hosts (its ends and its relays of maybe_shared), so that no
+ * two pairs of a round can share a link through one relay; busy[x]: the
+ * last round host x is in.  How many rounds. */
+static int plan_apart(const tacos_net_t *net, int *round, int *busy)
+{
+    int h = net->nhosts, rounds = 0;
+    for (int a = 0; a < h; a++)
+        for (int b = a + 1; b < h; b++) {
+            if (!maybe_shared(net, a, b))
+                continue;
+            int r = 0;
+            for (int x = 0; x < h; x++)
+                if (x == a || x == b || relay_carries(net, a, b, x, ALONE_GAIN))
+                    r = busy[x] > r ? busy[x] : r;
+            r++;
+            for (int x = 0; x < h; x++)
+                if (x == a || x == b || relay_carries(net, a, b, x, ALONE_GAIN))
+                    busy[x] = r;
+            round[a * h + b] = round[b * h + a] = r;
+            rounds = r > rounds ? r : rounds;
+        }
+    return rounds;
+}
+
+/* The pairs of again() exchange their second size once more and keep the
+ * shorter time (noise and other pairs' traffic only add time): in their
+ * tournament's rounds, or with `apart` in the rounds of plan_apart.  The
+ * new times are agreed on their own: the max over every rank of the old
+ * and the new would be the old.  Which pairs and rounds comes from agreed
+ * times: the same on every rank. */
+static int second_again(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+                        int (*again)(const tacos_net_t *, int, int), int apart, int *failed)
+{
+    int h = net->nhosts, rc = TACOS_OK, any = 0, rounds = tacos_net_rounds(h);
+    size_t hh = (size_t)h * (size_t)h;
+    for (int a = 0; a < h && !any; a++)
+        for (int b = a + 1; b < h && !any; b++)
+            any = again(net, a, b);
+    if (!any)
+        return TACOS_OK;
+    double *t2 = calloc(hh, sizeof *t2);
+    int *round = calloc(hh + (size_t)h, sizeof *round);
+    double flag = !t2 || !round;
+    if ((rc = max_all(c, &flag, 1)) || flag > 0) {
+        rc = rc ? rc : tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring");
+        goto out;
+    }
+    if (apart) {
+        rounds = plan_apart(net, round, round + hh);
+    } else {
+        for (int r = 0; r < rounds; r++)
+            for (int x = 0; x < h; x++) {
+                int y = tacos_net_partner(h, r, x);
+                if (y >= 0 && again(net, x, y))
+                    round[x * h + y] = r + 1;
+            }
+    }
+    for (int r = 1; r <= rounds; r++) {
+        int busy = 0;
+        for (size_t ab = 0; ab < hh && !busy; ab++)
+            busy = round[ab] == r;
+        if (!busy)
+            continue;
+        if ((rc = sync_all(c)))
+            goto out;
+        for (int p = 0; p < h && mine >= 0 && !*failed; p++) {
+            size_t mp = (size_t)mine * (size_t)h + (size_t)p, big = (size_t)net->s2_bytes[mp];
+            if (round[mp] == r)
+                *failed = exchange(c, leader, &p, 1, &big, 1, &t2[mp]) != TACOS_OK;
+        }
+    }
+    if ((rc = agree_max(c, t2, (int)hh, *failed)))
+        goto out;
+    for (size_t ab = 0; ab < hh; ab++)
+        if (t2[ab] > 0)
+            net->t_us[3 * ab + 2] = fmin(net->t_us[3 * ab + 2], t2[ab]);
+out:
+    free(t2);
+    free(round);
+    return rc;
+}
+
 /* The second sizes: a pair whose S1 took long enough keeps that time
  * (s2_bytes = S1); the others exchange their second size once, and again
- * where it came out stalled (second_stalled), keeping the shorter. */
+ * where it came out stalled (second_stalled), keeping the shorter.  Then
+ * the pairs that may have shared a link in their round (maybe_shared)
+ * exchange it once more, apart. */
 static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
                         int *failed)
 {
-    int h = net->nhosts, rc, again = 0;
-    size_t hh = (size_t)h * (size_t)h;
+    int h = net->nhosts, rc;
     for (int a = 0; a < h; a++)
         for (int b = 0; b < h; b++) {
             if (a == b)
@@ -831,26 +934,12 @@ static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_
             if (!big)
                 times(net, a, b)[2] = times(net, a, b)[1];
         }
-    if ((rc = pair_rounds(c, leader, net, mine, 2, NULL, failed)) ||
-        (rc = agree_times(c, net, *failed)))
+    if ((rc = pair_rounds(c, leader, net, mine, 2, failed)) ||
+        (rc = agree_times(c, net, *failed)) ||
+        (rc = second_again(c, leader, net, mine, second_stalled, 0, failed)) ||
+        (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         return rc;
-    for (int a = 0; a < h && !again; a++)
-        for (int b = a + 1; b < h && !again; b++)
-            again = second_stalled(net, a, b);
-    if (!again)
-        return TACOS_OK;
-    double *t2 = calloc(hh, sizeof *t2), flag = !t2;
-    if ((rc = max_all(c, &flag, 1)) || flag > 0) {
-        free(t2);
-        return rc ? rc : tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring");
-    }
-    if (!(rc = pair_rounds(c, leader, net, mine, 3, t2, failed)))
-        rc = agree_max(c, t2, (int)hh, *failed);
-    for (size_t ab = 0; ab < hh && !rc; ab++)
-        if (t2[ab] > 0)
-            net->t_us[3 * ab + 2] = fmin(net->t_us[3 * ab + 2], t2[ab]);
-    free(t2);
-    return rc;
+    return second_again(c, leader, net, mine, maybe_shared, 1, failed);
 }
 
 /* The tests, one at a time, those with run[i] set; slow[3i..3i+2] = test
@@ -961,7 +1050,7 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
     /* the same numbers everywhere after each phase: sizes, fit and plan are
      * computed alike on every rank and fail on every rank or none (short of
      * memory, a rank runs no test but still takes part) */
-    if ((rc = pair_rounds(c, leader, net, mine, 1, NULL, &failed)) ||
+    if ((rc = pair_rounds(c, leader, net, mine, 1, &failed)) ||
         (rc = agree_times(c, net, failed)) ||
         (rc = second_sizes(c, leader, net, mine, &failed)) ||
         (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
