@@ -832,10 +832,17 @@ static int maybe_shared(const tacos_net_t *net, int a, int b)
     return 0;
 }
 
+/* Is host x one of {a,b}'s in plan_apart: an end, or a relay of
+ * maybe_shared? */
+static int apart_host(const tacos_net_t *net, int a, int b, int x)
+{
+    return x == a || x == b || relay_carries(net, a, b, x, ALONE_GAIN);
+}
+
 /* Rounds for the pairs of maybe_shared, each after every round that holds
- * one of its hosts (its ends and its relays of maybe_shared), so that no
- * two pairs of a round can share a link through one relay; busy[x]: the
- * last round host x is in.  How many rounds. */
+ * one of its hosts (apart_host), so that no two pairs of a round can share
+ * a link through one relay; busy[x]: the last round host x is in.  How
+ * many rounds. */
 static int plan_apart(const tacos_net_t *net, int *round, int *busy)
 {
     int h = net->nhosts, rounds = 0;
@@ -845,11 +852,11 @@ static int plan_apart(const tacos_net_t *net, int *round, int *busy)
                 continue;
             int r = 0;
             for (int x = 0; x < h; x++)
-                if (x == a || x == b || relay_carries(net, a, b, x, ALONE_GAIN))
+                if (apart_host(net, a, b, x))
                     r = busy[x] > r ? busy[x] : r;
             r++;
             for (int x = 0; x < h; x++)
-                if (x == a || x == b || relay_carries(net, a, b, x, ALONE_GAIN))
+                if (apart_host(net, a, b, x))
                     busy[x] = r;
             round[a * h + b] = round[b * h + a] = r;
             rounds = r > rounds ? r : rounds;
