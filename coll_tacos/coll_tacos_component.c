@@ -232,7 +232,9 @@ static int tacos_register(void)
             "H-1 parallel rounds of 8 B and 128 KiB exchanges, then one of about 10 ms per "
             "pair whose 128 KiB took less than 9 ms, again where it stalled or where another "
             "pair of its round may have shared its link, then concurrent exchanges that tell links "
-            "from paths through another host; 0.05-0.14 s at 4 hosts on 100-400 Mbit/s links), "
+            "from paths through another host, triples without a host in common at once; "
+            "0.05-0.14 s at 4 hosts, 0.4 s at 6 and 0.75 s at 7 joined by one, on 100-400 "
+            "Mbit/s links; above about 7 hosts' worth of tests every pair becomes a link), "
             "reused by later communicators over the same hosts in this job; 2 measure again for every communicator; 0 never "
             "(the probed figures: one network switch). A topology file overrides it",
             &c->measure);

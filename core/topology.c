@@ -189,6 +189,7 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     memcpy(dst->routed, src->routed, hh);
     memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
     dst->ntests = src->ntests;
+    dst->test_steps = src->test_steps;
     dst->note = src->note;
 }
 
@@ -237,7 +238,7 @@ static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
 static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
 {
     int h = net->nhosts, rank0 = c->ops.rank == 0;
-    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 1;
+    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 2;
     double *v = calloc(len, sizeof *v);
     if (!v)
         return TACOS_ERR_NOMEM;
@@ -247,6 +248,7 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
         v[2 * hh + i] = net->routed[i];
     }
     v[3 * hh] = rank0 ? net->ntests : 0;
+    v[3 * hh + 1] = rank0 ? net->test_steps : 0;
     int rc = tacos_comm_max_nonneg(c, v, (int)len);
     for (size_t i = 0; !rc && i < hh; i++) {
         net->lat_us[i] = v[i];
@@ -254,6 +256,7 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
         net->routed[i] = (unsigned char)v[2 * hh + i];
     }
     net->ntests = (int)v[3 * hh];
+    net->test_steps = (int)v[3 * hh + 1];
     free(v);
     return rc;
 }
@@ -321,9 +324,12 @@ static void say_network(const tacos_comm_t *c, const tacos_probe_record_t *recs,
                         const tacos_net_t *net, int cached)
 {
     char *text = NULL, *save = NULL;
-    tacos_comm_say(c, 5, "network between %d hosts %s: %d rounds, %d concurrent tests, %.1f ms%s%s",
+    tacos_comm_say(c, 5,
+                   "network between %d hosts %s: %d rounds, %d concurrent tests in %d steps, "
+                   "%.1f ms%s%s",
                    net->nhosts, cached ? "from this job's earlier measurement" : "measured",
-                   tacos_net_rounds(net->nhosts), net->ntests, net->measure_us / 1e3,
+                   tacos_net_rounds(net->nhosts), net->ntests, net->test_steps,
+                   net->measure_us / 1e3,
                    net->note ? "; " : "", net->note ? net->note : "");
     if (tacos_net_describe(recs, c->ops.size, net, &text) == TACOS_OK)
         for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))

@@ -191,6 +191,7 @@ typedef struct {
     int seconds;            /* exchanges above S1 with one peer, each end counted */
     int pair_exchanges;     /* exchanges above 8 B with one peer (a test's peers' too), each
                              * end counted */
+    int test_batches;       /* batches with a test in them (a rank with two peers) */
 } world_t;
 
 typedef struct {
@@ -211,6 +212,9 @@ static void time_batch(world_t *w)
     for (int f = 0; f < w->nflows; f++)
         src[f] = w->flow[f].src, dst[f] = w->flow[f].dst, bytes[f] = w->flow[f].bytes;
     flows_end(w->c, src, dst, bytes, w->nflows, end);
+    for (int f = 1, counted = 0; f < w->nflows && !counted; f++)
+        if (w->flow[f].rank == w->flow[f - 1].rank)
+            counted = ++w->test_batches;
     /* a rank's exchange with a peer: its flow there and the peer's back */
     for (int f = 0, mine = 0; f < w->nflows; f++, mine++) {
         if (f && w->flow[f].rank != w->flow[f - 1].rank)
@@ -302,7 +306,7 @@ static void *rank_main(void *arg)
 
 /* the last measure()'s second-size exchanges and all exchanges above 8 B
  * with one peer, both ends counted */
-static int last_seconds, last_pair_exchanges;
+static int last_seconds, last_pair_exchanges, last_test_steps;
 
 /* Runs the measurement on `ranks[h]` ranks per host (hosts interleaved as
  * given by host_of_rank when not NULL); checks every rank got the same
@@ -342,6 +346,7 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
     *out = r[0].net;
     last_seconds = w.seconds;
     last_pair_exchanges = w.pair_exchanges;
+    last_test_steps = w.test_batches;
     free(w.sum);
     pthread_barrier_destroy(&w.bar);
     pthread_mutex_destroy(&w.lock);
@@ -528,6 +533,25 @@ static void test_shapes(void)
     const int uneven[4] = {1, 2, 1, 3};
     shape("ring4 equal 1/2/1/3", 4, ring4eq, 4, "01 12 23 03", uneven);
     shape("one host", 1, NULL, 0, "", (int[]){3});
+    /* hosts joined by one: every pair of the others a path through it.  The
+     * tests of triples without a host in common run at once */
+    const link_spec_t hub[] = {{0, 1, SLOW}, {0, 2, SLOW}, {0, 3, SLOW},
+                               {0, 4, SLOW}, {0, 5, SLOW}, {0, 6, SLOW}};
+    n = shape("6 joined by one", 6, hub, 5, "01 02 03 04 05", NULL);
+    CHECK(last_test_steps < n, "6 joined by one: %d tests in %d steps, want fewer steps",
+          n, last_test_steps);
+    n = shape("7 joined by one", 7, hub, 6, "01 02 03 04 05 06", NULL);
+    CHECK(last_test_steps < n, "7 joined by one: %d tests in %d steps, want fewer steps",
+          n, last_test_steps);
+    /* two hosts each joined to four others: the routes of a triple's pairs
+     * cross hosts of triples tested with it (h0-h1 through h2, h2-h3
+     * through h0: {0,1,5} and {2,3,4} share h0-h2).  Right either way: 68
+     * tests in 44 steps (3 more reruns than one test a step: 65 in 65) */
+    const link_spec_t k24[] = {{0, 2, SLOW}, {0, 3, SLOW}, {0, 4, SLOW}, {0, 5, SLOW},
+                               {1, 2, SLOW}, {1, 3, SLOW}, {1, 4, SLOW}, {1, 5, SLOW}};
+    n = shape("two joined to four", 6, k24, 8, "02 03 04 05 12 13 14 15", NULL);
+    CHECK(last_test_steps < n, "two joined to four: %d tests in %d steps, want fewer steps", n,
+          last_test_steps);
 }
 
 static void test_merge_shares(void)

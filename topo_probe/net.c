@@ -41,7 +41,9 @@
  *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
  *    ends, and of the triples whose pair only the control kept from being
  *    a path, are run again and the pairs classified once more on the
- *    shorter times.
+ *    shorter times.  The screens and the tests they let through run in
+ *    steps where triples without a host in common test at once (6 hosts
+ *    joined by one: 60 tests in 30 steps); the reruns one at a time.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
  *    are one class and take its mean latency and bandwidth.  What tells
  *    them apart is the measurement's noise, and the synthesizer takes
@@ -123,15 +125,25 @@
  * lets more tests through. */
 #define SCREEN_PREDICT 1.6
 #define SCREEN_SLOW 1.25
-/* Tests for shared paths grow as H^3 at worst; above this many (about 5
- * hosts' worth), every measured pair becomes a link.  One test per host,
+/* Tests for shared paths grow as H^3 at worst.  Tests of triples without
+ * a host in common run at once (the screens and the tests they let
+ * through; the confirming reruns, which decide, one at a time): H^3 tests
+ * in about H^2 steps.  Where more than MAX_TESTS are planned, or they need
+ * more than MAX_STEPS steps (about 7 hosts: 7 joined by one, 105 tests in
+ * 54 steps; 8 such, 168 in 84), every measured pair becomes a link.  Two
+ * such triples' tests can still meet on a link where a pair of one is
+ * routed through a host of the other: that only adds time, which the
+ * screens read as a possible path (more tests run), and which the reruns,
+ * alone, take back from the paths' ends and the controls that hid a path.
+ * One test per host,
  * each host exchanging with every other at once (H tests; tried
  * 2026-11-26 with a model of every flow of such a test), cannot tell
  * ring4 from its relabelling: links h0-h1, h0-h2, h2-h3, h1-h3 with
  * h0-h3 through h1 and h1-h2 through h0 slow the same exchanges by the
  * same factors in all four tests, and a schedule for it would overload
  * h0-h1.  Two exchanges at a time keep a path's legs apart. */
-#define TACOS_NET_MAX_TESTS 64
+#define TACOS_NET_MAX_TESTS 256
+#define TACOS_NET_MAX_STEPS 64
 /* Links this close in bandwidth are one class: the accuracy the
  * measurement is held to (the emulated rate within 15 %). */
 #define CLASS_SPREAD 0.15
@@ -949,54 +961,104 @@ static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_
     return second_again(c, leader, net, mine, maybe_shared, 1, failed);
 }
 
-/* The tests, one at a time, those with run[i] set; slow[3i..3i+2] = test
- * i's slowdowns as this rank saw them (left alone where it is not the
- * test's x). */
-static int run_tests(const tacos_net_comm_t *c, const int *leader, const tacos_net_t *net,
-                     int mine, const tacos_net_test_t *tests, int ntests, const char *run,
+/* Do tests i and j have a host in common? */
+static int tests_meet(const tacos_net_test_t *v, int i, int j)
+{
+    const int a[3] = {v[i].x, v[i].y, v[i].z}, b[3] = {v[j].x, v[j].y, v[j].z};
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < 3; l++)
+            if (a[k] == b[l])
+                return 1;
+    return 0;
+}
+
+/* The steps the tests with run[i] set run in (step[i]; the others -1):
+ * with `together` each step in turn takes the tests left that have no
+ * host in common with those it took, those that meet the most tests left
+ * first (they are the hardest to place later: 7 hosts joined by one, 105
+ * tests, in 54 steps, 75 in test order); else one test a step.  How many
+ * steps. */
+static int plan_steps(const tacos_net_test_t *tests, int ntests, const char *run, int together,
+                      int *step)
+{
+    int left = 0, nsteps = 0, meets[TACOS_NET_MAX_TESTS];
+    for (int i = 0; i < ntests; i++)
+        left += (step[i] = run[i] ? -2 : -1) == -2;
+    for (; left; nsteps++) {
+        for (int i = 0; i < ntests; i++) {
+            meets[i] = 0;
+            for (int j = 0; j < ntests && step[i] == -2; j++)
+                meets[i] += j != i && step[j] == -2 && tests_meet(tests, i, j);
+        }
+        for (int took = 0; !took || together; took++) {
+            int best = -1;
+            for (int i = 0; i < ntests; i++) {
+                int fits = step[i] == -2 && (best < 0 || meets[i] > meets[best]);
+                for (int j = 0; j < ntests && fits; j++)
+                    fits = step[j] != nsteps || !tests_meet(tests, i, j);
+                best = fits ? i : best;
+            }
+            if (best < 0)
+                break;
+            step[best] = nsteps;
+            left--;
+        }
+    }
+    return nsteps;
+}
+
+/* The tests with run[i] set, in the steps plan_steps gives them;
+ * slow[3i..3i+2] = test i's slowdowns as this rank saw them (left alone
+ * where it is not the test's x).  A host takes part in at most one test of
+ * a step. */
+static int run_tests(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+                     const tacos_net_test_t *tests, int ntests, const char *run, int together,
                      double *slow, int *failed)
 {
-    for (int i = 0; i < ntests; i++) {
-        const tacos_net_test_t *q = &tests[i];
-        size_t bytes[2];
-        double t[2];
+    int step[TACOS_NET_MAX_TESTS], nsteps = plan_steps(tests, ntests, run, together, step);
+    for (int s = 0; s < nsteps; s++) {
         int rc;
-        if (!run[i])
-            continue;
         if ((rc = sync_all(c)))
             return rc;
-        if (*failed || mine < 0)
-            continue;
-        test_bytes(net, q, bytes);
-        if (mine == q->x) {
-            int yz[2] = {q->y, q->z};
-            if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
+        net->test_steps++;
+        for (int i = 0; i < ntests && !*failed && mine >= 0; i++) {
+            const tacos_net_test_t *q = &tests[i];
+            size_t bytes[2];
+            double t[2];
+            if (step[i] != s || (mine != q->x && mine != q->y && mine != q->z))
                 continue;
-            double ty = fitted_us(net, q->x, q->y, bytes[0]);
-            double tz = fitted_us(net, q->x, q->z, bytes[1]);
-            slow[3 * i] = fmax(t[0], t[1]) / fmax(ty, tz);
-            slow[3 * i + 1] = t[0] / ty;
-            slow[3 * i + 2] = t[1] / tz;
-        } else if (mine == q->y || mine == q->z) {
-            *failed = exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
-                      TACOS_OK;
+            test_bytes(net, q, bytes);
+            if (mine == q->x) {
+                int yz[2] = {q->y, q->z};
+                if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
+                    continue;
+                double ty = fitted_us(net, q->x, q->y, bytes[0]);
+                double tz = fitted_us(net, q->x, q->z, bytes[1]);
+                slow[3 * i] = fmax(t[0], t[1]) / fmax(ty, tz);
+                slow[3 * i + 1] = t[0] / ty;
+                slow[3 * i + 2] = t[1] / tz;
+            } else {
+                *failed = exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
+                          TACOS_OK;
+            }
         }
     }
     return TACOS_OK;
 }
 
 /* Runs the tests marked in run[] (from the fit again: classifying takes
- * the paths' rates out) and agrees on their slowdowns; a test run before
- * keeps the shorter (noise only adds time).  The new times are agreed on
- * their own: kept on x alone, the max over every rank of the old and the
- * new was the old. */
+ * the paths' rates out; `together`: see plan_steps) and agrees on their
+ * slowdowns; a test run before keeps the shorter (noise only adds time).
+ * The new times are agreed on their own: kept on x alone, the max over
+ * every rank of the old and the new was the old. */
 static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
-                      tacos_net_test_t *tests, int ntests, const char *run, int *failed)
+                      tacos_net_test_t *tests, int ntests, const char *run, int together,
+                      int *failed)
 {
     double slow[3 * TACOS_NET_MAX_TESTS] = {0};
     int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
     if (!rc)
-        rc = run_tests(c, leader, net, mine, tests, ntests, run, slow, failed);
+        rc = run_tests(c, leader, net, mine, tests, ntests, run, together, slow, failed);
     if (rc || (rc = agree_max(c, slow, 3 * ntests, *failed)))
         return rc;
     for (int i = 0; i < ntests; i++) {
@@ -1010,10 +1072,10 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
     return TACOS_OK;
 }
 
-/* Marks the tests of step `step`: 0 the screens, 1 the others of the
+/* Marks the tests of phase `phase`: 0 the screens, 1 the others of the
  * triples whose screens were slowed, 2 those the classification wants
  * confirmed.  How many. */
-static int mark(const tacos_net_test_t *tests, int ntests, int step, char *run)
+static int mark(const tacos_net_test_t *tests, int ntests, int phase, char *run)
 {
     int marked = 0;
     for (int i = 0; i < ntests; i++) {
@@ -1021,8 +1083,8 @@ static int mark(const tacos_net_test_t *tests, int ntests, int step, char *run)
         triple_of(tests, ntests, i, j);
         for (int s = 0; s < 3; s++)
             slowed |= tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
-        run[i] = (char)(step == 0   ? tests[i].screen
-                        : step == 1 ? !tests[i].screen && slowed
+        run[i] = (char)(phase == 0   ? tests[i].screen
+                        : phase == 1 ? !tests[i].screen && slowed
                                     : tests[i].confirm);
         marked += run[i];
     }
@@ -1069,20 +1131,24 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
         rc = tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory planning tests");
         goto out;
     }
-    if (ntests > TACOS_NET_MAX_TESTS) {
+    char run[TACOS_NET_MAX_TESTS];
+    int step[TACOS_NET_MAX_TESTS];
+    memset(run, 1, sizeof run);
+    if (ntests > TACOS_NET_MAX_TESTS ||
+        plan_steps(tests, ntests, run, 1, step) > TACOS_NET_MAX_STEPS) {
         net->note = "too many possible shared paths to test: every measured pair is a link";
         ntests = 0;
     }
-    /* the screens, the tests they let through, then those the
-     * classification wants confirmed once more */
-    char run[TACOS_NET_MAX_TESTS];
-    for (int step = 0; step < 2; step++)
-        if (mark(tests, ntests, step, run) &&
-            (rc = run_marked(c, leader, net, mine, tests, ntests, run, &failed)))
+    /* the screens and the tests they let through, triples without a host
+     * in common at once; then, one at a time, those the classification
+     * wants confirmed once more */
+    for (int phase = 0; phase < 2; phase++)
+        if (mark(tests, ntests, phase, run) &&
+            (rc = run_marked(c, leader, net, mine, tests, ntests, run, 1, &failed)))
             goto out;
     tacos_net_classify(net, tests, ntests);
     if (mark(tests, ntests, 2, run)) {
-        if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, &failed)))
+        if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, 0, &failed)))
             goto out;
         tacos_net_classify(net, tests, ntests);
     }

@@ -132,6 +132,7 @@ typedef struct {
                        * enough: then k = 2 is the S1 time) */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
     int ntests;            /* concurrent tests run for shared paths (reruns too) */
+    int test_steps;        /* the steps they ran in (tests without a host in common at once) */
     double measure_us;     /* time the measurement took */
     const char *note;      /* NULL, or what could not be separated */
 } tacos_net_t;

@@ -135,8 +135,9 @@ static void print_network(const tacos_probe_record_t *recs, int n, const tacos_n
 {
     char *text = NULL, *save = NULL;
     fprintf(stderr, "tacos-probe: network between %d hosts measured in %.1f ms (%d rounds, %d "
-                    "concurrent tests)%s%s\n",
+                    "concurrent tests in %d steps)%s%s\n",
             net->nhosts, net->measure_us / 1e3, tacos_net_rounds(net->nhosts), net->ntests,
+            net->test_steps,
             net->note ? ": " : "", net->note ? net->note : "");
     if (tacos_net_describe(recs, n, net, &text) == TACOS_OK)
         for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
