@@ -191,7 +191,8 @@ typedef struct {
     int seconds;            /* exchanges above S1 with one peer, each end counted */
     int pair_exchanges;     /* exchanges above 8 B with one peer (a test's peers' too), each
                              * end counted */
-    int test_batches;       /* batches with a test in them (a rank with two peers) */
+    int test_batches;       /* batches with a test in them (a rank with two peers): the
+                             * steps of tests, as net.c runs each once (TEST_REPS) */
 } world_t;
 
 typedef struct {

@@ -128,9 +128,11 @@
 /* Tests for shared paths grow as H^3 at worst.  Tests of triples without
  * a host in common run at once (the screens and the tests they let
  * through; the confirming reruns, which decide, one at a time): H^3 tests
- * in about H^2 steps.  Where more than MAX_TESTS are planned, or they need
- * more than MAX_STEPS steps (about 7 hosts: 7 joined by one, 105 tests in
- * 54 steps; 8 such, 168 in 84), every measured pair becomes a link.  Two
+ * in about H^2 steps.  Where more than MAX_TESTS are planned, or all of
+ * them, placed together, need more than MAX_STEPS steps (about 7 hosts: 7
+ * joined by one, 105 tests in 54 steps; 8 such, 168 in 84), every measured
+ * pair becomes a link (a run takes more steps: the screens are placed
+ * apart from the tests they let through, and the reruns take one each).  Two
  * such triples' tests can still meet on a link where a pair of one is
  * routed through a host of the other: that only adds time, which the
  * screens read as a possible path (more tests run), and which the reruns,
