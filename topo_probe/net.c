@@ -978,8 +978,8 @@ static int tests_meet(const tacos_net_test_t *v, int i, int j)
  * with `together` each step in turn takes the tests left that have no
  * host in common with those it took, those that meet the most tests left
  * first (they are the hardest to place later: 7 hosts joined by one, 105
- * tests, in 54 steps, 75 in test order); else one test a step.  How many
- * steps. */
+ * tests, in 54 steps, 75 in test order); else one test a step, in test
+ * order.  How many steps. */
 static int plan_steps(const tacos_net_test_t *tests, int ntests, const char *run, int together,
                       int *step)
 {
@@ -989,7 +989,7 @@ static int plan_steps(const tacos_net_test_t *tests, int ntests, const char *run
     for (; left; nsteps++) {
         for (int i = 0; i < ntests; i++) {
             meets[i] = 0;
-            for (int j = 0; j < ntests && step[i] == -2; j++)
+            for (int j = 0; j < ntests && step[i] == -2 && together; j++)
                 meets[i] += j != i && step[j] == -2 && tests_meet(tests, i, j);
         }
         for (int took = 0; !took || together; took++) {
