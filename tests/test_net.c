@@ -553,6 +553,15 @@ static void test_shapes(void)
     n = shape("two joined to four", 6, k24, 8, "02 03 04 05 12 13 14 15", NULL);
     CHECK(last_test_steps < n, "two joined to four: %d tests in %d steps, want fewer steps", n,
           last_test_steps);
+    /* routes of three hops: two triangles of fast links joined by a slow
+     * one, h2-h3.  The pairs two hops apart (h0-h3) and three (h0-h4: a
+     * path through h2 and through h3) are paths; the bridge is no path
+     * through h0 (a loop: h0-h3 crosses it).  Before routes could be
+     * longer than two hops, h0-h4 through h2 made h2-h4 a leg, hence a
+     * link, and h0-h3, h1-h3 (or h2-h4, h2-h5) were links too */
+    const link_spec_t bridge[] = {{0, 1, FAST}, {0, 2, FAST}, {1, 2, FAST}, {3, 4, FAST},
+                                  {3, 5, FAST}, {4, 5, FAST}, {2, 3, SLOW}};
+    shape("two triangles joined by one link", 6, bridge, 7, "01 02 12 34 35 45 23", NULL);
 }
 
 static void test_merge_shares(void)
@@ -633,8 +642,9 @@ static void test_classify_keeps_connected(void)
 
     /* 4 equal hosts, the tests saying "h0-h2 through h1" (h0's and h2's
      * slowed 3x, h1's not) and, less strongly, "h0-h1 through h3" (h0's and
-     * h1's slowed 2x, h3's not): a path's legs are links, so h0-h1, a leg of
-     * the first, is no path */
+     * h1's slowed 2x, h3's not): h0-h1, a leg of the first, is no path, as
+     * h0-h2 would then run h0-h3-h1-h2 and its tests through h3 do not show
+     * that (route_seen) */
     CHECK_OK(tacos_net_alloc(&net, 4));
     equal_hosts(&net, 4);
     CHECK_OK(tacos_net_fit(&net, 1000));

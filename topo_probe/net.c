@@ -5,8 +5,9 @@
  * max-allreduce (tacos_net_comm_t).
  *
  * 1. Pairs: in H-1 rounds (H for odd H) every host exchanges with one
- *    partner (a round-robin tournament), 8 B for the latency and S1 bytes
- *    both ways at once (above Open MPI's TCP eager limit, as the chunks of
+ *    partner (a round-robin tournament), 8 B for the latency and, once
+ *    every pair of the round is through those, S1 bytes both ways at once
+ *    (above Open MPI's TCP eager limit, as the chunks of
  *    the schedules that cross hosts are); then, in a second tournament, a
  *    size that takes about SECOND_US at the rate S1 showed (at least 2 S1;
  *    none where S1 took about SECOND_US already), once, and again in a
@@ -18,8 +19,8 @@
  *    another pair of its round (a ring of 4 equal links: h0-h2 through h1
  *    and h1-h3 through h0 share h0-h1, and came out at half its rate, so
  *    that the tests below, sized from that rate, saw nothing shared): it
- *    exchanges its second size again, in rounds that keep apart the pairs
- *    whose ends and relays meet, and keeps the shorter time.
+ *    exchanges every size again, in rounds that keep apart the pairs whose
+ *    ends and relays meet, and keeps the shorter times.
  * 2. Shared paths: a pair {a,b} whose rate a relay c could also carry
  *    (both a-c and c-b at least about as fast) may be routed through c
  *    rather than be a link of its own.  Each host of such a triple
@@ -35,13 +36,16 @@
  *    through c" and for "every pair is a link", and a leg's exchange in its
  *    end's test against the same exchange in c's; {a,b} is taken for a
  *    path (no link in the model) when the path explains the tests better
- *    by a margin, strongest evidence first.  A triple's screens run first:
+ *    by a margin, strongest evidence first.  A path's leg may be a path
+ *    itself (routes of more than two hops: two triangles joined by one
+ *    link) where routes form no loop and the tests show the route through
+ *    each host it crosses.  A triple's screens run first:
  *    the fewest of its tests that each path it could hold slows about 2x
  *    (the test at the path's bottleneck leg); if none is slowed, its other
  *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
- *    ends, and of the triples whose pair only the control kept from being
- *    a path, are run again and the pairs classified once more on the
- *    shorter times.  The screens and the tests they let through run in
+ *    ends (and their controls where slowed), and of the triples whose pair
+ *    only the control kept from being a path, are run again and the pairs
+ *    classified once more on the shorter times.  The screens and the tests they let through run in
  *    steps where triples without a host in common test at once (6 hosts
  *    joined by one: 60 tests in 30 steps); the reruns one at a time.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
@@ -402,16 +406,23 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
     return TACOS_OK;
 }
 
-/* Is {a,b} a leg of a pair already taken for a path (through a or b)? */
-static int is_leg(const unsigned char *routed, int h, int a, int b)
+/* Does the route of {x,y} cross the pair {a,b}: is it {a,b}, or does one
+ * of its legs' routes cross it?  (Routes form no loop: may_route.) */
+static int route_crosses(const unsigned char *routed, int h, int x, int y, int a, int b)
 {
-    for (int x = 0; x < h; x++)
-        for (int y = 0; y < h; y++) {
-            int via = routed[(size_t)x * h + y] - 1;
-            if (via >= 0 && ((via == a && (x == b || y == b)) || (via == b && (x == a || y == a))))
-                return 1;
-        }
-    return 0;
+    if ((x == a && y == b) || (x == b && y == a))
+        return 1;
+    int via = routed[(size_t)x * h + y] - 1;
+    return via >= 0 &&
+           (route_crosses(routed, h, x, via, a, b) || route_crosses(routed, h, via, y, a, b));
+}
+
+/* May {a,b}, not yet a path, become one through c?  Not where a leg's
+ * route crosses {a,b} itself: routes would loop. */
+static int may_route(const unsigned char *routed, int h, int a, int b, int c)
+{
+    return !routed[(size_t)a * h + b] && !route_crosses(routed, h, a, c, a, b) &&
+           !route_crosses(routed, h, c, b, a, b);
 }
 
 /* Two flows that carry bytes[i] at rate[i] alone start together through
@@ -557,26 +568,61 @@ static double path_evidence(const tacos_net_t *net, const tacos_net_test_t *test
     return gain;
 }
 
+/* Does the route of {x,y} look like a path through every host it
+ * crosses (path_evidence through each)?  A route of more than two hops
+ * slows the tests of each of its hosts' triples as one of two does (a
+ * route a-c-d-b: a's exchanges with b and with c share a-c, b's with a
+ * and with c share b-d), so a pair is a path through a leg that is itself
+ * a path only where its tests say so through that leg's relay too. */
+static int route_seen(const tacos_net_t *net, const tacos_net_test_t *tests, int ntests, int x,
+                      int y, int at_x, int at_y)
+{
+    int h = net->nhosts, via = net->routed[(size_t)at_x * h + at_y] - 1;
+    if (via < 0)
+        return 1;
+    if (path_evidence(net, tests, ntests, x, y, via, 1) < PATH_EVIDENCE)
+        return 0;
+    return route_seen(net, tests, ntests, x, y, at_x, via) &&
+           route_seen(net, tests, ntests, x, y, via, at_y);
+}
+
+/* Would every route be seen (route_seen) with {a,b} a path through c?
+ * The routes that cross {a,b} are checked; {a,b}'s own through c is. */
+static int routes_seen_with(tacos_net_t *net, const tacos_net_test_t *tests, int ntests, int a,
+                            int b, int c)
+{
+    int h = net->nhosts, seen = 1;
+    unsigned char *ab = &net->routed[(size_t)a * h + b], *ba = &net->routed[(size_t)b * h + a];
+    *ab = *ba = (unsigned char)(c + 1);
+    for (int x = 0; x < h && seen; x++)
+        for (int y = x + 1; y < h && seen; y++)
+            if (net->routed[(size_t)x * h + y] && route_crosses(net->routed, h, x, y, a, b))
+                seen = route_seen(net, tests, ntests, x, y, x, y);
+    *ab = *ba = 0;
+    return seen;
+}
+
 void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
     size_t hh = (size_t)h * (size_t)h;
     unsigned char *routed = net->routed;
     memset(routed, 0, hh);
-    /* the strongest evidence first; a path's legs are links, so a pair
-     * already taken for a leg of another's path is not a path itself (and
-     * removing paths never disconnects hosts: their legs stay) */
+    /* the strongest evidence first.  A path's leg may be a path itself
+     * (two triangles joined by one link: h0-h4 through h2, h2-h4 through
+     * h3) where no route loops (may_route: so every route ends in links,
+     * and removing paths never disconnects hosts) and the longer route is
+     * seen through each host it crosses (routes_seen_with) */
     for (;;) {
         int best_a = -1, best_b = -1, best_c = -1;
         double best = PATH_EVIDENCE;
         for (int a = 0; a < h; a++)
             for (int b = a + 1; b < h; b++)
-                for (int c = 0; c < h && !routed[(size_t)a * h + b]; c++) {
-                    if (!relay_plausible(net, a, b, c) || routed[(size_t)a * h + c] ||
-                        routed[(size_t)c * h + b] || is_leg(routed, h, a, b))
+                for (int c = 0; c < h; c++) {
+                    if (!relay_plausible(net, a, b, c) || !may_route(routed, h, a, b, c))
                         continue;
                     double e = path_evidence(net, tests, ntests, a, b, c, 1);
-                    if (e >= best) {
+                    if (e >= best && routes_seen_with(net, tests, ntests, a, b, c)) {
                         best = e;
                         best_a = a, best_b = b, best_c = c;
                     }
@@ -588,20 +634,22 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
     }
     /* tests to confirm: a path's ends' (noise that slowed either made it a
      * path: pairs4's host 2 held up once in its screen, 2x, made h1-h2 a
-     * path through h0 in test_net; the relay's, the control, could only
-     * strengthen it), and all three of a triple with a pair that only the
-     * control kept from being a path (the relay's test slowed by noise; not
-     * a leg of a path) */
+     * path through h0 in test_net), the relay's, the control, where it was
+     * slowed (SCREEN_SLOW: by another triple's test crossing the same link
+     * in its step, it weakens the path once the ends' reruns took that
+     * back: two triangles joined by one link lost paths that way), and all
+     * three of a triple with a pair that only the control kept from being
+     * a path (the relay's test slowed by noise; a path it may be) */
     for (int i = 0; i < ntests; i++) {
         const int t3[3] = {tests[i].x, tests[i].y, tests[i].z};
         tests[i].confirm = 0;
         for (int k = 0; k < 3; k++) { /* the pair without t3[k], through t3[k] */
             int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3], c = t3[k];
             unsigned char via = routed[(size_t)a * h + b];
-            tests[i].confirm |= (via == c + 1 && tests[i].x != c) ||
-                                (!via && relay_plausible(net, a, b, c) &&
-                                 !is_leg(routed, h, a, b) &&
-                                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE);
+            tests[i].confirm |=
+                (via == c + 1 && (tests[i].x != c || tests[i].slow >= SCREEN_SLOW)) ||
+                (!via && relay_plausible(net, a, b, c) && may_route(routed, h, a, b, c) &&
+                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE);
         }
     }
     for (size_t i = 0; i < hh; i++)
@@ -793,11 +841,36 @@ static int second_stalled(const tacos_net_t *net, int a, int b)
     return s2 / t[2] < SECOND_STALL * (double)TACOS_NET_S1_BYTES / t[1];
 }
 
-/* One tournament of pair rounds, phase 1 (8 B and S1) or 2 (the second
- * size, for the pairs that have one).  The rounds start together, so no
- * pair's traffic meets another round's; a round in which no pair
- * exchanges is left out.  A failed exchange is remembered in *failed, not
- * returned, so that this rank still takes part in every later step. */
+/* This rank's exchange of size k with host p into t[k]: 0 the 8-byte one
+ * (the median of SMALL_REPS, after one that opens the connection), 1 S1,
+ * 2 the second size. */
+static int pair_exchange(const tacos_net_comm_t *c, const int *leader, const tacos_net_t *net,
+                         int mine, int p, int k, double *t)
+{
+    size_t bytes = k == 0   ? SMALL_BYTES
+                   : k == 1 ? TACOS_NET_S1_BYTES
+                            : (size_t)net->s2_bytes[(size_t)mine * (size_t)net->nhosts + (size_t)p];
+    if (k)
+        return exchange(c, leader, &p, 1, &bytes, 1, &t[k]);
+    double small[SMALL_REPS], warm;
+    int rc = exchange(c, leader, &p, 1, &bytes, 1, &warm);
+    for (int i = 0; i < SMALL_REPS && !rc; i++)
+        rc = exchange(c, leader, &p, 1, &bytes, 1, &small[i]);
+    if (rc)
+        return rc;
+    qsort(small, SMALL_REPS, sizeof *small, cmp_double);
+    t[0] = small[SMALL_REPS / 2];
+    return TACOS_OK;
+}
+
+/* One tournament of pair rounds, phase 1 (the 8-byte exchanges, then, all
+ * pairs together again, S1: a pair's 8 bytes queued behind another's S1
+ * in a link both cross came out 0.6 ms, on two triangles joined by one
+ * link, and their latency 2.4 ms) or 2 (the second size, for the pairs
+ * that have one).  The rounds start together, so no pair's traffic meets
+ * another round's; a round in which no pair exchanges is left out.  A
+ * failed exchange is remembered in *failed, not returned, so that this
+ * rank still takes part in every later step. */
 static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
                        int phase, int *failed)
 {
@@ -808,27 +881,11 @@ static int pair_rounds(const tacos_net_comm_t *c, const int *leader, tacos_net_t
             int y = tacos_net_partner(h, r, x);
             busy = y > x && has_second(net, x, y);
         }
-        if (!busy)
-            continue;
-        if ((rc = sync_all(c)))
-            return rc;
-        if (p < 0 || *failed || (phase == 2 && !has_second(net, mine, p)))
-            continue;
-        double *t = times(net, mine, p), small[SMALL_REPS], warm;
-        if (phase == 1) {
-            const size_t tiny = SMALL_BYTES, s1 = TACOS_NET_S1_BYTES;
-            /* the first exchange also opens the connection: not timed */
-            *failed = exchange(c, leader, &p, 1, &tiny, 1, &warm) != TACOS_OK;
-            for (int i = 0; i < SMALL_REPS && !*failed; i++)
-                *failed = exchange(c, leader, &p, 1, &tiny, 1, &small[i]) != TACOS_OK;
-            *failed = *failed || exchange(c, leader, &p, 1, &s1, 1, &t[1]) != TACOS_OK;
-            if (!*failed) {
-                qsort(small, SMALL_REPS, sizeof *small, cmp_double);
-                t[0] = small[SMALL_REPS / 2];
-            }
-        } else {
-            size_t big = (size_t)net->s2_bytes[(size_t)mine * (size_t)h + (size_t)p];
-            *failed = exchange(c, leader, &p, 1, &big, 1, &t[2]) != TACOS_OK;
+        for (int k = phase == 1 ? 0 : 2; k <= phase && busy; k++) {
+            if ((rc = sync_all(c)))
+                return rc;
+            if (p >= 0 && !*failed && (phase == 1 || has_second(net, mine, p)))
+                *failed = pair_exchange(c, leader, net, mine, p, k, times(net, mine, p)) != 0;
         }
     }
     return TACOS_OK;
@@ -880,11 +937,15 @@ static int plan_apart(const tacos_net_t *net, int *round, int *busy)
 
 /* The pairs of again() exchange their second size once more and keep the
  * shorter time (noise and other pairs' traffic only add time): in their
- * tournament's rounds, or with `apart` in the rounds of plan_apart.  The
- * new times are agreed on their own: the max over every rank of the old
- * and the new would be the old.  Which pairs and rounds comes from agreed
- * times: the same on every rank. */
-static int second_again(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
+ * tournament's rounds, or with `apart` in the rounds of plan_apart, every
+ * size (their 8 bytes and S1 met the same traffic in their round as their
+ * second size: two triangles joined by one link, three pairs of a round
+ * across it, fitted 1.4-3.3 ms of latency from an S1 that shared the link
+ * and a second size that did not).  The new times are agreed on their
+ * own: the max over every rank of the old and the new would be the old.
+ * Which pairs and rounds comes from agreed times: the same on every
+ * rank. */
+static int pairs_again(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
                         int (*again)(const tacos_net_t *, int, int), int apart, int *failed)
 {
     int h = net->nhosts, rc = TACOS_OK, any = 0, rounds = tacos_net_rounds(h);
@@ -894,9 +955,9 @@ static int second_again(const tacos_net_comm_t *c, const int *leader, tacos_net_
             any = again(net, a, b);
     if (!any)
         return TACOS_OK;
-    double *t2 = calloc(hh, sizeof *t2);
+    double *t = calloc(3 * hh, sizeof *t);
     int *round = calloc(hh + (size_t)h, sizeof *round);
-    double flag = !t2 || !round;
+    double flag = !t || !round;
     if ((rc = max_all(c, &flag, 1)) || flag > 0) {
         rc = rc ? rc : tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring");
         goto out;
@@ -920,18 +981,22 @@ static int second_again(const tacos_net_comm_t *c, const int *leader, tacos_net_
         if ((rc = sync_all(c)))
             goto out;
         for (int p = 0; p < h && mine >= 0 && !*failed; p++) {
-            size_t mp = (size_t)mine * (size_t)h + (size_t)p, big = (size_t)net->s2_bytes[mp];
-            if (round[mp] == r)
-                *failed = exchange(c, leader, &p, 1, &big, 1, &t2[mp]) != TACOS_OK;
+            double *mp = &t[3 * ((size_t)mine * (size_t)h + (size_t)p)];
+            if (round[mine * h + p] != r)
+                continue;
+            for (int k = apart ? 0 : 2; k < 3 && !*failed; k++)
+                *failed = (k < 2 || has_second(net, mine, p)) &&
+                          pair_exchange(c, leader, net, mine, p, k, mp) != TACOS_OK;
+            mp[2] = has_second(net, mine, p) ? mp[2] : mp[1];
         }
     }
-    if ((rc = agree_max(c, t2, (int)hh, *failed)))
+    if ((rc = agree_max(c, t, 3 * (int)hh, *failed)))
         goto out;
-    for (size_t ab = 0; ab < hh; ab++)
-        if (t2[ab] > 0)
-            net->t_us[3 * ab + 2] = fmin(net->t_us[3 * ab + 2], t2[ab]);
+    for (size_t k = 0; k < 3 * hh; k++)
+        if (t[k] > 0)
+            net->t_us[k] = fmin(net->t_us[k], t[k]);
 out:
-    free(t2);
+    free(t);
     free(round);
     return rc;
 }
@@ -957,10 +1022,10 @@ static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_
         }
     if ((rc = pair_rounds(c, leader, net, mine, 2, failed)) ||
         (rc = agree_times(c, net, *failed)) ||
-        (rc = second_again(c, leader, net, mine, second_stalled, 0, failed)) ||
+        (rc = pairs_again(c, leader, net, mine, second_stalled, 0, failed)) ||
         (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         return rc;
-    return second_again(c, leader, net, mine, maybe_shared, 1, failed);
+    return pairs_again(c, leader, net, mine, maybe_shared, 1, failed);
 }
 
 /* Do tests i and j have a host in common? */
