@@ -407,7 +407,7 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
 }
 
 /* Does the route of {x,y} cross the pair {a,b}: is it {a,b}, or does one
- * of its legs' routes cross it?  (Routes form no loop: may_route.) */
+ * of its legs' routes cross it?  (Routes visit each host once: may_route.) */
 static int route_crosses(const unsigned char *routed, int h, int x, int y, int a, int b)
 {
     if ((x == a && y == b) || (x == b && y == a))
@@ -417,12 +417,26 @@ static int route_crosses(const unsigned char *routed, int h, int x, int y, int a
            (route_crosses(routed, h, x, via, a, b) || route_crosses(routed, h, via, y, a, b));
 }
 
-/* May {a,b}, not yet a path, become one through c?  Not where a leg's
- * route crosses {a,b} itself: routes would loop. */
+/* Does the route of {x,y} pass host v (an end, or a relay of a leg)? */
+static int route_visits(const unsigned char *routed, int h, int x, int y, int v)
+{
+    int via = routed[(size_t)x * h + y] - 1;
+    return v == x || v == y ||
+           (via >= 0 && (route_visits(routed, h, x, via, v) || route_visits(routed, h, via, y, v)));
+}
+
+/* May {a,b}, not yet a path, become one through c?  Only where the route
+ * a..c..b visits each host once: the legs' routes meet at c alone (b not
+ * on a..c, a not on c..b).  So no pair's route ever crosses that pair
+ * again (routes form no loop, and route_crosses ends). */
 static int may_route(const unsigned char *routed, int h, int a, int b, int c)
 {
-    return !routed[(size_t)a * h + b] && !route_crosses(routed, h, a, c, a, b) &&
-           !route_crosses(routed, h, c, b, a, b);
+    if (routed[(size_t)a * h + b])
+        return 0;
+    for (int v = 0; v < h; v++)
+        if (v != c && route_visits(routed, h, a, c, v) && route_visits(routed, h, c, b, v))
+            return 0;
+    return !route_visits(routed, h, a, c, b) && !route_visits(routed, h, c, b, a);
 }
 
 /* Two flows that carry bytes[i] at rate[i] alone start together through
@@ -1005,7 +1019,7 @@ out:
  * (s2_bytes = S1); the others exchange their second size once, and again
  * where it came out stalled (second_stalled), keeping the shorter.  Then
  * the pairs that may have shared a link in their round (maybe_shared)
- * exchange it once more, apart. */
+ * exchange every size once more, apart. */
 static int second_sizes(const tacos_net_comm_t *c, const int *leader, tacos_net_t *net, int mine,
                         int *failed)
 {
