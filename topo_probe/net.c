@@ -38,8 +38,8 @@
  *    path (no link in the model) when the path explains the tests better
  *    by a margin, strongest evidence first.  A path's leg may be a path
  *    itself (routes of more than two hops: two triangles joined by one
- *    link) where routes form no loop and the tests show the route through
- *    each host it crosses.  A triple's screens run first:
+ *    link) where the route visits each host once and the tests show it
+ *    through each host it crosses.  A triple's screens run first:
  *    the fewest of its tests that each path it could hold slows about 2x
  *    (the test at the path's bottleneck leg); if none is slowed, its other
  *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
@@ -140,7 +140,8 @@
  * such triples' tests can still meet on a link where a pair of one is
  * routed through a host of the other: that only adds time, which the
  * screens read as a possible path (more tests run), and which the reruns,
- * alone, take back from the paths' ends and the controls that hid a path.
+ * alone, take back from the paths' ends, their controls where slowed, and
+ * the controls that hid a path.
  * One test per host,
  * each host exchanging with every other at once (H tests; tried
  * 2026-11-26 with a model of every flow of such a test), cannot tell
@@ -624,9 +625,10 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
     memset(routed, 0, hh);
     /* the strongest evidence first.  A path's leg may be a path itself
      * (two triangles joined by one link: h0-h4 through h2, h2-h4 through
-     * h3) where no route loops (may_route: so every route ends in links,
-     * and removing paths never disconnects hosts) and the longer route is
-     * seen through each host it crosses (routes_seen_with) */
+     * h3) where the route visits each host once (may_route: so no route
+     * loops, every route ends in links, and removing paths never
+     * disconnects hosts) and the longer route is seen through each host it
+     * crosses (routes_seen_with) */
     for (;;) {
         int best_a = -1, best_b = -1, best_c = -1;
         double best = PATH_EVIDENCE;
