@@ -10,7 +10,9 @@
 # Environment: RUNS (default 10), PROBE_B (a tacos-probe to compare with,
 # an absolute path: it runs in the testbed's namespaces).  A pair routed
 # over more than 2 hops is right as a path through any host of its route
-# (the measurement names one relay; the others follow from its legs).
+# (the measurement names one relay; the others follow from its legs); a
+# pair routed through a switch alone (h0 s0 h1) is right as a link at the
+# port's rate (the measurement sees hosts, not switches).
 #
 # Columns: the measuring time (ms, as tacos-probe reports it); "pairs right":
 # pairs of hosts measured as what they are (a link where the shape has one,
@@ -56,6 +58,8 @@ for shape in $SHAPES; do
         BEGIN { goodput = 0.956 } # a shape.txt without it: 1500-byte frames
         /^goodput / { goodput = $2 }
         /^link h/ { split($2, e, /[-:]/); r = $3 * goodput / 8 / 1000; truth[e[1] "-" e[2]] = "link"; rate[e[1] "-" e[2]] = r }
+        /^route h[0-9]*<->h[0-9]*: h[0-9]* s[0-9]* h[0-9]*$/ { # through a switch alone
+                     split($2, e, /<->|:/); k = e[1] "-" e[2]; truth[k] = "link"; rate[k] = rate[$3 "-" $4]; next }
         /^route h/ { split($2, e, /<->|:/); k = e[1] "-" e[2]; truth[k] = "routed"; hops[k] = " "
                      for (i = 4; i < NF; i++) hops[k] = hops[k] $i " " }
         /^run / { on = ($2 == V); if (on) { runs++; pairs_run[runs] = 0; wrong[runs] = 0 } next }

@@ -25,6 +25,8 @@ typedef struct {
     int h;
     double rate[MAXH][MAXH]; /* bytes/us of the physical link, 0 = none */
     int next[MAXH][MAXH];    /* first hop of the route a->b */
+    double port[MAXH]; /* bytes/us a host sends (and receives) in all, 0 = no limit: hosts on a
+                        * switch, every pair a link at the port's rate */
     int stall_host; /* noise: this host's first test (two peers, not the token) takes 2x; -1 none */
     int stall_second; /* noise: this host's first second-size exchange takes 1.5x, at both
                        * ends; -1 none */
@@ -73,42 +75,54 @@ static void cluster(cluster_t *c, int h, const link_spec_t *links, int nlinks)
 
 #define MAXF (2 * MAXR) /* flows at once: each rank's to at most two peers */
 
-/* Max-min fair rates of flows src[i]->dst[i] over the routed links. */
+/* What flows share: the links (a->b: a * h + b) and the hosts' ports (x's
+ * sending side: h * h + x, receiving side: h * h + h + x). */
+#define MAXRES (MAXH * MAXH + 2 * MAXH)
+
+static double capacity(const cluster_t *c, int res)
+{
+    int h = c->h;
+    return res < h * h ? c->rate[res / h][res % h] : c->port[(res - h * h) % h];
+}
+
+/* Max-min fair rates of flows src[i]->dst[i] over the routed links and
+ * the ports of their ends. */
 static void fair_rates(const cluster_t *c, const int *src, const int *dst, int nf, double *rate)
 {
-    int used[MAXF][MAXH][MAXH] = {{{0}}}, frozen[MAXF] = {0};
-    for (int f = 0; f < nf; f++)
+    int h = c->h, nres = h * h + 2 * h, frozen[MAXF] = {0};
+    unsigned char used[MAXF][MAXRES] = {{0}};
+    for (int f = 0; f < nf; f++) {
         for (int x = src[f]; x != dst[f]; x = c->next[x][dst[f]])
-            used[f][x][c->next[x][dst[f]]] = 1;
+            used[f][x * h + c->next[x][dst[f]]] = 1;
+        used[f][h * h + src[f]] = used[f][h * h + h + dst[f]] = 1;
+    }
     for (int f = 0; f < nf; f++)
         rate[f] = 0;
     for (int left = nf; left > 0;) {
-        double step = INFINITY; /* the smallest equal raise that fills a link */
-        for (int a = 0; a < c->h; a++)
-            for (int b = 0; b < c->h; b++) {
-                double free_bw = c->rate[a][b];
-                int grow = 0;
-                for (int f = 0; f < nf; f++)
-                    if (used[f][a][b]) {
-                        free_bw -= rate[f];
-                        grow += !frozen[f];
-                    }
-                if (grow && free_bw / grow < step)
-                    step = free_bw / grow;
-            }
+        double step = INFINITY; /* the smallest equal raise that fills a link or port */
+        for (int res = 0; res < nres; res++) {
+            double free_bw = capacity(c, res);
+            int grow = 0;
+            for (int f = 0; f < nf; f++)
+                if (used[f][res]) {
+                    free_bw -= rate[f];
+                    grow += !frozen[f];
+                }
+            if (grow && capacity(c, res) > 0 && free_bw / grow < step)
+                step = free_bw / grow;
+        }
         for (int f = 0; f < nf; f++)
             rate[f] += frozen[f] ? 0 : step;
-        for (int a = 0; a < c->h; a++)
-            for (int b = 0; b < c->h; b++) {
-                double load = 0;
-                for (int f = 0; f < nf; f++)
-                    load += used[f][a][b] ? rate[f] : 0;
-                for (int f = 0; f < nf && load >= c->rate[a][b] - 1e-9 && c->rate[a][b] > 0; f++)
-                    if (used[f][a][b] && !frozen[f]) {
-                        frozen[f] = 1;
-                        left--;
-                    }
-            }
+        for (int res = 0; res < nres; res++) {
+            double load = 0, cap = capacity(c, res);
+            for (int f = 0; f < nf; f++)
+                load += used[f][res] ? rate[f] : 0;
+            for (int f = 0; f < nf && cap > 0 && load >= cap - 1e-9; f++)
+                if (used[f][res] && !frozen[f]) {
+                    frozen[f] = 1;
+                    left--;
+                }
+        }
     }
 }
 
@@ -406,16 +420,12 @@ typedef struct {
     int test, second;
 } noise_t;
 
-/* Measures the shape with that noise and checks what it found; the number
- * of tests run. */
-static int noisy_shape(const char *name, int h, const link_spec_t *links, int nlinks,
-                       const char *want, const int *ranks_per_host, noise_t noise)
+/* Measures the cluster and checks what it found; the number of tests run. */
+static int measure_cluster(const char *name, const cluster_t *cl, const char *want,
+                           const int *ranks_per_host)
 {
-    cluster_t c;
-    cluster(&c, h, links, nlinks);
-    c.stall_host = noise.test;
-    c.stall_second = noise.second;
-    int host_of_rank[MAXR], n = 0;
+    const cluster_t c = *cl;
+    int h = c.h, host_of_rank[MAXR], n = 0;
     for (int a = 0; a < h; a++)
         for (int i = 0; i < (ranks_per_host ? ranks_per_host[a] : 1); i++)
             host_of_rank[n++] = a;
@@ -459,6 +469,17 @@ static int noisy_shape(const char *name, int h, const link_spec_t *links, int nl
     tacos_topo_free(t);
     tacos_net_free(&net);
     return ntests;
+}
+
+/* The shape with that noise (see measure_cluster). */
+static int noisy_shape(const char *name, int h, const link_spec_t *links, int nlinks,
+                       const char *want, const int *ranks_per_host, noise_t noise)
+{
+    cluster_t c;
+    cluster(&c, h, links, nlinks);
+    c.stall_host = noise.test;
+    c.stall_second = noise.second;
+    return measure_cluster(name, &c, want, ranks_per_host);
 }
 
 static int shape(const char *name, int h, const link_spec_t *links, int nlinks, const char *want,
@@ -523,6 +544,17 @@ static void test_shapes(void)
     /* every path the triple could hold slows one of two screens */
     n = shape("fully connected 4", 4, fc4, 6, "01 02 03 12 13 23", NULL);
     CHECK(n == 8, "fully connected 4: %d tests, want 8 (two screens a triple)", n);
+    /* hosts on one switch (testbed.sh's switch4): every pair a link at the
+     * port's rate, every test of two peers at once slowed 2x, the relay's
+     * (the control) too: no path */
+    cluster_t sw;
+    const link_spec_t mesh4[] = {{0, 1, SLOW}, {0, 2, SLOW}, {0, 3, SLOW},
+                                 {1, 2, SLOW}, {1, 3, SLOW}, {2, 3, SLOW}};
+    cluster(&sw, 4, mesh4, 6);
+    for (int x = 0; x < 4; x++)
+        sw.port[x] = SLOW;
+    n = measure_cluster("switch4", &sw, "01 02 03 12 13 23", NULL);
+    CHECK(n == 24, "switch4: %d tests, want 24 (all 12, again as the controls kept them)", n);
     const link_spec_t ring5[] = {{0, 1, SLOW}, {1, 2, SLOW}, {2, 3, SLOW}, {3, 4, SLOW}, {4, 0, SLOW}};
     shape("ring5", 5, ring5, 5, "01 12 23 34 04", NULL);
     /* a host held up once (2x) in its screen, the test that every path of

@@ -7,8 +7,9 @@
 #   testbed.sh shapes    list the shapes
 #
 # TESTBED_MTU: the emulated links' MTU (default 9000; 1500 for standard frames).
-# SHAPE is two, pairs4, ring4, star3 or N:A-B@MBIT,A-B@MBIT,... (hosts 0..N-1,
-# undirected links in Mbit/s). RANKS: ranks per host, one number for every host
+# SHAPE is two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,A-B@MBIT,... (hosts
+# 0..N-1, undirected links in Mbit/s; an end sK is switch K, a namespace that
+# forwards between the hosts linked to it, each port shaped at its link's rate). RANKS: ranks per host, one number for every host
 # (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a fresh
 # temporary directory, removed at the end) receives hostfile, agent (the ssh
 # stand-in), topology.json (the true topology, tacos-topology format: NPUs =
@@ -24,6 +25,8 @@
 #               fewest-hop routes (via ... onlink, forwarding on; ties avoid the link
 #               that comes last in (lower end, higher end) order), the same path both
 #               ways, so routed traffic really crosses and shares the emulated links.
+#   tacos-sK    switch K: address 10.77.101.(K+1), a veth "to-hJ" per host J on it
+#               (tbf at both ends: the host's port), routes to every host.
 # COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
 # run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_MPIEXEC (the
 # same for MPICH: "$TESTBED_MPIEXEC ./prog"), TESTBED_NP,
@@ -68,7 +71,9 @@ two      h0-h1 400 Mbit/s
 pairs4   4 hosts, full mesh: h0-h1, h2-h3 400; h0-h2, h0-h3, h1-h2, h1-h3 100
 ring4    ring h0-h1 400, h1-h2 100, h2-h3 400, h3-h0 100; h0<->h2, h1<->h3 over 2 hops
 star3    hub h0: h0-h1 400, h0-h2 100; h1<->h2 through h0
-N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 16, undirected links)
+switch4  4 hosts on one switch s0, each port 100 Mbit/s (every pair shares its hosts' ports)
+N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 16, undirected links);
+         an end sK is switch K (joins hosts only, one rate for its ports), e.g. 3:0-s0@100,1-s0@100,2-s0@100
 EOF
 }
 
@@ -98,26 +103,44 @@ teardown() {
     [ -z "$(our_ns)" ] || echo "testbed.sh: could not remove: $(our_ns | paste -sd' ')" >&2
 }
 
-# parse_shape SHAPE: sets N, E and per link k (sorted by ends): LA[k] < LB[k], LR[k].
+# Nodes: hosts 0..N-1, then switches N..T-1 (sK is node N+K).
+nm() { if [ "$1" -lt "$N" ]; then echo "h$1"; else echo "s$(($1 - N))"; fi; }
+addr() { if [ "$1" -lt "$N" ]; then echo "10.77.100.$(($1 + 1))"; else echo "10.77.101.$(($1 - N + 1))"; fi; }
+
+# parse_shape SHAPE: sets N, T, E and per link k (sorted by ends): LA[k] < LB[k], LR[k];
+# per switch node s: SR[s] its ports' rate, SH[s] its hosts (a list).
 parse_shape() {
-    local spec l a b r k seen=" "
+    local spec l a b r k s seen=" "
     case $1 in
     two) spec=2:0-1@400 ;;
     pairs4) spec=4:0-1@400,2-3@400,0-2@100,0-3@100,1-2@100,1-3@100 ;;
     ring4) spec=4:0-1@400,1-2@100,2-3@400,0-3@100 ;;
     star3) spec=3:0-1@400,0-2@100 ;;
+    switch4) spec=4:0-s0@100,1-s0@100,2-s0@100,3-s0@100 ;;
     *) spec=$1 ;;
     esac
-    [[ $spec =~ ^[0-9]+:[0-9]+-[0-9]+@[0-9]+(,[0-9]+-[0-9]+@[0-9]+)*$ ]] ||
-        die 2 "bad shape '$1': want two, pairs4, ring4, star3 or N:A-B@MBIT,... (see: $0 shapes)"
+    local e='(s?[0-9]+)'
+    [[ $spec =~ ^[0-9]+:$e-$e@[0-9]+(,$e-$e@[0-9]+)*$ ]] ||
+        die 2 "bad shape '$1': want two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,... (see: $0 shapes)"
     N=$((10#${spec%%:*}))
     ((N >= 2 && N <= 16)) || die 2 "bad shape '$1': 2 to 16 hosts"
-    LA=() LB=() LR=()
+    T=$N
+    LA=() LB=() LR=() SR=() SH=()
+    for l in $(echo "${spec#*:}" | tr ',-' '  ' | sed 's/@[0-9]*//g'); do
+        [[ $l == s* ]] || [ "$((10#$l))" -lt "$N" ] || die 2 "bad shape '$1': host $l does not exist (hosts 0..$((N - 1)))"
+    done
     for l in $(echo "${spec#*:}" | tr ',' '\n' | tr -- '-@' '  ' |
-        awk '{ a = $1 + 0; b = $2 + 0; if (a > b) { t = a; a = b; b = t }; print a "-" b "-" $3 + 0 }' |
+        awk -v n="$N" 'function node(x) { return x ~ /^s/ ? n + substr(x, 2) : x + 0 }
+            { a = node($1); b = node($2); if (a > b) { t = a; a = b; b = t }; print a "-" b "-" $3 + 0 }' |
         sort -t- -n -k1,1 -k2,2); do
         IFS=- read -r a b r <<<"$l"
-        [ "$b" -lt "$N" ] || die 2 "bad shape '$1': host $b does not exist (hosts 0..$((N - 1)))"
+        if [ "$b" -ge "$N" ]; then # a switch's port
+            ((b < N + 16)) || die 2 "bad shape '$1': switch s$((b - N)) (switches s0..s15)"
+            [ "$a" -lt "$N" ] || die 2 "bad shape '$1': link s$((a - N))-s$((b - N)) (a switch joins hosts only)"
+            [ "${SR[b]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch s$((b - N)) has ports of ${SR[b]} and $r Mbit/s (one rate a switch)"
+            SR[b]=$r SH[b]="${SH[b]:-} $a"
+            ((b + 1 <= T)) || T=$((b + 1))
+        fi
         [ "$a" != "$b" ] || die 2 "bad shape '$1': link $a-$b joins a host to itself"
         ((r >= 1 && r <= 100000)) || die 2 "bad shape '$1': rate $r not in 1..100000 Mbit/s"
         case $seen in *" $a-$b "*) die 2 "bad shape '$1': link $a-$b given twice" ;; esac
@@ -126,28 +149,33 @@ parse_shape() {
     done
     E=${#LA[@]}
     [ "$E" -le 48 ] || die 2 "bad shape '$1': at most 48 links"
+    for ((s = N; s < T; s++)); do
+        # shellcheck disable=SC2086
+        [ "$(set -- ${SH[s]:-}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch s$((s - N)) joins fewer than 2 hosts"
+    done
 }
 
 # Fewest hops, ties to the least sum of 2^k over the path's links k (in sorted
 # order): the paths are unique, hence the same both ways, and every path's tail is
 # the tail's own path (consistent next hops).
-# Sets NX[a*N+c] (next hop from a towards c) and NB[a*N+c] (1: neighbours).
+# Over every node (hosts and switches). Sets NX[a*T+c] (next hop from a towards c)
+# and NB[a*T+c] (1: neighbours).
 routes() {
     local INF=$((1 << 62)) M=$((1 << E)) a b c k d
     D=() NX=() NB=()
-    for ((a = 0; a < N * N; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
-    for ((a = 0; a < N; a++)); do D[a * N + a]=0; done
+    for ((a = 0; a < T * T; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
+    for ((a = 0; a < T; a++)); do D[a * T + a]=0; done
     for ((k = 0; k < E; k++)); do
         a=${LA[k]} b=${LB[k]}
-        D[a * N + b]=$((M + (1 << k))) D[b * N + a]=$((M + (1 << k)))
-        NX[a * N + b]=$b NX[b * N + a]=$a NB[a * N + b]=1 NB[b * N + a]=1
+        D[a * T + b]=$((M + (1 << k))) D[b * T + a]=$((M + (1 << k)))
+        NX[a * T + b]=$b NX[b * T + a]=$a NB[a * T + b]=1 NB[b * T + a]=1
     done
-    for ((k = 0; k < N; k++)); do for ((a = 0; a < N; a++)); do
-        [ "${D[a * N + k]}" = "$INF" ] && continue
-        for ((c = 0; c < N; c++)); do
-            [ "${D[k * N + c]}" = "$INF" ] && continue
-            d=$((D[a * N + k] + D[k * N + c]))
-            if [ "$d" -lt "${D[a * N + c]}" ]; then D[a * N + c]=$d NX[a * N + c]=${NX[a * N + k]}; fi
+    for ((k = 0; k < T; k++)); do for ((a = 0; a < T; a++)); do
+        [ "${D[a * T + k]}" = "$INF" ] && continue
+        for ((c = 0; c < T; c++)); do
+            [ "${D[k * T + c]}" = "$INF" ] && continue
+            d=$((D[a * T + k] + D[k * T + c]))
+            if [ "$d" -lt "${D[a * T + c]}" ]; then D[a * T + c]=$d NX[a * T + c]=${NX[a * T + k]}; fi
         done
     done; done
     for ((c = 1; c < N; c++)); do
@@ -155,11 +183,11 @@ routes() {
     done
 }
 
-path() { local a=$1 c=$2 p="h$1"; while [ "$a" != "$c" ]; do a=${NX[a * N + c]}; p="$p h$a"; done; echo "$p"; }
+path() { local a=$1 c=$2 p; p=$(nm "$1"); while [ "$a" != "$c" ]; do a=${NX[a * T + c]}; p="$p $(nm "$a")"; done; echo "$p"; }
 
 # write_files: hostfile, agent, topology.json, shape.txt into $OUT.
 write_files() {
-    local i k a b l m bw sep="" npus=0
+    local i k a b l m s bw members sep="" npus=0
     : >"$OUT/hostfile"
     for ((i = 0; i < N; i++)); do OFF[i]=$npus; npus=$((npus + RK[i])); echo "h$i slots=${RK[i]}" >>"$OUT/hostfile"; done
     NP=$npus
@@ -190,6 +218,7 @@ EOF
         done; done; done
         for ((k = 0; k < E; k++)); do
             a=${LA[k]} b=${LB[k]}
+            [ "$b" -lt "$N" ] || continue # a switch's port: below
             m=$((RK[a] < RK[b] ? RK[a] : RK[b]))
             bw=$(awk -v r="${LR[k]}" -v m="$m" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }')
             for ((l = 0; l < m; l++)); do
@@ -198,7 +227,26 @@ EOF
                 sep=,
             done
         done
-        printf '\n  ]\n}\n'
+        # a switch: per local rank index l (l < the fewest ranks of its hosts), one
+        # non-blocking switch of those ranks, unwound into a full mesh (each port's
+        # rate shared by the other members)
+        printf '\n  ]'
+        sep=""
+        [ "$T" = "$N" ] || printf ',\n  "switches": ['
+        for ((s = N; s < T; s++)); do
+            m=64 members=""
+            for a in ${SH[s]}; do m=$((RK[a] < m ? RK[a] : m)); done
+            bw=$(awk -v r="${SR[s]}" -v m="$m" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }')
+            for ((l = 0; l < m; l++)); do
+                members=$(for a in ${SH[s]}; do echo $((OFF[a] + l)); done | paste -sd,)
+                # shellcheck disable=SC2086
+                printf '%s\n    {"npus": [%s], "lat_us": 100, "bw_gbps": %s, "unwind_degree": %d, "name": "s%d %d Mbit/s ports TCP"}' \
+                    "$sep" "$members" "$bw" $(($(set -- ${SH[s]}; echo $#) - 1)) $((s - N)) "${SR[s]}"
+                sep=,
+            done
+        done
+        [ "$T" = "$N" ] || printf '\n  ]'
+        printf '\n}\n'
     } >"$OUT/topology.json"
     {
         echo "testbed $SHAPE: $N hosts, $NP ranks; tbf rate R $TBF at both ends of each link, MTU $MTU"
@@ -206,9 +254,9 @@ EOF
         for ((i = 0; i < N; i++)); do
             echo "h$i: ranks $((OFF[i]))..$((OFF[i] + RK[i] - 1)), host address 10.77.100.$((i + 1)), management 10.77.0.$((i + 1))"
         done
-        for ((k = 0; k < E; k++)); do echo "link h${LA[k]}-h${LB[k]}: ${LR[k]} Mbit/s"; done
+        for ((k = 0; k < E; k++)); do echo "link $(nm "${LA[k]}")-$(nm "${LB[k]}"): ${LR[k]} Mbit/s"; done
         for ((a = 0; a < N; a++)); do for ((b = a + 1; b < N; b++)); do
-            [ "${NB[a * N + b]}" = 1 ] || echo "route h$a<->h$b: $(path "$a" "$b")"
+            [ "${NB[a * T + b]}" = 1 ] || echo "route h$a<->h$b: $(path "$a" "$b")"
         done; done
     } >"$OUT/shape.txt"
 }
@@ -228,47 +276,48 @@ link add br0 type bridge
 addr add 10.77.0.254/24 dev br0
 link set br0 up
 EOF
-    for ((i = 0; i < N; i++)); do
-        ip netns add "tacos-h$i" || return 1
-        ip -n tacos-head link add "m$i" type veth peer name mg netns "tacos-h$i" || return 1
+    for ((i = 0; i < T; i++)); do
+        ip netns add "tacos-$(nm $i)" || return 1
+        [ "$i" -ge "$N" ] || ip -n tacos-head link add "m$i" type veth peer name mg netns "tacos-h$i" || return 1
     done
     for ((k = 0; k < E; k++)); do
-        ip -n "tacos-h${LA[k]}" link add "to-h${LB[k]}" mtu "$MTU" type veth peer name "to-h${LA[k]}" mtu "$MTU" netns "tacos-h${LB[k]}" || return 1
+        a=$(nm "${LA[k]}") b=$(nm "${LB[k]}")
+        ip -n "tacos-$a" link add "to-$b" mtu "$MTU" type veth peer name "to-$a" mtu "$MTU" netns "tacos-$b" || return 1
     done
     for ((i = 0; i < N; i++)); do echo "link set m$i master br0 up"; done | ip -n tacos-head -batch - || return 1
-    for ((i = 0; i < N; i++)); do
-        h=10.77.100.$((i + 1))
+    for ((i = 0; i < T; i++)); do
+        h=$(addr "$i")
         {
             echo "link set lo up"
-            echo "addr add 10.77.0.$((i + 1))/24 dev mg"
-            echo "link set mg up"
+            if [ "$i" -lt "$N" ]; then
+                echo "addr add 10.77.0.$((i + 1))/24 dev mg"
+                echo "link set mg up"
+            fi
             echo "link add ha type veth peer name hb"
             echo "addr add $h/32 dev ha"
             echo "link set ha up"
             echo "link set hb up"
-            for ((j = 0; j < N; j++)); do
-                [ "$j" != "$i" ] || continue
-                if [ "${NB[i * N + j]}" = 1 ]; then
-                    echo "link set to-h$j up"
-                    echo "route add 10.77.100.$((j + 1))/32 dev to-h$j src $h"
-                fi
+            for ((j = 0; j < T; j++)); do
+                [ "$j" != "$i" ] && [ "${NB[i * T + j]}" = 1 ] || continue
+                echo "link set to-$(nm "$j") up"
+                [ "$j" -ge "$N" ] || echo "route add $(addr "$j")/32 dev to-$(nm "$j") src $h"
             done
-            for ((j = 0; j < N; j++)); do
-                k=${NX[i * N + j]}
-                [ "$j" != "$i" ] && [ "${NB[i * N + j]}" = 0 ] || continue
-                echo "route add 10.77.100.$((j + 1))/32 via 10.77.100.$((k + 1)) dev to-h$k onlink src $h"
+            for ((j = 0; j < N; j++)); do # routes to the hosts only (a switch's address is a next hop)
+                k=${NX[i * T + j]}
+                [ "$j" != "$i" ] && [ "${NB[i * T + j]}" = 0 ] || continue
+                echo "route add $(addr "$j")/32 via $(addr "$k") dev to-$(nm "$k") onlink src $h"
             done
-        } | ip -n "tacos-h$i" -batch - || return 1
+        } | ip -n "tacos-$(nm "$i")" -batch - || return 1
         # shellcheck disable=SC2016
-        ip netns exec "tacos-h$i" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward &&
+        ip netns exec "tacos-$(nm "$i")" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward &&
             for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 >"$f"; done &&
             { [ ! -e /proc/sys/net/ipv6 ] || echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; }' || return 1
     done
     for ((k = 0; k < E; k++)); do
-        a=${LA[k]} b=${LB[k]} r=${LR[k]}
+        a=$(nm "${LA[k]}") b=$(nm "${LB[k]}") r=${LR[k]}
         # shellcheck disable=SC2086
-        tc -n "tacos-h$a" qdisc add dev "to-h$b" root tbf rate "${r}mbit" $TBF &&
-            tc -n "tacos-h$b" qdisc add dev "to-h$a" root tbf rate "${r}mbit" $TBF || return 1
+        tc -n "tacos-$a" qdisc add dev "to-$b" root tbf rate "${r}mbit" $TBF &&
+            tc -n "tacos-$b" qdisc add dev "to-$a" root tbf rate "${r}mbit" $TBF || return 1
     done
 }
 

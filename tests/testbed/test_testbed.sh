@@ -90,6 +90,7 @@ shape() {
     rc=$?
     if [ $rc = 77 ]; then
         cat "$T/testbed.err" >&2
+        [ $fails = 0 ] || exit 1
         exit 77
     fi
     [ $rc = 0 ] || { fail "$name: testbed exit $rc"; cat "$T/testbed.err" >&2; }
@@ -160,11 +161,31 @@ measured_shape() {
     fails=$((fails + noisy))
 }
 
+# shape specs with switches: an error names what is wrong (exit 2, before
+# anything is set up; needs no root)
+for bad in "4:0-s0@100,1-s0@200|one rate a switch" "4:0-s0@100|fewer than 2 hosts" \
+    "3:0-s0@100,1-s0@100,s0-s1@100|a switch joins hosts only" "4:0-s0@100,5-s0@100|host 5 does not"; do
+    bash "$SRC/testbed.sh" run "${bad%%|*}" -- true 2>"$T/bad.err"
+    rc=$?
+    [ $rc = 2 ] && grep -q "${bad#*|}" "$T/bad.err" ||
+        { fail "testbed.sh run ${bad%%|*}: exit $rc, want 2 and '${bad#*|}'"; cat "$T/bad.err" >&2; }
+done
+
 # slow links at 50 Mbit/s, 8x below the fast ones: with 4 busy ranks on 2
 # cores a 400 Mbit/s link measured as little as 0.023 GB/s (half its rate),
 # only 2x a 100 Mbit/s one
 measured_shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 \
     "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" h0-h1 h0-h2
+# switch4: every pair routed through the switch's namespace, and its true
+# topology (a switch unwound into a full mesh) one tacos-synth reads
+rm -rf "$T/sw"
+bash "$SRC/testbed.sh" run switch4 -o "$T/sw" -- true 2>"$T/testbed.err" ||
+    { fail "switch4: testbed exit"; cat "$T/testbed.err" >&2; }
+[ "$(grep -c '^route h[0-9]*<->h[0-9]*: h[0-9]* s0 h[0-9]*$' "$T/sw/shape.txt")" = 6 ] ||
+    { fail "switch4: not every pair routed through s0"; cat "$T/sw/shape.txt" >&2; }
+"$TACOS_SYNTH" --topology "$T/sw/topology.json" -c allreduce >/dev/null 2>"$T/sw/err" ||
+    { fail "switch4: tacos-synth cannot read its true topology"; cat "$T/sw/err" "$T/sw/topology.json" >&2; }
+
 IPC=1
 export IPC
 measured_shape 3:0-1@400,0-2@400,1-2@50 1,2,1 "h0-h1 h0-h2 h1-h2" "" h0-h1 h1-h2 999
