@@ -25,8 +25,9 @@ typedef struct {
     int h;
     double rate[MAXH][MAXH]; /* bytes/us of the physical link, 0 = none */
     int next[MAXH][MAXH];    /* first hop of the route a->b */
-    double port[MAXH]; /* bytes/us a host sends (and receives) in all, 0 = no limit: hosts on a
-                        * switch, every pair a link at the port's rate */
+    double port[MAXH]; /* bytes/us a host sends (and receives) in all, 0 = no limit: for hosts
+                        * on one switch alone, modelled as every pair a link at the port's
+                        * rate (only a flow's ends are charged: no relay host) */
     int stall_host; /* noise: this host's first test (two peers, not the token) takes 2x; -1 none */
     int stall_second; /* noise: this host's first second-size exchange takes 1.5x, at both
                        * ends; -1 none */

@@ -8,12 +8,14 @@
 #
 # TESTBED_MTU: the emulated links' MTU (default 9000; 1500 for standard frames).
 # SHAPE is two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,A-B@MBIT,... (hosts
-# 0..N-1, undirected links in Mbit/s; an end sK is switch K, a namespace that
-# forwards between the hosts linked to it, each port shaped at its link's rate). RANKS: ranks per host, one number for every host
-# (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a fresh
-# temporary directory, removed at the end) receives hostfile, agent (the ssh
-# stand-in), topology.json (the true topology, tacos-topology format: NPUs =
-# ranks, links = physical links at TCP goodput) and shape.txt.
+# 0..N-1, undirected links in Mbit/s; an end sK is switch K, numbered from s0
+# without gaps: a namespace that forwards between the hosts linked to it, each
+# port shaped at its link's rate). RANKS: ranks per host, one number for every
+# host (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a
+# fresh temporary directory, removed at the end) receives hostfile, agent (the
+# ssh stand-in), topology.json (the true topology, tacos-topology format: NPUs =
+# ranks, links = physical links at TCP goodput, switches = non-blocking switches
+# unwound into a full mesh) and shape.txt.
 #
 # Layout:
 #   tacos-head  where COMMAND and mpirun run; bridge br0 10.77.0.254/24 (management,
@@ -21,10 +23,12 @@
 #   tacos-hI    host hI, hostname hI under the agent; one host address
 #               10.77.100.(I+1)/32 on veth "ha" (the only address Open MPI's TCP
 #               transport uses); veth "to-hJ" per neighbour J with tbf on egress at
-#               both ends and a /32 route to hJ's host address; non-neighbours get
-#               fewest-hop routes (via ... onlink, forwarding on; ties avoid the link
-#               that comes last in (lower end, higher end) order), the same path both
-#               ways, so routed traffic really crosses and shares the emulated links.
+#               both ends and a /32 route to hJ's host address ("to-sK" to a switch,
+#               no route: it is only a next hop); non-neighbours get fewest-hop
+#               routes (via ... onlink, forwarding on; through a switch counts as one
+#               hop, as a link; ties avoid the link that comes last in (lower end,
+#               higher end) order), the same path both ways, so routed traffic
+#               really crosses and shares the emulated links.
 #   tacos-sK    switch K: address 10.77.101.(K+1), a veth "to-hJ" per host J on it
 #               (tbf at both ends: the host's port), routes to every host.
 # COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
@@ -119,7 +123,7 @@ parse_shape() {
     switch4) spec=4:0-s0@100,1-s0@100,2-s0@100,3-s0@100 ;;
     *) spec=$1 ;;
     esac
-    local e='(s?[0-9]+)'
+    local e='(s?[0-9]{1,3})'
     [[ $spec =~ ^[0-9]+:$e-$e@[0-9]+(,$e-$e@[0-9]+)*$ ]] ||
         die 2 "bad shape '$1': want two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,... (see: $0 shapes)"
     N=$((10#${spec%%:*}))
@@ -134,40 +138,42 @@ parse_shape() {
             { a = node($1); b = node($2); if (a > b) { t = a; a = b; b = t }; print a "-" b "-" $3 + 0 }' |
         sort -t- -n -k1,1 -k2,2); do
         IFS=- read -r a b r <<<"$l"
+        ((b < N + 16)) || die 2 "bad shape '$1': switch s$((b - N)) does not exist (s0..s15)"
+        [ "$a" != "$b" ] || die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") joins a node to itself"
+        ((r >= 1 && r <= 100000)) || die 2 "bad shape '$1': rate $r not in 1..100000 Mbit/s"
+        case $seen in *" $a-$b "*) die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") given twice" ;; esac
+        seen="$seen$a-$b "
         if [ "$b" -ge "$N" ]; then # a switch's port
-            ((b < N + 16)) || die 2 "bad shape '$1': switch s$((b - N)) (switches s0..s15)"
-            [ "$a" -lt "$N" ] || die 2 "bad shape '$1': link s$((a - N))-s$((b - N)) (a switch joins hosts only)"
-            [ "${SR[b]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch s$((b - N)) has ports of ${SR[b]} and $r Mbit/s (one rate a switch)"
+            [ "$a" -lt "$N" ] || die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") (a switch joins hosts only)"
+            [ "${SR[b]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch $(nm "$b") has ports of ${SR[b]} and $r Mbit/s (one rate a switch)"
             SR[b]=$r SH[b]="${SH[b]:-} $a"
             ((b + 1 <= T)) || T=$((b + 1))
         fi
-        [ "$a" != "$b" ] || die 2 "bad shape '$1': link $a-$b joins a host to itself"
-        ((r >= 1 && r <= 100000)) || die 2 "bad shape '$1': rate $r not in 1..100000 Mbit/s"
-        case $seen in *" $a-$b "*) die 2 "bad shape '$1': link $a-$b given twice" ;; esac
-        seen="$seen$a-$b "
         LA+=("$a") LB+=("$b") LR+=("$r")
     done
     E=${#LA[@]}
     [ "$E" -le 48 ] || die 2 "bad shape '$1': at most 48 links"
     for ((s = N; s < T; s++)); do
+        [ -n "${SH[s]:-}" ] || die 2 "bad shape '$1': switch $(nm "$s") not given (switches are s0, s1, ... without gaps)"
         # shellcheck disable=SC2086
-        [ "$(set -- ${SH[s]:-}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch s$((s - N)) joins fewer than 2 hosts"
+        [ "$(set -- ${SH[s]}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch $(nm "$s") joins fewer than 2 hosts"
     done
 }
 
-# Fewest hops, ties to the least sum of 2^k over the path's links k (in sorted
-# order): the paths are unique, hence the same both ways, and every path's tail is
-# the tail's own path (consistent next hops).
+# Fewest hops (into and out of a switch half a hop each: through a switch is one
+# hop, as a link), ties to the least sum of 2^k over the path's links k (in sorted
+# order, below half a hop): the paths are unique, hence the same both ways, and
+# every path's tail is the tail's own path (consistent next hops).
 # Over every node (hosts and switches). Sets NX[a*T+c] (next hop from a towards c)
 # and NB[a*T+c] (1: neighbours).
 routes() {
-    local INF=$((1 << 62)) M=$((1 << E)) a b c k d
+    local INF=$((1 << 62)) M=$((1 << (E + 1))) a b c k d w
     D=() NX=() NB=()
     for ((a = 0; a < T * T; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
     for ((a = 0; a < T; a++)); do D[a * T + a]=0; done
     for ((k = 0; k < E; k++)); do
-        a=${LA[k]} b=${LB[k]}
-        D[a * T + b]=$((M + (1 << k))) D[b * T + a]=$((M + (1 << k)))
+        a=${LA[k]} b=${LB[k]} w=$((b < N ? M : M / 2))
+        D[a * T + b]=$((w + (1 << k))) D[b * T + a]=$((w + (1 << k)))
         NX[a * T + b]=$b NX[b * T + a]=$a NB[a * T + b]=1 NB[b * T + a]=1
     done
     for ((k = 0; k < T; k++)); do for ((a = 0; a < T; a++)); do

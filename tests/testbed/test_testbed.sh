@@ -30,7 +30,10 @@
 #    (mpi_coll_check, mpi_nbc_check: every result checked; mapping memory
 #    of another host fails the call);
 #  - coll/tacos alone with net_piece_bytes different on the ranks of one host:
-#    right results, one message naming it.
+#    right results, one message naming it;
+#  - testbed.sh refuses bad shapes with switches, naming why (no root
+#    needed); switch4 routes every pair through the switch, tacos-probe
+#    --all measures across it, and tacos-synth reads its true topology.
 B=${TACOS_BUILD:-..}
 SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
@@ -176,11 +179,16 @@ done
 # only 2x a 100 Mbit/s one
 measured_shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 \
     "h0-h1 h2-h3 h0-h2 h0-h3 h1-h2 h1-h3" "" h0-h1 h0-h2
-# switch4: every pair routed through the switch's namespace, and its true
-# topology (a switch unwound into a full mesh) one tacos-synth reads
+# switch4: every pair routed through the switch's namespace, messages get
+# through it (tacos-probe --all measures every pair: what it makes of them is
+# README's, not checked here), and its true topology (a switch unwound into a
+# full mesh) is one tacos-synth reads
 rm -rf "$T/sw"
-bash "$SRC/testbed.sh" run switch4 -o "$T/sw" -- true 2>"$T/testbed.err" ||
-    { fail "switch4: testbed exit"; cat "$T/testbed.err" >&2; }
+timeout 300 bash "$SRC/testbed.sh" run switch4 -o "$T/sw" -- \
+    sh -c '$TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$TESTBED_DIR/probed.json"' >"$T/sw.out" 2>&1 ||
+    { fail "switch4: testbed or tacos-probe exit"; cat "$T/sw.out" >&2; }
+grep -q "network between 4 hosts measured" "$T/sw.out" ||
+    { fail "switch4: nothing measured"; cat "$T/sw.out" >&2; }
 [ "$(grep -c '^route h[0-9]*<->h[0-9]*: h[0-9]* s0 h[0-9]*$' "$T/sw/shape.txt")" = 6 ] ||
     { fail "switch4: not every pair routed through s0"; cat "$T/sw/shape.txt" >&2; }
 "$TACOS_SYNTH" --topology "$T/sw/topology.json" -c allreduce >/dev/null 2>"$T/sw/err" ||
