@@ -107,11 +107,11 @@ teardown() {
     [ -z "$(our_ns)" ] || echo "testbed.sh: could not remove: $(our_ns | paste -sd' ')" >&2
 }
 
-# Nodes: hosts 0..N-1, then switches N..T-1 (sK is node N+K).
+# Nodes: hosts 0..N-1, then switches N..NODES-1 (sK is node N+K).
 nm() { if [ "$1" -lt "$N" ]; then echo "h$1"; else echo "s$(($1 - N))"; fi; }
 addr() { if [ "$1" -lt "$N" ]; then echo "10.77.100.$(($1 + 1))"; else echo "10.77.101.$(($1 - N + 1))"; fi; }
 
-# parse_shape SHAPE: sets N, T, E and per link k (sorted by ends): LA[k] < LB[k], LR[k];
+# parse_shape SHAPE: sets N, NODES, E and per link k (sorted by ends): LA[k] < LB[k], LR[k];
 # per switch node s: SR[s] its ports' rate, SH[s] its hosts (a list).
 parse_shape() {
     local spec l a b r k s seen=" "
@@ -128,7 +128,7 @@ parse_shape() {
         die 2 "bad shape '$1': want two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,... (see: $0 shapes)"
     N=$((10#${spec%%:*}))
     ((N >= 2 && N <= 16)) || die 2 "bad shape '$1': 2 to 16 hosts"
-    T=$N
+    NODES=$N
     LA=() LB=() LR=() SR=() SH=()
     for l in $(echo "${spec#*:}" | tr ',-' '  ' | sed 's/@[0-9]*//g'); do
         [[ $l == s* ]] || [ "$((10#$l))" -lt "$N" ] || die 2 "bad shape '$1': host $l does not exist (hosts 0..$((N - 1)))"
@@ -147,13 +147,13 @@ parse_shape() {
             [ "$a" -lt "$N" ] || die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") (a switch joins hosts only)"
             [ "${SR[b]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch $(nm "$b") has ports of ${SR[b]} and $r Mbit/s (one rate a switch)"
             SR[b]=$r SH[b]="${SH[b]:-} $a"
-            ((b + 1 <= T)) || T=$((b + 1))
+            ((b + 1 <= NODES)) || NODES=$((b + 1))
         fi
         LA+=("$a") LB+=("$b") LR+=("$r")
     done
     E=${#LA[@]}
     [ "$E" -le 48 ] || die 2 "bad shape '$1': at most 48 links"
-    for ((s = N; s < T; s++)); do
+    for ((s = N; s < NODES; s++)); do
         [ -n "${SH[s]:-}" ] || die 2 "bad shape '$1': switch $(nm "$s") not given (switches are s0, s1, ... without gaps)"
         # shellcheck disable=SC2086
         [ "$(set -- ${SH[s]}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch $(nm "$s") joins fewer than 2 hosts"
@@ -164,24 +164,24 @@ parse_shape() {
 # hop, as a link), ties to the least sum of 2^k over the path's links k (in sorted
 # order, below half a hop): the paths are unique, hence the same both ways, and
 # every path's tail is the tail's own path (consistent next hops).
-# Over every node (hosts and switches). Sets NX[a*T+c] (next hop from a towards c)
-# and NB[a*T+c] (1: neighbours).
+# Over every node (hosts and switches). Sets NX[a*NODES+c] (next hop from a towards c)
+# and NB[a*NODES+c] (1: neighbours).
 routes() {
     local INF=$((1 << 62)) M=$((1 << (E + 1))) a b c k d w
     D=() NX=() NB=()
-    for ((a = 0; a < T * T; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
-    for ((a = 0; a < T; a++)); do D[a * T + a]=0; done
+    for ((a = 0; a < NODES * NODES; a++)); do D[a]=$INF NX[a]=-1 NB[a]=0; done
+    for ((a = 0; a < NODES; a++)); do D[a * NODES + a]=0; done
     for ((k = 0; k < E; k++)); do
         a=${LA[k]} b=${LB[k]} w=$((b < N ? M : M / 2))
-        D[a * T + b]=$((w + (1 << k))) D[b * T + a]=$((w + (1 << k)))
-        NX[a * T + b]=$b NX[b * T + a]=$a NB[a * T + b]=1 NB[b * T + a]=1
+        D[a * NODES + b]=$((w + (1 << k))) D[b * NODES + a]=$((w + (1 << k)))
+        NX[a * NODES + b]=$b NX[b * NODES + a]=$a NB[a * NODES + b]=1 NB[b * NODES + a]=1
     done
-    for ((k = 0; k < T; k++)); do for ((a = 0; a < T; a++)); do
-        [ "${D[a * T + k]}" = "$INF" ] && continue
-        for ((c = 0; c < T; c++)); do
-            [ "${D[k * T + c]}" = "$INF" ] && continue
-            d=$((D[a * T + k] + D[k * T + c]))
-            if [ "$d" -lt "${D[a * T + c]}" ]; then D[a * T + c]=$d NX[a * T + c]=${NX[a * T + k]}; fi
+    for ((k = 0; k < NODES; k++)); do for ((a = 0; a < NODES; a++)); do
+        [ "${D[a * NODES + k]}" = "$INF" ] && continue
+        for ((c = 0; c < NODES; c++)); do
+            [ "${D[k * NODES + c]}" = "$INF" ] && continue
+            d=$((D[a * NODES + k] + D[k * NODES + c]))
+            if [ "$d" -lt "${D[a * NODES + c]}" ]; then D[a * NODES + c]=$d NX[a * NODES + c]=${NX[a * NODES + k]}; fi
         done
     done; done
     for ((c = 1; c < N; c++)); do
@@ -189,7 +189,7 @@ routes() {
     done
 }
 
-path() { local a=$1 c=$2 p; p=$(nm "$1"); while [ "$a" != "$c" ]; do a=${NX[a * T + c]}; p="$p $(nm "$a")"; done; echo "$p"; }
+path() { local a=$1 c=$2 p; p=$(nm "$1"); while [ "$a" != "$c" ]; do a=${NX[a * NODES + c]}; p="$p $(nm "$a")"; done; echo "$p"; }
 
 # write_files: hostfile, agent, topology.json, shape.txt into $OUT.
 write_files() {
@@ -238,8 +238,8 @@ EOF
         # rate shared by the other members)
         printf '\n  ]'
         sep=""
-        [ "$T" = "$N" ] || printf ',\n  "switches": ['
-        for ((s = N; s < T; s++)); do
+        [ "$NODES" = "$N" ] || printf ',\n  "switches": ['
+        for ((s = N; s < NODES; s++)); do
             m=64 members=""
             for a in ${SH[s]}; do m=$((RK[a] < m ? RK[a] : m)); done
             bw=$(awk -v r="${SR[s]}" -v m="$m" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }')
@@ -251,7 +251,7 @@ EOF
                 sep=,
             done
         done
-        [ "$T" = "$N" ] || printf '\n  ]'
+        [ "$NODES" = "$N" ] || printf '\n  ]'
         printf '\n}\n'
     } >"$OUT/topology.json"
     {
@@ -262,7 +262,7 @@ EOF
         done
         for ((k = 0; k < E; k++)); do echo "link $(nm "${LA[k]}")-$(nm "${LB[k]}"): ${LR[k]} Mbit/s"; done
         for ((a = 0; a < N; a++)); do for ((b = a + 1; b < N; b++)); do
-            [ "${NB[a * T + b]}" = 1 ] || echo "route h$a<->h$b: $(path "$a" "$b")"
+            [ "${NB[a * NODES + b]}" = 1 ] || echo "route h$a<->h$b: $(path "$a" "$b")"
         done; done
     } >"$OUT/shape.txt"
 }
@@ -282,7 +282,7 @@ link add br0 type bridge
 addr add 10.77.0.254/24 dev br0
 link set br0 up
 EOF
-    for ((i = 0; i < T; i++)); do
+    for ((i = 0; i < NODES; i++)); do
         ip netns add "tacos-$(nm $i)" || return 1
         [ "$i" -ge "$N" ] || ip -n tacos-head link add "m$i" type veth peer name mg netns "tacos-h$i" || return 1
     done
@@ -291,7 +291,7 @@ EOF
         ip -n "tacos-$a" link add "to-$b" mtu "$MTU" type veth peer name "to-$a" mtu "$MTU" netns "tacos-$b" || return 1
     done
     for ((i = 0; i < N; i++)); do echo "link set m$i master br0 up"; done | ip -n tacos-head -batch - || return 1
-    for ((i = 0; i < T; i++)); do
+    for ((i = 0; i < NODES; i++)); do
         h=$(addr "$i")
         {
             echo "link set lo up"
@@ -303,14 +303,14 @@ EOF
             echo "addr add $h/32 dev ha"
             echo "link set ha up"
             echo "link set hb up"
-            for ((j = 0; j < T; j++)); do
-                [ "$j" != "$i" ] && [ "${NB[i * T + j]}" = 1 ] || continue
+            for ((j = 0; j < NODES; j++)); do
+                [ "$j" != "$i" ] && [ "${NB[i * NODES + j]}" = 1 ] || continue
                 echo "link set to-$(nm "$j") up"
                 [ "$j" -ge "$N" ] || echo "route add $(addr "$j")/32 dev to-$(nm "$j") src $h"
             done
             for ((j = 0; j < N; j++)); do # routes to the hosts only (a switch's address is a next hop)
-                k=${NX[i * T + j]}
-                [ "$j" != "$i" ] && [ "${NB[i * T + j]}" = 0 ] || continue
+                k=${NX[i * NODES + j]}
+                [ "$j" != "$i" ] && [ "${NB[i * NODES + j]}" = 0 ] || continue
                 echo "route add $(addr "$j")/32 via $(addr "$k") dev to-$(nm "$k") onlink src $h"
             done
         } | ip -n "tacos-$(nm "$i")" -batch - || return 1
