@@ -422,23 +422,22 @@ typedef struct {
 } noise_t;
 
 /* Measures the cluster and checks what it found; the number of tests run. */
-static int measure_cluster(const char *name, const cluster_t *cl, const char *want,
+static int measure_cluster(const char *name, const cluster_t *c, const char *want,
                            const int *ranks_per_host)
 {
-    const cluster_t c = *cl;
-    int h = c.h, host_of_rank[MAXR], n = 0;
+    int h = c->h, host_of_rank[MAXR], n = 0;
     for (int a = 0; a < h; a++)
         for (int i = 0; i < (ranks_per_host ? ranks_per_host[a] : 1); i++)
             host_of_rank[n++] = a;
     tacos_net_t net;
     tacos_probe_record_t recs[MAXR];
-    int rc = measure(&c, n, host_of_rank, &net, recs);
+    int rc = measure(c, n, host_of_rank, &net, recs);
     CHECK(rc == TACOS_OK, "%s: %s", name, tacos_last_error());
     if (rc)
         return -1;
     CHECK(net.nhosts == h, "%s: %d hosts", name, net.nhosts);
     int ntests = net.ntests;
-    expect_links(name, &net, &c, want);
+    expect_links(name, &net, c, want);
     /* the description: a line per pair, "a path through" for each path */
     char *text = NULL;
     CHECK_OK(tacos_net_describe(recs, n, &net, &text));
