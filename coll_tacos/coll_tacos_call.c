@@ -119,7 +119,15 @@ static size_t pml_piece(void *ctx, int peer)
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     pml_ctx_t *c = ctx;
-    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
+    ptrdiff_t lb, slot;
+    if (!c->slot) {
+        ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
+        return OMPI_SUCCESS;
+    }
+    ompi_datatype_get_extent(c->slot, &lb, &slot); /* one element of the unit a slot */
+    for (size_t i = 0; i < count; i++)
+        ompi_op_reduce(c->op, (char *)src - c->shift + (ptrdiff_t)i * slot,
+                       (char *)dst - c->shift + (ptrdiff_t)i * slot, 1, c->unit);
     return OMPI_SUCCESS;
 }
 
@@ -143,13 +151,15 @@ static char *dt_contiguous(void *ctx, const tacos_data_t *d)
 }
 
 /* Between a (buffer, count, datatype) and its units in work: Open MPI's
- * datatype engine (elements keep their layout; bytes are packed). */
+ * datatype engine (elements keep their layout, or take a slot each; bytes
+ * are packed). */
 static int dt_pack(void *ctx, const tacos_data_t *d, char *work)
 {
     pml_ctx_t *x = ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
     if (x->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count, dtype);
+        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count,
+                                    x->slot ? x->slot : dtype);
     return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work,
                                 (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt);
 }
@@ -159,7 +169,8 @@ static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
     pml_ctx_t *x = ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
     if (x->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(work, (int)d->count, dtype, d->buf, (int)d->count, dtype);
+        return ompi_datatype_sndrcv(work, (int)d->count, x->slot ? x->slot : dtype, d->buf,
+                                    (int)d->count, dtype);
     return ompi_datatype_sndrcv(work, (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt,
                                 d->buf, (int)d->count, dtype);
 }

@@ -46,6 +46,11 @@ typedef struct {
     int tag;
     struct ompi_datatype_t *unit; /* MPI_BYTE, or the datatype reductions combine */
     ptrdiff_t shift;              /* the executor's unit i starts shift past element i */
+    /* Textbook reductions on a unit whose elements overlap or run backwards
+     * (extent <= 0 or below the true extent): unit resized to its true
+     * extent, the layout of the units in work space (one element each,
+     * combined one by one), else NULL */
+    struct ompi_datatype_t *slot;
     struct ompi_op_t *op;
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */
@@ -85,7 +90,20 @@ static inline tacos_data_t data(const void *buf, size_t count, struct ompi_datat
 {
     ptrdiff_t lb, ext;
     ompi_datatype_get_extent(dtype, &lb, &ext);
-    return (tacos_data_t){(void *)buf, count, dtype, ext};
+    return (tacos_data_t){(void *)buf, count, dtype, ext, count * type_size(dtype)};
+}
+
+/* The bytes count elements of dtype cover: [buf + *lo, buf + *hi), empty
+ * for none; any true lower bound, any sign of extent. */
+static inline void footprint(size_t count, struct ompi_datatype_t *dtype, ptrdiff_t *lo,
+                             ptrdiff_t *hi)
+{
+    ptrdiff_t lb, ext, tlb, text, run;
+    ompi_datatype_get_extent(dtype, &lb, &ext);
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    run = count ? (ptrdiff_t)(count - 1) * ext : 0;
+    *lo = count ? tlb + (run < 0 ? run : 0) : 0;
+    *hi = count ? tlb + text + (run > 0 ? run : 0) : 0;
 }
 
 /* ---- GPU buffers ---------------------------------------------------------------- */

@@ -62,14 +62,12 @@ static tacos_data_t block_of(const void *buf, size_t i, size_t count, struct omp
 /* A working copy of (count, t): l->tmp, laid out as t wants. */
 static tacos_data_t work_like(list_t *l, size_t count, struct ompi_datatype_t *t)
 {
-    ptrdiff_t lb, ext, tlb, text;
-    ompi_datatype_get_extent(t, &lb, &ext);
-    ompi_datatype_get_true_extent(t, &tlb, &text);
-    size_t pad = (size_t)(tlb < 0 ? -tlb : tlb);
-    char *base = malloc(count * (size_t)(ext < 0 ? -ext : ext) + (size_t)text + 2 * pad + 16);
+    ptrdiff_t lo, hi;
+    footprint(count, t, &lo, &hi);
+    char *base = malloc((size_t)(hi - lo) + 1);
     l->nomem |= !base;
     l->tmp = base;
-    return data(base ? base + pad : NULL, count, t);
+    return data(base ? base - lo : NULL, count, t);
 }
 
 /* The bytes [lo, hi) of buf copied into l->tmp: the input of an in-place
@@ -85,16 +83,15 @@ static char *raw_copy(list_t *l, const char *buf, ptrdiff_t lo, ptrdiff_t hi)
     return w ? w - lo : NULL;
 }
 
-/* The span of bytes block i of (count[i], type[i]) at disp_bytes[i] covers. */
+/* *lo and *hi widened to the bytes (count, t) at disp_bytes covers. */
 static void span_of(size_t count, ptrdiff_t disp_bytes, struct ompi_datatype_t *t, ptrdiff_t *lo,
                     ptrdiff_t *hi)
 {
-    ptrdiff_t lb, ext, tlb, text;
+    ptrdiff_t a, b;
     if (!count)
         return;
-    ompi_datatype_get_extent(t, &lb, &ext);
-    ompi_datatype_get_true_extent(t, &tlb, &text);
-    ptrdiff_t a = disp_bytes + tlb, b = disp_bytes + tlb + (ptrdiff_t)(count - 1) * ext + text;
+    footprint(count, t, &a, &b);
+    a += disp_bytes, b += disp_bytes;
     if (a < *lo)
         *lo = a;
     if (b > *hi)
@@ -116,24 +113,37 @@ int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mod
     free(l->held);
     if (rc == OMPI_SUCCESS || !ran) /* else kept: an abandoned send may still read it */
         free(l->tmp);
+    pml_ctx_t *x = call->tp.ctx;
+    if (x->slot) /* a request holds its own reference */
+        OBJ_RELEASE(x->slot);
     return rc;
 }
 
-/* A call whose units are elements of dtype, combined with op. */
-static void elements(tacos_call_t *call, pml_ctx_t *x, struct ompi_datatype_t *dtype,
+/* A call whose units are elements of dtype, combined with op: in work
+ * space each unit takes the datatype's extent, or where elements overlap
+ * or run backwards (an extent below the true extent, or <= 0) a slot of
+ * the true extent each (x->slot). */
+static void elements(tacos_call_t *call, pml_ctx_t *x, list_t *l, struct ompi_datatype_t *dtype,
                      struct ompi_op_t *op)
 {
     ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
     x->unit = dtype, x->shift = tlb, x->op = op;
-    call->v = (tacos_view_t){0, (size_t)ext, 0, tlb};
+    if (text > 0 && (ext <= 0 || text > ext)) {
+        if (ompi_datatype_create_resized(dtype, tlb, text, &x->slot) != OMPI_SUCCESS ||
+            ompi_datatype_commit(&x->slot) != OMPI_SUCCESS)
+            l->nomem = 1, x->slot = NULL;
+        else
+            list_hold(l, x->slot), ext = text;
+    }
+    call->v = (tacos_view_t){0, (size_t)(ext > 0 ? ext : 1), 0, tlb};
 }
 
 #define ELEMENTS(comm, name, dtype, op)                                                      \
     CALL(comm, name, op);                                                                    \
-    elements(&call, &x, dtype, op);                                                          \
     list_t l = {0};                                                                          \
+    elements(&call, &x, &l, dtype, op);                                                      \
     RANKS(comm);                                                                             \
     list_hold(&l, dtype)
 
@@ -558,6 +568,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         for (int r = 0; r < me; r++)
             at += (size_t)rcounts[r];
         whole.buf = (char *)whole.buf + (ptrdiff_t)at * whole.extent, whole.count = mine;
+        whole.bytes = mine * type_size(dtype);
         copy_when(&l, whole, data(rbuf, mine, dtype), 1);
         return list_run(m, &l, &call, mode, request);
     }
@@ -570,6 +581,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
         tacos_data_t b = in;
         b.buf = (char *)in.buf + (ptrdiff_t)at * in.extent, b.count = c;
+        b.bytes = c * type_size(dtype);
         list_push(&l, r, 1, 0, -1, b, c);
         at += c;
     }

@@ -432,13 +432,22 @@ static size_t block_bytes(const tacos_req_t *r, int from, int to)
     return r->sizes ? r->sizes[b] : r->call.v.bytes / (size_t)n;
 }
 
+/* Elements [first, first + count) of d. */
+static tacos_data_t part_of(const tacos_data_t *d, size_t first, size_t count)
+{
+    tacos_data_t p = *d;
+    p.buf = (char *)d->buf + (ptrdiff_t)first * d->extent;
+    p.count = count;
+    p.bytes = d->count ? d->bytes / d->count * count : 0;
+    return p;
+}
+
 /* d as nb equal blocks. */
 static void equal_parts(routed_block_t *b, const tacos_data_t *d, int nb)
 {
     size_t each = d->count / (size_t)nb;
     for (int j = 0; j < nb; j++)
-        b[j].d = (tacos_data_t){(char *)d->buf + (ptrdiff_t)(each * (size_t)j) * d->extent, each,
-                                d->type, d->extent};
+        b[j].d = part_of(d, each * (size_t)j, each);
 }
 
 static int place_routed(tacos_req_t *r)
@@ -544,19 +553,17 @@ static int unpack_routed(tacos_req_t *r)
 /* Allgather(v): rank q's block of recv. */
 static tacos_data_t recv_block(const tacos_req_t *r, int q)
 {
-    tacos_data_t d = r->recv;
-    size_t at = 0;
+    size_t at = 0, count;
     if (!r->counts)
-        d.count /= (size_t)r->c->ops.size, at = (size_t)q * d.count;
+        count = r->recv.count / (size_t)r->c->ops.size, at = (size_t)q * count;
     else if (r->displs)
-        d.count = (size_t)r->counts[q], at = (size_t)r->displs[q];
+        count = (size_t)r->counts[q], at = (size_t)r->displs[q];
     else {
         for (int i = 0; i < q; i++)
             at += (size_t)r->counts[i];
-        d.count = (size_t)r->counts[q];
+        count = (size_t)r->counts[q];
     }
-    d.buf = (char *)d.buf + (ptrdiff_t)at * d.extent;
-    return d;
+    return part_of(&r->recv, at, count);
 }
 
 /* Where each collective's schedule runs: in the caller's buffer where it
@@ -632,23 +639,28 @@ static int place(tacos_req_t *r, char **at)
     }
 }
 
-/* A list's copy: straight into place, or through scratch.  Elements (a
- * reduction's view) of one datatype on both sides: pack copies them layout
- * to layout, so it copies into `to` itself (through scratch, element 0's
- * data could lie before the allocation: a true lower bound below 0). */
+/* A list's copy: packed straight into `to` where it is one run of bytes,
+ * else through scratch of exactly what pack writes: the signature's bytes
+ * (the bytes view: `from` and `to` may be any two datatypes of one
+ * signature), or the units (elements of one datatype on both sides, unit 0
+ * at the scratch's start whatever its true lower bound). */
 static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
 {
     const tacos_call_t *call = &r->call;
-    int bytes_view = call->v.unit_ext == 1 && call->v.shift == 0;
+    const tacos_view_t *v = &call->v;
+    int bytes_view = v->unit_ext == 1 && v->shift == 0;
     char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w;
     if (to)
         return call->pack(call->tp.ctx, &cp->from, to);
-    if (!bytes_view && cp->from.type == cp->to.type && cp->from.count == cp->to.count)
-        return call->pack(call->tp.ctx, &cp->from, cp->to.buf);
-    if (!(w = scratch(r, cp->from.count * (size_t)labs(cp->from.extent) + 64)))
+    if (!bytes_view && (cp->from.type != cp->to.type || cp->from.count != cp->to.count))
+        return call->err_internal;
+    size_t bytes = bytes_view ? cp->from.bytes : cp->from.count * v->unit_ext;
+    if (!bytes)
+        return 0;
+    if (!(w = scratch(r, bytes)))
         return call->err_nomem;
-    int rc = call->pack(call->tp.ctx, &cp->from, w);
-    return rc ? rc : call->unpack(call->tp.ctx, w, &cp->to);
+    int rc = call->pack(call->tp.ctx, &cp->from, w - v->shift);
+    return rc ? rc : call->unpack(call->tp.ctx, w - v->shift, &cp->to);
 }
 
 /* The end of a call that succeeded: the result into the caller's buffer. */
@@ -690,7 +702,7 @@ static int complete(tacos_req_t *r)
     if (r->coll != TACOS_REDUCE_SCATTER)
         return UNPACK(call, r->buf, &r->recv);
     size_t first = r->off[me], mine = r->off[me + 1] - first;
-    tacos_data_t result = {r->recv.buf, mine, r->recv.type, r->recv.extent};
+    tacos_data_t result = part_of(&r->recv, 0, mine);
     if (!mine)
         return 0;
     char *out = direct(call, &result), *res = r->buf + first * call->v.unit_ext;
@@ -720,7 +732,7 @@ static int place_list(tacos_req_t *r)
         r->spans[i].units = m->units;
         r->spans[i].at = lead && m->units ? call->contiguous(call->tp.ctx, &m->data) : NULL;
         if (lead && m->units && !r->spans[i].at)
-            need += m->units * ext + 64;
+            need += m->units * ext;
     }
     char *w = need ? scratch(r, need) : NULL;
     if (need && !w)
@@ -735,7 +747,7 @@ static int place_list(tacos_req_t *r)
         if (!m->units || r->spans[i].at)
             continue;
         r->spans[i].at = w; /* element 0's data at the start, whatever its lower bound */
-        w += m->units * ext + 64;
+        w += m->units * ext;
         rc = call->pack(call->tp.ctx, &m->data, r->spans[i].at - call->v.shift);
     }
     r->opts.spans = r->spans;

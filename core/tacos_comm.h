@@ -175,12 +175,15 @@ const char *tacos_view_bytes(size_t count, size_t size, tacos_view_t *v);
 const char *tacos_view_elements(size_t count, size_t size, ptrdiff_t ext, ptrdiff_t tlb,
                                 ptrdiff_t text, int commutative, tacos_view_t *v);
 
-/* One of the caller's (buffer, count, datatype); extent: the datatype's. */
+/* One of the caller's (buffer, count, datatype); extent: the datatype's;
+ * bytes: its type signature's (count x the datatype's size: what pack
+ * writes in the bytes view, whatever the extent). */
 typedef struct {
     void *buf;
     size_t count;
     const void *type;
     ptrdiff_t extent;
+    size_t bytes;
 } tacos_data_t;
 
 /* What the binding gives a call: its transport (tp.ctx is passed to every

@@ -616,7 +616,7 @@ static tacos_data_t data(const void *buf, size_t count, const MPI_Datatype *dtyp
 {
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(*dtype, &lb, &ext);
-    return (tacos_data_t){(void *)buf, count, dtype, ext};
+    return (tacos_data_t){(void *)buf, count, dtype, ext, count * type_size(*dtype)};
 }
 
 /* ---- the collectives ------------------------------------------------------------------ */
