@@ -116,18 +116,36 @@ static size_t pml_piece(void *ctx, int peer)
     return coll_tacos_piece(((pml_ctx_t *)ctx)->comm, peer);
 }
 
+/* Packed units: each element unpacked into its own layout (two of its
+ * true extent), combined, and packed back. */
+static int op_reduce_packed(pml_ctx_t *c, const char *src, char *dst, size_t count)
+{
+    ptrdiff_t tlb, text;
+    int size = (int)type_size(c->unit), rc = OMPI_SUCCESS;
+    struct ompi_datatype_t *packed = &ompi_mpi_packed.dt;
+    ompi_datatype_get_true_extent(c->unit, &tlb, &text);
+    char *two = malloc(2 * (size_t)text), *a = two - tlb, *b = two + text - tlb;
+    if (!two)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (size_t i = 0; i < count && rc == OMPI_SUCCESS; i++, src += size, dst += size) {
+        rc = ompi_datatype_sndrcv(src, size, packed, a, 1, c->unit);
+        if (rc == OMPI_SUCCESS)
+            rc = ompi_datatype_sndrcv(dst, size, packed, b, 1, c->unit);
+        if (rc == OMPI_SUCCESS)
+            ompi_op_reduce(c->op, a, b, 1, c->unit);
+        if (rc == OMPI_SUCCESS)
+            rc = ompi_datatype_sndrcv(b, 1, c->unit, dst, size, packed);
+    }
+    free(two);
+    return rc;
+}
+
 static int op_reduce(void *ctx, const void *src, void *dst, size_t count)
 {
     pml_ctx_t *c = ctx;
-    ptrdiff_t lb, slot;
-    if (!c->slot) {
-        ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
-        return OMPI_SUCCESS;
-    }
-    ompi_datatype_get_extent(c->slot, &lb, &slot); /* one element of the unit a slot */
-    for (size_t i = 0; i < count; i++)
-        ompi_op_reduce(c->op, (char *)src - c->shift + (ptrdiff_t)i * slot,
-                       (char *)dst - c->shift + (ptrdiff_t)i * slot, 1, c->unit);
+    if (c->packed_units)
+        return op_reduce_packed(c, src, dst, count);
+    ompi_op_reduce(c->op, (char *)src - c->shift, (char *)dst - c->shift, (int)count, c->unit);
     return OMPI_SUCCESS;
 }
 
@@ -151,15 +169,14 @@ static char *dt_contiguous(void *ctx, const tacos_data_t *d)
 }
 
 /* Between a (buffer, count, datatype) and its units in work: Open MPI's
- * datatype engine (elements keep their layout, or take a slot each; bytes
+ * datatype engine (elements keep their layout; bytes, and packed units,
  * are packed). */
 static int dt_pack(void *ctx, const tacos_data_t *d, char *work)
 {
     pml_ctx_t *x = ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
-    if (x->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count,
-                                    x->slot ? x->slot : dtype);
+    if (x->unit != &ompi_mpi_byte.dt && !x->packed_units)
+        return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work, (int)d->count, dtype);
     return ompi_datatype_sndrcv(d->buf, (int)d->count, dtype, work,
                                 (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt);
 }
@@ -168,9 +185,8 @@ static int dt_unpack(void *ctx, const char *work, const tacos_data_t *d)
 {
     pml_ctx_t *x = ctx;
     struct ompi_datatype_t *dtype = (struct ompi_datatype_t *)d->type;
-    if (x->unit != &ompi_mpi_byte.dt)
-        return ompi_datatype_sndrcv(work, (int)d->count, x->slot ? x->slot : dtype, d->buf,
-                                    (int)d->count, dtype);
+    if (x->unit != &ompi_mpi_byte.dt && !x->packed_units)
+        return ompi_datatype_sndrcv(work, (int)d->count, dtype, d->buf, (int)d->count, dtype);
     return ompi_datatype_sndrcv(work, (int)(d->count * type_size(dtype)), &ompi_mpi_packed.dt,
                                 d->buf, (int)d->count, dtype);
 }
@@ -746,6 +762,7 @@ void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x)
                            dt_unpack,
                            OMPI_ERR_OUT_OF_RESOURCE,
                            OMPI_ERROR,
+                           MPI_ERR_TRUNCATE,
                            &x->error,
                            NULL,
                            NULL};

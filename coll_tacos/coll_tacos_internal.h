@@ -47,10 +47,9 @@ typedef struct {
     struct ompi_datatype_t *unit; /* MPI_BYTE, or the datatype reductions combine */
     ptrdiff_t shift;              /* the executor's unit i starts shift past element i */
     /* Textbook reductions on a unit whose elements overlap or run backwards
-     * (extent <= 0 or below the true extent): unit resized to its true
-     * extent, the layout of the units in work space (one element each,
-     * combined one by one), else NULL */
-    struct ompi_datatype_t *slot;
+     * (extent <= 0 or below the true extent): the units are its elements
+     * packed (its size each), combined one at a time in their own layout */
+    int packed_units;
     struct ompi_op_t *op;
     int error; /* the first MPI error of the transport (the executor's own
                 * codes are TACOS_ERR_*: another space) */

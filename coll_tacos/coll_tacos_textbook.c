@@ -113,37 +113,32 @@ int list_run(mca_coll_tacos_module_t *m, list_t *l, tacos_call_t *call, call_mod
     free(l->held);
     if (rc == OMPI_SUCCESS || !ran) /* else kept: an abandoned send may still read it */
         free(l->tmp);
-    pml_ctx_t *x = call->tp.ctx;
-    if (x->slot) /* a request holds its own reference */
-        OBJ_RELEASE(x->slot);
     return rc;
 }
 
 /* A call whose units are elements of dtype, combined with op: in work
- * space each unit takes the datatype's extent, or where elements overlap
- * or run backwards (an extent below the true extent, or <= 0) a slot of
- * the true extent each (x->slot). */
-static void elements(tacos_call_t *call, pml_ctx_t *x, list_t *l, struct ompi_datatype_t *dtype,
+ * space each unit keeps its layout, an extent each, or where elements
+ * overlap or run backwards (an extent below the true extent, or <= 0)
+ * each is packed (x->packed_units: its size each, combined one at a time;
+ * slow, but no more memory than the data). */
+static void elements(tacos_call_t *call, pml_ctx_t *x, struct ompi_datatype_t *dtype,
                      struct ompi_op_t *op)
 {
     ptrdiff_t lb, ext, tlb, text;
     ompi_datatype_get_extent(dtype, &lb, &ext);
     ompi_datatype_get_true_extent(dtype, &tlb, &text);
     x->unit = dtype, x->shift = tlb, x->op = op;
-    if (text > 0 && (ext <= 0 || text > ext)) {
-        if (ompi_datatype_create_resized(dtype, tlb, text, &x->slot) != OMPI_SUCCESS ||
-            ompi_datatype_commit(&x->slot) != OMPI_SUCCESS)
-            l->nomem = 1, x->slot = NULL;
-        else
-            list_hold(l, x->slot), ext = text;
-    }
-    call->v = (tacos_view_t){0, (size_t)(ext > 0 ? ext : 1), 0, tlb};
+    x->packed_units = text > 0 && (ext <= 0 || text > ext);
+    if (x->packed_units)
+        call->v = (tacos_view_t){0, type_size(dtype), 0, 0};
+    else
+        call->v = (tacos_view_t){0, (size_t)ext, 0, tlb};
 }
 
 #define ELEMENTS(comm, name, dtype, op)                                                      \
     CALL(comm, name, op);                                                                    \
+    elements(&call, &x, dtype, op);                                                          \
     list_t l = {0};                                                                          \
-    elements(&call, &x, &l, dtype, op);                                                      \
     RANKS(comm);                                                                             \
     list_hold(&l, dtype)
 
@@ -567,8 +562,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         combine_all(&l, np, whole, total);
         for (int r = 0; r < me; r++)
             at += (size_t)rcounts[r];
-        whole.buf = (char *)whole.buf + (ptrdiff_t)at * whole.extent, whole.count = mine;
-        whole.bytes = mine * type_size(dtype);
+        whole = tacos_data_part(&whole, at, mine);
         copy_when(&l, whole, data(rbuf, mine, dtype), 1);
         return list_run(m, &l, &call, mode, request);
     }
@@ -579,10 +573,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
     }
     for (int r = 0; r < n; r++) {
         size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
-        tacos_data_t b = in;
-        b.buf = (char *)in.buf + (ptrdiff_t)at * in.extent, b.count = c;
-        b.bytes = c * type_size(dtype);
-        list_push(&l, r, 1, 0, -1, b, c);
+        list_push(&l, r, 1, 0, -1, tacos_data_part(&in, at, c), c);
         at += c;
     }
     combine_all(&l, n, data(rbuf, mine, dtype), mine);

@@ -432,22 +432,12 @@ static size_t block_bytes(const tacos_req_t *r, int from, int to)
     return r->sizes ? r->sizes[b] : r->call.v.bytes / (size_t)n;
 }
 
-/* Elements [first, first + count) of d. */
-static tacos_data_t part_of(const tacos_data_t *d, size_t first, size_t count)
-{
-    tacos_data_t p = *d;
-    p.buf = (char *)d->buf + (ptrdiff_t)first * d->extent;
-    p.count = count;
-    p.bytes = d->count ? d->bytes / d->count * count : 0;
-    return p;
-}
-
 /* d as nb equal blocks. */
 static void equal_parts(routed_block_t *b, const tacos_data_t *d, int nb)
 {
     size_t each = d->count / (size_t)nb;
     for (int j = 0; j < nb; j++)
-        b[j].d = part_of(d, each * (size_t)j, each);
+        b[j].d = tacos_data_part(d, each * (size_t)j, each);
 }
 
 static int place_routed(tacos_req_t *r)
@@ -563,7 +553,7 @@ static tacos_data_t recv_block(const tacos_req_t *r, int q)
             at += (size_t)r->counts[i];
         count = (size_t)r->counts[q];
     }
-    return part_of(&r->recv, at, count);
+    return tacos_data_part(&r->recv, at, count);
 }
 
 /* Where each collective's schedule runs: in the caller's buffer where it
@@ -639,21 +629,24 @@ static int place(tacos_req_t *r, char **at)
     }
 }
 
-/* A list's copy: packed straight into `to` where it is one run of bytes,
- * else through scratch of exactly what pack writes: the signature's bytes
- * (the bytes view: `from` and `to` may be any two datatypes of one
- * signature), or the units (elements of one datatype on both sides, unit 0
- * at the scratch's start whatever its true lower bound). */
+/* A list's copy: packed straight into `to` where it is one run of bytes
+ * (its units), else through scratch of exactly what pack writes: the
+ * signature's bytes (the bytes view: `from` and `to` may be any two
+ * datatypes of one signature), or the units (elements of one datatype on
+ * both sides, unit 0 at the scratch's start whatever its true lower
+ * bound). */
 static int copy_data(tacos_req_t *r, const tacos_copy_t *cp)
 {
     const tacos_call_t *call = &r->call;
     const tacos_view_t *v = &call->v;
     int bytes_view = v->unit_ext == 1 && v->shift == 0;
-    char *to = bytes_view ? call->contiguous(call->tp.ctx, &cp->to) : NULL, *w;
-    if (to)
-        return call->pack(call->tp.ctx, &cp->from, to);
+    char *to = call->contiguous(call->tp.ctx, &cp->to), *w;
+    if (cp->from.bytes != cp->to.bytes)
+        return call->err_truncate;
     if (!bytes_view && (cp->from.type != cp->to.type || cp->from.count != cp->to.count))
         return call->err_internal;
+    if (to)
+        return call->pack(call->tp.ctx, &cp->from, to - v->shift);
     size_t bytes = bytes_view ? cp->from.bytes : cp->from.count * v->unit_ext;
     if (!bytes)
         return 0;
@@ -702,7 +695,7 @@ static int complete(tacos_req_t *r)
     if (r->coll != TACOS_REDUCE_SCATTER)
         return UNPACK(call, r->buf, &r->recv);
     size_t first = r->off[me], mine = r->off[me + 1] - first;
-    tacos_data_t result = part_of(&r->recv, 0, mine);
+    tacos_data_t result = tacos_data_part(&r->recv, 0, mine);
     if (!mine)
         return 0;
     char *out = direct(call, &result), *res = r->buf + first * call->v.unit_ext;

@@ -186,6 +186,16 @@ typedef struct {
     size_t bytes;
 } tacos_data_t;
 
+/* Elements [first, first + count) of d. */
+static inline tacos_data_t tacos_data_part(const tacos_data_t *d, size_t first, size_t count)
+{
+    tacos_data_t p = *d;
+    p.buf = (char *)d->buf + (ptrdiff_t)first * d->extent;
+    p.count = count;
+    p.bytes = d->count ? d->bytes / d->count * count : 0;
+    return p;
+}
+
 /* What the binding gives a call: its transport (tp.ctx is passed to every
  * callback here), the view, and how its datatypes move. */
 typedef struct {
@@ -198,10 +208,11 @@ typedef struct {
     char *(*contiguous)(void *ctx, const tacos_data_t *d);
     int (*pack)(void *ctx, const tacos_data_t *d, char *work);
     int (*unpack)(void *ctx, const char *work, const tacos_data_t *d);
-    /* the binding's status for out of memory and for an executor that
-     * cannot progress (a bug); a failed message returns *error, the first
-     * error the transport met (the binding's status, 0 none) */
-    int err_nomem, err_internal;
+    /* the binding's status for out of memory, for an executor that cannot
+     * progress (a bug) and for a copy between two signatures of different
+     * sizes (an erroneous program); a failed message returns *error, the
+     * first error the transport met (the binding's status, 0 none) */
+    int err_nomem, err_internal, err_truncate;
     const int *error;
     /* Buffers in memory the transport cannot reach (a GPU's, or staging
      * forced on host memory): the call's stream (exec.h: opts->mem) and the
@@ -275,9 +286,10 @@ void tacos_req_free(tacos_req_t *r);
  * index, -1 none) is done; `reduce`: a receive combined into data (src op
  * data, in that order: non-commutative ops keep rank order where the
  * program does).  Copies run at the start (at_end: once every message is
- * done): copy[i].from's signature into copy[i].to.  Data not one run of
- * bytes goes through scratch, packed before the first message and unpacked
- * at the end. */
+ * done): copy[i].from's signature into copy[i].to (with elements, of one
+ * datatype and count on both sides).  Data not one run of bytes goes
+ * through scratch, packed before the first message and unpacked at the
+ * end. */
 typedef struct {
     int peer, send, reduce, after;
     tacos_data_t data;

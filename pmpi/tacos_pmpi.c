@@ -679,6 +679,7 @@ static void want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const
                          dt_unpack,                                                           \
                          MPI_ERR_NO_MEM,                                                      \
                          MPI_ERR_INTERN,                                                      \
+                         MPI_ERR_TRUNCATE,                                                    \
                          &x.error,                                                            \
                          NULL, /* set by RUN where the call is staged */                      \
                          NULL}

@@ -23,7 +23,9 @@
  * on an intercommunicator; each blocking, nonblocking and persistent
  * (started twice); on MPI_COMM_WORLD and a split.  Counts 0, 1, primes and
  * one large size.  Prints "mpi_dtype_check: 0 failure(s)" on success.
- * --quick: fewer rounds.  DTYPE_TRACE=1 prints each call before it runs.
+ * --quick: fewer rounds.  DTYPE_TRACE=1 prints each call before it runs;
+ * DTYPE_MODES=bnp runs only the blocking (b), nonblocking (n) or
+ * persistent (p) forms named.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,6 +51,13 @@ static int failures, me_world;
 
 enum { BLOCKING, NONBLOCKING, PERSISTENT, NMODES };
 static const char *mode_name[] = {"blocking", "nonblocking", "persistent"};
+
+/* Whether DTYPE_MODES (b, n, p; unset: all) names mode. */
+static int mode_on(int mode)
+{
+    const char *m = getenv("DTYPE_MODES");
+    return !m || strchr(m, "bnp"[mode]);
+}
 static const char *what; /* the call being checked, for messages */
 
 /* ---- layouts -------------------------------------------------------------------- */
@@ -62,7 +71,7 @@ typedef struct {
     MPI_Datatype t;
 } layout_t;
 
-enum { COLUMN = 8, NLAYOUTS = 9 };
+enum { COLUMN = 8, NLAYOUTS = 10 };
 static layout_t L[NLAYOUTS] = {
     {"int", 1, {0}, 4, 0},
     {"int resized (lb -4, extent 12)", 1, {0}, 12, 0},
@@ -74,6 +83,7 @@ static layout_t L[NLAYOUTS] = {
     {"struct of 2 ints with padding (extent 16)", 2, {0, 8}, 16, 0},
     {"column: vector 4 x 1 stride 64 resized to extent 4", 4,
      {0, 4 * COLUMN_STRIDE, 8 * COLUMN_STRIDE, 12 * COLUMN_STRIDE}, 4, 0},
+    {"int resized to extent -4 (elements run backwards)", 1, {0}, -4, 0},
 };
 
 static void make_layouts(void)
@@ -98,6 +108,7 @@ static void make_layouts(void)
     MPI_Type_vector(4, 1, COLUMN_STRIDE, MPI_INT, &t);
     MPI_Type_create_resized(t, 0, 4, &L[COLUMN].t);
     MPI_Type_free(&t);
+    MPI_Type_create_resized(MPI_INT, 0, -4, &L[9].t);
     for (int i = 1; i < NLAYOUTS; i++) {
         MPI_Type_commit(&L[i].t);
         MPI_Aint lb, ext;
@@ -178,8 +189,8 @@ static long next_base(const buffer_t *x, int lay, long ints, long unit)
             end = x->b[i].base + hi;
     }
     span(lay, ints, &lo, &hi);
-    long base = end - lo + 4;
-    return base < 0 ? -(-base / unit * unit) : (base + unit - 1) / unit * unit;
+    long base = end - lo + 4, u = unit < 0 ? -unit : unit;
+    return (base + u - 1) / u * u;
 }
 
 /* Every byte the fill, then the inputs' values. */
@@ -376,7 +387,7 @@ static void transpose(MPI_Comm comm, long rows, long cols, int by_columns, int m
 /* ---- the sweep -------------------------------------------------------------------- */
 
 static const long sizes[] = {0, 1, 2, 3, 5, 7, 12, 13, 64, 257};
-enum { NSIZES = sizeof sizes / sizeof *sizes, LARGE = 4099 };
+enum { NSIZES = sizeof sizes / sizeof *sizes, LARGE = 4104 }; /* whole elements of most layouts */
 
 typedef struct {
     MPI_Comm comm;
@@ -392,11 +403,11 @@ static void name(ctx_t *c, const char *call)
     what = c->label;
 }
 
-/* The ints from `from` to `to` (the same on both); symmetric: the same
- * both ways (MPI_IN_PLACE All-to-All). */
 /* The layouts every send side (0) and receive side (1) takes where they
  * fit (-1: the sweep's choice): each pair of layouts in turn. */
 static int force[2] = {-1, -1};
+/* The ints from `from` to `to` (the same on both); symmetric: the same
+ * both ways (MPI_IN_PLACE All-to-All). */
 static const long pair_sizes[] = {12, 60, 0, 24}; /* whole elements of every layout */
 static long ints_of(const ctx_t *c, int from, int to)
 {
@@ -966,6 +977,8 @@ static void inter(ctx_t *c, MPI_Comm ic, int side, int kind)
 static void sweep_mode(MPI_Comm comm, int round, int large, int mode)
 {
     ctx_t c = {comm, 0, 0, round, mode, large ? LARGE : 0, ""};
+    if (!mode_on(mode))
+        return;
     MPI_Comm_rank(comm, &c.me);
     MPI_Comm_size(comm, &c.n);
     int root = round % c.n;
@@ -1002,7 +1015,10 @@ static void pairs(MPI_Comm comm, int quick)
             if (quick && b != a && b != (4 * a + 1) % NLAYOUTS)
                 continue;
             force[SEND] = a, force[RECV] = b;
-            sweep_mode(comm, a * NLAYOUTS + b, 0, (a + b) % NMODES);
+            int mode = (a + b) % NMODES;
+            while (!mode_on(mode))
+                mode = (mode + 1) % NMODES;
+            sweep_mode(comm, a * NLAYOUTS + b, 0, mode);
         }
     force[SEND] = force[RECV] = -1;
 }
@@ -1019,7 +1035,7 @@ int main(int argc, char **argv)
     long shapes[][2] = {{8 * (long)n, 8 * (long)n}, {4 * (long)n + 3, 2 * (long)n + 1}, {37, 29}};
     for (int s = 0; s < 3; s++)
         for (int mode = 0; mode < NMODES; mode++)
-            if (shapes[s][0] >= n && shapes[s][1] >= n)
+            if (shapes[s][0] >= n && shapes[s][1] >= n && mode_on(mode))
                 for (int by = 0; by < 2; by++)
                     transpose(MPI_COMM_WORLD, shapes[s][0], shapes[s][1], by, mode);
     pairs(MPI_COMM_WORLD, quick);
@@ -1036,7 +1052,7 @@ int main(int argc, char **argv)
     ctx_t c = {ring, me_world, n, 0, 0, 0, ""};
     for (c.round = 0; c.round < (quick ? 1 : 3); c.round++)
         for (c.mode = 0; c.mode < NMODES; c.mode++)
-            for (int k = 0; k < NNEIGHBOR; k++)
+            for (int k = 0; k < NNEIGHBOR && mode_on(c.mode); k++)
                 neighbor(&c, ring, k);
     if (n >= 2) {
         MPI_Comm half;
@@ -1045,7 +1061,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&half);
         for (c.round = 0; c.round < (quick ? 1 : 3); c.round++)
             for (c.mode = 0; c.mode < NMODES; c.mode++)
-                for (int k = 0; k < 4; k++)
+                for (int k = 0; k < 4 && mode_on(c.mode); k++)
                     inter(&c, ic, me_world % 2, k);
         MPI_Comm_free(&ic);
     }

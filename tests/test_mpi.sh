@@ -283,17 +283,22 @@ for np in 1 2 3 4 5 7 8; do
 done
 SCHED="$NO_MIN --mca coll_tacos_v_schedules 1"
 dtype "derived datatypes through schedules np=3" -np 3 $SCHED --mca coll_tacos_verbose 10 "$DTYPE"
-grep -q ": alltoallv/w [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
-    fail "derived datatypes through schedules: no Alltoallw schedule ran"
+for c in alltoallv/w gatherv scatterv allgatherv allreduce reduce-scatter; do
+    grep -q ": $c [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+        fail "derived datatypes through schedules: no $c schedule ran"
+done
 dtype "derived datatypes through schedules np=5" -np 5 $SCHED "$DTYPE" --quick
 dtype "derived datatypes staged np=3" -np 3 $SCHED --mca coll_tacos_stage 1 \
-    --mca coll_tacos_stage_min_bytes 0 "$DTYPE" --quick
+    --mca coll_tacos_stage_min_bytes 0 --mca coll_tacos_verbose 10 "$DTYPE" --quick
+grep -q "staged through host" "$T/out" || fail "derived datatypes staged: no call staged"
 echo "derived datatypes: coll tacos alone at 1..8 ranks, through schedules, staged"
 if command -v valgrind >/dev/null; then
     for prog in "$DTYPE" "$MORE"; do
-        rm -f "$T"/vg.*
-        dtype "$prog under valgrind" -np 3 valgrind -q --log-file="$T/vg.%p" "$prog" --quick
-        ! grep -h -A8 "Invalid read\|Invalid write\|Invalid free\|Mismatched free" "$T"/vg.* >&2 ||
+        rm -f "$T"/vg.* # no scratch kept: each call's is allocated to its size
+        dtype "$prog under valgrind" -np 3 --mca coll_tacos_scratch_max_bytes 0 \
+            valgrind -q --log-file="$T/vg.%p" "$prog" --quick
+        ! grep -h -A8 "Invalid read\|Invalid write\|Invalid free\|Mismatched free\|unaddressable" \
+            "$T"/vg.* >&2 ||
             fail "$prog under valgrind, coll tacos alone: memory errors"
     done
     echo "mpi_dtype_check and mpi_more_check under valgrind, coll tacos alone np=3"
