@@ -61,6 +61,7 @@ typedef struct {
      .rooted_net_min_bytes = 131072,                                                          \
      .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
      .measure = 1, .cache_size = 32, .nonblocking = 1, .cuda_ipc_min_bytes = TACOS_IPC_MIN_BYTES_DEFAULT, \
+     .deterministic = 1,                                                                      \
      .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
      .scratch_max = (size_t)256 << 20}
 

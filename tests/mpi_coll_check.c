@@ -12,10 +12,17 @@
  * Exit status: number of failures (0 = all good).
  */
 #include <dirent.h>
+#include <float.h>
 #include <malloc.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4 /* Open MPI 4.1: persistent collectives are MPIX_ */
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#else
+#define INIT(name) MPI_##name##_init
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1032,38 +1039,152 @@ static void check_mpit_enable(void)
     MPI_T_finalize();
 }
 
-/* Floating-point reductions give the same bits in every call (run with
- * coll_tacos_deterministic on): sums of values of very different
- * magnitudes, where the order of the additions shows in the result. */
-static void check_deterministic(void)
+/* Floating-point reductions: sums of values of very different magnitudes,
+ * where the order of the additions shows in the result.  Allreduce,
+ * Reduce, Reduce_scatter_block and Reduce_scatter of doubles and floats, in
+ * place and not, blocking, nonblocking and persistent, DET_CALLS times
+ * each: every
+ * result within the error bound of any order of the additions (n - 1 units
+ * of rounding of the sum of magnitudes) of the exact sum; with same_bits
+ * (the default, coll_tacos_deterministic on) each call gives the bits of
+ * its first, and in place the bits of not in place.  Rank 0 prints a hash
+ * of the results ("deterministic hash: ...") for comparing two jobs. */
+enum { DET_COUNT = 65539, DET_CALLS = 20 };
+
+static double det_in(int r, int i, int is_float)
 {
-    enum { COUNT = 1 << 17, CALLS = 40 };
-    int n, me;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    double *s = malloc(COUNT * sizeof *s), *d = malloc(COUNT * sizeof *d),
-           *first = malloc(COUNT * sizeof *first);
-    for (int i = 0; i < COUNT; i++)
-        s[i] = (me % 2 ? 1e16 : 1.0) * (1.0 + 1.0 / (3.0 + i + me)) * (me % 3 ? -1 : 1);
-    int differ = 0, root = n - 1; /* each collective against its own first result */
-    for (int call = 0; call < CALLS; call++) {
-        int reduce = call >= CALLS / 2;
-        if (reduce)
-            MPI_Reduce(s, d, COUNT, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-        else
-            MPI_Allreduce(s, d, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (reduce && me != root)
-            continue;
-        if (call == 0 || call == CALLS / 2)
-            memcpy(first, d, COUNT * sizeof *d);
-        else if (memcmp(first, d, COUNT * sizeof *d))
-            differ++;
+    double big = is_float ? 1e7 : 1e16;
+    return (r % 2 ? big : 1.0) * (1.0 + 1.0 / (3.0 + i + r)) * (r % 3 ? -1 : 1);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Element `first + i` of the result against the exact sum's bound. */
+static int det_near(double got, int n, int i, int is_float)
+{
+    long double exact = 0, mag = 0;
+    for (int r = 0; r < n; r++) {
+        double x = is_float ? (double)(float)det_in(r, i, 1) : det_in(r, i, 0);
+        exact += x, mag += fabsl((long double)x);
     }
-    if (differ)
-        FAIL("%d of %d reductions gave other bits than the first", differ, CALLS);
-    free(s);
-    free(d);
-    free(first);
+    long double eps = is_float ? FLT_EPSILON : DBL_EPSILON;
+    return fabsl((long double)got - exact) <= (long double)(n + 1) * eps * mag;
+}
+
+static void check_deterministic(int same_bits)
+{
+    enum { ALLREDUCE, REDUCE, RS_BLOCK, RS, NKINDS };
+    static const char *kind_name[] = {"allreduce", "reduce", "reduce_scatter_block",
+                                      "reduce_scatter"};
+    int n, me;
+    MPI_Comm c = MPI_COMM_WORLD;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    int each = DET_COUNT / n, root = n - 1, *counts = malloc((size_t)n * sizeof *counts);
+    for (int r = 0; r < n; r++)
+        counts[r] = DET_COUNT / n + (r < DET_COUNT % n);
+    size_t cap = (size_t)DET_COUNT * sizeof(double);
+    char *in = malloc(cap), *out = malloc(cap), *first = malloc(cap);
+    uint64_t hash = 1469598103934665603ull;
+    for (int kind = 0; kind < NKINDS; kind++)
+        for (int is_float = 0; is_float < 2; is_float++) {
+            MPI_Datatype t = is_float ? MPI_FLOAT : MPI_DOUBLE;
+            size_t size = is_float ? sizeof(float) : sizeof(double);
+            int total = kind == RS_BLOCK ? each * n : DET_COUNT;
+            for (int i = 0; i < total; i++) {
+                double x = det_in(me, i, is_float);
+                if (is_float)
+                    ((float *)in)[i] = (float)x;
+                else
+                    ((double *)in)[i] = x;
+            }
+            /* this rank's part of the result: [lo, lo + len) of the whole */
+            int lo = 0, len = kind == RS_BLOCK ? each : kind == RS ? counts[me] : total;
+            for (int r = 0; kind == RS && r < me; r++)
+                lo += counts[r];
+            lo = kind == RS_BLOCK ? me * each : lo;
+            int has = kind != REDUCE || me == root;
+            for (int in_place = 0; in_place < 2; in_place++)
+                for (int nb = 0; nb < 3; nb++) /* blocking, nonblocking, persistent */
+                    for (int call = 0; call < DET_CALLS; call++) {
+                        int own = in_place && (kind != REDUCE || me == root);
+                        if (own)
+                            memcpy(out, in, (size_t)total * size);
+                        const void *sb = own ? MPI_IN_PLACE : in;
+                        MPI_Request req = MPI_REQUEST_NULL;
+                        if (nb == 2) { /* persistent: made, started once, freed */
+                            if (kind == ALLREDUCE)
+                                INIT(Allreduce)(sb, out, total, t, MPI_SUM, c, MPI_INFO_NULL, &req);
+                            else if (kind == REDUCE)
+                                INIT(Reduce)(sb, out, total, t, MPI_SUM, root, c, MPI_INFO_NULL,
+                                             &req);
+                            else if (kind == RS_BLOCK)
+                                INIT(Reduce_scatter_block)(sb, out, each, t, MPI_SUM, c,
+                                                           MPI_INFO_NULL, &req);
+                            else
+                                INIT(Reduce_scatter)(sb, out, counts, t, MPI_SUM, c,
+                                                     MPI_INFO_NULL, &req);
+                            MPI_Start(&req);
+                            MPI_Wait(&req, MPI_STATUS_IGNORE);
+                            MPI_Request_free(&req);
+                        } else if (kind == ALLREDUCE && nb)
+                            MPI_Iallreduce(sb, out, total, t, MPI_SUM, c, &req);
+                        else if (kind == ALLREDUCE)
+                            MPI_Allreduce(sb, out, total, t, MPI_SUM, c);
+                        else if (kind == REDUCE && nb)
+                            MPI_Ireduce(sb, out, total, t, MPI_SUM, root, c, &req);
+                        else if (kind == REDUCE)
+                            MPI_Reduce(sb, out, total, t, MPI_SUM, root, c);
+                        else if (kind == RS_BLOCK && nb)
+                            MPI_Ireduce_scatter_block(sb, out, each, t, MPI_SUM, c, &req);
+                        else if (kind == RS_BLOCK)
+                            MPI_Reduce_scatter_block(sb, out, each, t, MPI_SUM, c);
+                        else if (nb)
+                            MPI_Ireduce_scatter(sb, out, counts, t, MPI_SUM, c, &req);
+                        else
+                            MPI_Reduce_scatter(sb, out, counts, t, MPI_SUM, c);
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                        if (!has)
+                            continue;
+                        const char *res = out; /* this rank's part, at out's start */
+                        if (!in_place && !nb && !call) {
+                            memcpy(first, res, (size_t)len * size);
+                            hash = fnv(hash, res, (size_t)len * size);
+                            for (int i = 0; i < len; i++) {
+                                double v = is_float ? ((const float *)res)[i]
+                                                    : ((const double *)res)[i];
+                                if (!det_near(v, n, lo + i, is_float)) {
+                                    FAIL("%s of %s: element %d is %.17g, off the exact sum "
+                                         "by more than any order of additions gives",
+                                         kind_name[kind], is_float ? "float" : "double", lo + i,
+                                         v);
+                                    break;
+                                }
+                            }
+                        } else if (same_bits && memcmp(first, res, (size_t)len * size)) {
+                            FAIL("%s of %s%s%s, call %d: other bits than the first blocking "
+                                 "call's",
+                                 kind_name[kind], is_float ? "float" : "double",
+                                 in_place ? " in place" : "",
+                                 nb == 2 ? " (persistent)" : nb ? " (nonblocking)" : "", call);
+                            call = DET_CALLS;
+                        }
+                    }
+        }
+    uint64_t *all = malloc((size_t)n * sizeof *all);
+    MPI_Gather(&hash, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, c);
+    if (me == 0) {
+        uint64_t h = 1469598103934665603ull;
+        for (int r = 0; r < n; r++)
+            h = fnv(h, &all[r], sizeof all[r]);
+        printf("deterministic hash: %016llx\n", (unsigned long long)h);
+    }
+    free(all), free(counts), free(in), free(out), free(first);
 }
 
 /* With a fault injected into coll/tacos on one rank (TACOS_FAULT): that
@@ -1734,7 +1855,9 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "--many-comms"))
         check_many_comms();
     else if (!strcmp(mode, "--deterministic"))
-        check_deterministic();
+        check_deterministic(1);
+    else if (!strcmp(mode, "--arrival-order"))
+        check_deterministic(0);
     else if (!strcmp(mode, "--fault"))
         check_fault();
     else if (!strcmp(mode, "--p2p"))
