@@ -16,13 +16,7 @@
 #include <malloc.h>
 #include <limits.h>
 #include <math.h>
-#include <mpi.h>
-#if defined(OPEN_MPI) && MPI_VERSION < 4 /* Open MPI 4.1: persistent collectives are MPIX_ */
-#include <mpi-ext.h>
-#define INIT(name) MPIX_##name##_init
-#else
-#define INIT(name) MPI_##name##_init
-#endif
+#include "mpi_check.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,14 +27,6 @@
 static _Atomic int failures; /* FAIL may run in the threads of --threads */
 static int me_world;
 
-#define FAIL(...)                                                                            \
-    do {                                                                                     \
-        if (failures++ < 20) {                                                               \
-            fprintf(stderr, "rank %d: ", me_world);                                          \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
-    } while (0)
 
 enum { SINT, UINT, FLT };
 

@@ -24,27 +24,13 @@
  * checks with 1 or 2 ranks in the periodic dimension, which Open MPI 4.1's
  * libnbc pairs the pre-MPI-4.0 way (open-mpi/ompi#14416).
  */
-#include <mpi.h>
+#include "mpi_check.h"
 #include <stdio.h>
-#if defined(OPEN_MPI) && MPI_VERSION < 4 /* Open MPI 4.1: persistent collectives are MPIX_ */
-#include <mpi-ext.h>
-#define INIT(name) MPIX_##name##_init
-#else
-#define INIT(name) MPI_##name##_init
-#endif
 #include <stdlib.h>
 #include <string.h>
 
 static int failures, me_world;
 
-#define FAIL(...)                                                                            \
-    do {                                                                                     \
-        if (failures++ < 20) {                                                               \
-            fprintf(stderr, "rank %d: ", me_world);                                          \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
-    } while (0)
 
 enum { BLOCKING, NONBLOCKING, PERSISTENT, NMODES };
 static const char *mode_name[] = {"blocking", "nonblocking", "persistent"};
