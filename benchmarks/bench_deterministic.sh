@@ -24,10 +24,11 @@ run() {
     echo "$2, $where, $CHUNKS chunks per rank (us per call: median of $ROUNDS alternating blocks)"
     printf "%10s %12s %12s %8s\n" bytes ordered_us arrival_us ratio
     $launch --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_min_bytes 0 \
-        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_chunks "$CHUNKS" \
+        --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_rooted_net_min_bytes 0 \
+        --mca coll_tacos_chunks "$CHUNKS" \
         "$B/benchmarks/osu_coll" "$2" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
         --variant ordered:coll_tacos_deterministic=1 \
-        --variant arrival:coll_tacos_deterministic=0 --baseline arrival 2>&1 |
+        --variant arrival:coll_tacos_deterministic=0 --baseline arrival |
         awk '$1 ~ /^[0-9]+$/ { printf "%10d %12.2f %12.2f %8s\n", $1, $2, $3, $4 }'
     echo
 }

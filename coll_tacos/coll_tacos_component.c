@@ -272,10 +272,12 @@ static int tacos_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, READONLY, &c->scratch_max);
     reg("deterministic",
         "Combine the contributions arriving for a chunk in the schedule's fixed order: a "
-        "floating-point reduction gives the same bits in every run, in place or not, for the "
-        "same topology, settings and rank count (default true). false: in arrival order, "
-        "which waits less where contributions arrive unevenly, but whose last bits may "
-        "change from run to run. Writable through MPI_T: read when a communicator is created",
+        "floating-point reduction that runs a schedule gives the same bits in every run for "
+        "the same topology, settings, rank count and call (default true; what falls back "
+        "gets the previous component's order: README, Reductions' order). false: in arrival "
+        "order, which waits less where contributions arrive unevenly, but whose last bits "
+        "may change from run to run. Writable through MPI_T: read when a communicator is "
+        "created",
         MCA_BASE_VAR_TYPE_BOOL, SETTABLE, &c->deterministic);
     reg_string("dump_dir",
                "Directory (created if missing) where each rank 0 writes the topology and every "

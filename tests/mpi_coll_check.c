@@ -1028,13 +1028,12 @@ static void check_mpit_enable(void)
 /* Floating-point reductions: sums of values of very different magnitudes,
  * where the order of the additions shows in the result.  Allreduce,
  * Reduce, Reduce_scatter_block and Reduce_scatter of doubles and floats, in
- * place and not, blocking, nonblocking and persistent, DET_CALLS times
- * each: every
- * result within the error bound of any order of the additions (n - 1 units
- * of rounding of the sum of magnitudes) of the exact sum; with same_bits
- * (the default, coll_tacos_deterministic on) each call gives the bits of
- * its first, and in place the bits of not in place.  Rank 0 prints a hash
- * of the results ("deterministic hash: ...") for comparing two jobs. */
+ * place and not, blocking, nonblocking and persistent (one request started
+ * DET_CALLS times), DET_CALLS calls each: every result within the error
+ * bound of any order of the additions of the exact sum; with same_bits
+ * (the default, coll_tacos_deterministic on) every call gives the bits of
+ * the first blocking one.  Rank 0 prints a hash of the results
+ * ("deterministic hash: ...") for comparing two jobs. */
 enum { DET_COUNT = 65539, DET_CALLS = 20 };
 
 static double det_in(int r, int i, int is_float)
@@ -1050,23 +1049,63 @@ static uint64_t fnv(uint64_t h, const void *p, size_t bytes)
     return h;
 }
 
-/* Element `first + i` of the result against the exact sum's bound. */
-static int det_near(double got, int n, int i, int is_float)
+/* The exact sum of element i over n ranks and the most any order of the
+ * additions may miss it by ((n + 1) roundings of the sum of magnitudes). */
+static void det_exact(int n, int i, int is_float, double *exact, double *tol)
 {
-    long double exact = 0, mag = 0;
+    long double sum = 0, mag = 0;
     for (int r = 0; r < n; r++) {
         double x = is_float ? (double)(float)det_in(r, i, 1) : det_in(r, i, 0);
-        exact += x, mag += fabsl((long double)x);
+        sum += x, mag += fabsl((long double)x);
     }
-    long double eps = is_float ? FLT_EPSILON : DBL_EPSILON;
-    return fabsl((long double)got - exact) <= (long double)(n + 1) * eps * mag;
+    *exact = (double)sum;
+    *tol = (double)((long double)(n + 1) * (is_float ? FLT_EPSILON : DBL_EPSILON) * mag);
+}
+
+enum { DET_ALLREDUCE, DET_REDUCE, DET_RS_BLOCK, DET_RS, DET_NKINDS };
+
+/* One call of kind: blocking (nb 0), nonblocking (1) or persistent (2:
+ * *keep made at the first call, started at each). */
+static void det_call(int kind, int nb, const void *sb, void *out, int total, int each,
+                     const int *counts, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *keep)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (nb == 2 && *keep == MPI_REQUEST_NULL) {
+        if (kind == DET_ALLREDUCE)
+            INIT(Allreduce)(sb, out, total, t, MPI_SUM, c, MPI_INFO_NULL, keep);
+        else if (kind == DET_REDUCE)
+            INIT(Reduce)(sb, out, total, t, MPI_SUM, root, c, MPI_INFO_NULL, keep);
+        else if (kind == DET_RS_BLOCK)
+            INIT(Reduce_scatter_block)(sb, out, each, t, MPI_SUM, c, MPI_INFO_NULL, keep);
+        else
+            INIT(Reduce_scatter)(sb, out, counts, t, MPI_SUM, c, MPI_INFO_NULL, keep);
+    }
+    if (nb == 2)
+        MPI_Start(keep), MPI_Wait(keep, MPI_STATUS_IGNORE);
+    else if (kind == DET_ALLREDUCE && nb)
+        MPI_Iallreduce(sb, out, total, t, MPI_SUM, c, &req);
+    else if (kind == DET_ALLREDUCE)
+        MPI_Allreduce(sb, out, total, t, MPI_SUM, c);
+    else if (kind == DET_REDUCE && nb)
+        MPI_Ireduce(sb, out, total, t, MPI_SUM, root, c, &req);
+    else if (kind == DET_REDUCE)
+        MPI_Reduce(sb, out, total, t, MPI_SUM, root, c);
+    else if (kind == DET_RS_BLOCK && nb)
+        MPI_Ireduce_scatter_block(sb, out, each, t, MPI_SUM, c, &req);
+    else if (kind == DET_RS_BLOCK)
+        MPI_Reduce_scatter_block(sb, out, each, t, MPI_SUM, c);
+    else if (nb)
+        MPI_Ireduce_scatter(sb, out, counts, t, MPI_SUM, c, &req);
+    else
+        MPI_Reduce_scatter(sb, out, counts, t, MPI_SUM, c);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 static void check_deterministic(int same_bits)
 {
-    enum { ALLREDUCE, REDUCE, RS_BLOCK, RS, NKINDS };
     static const char *kind_name[] = {"allreduce", "reduce", "reduce_scatter_block",
                                       "reduce_scatter"};
+    static const char *form[] = {"", " (nonblocking)", " (persistent)"};
     int n, me;
     MPI_Comm c = MPI_COMM_WORLD;
     MPI_Comm_size(c, &n);
@@ -1076,12 +1115,13 @@ static void check_deterministic(int same_bits)
         counts[r] = DET_COUNT / n + (r < DET_COUNT % n);
     size_t cap = (size_t)DET_COUNT * sizeof(double);
     char *in = malloc(cap), *out = malloc(cap), *first = malloc(cap);
+    double *exact = malloc(DET_COUNT * sizeof *exact), *tol = malloc(DET_COUNT * sizeof *tol);
     uint64_t hash = 1469598103934665603ull;
-    for (int kind = 0; kind < NKINDS; kind++)
+    for (int kind = 0; kind < DET_NKINDS; kind++)
         for (int is_float = 0; is_float < 2; is_float++) {
             MPI_Datatype t = is_float ? MPI_FLOAT : MPI_DOUBLE;
             size_t size = is_float ? sizeof(float) : sizeof(double);
-            int total = kind == RS_BLOCK ? each * n : DET_COUNT;
+            int total = kind == DET_RS_BLOCK ? each * n : DET_COUNT;
             for (int i = 0; i < total; i++) {
                 double x = det_in(me, i, is_float);
                 if (is_float)
@@ -1090,77 +1130,52 @@ static void check_deterministic(int same_bits)
                     ((double *)in)[i] = x;
             }
             /* this rank's part of the result: [lo, lo + len) of the whole */
-            int lo = 0, len = kind == RS_BLOCK ? each : kind == RS ? counts[me] : total;
-            for (int r = 0; kind == RS && r < me; r++)
+            int lo = 0, len = kind == DET_RS_BLOCK ? each : kind == DET_RS ? counts[me] : total;
+            for (int r = 0; kind == DET_RS && r < me; r++)
                 lo += counts[r];
-            lo = kind == RS_BLOCK ? me * each : lo;
-            int has = kind != REDUCE || me == root;
+            lo = kind == DET_RS_BLOCK ? me * each : lo;
+            for (int i = 0; i < len; i++)
+                det_exact(n, lo + i, is_float, &exact[i], &tol[i]);
+            int has = kind != DET_REDUCE || me == root;
             for (int in_place = 0; in_place < 2; in_place++)
-                for (int nb = 0; nb < 3; nb++) /* blocking, nonblocking, persistent */
+                for (int nb = 0; nb < 3; nb++) { /* blocking, nonblocking, persistent */
+                    MPI_Request keep = MPI_REQUEST_NULL;
                     for (int call = 0; call < DET_CALLS; call++) {
-                        int own = in_place && (kind != REDUCE || me == root);
+                        int own = in_place && has; /* Reduce: in place at the root only */
                         if (own)
                             memcpy(out, in, (size_t)total * size);
-                        const void *sb = own ? MPI_IN_PLACE : in;
-                        MPI_Request req = MPI_REQUEST_NULL;
-                        if (nb == 2) { /* persistent: made, started once, freed */
-                            if (kind == ALLREDUCE)
-                                INIT(Allreduce)(sb, out, total, t, MPI_SUM, c, MPI_INFO_NULL, &req);
-                            else if (kind == REDUCE)
-                                INIT(Reduce)(sb, out, total, t, MPI_SUM, root, c, MPI_INFO_NULL,
-                                             &req);
-                            else if (kind == RS_BLOCK)
-                                INIT(Reduce_scatter_block)(sb, out, each, t, MPI_SUM, c,
-                                                           MPI_INFO_NULL, &req);
-                            else
-                                INIT(Reduce_scatter)(sb, out, counts, t, MPI_SUM, c,
-                                                     MPI_INFO_NULL, &req);
-                            MPI_Start(&req);
-                            MPI_Wait(&req, MPI_STATUS_IGNORE);
-                            MPI_Request_free(&req);
-                        } else if (kind == ALLREDUCE && nb)
-                            MPI_Iallreduce(sb, out, total, t, MPI_SUM, c, &req);
-                        else if (kind == ALLREDUCE)
-                            MPI_Allreduce(sb, out, total, t, MPI_SUM, c);
-                        else if (kind == REDUCE && nb)
-                            MPI_Ireduce(sb, out, total, t, MPI_SUM, root, c, &req);
-                        else if (kind == REDUCE)
-                            MPI_Reduce(sb, out, total, t, MPI_SUM, root, c);
-                        else if (kind == RS_BLOCK && nb)
-                            MPI_Ireduce_scatter_block(sb, out, each, t, MPI_SUM, c, &req);
-                        else if (kind == RS_BLOCK)
-                            MPI_Reduce_scatter_block(sb, out, each, t, MPI_SUM, c);
-                        else if (nb)
-                            MPI_Ireduce_scatter(sb, out, counts, t, MPI_SUM, c, &req);
                         else
-                            MPI_Reduce_scatter(sb, out, counts, t, MPI_SUM, c);
-                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                            memset(out, 0xff, cap); /* a call that writes nothing shows */
+                        det_call(kind, nb, own ? MPI_IN_PLACE : in, out, total, each, counts,
+                                 t, root, c, &keep);
                         if (!has)
                             continue;
-                        const char *res = out; /* this rank's part, at out's start */
                         if (!in_place && !nb && !call) {
-                            memcpy(first, res, (size_t)len * size);
-                            hash = fnv(hash, res, (size_t)len * size);
-                            for (int i = 0; i < len; i++) {
-                                double v = is_float ? ((const float *)res)[i]
-                                                    : ((const double *)res)[i];
-                                if (!det_near(v, n, lo + i, is_float)) {
-                                    FAIL("%s of %s: element %d is %.17g, off the exact sum "
-                                         "by more than any order of additions gives",
-                                         kind_name[kind], is_float ? "float" : "double", lo + i,
-                                         v);
-                                    break;
-                                }
-                            }
-                        } else if (same_bits && memcmp(first, res, (size_t)len * size)) {
+                            memcpy(first, out, (size_t)len * size);
+                            hash = fnv(hash, out, (size_t)len * size);
+                        } else if (same_bits && memcmp(first, out, (size_t)len * size)) {
                             FAIL("%s of %s%s%s, call %d: other bits than the first blocking "
                                  "call's",
                                  kind_name[kind], is_float ? "float" : "double",
-                                 in_place ? " in place" : "",
-                                 nb == 2 ? " (persistent)" : nb ? " (nonblocking)" : "", call);
-                            call = DET_CALLS;
+                                 in_place ? " in place" : "", form[nb], call);
+                            break;
+                        }
+                        for (int i = 0; i < len; i++) {
+                            double v = is_float ? ((const float *)out)[i]
+                                                : ((const double *)out)[i];
+                            if (!(fabs(v - exact[i]) <= tol[i])) {
+                                FAIL("%s of %s%s%s, call %d: element %d is %.17g, off the "
+                                     "exact sum by more than any order of additions gives",
+                                     kind_name[kind], is_float ? "float" : "double",
+                                     in_place ? " in place" : "", form[nb], call, lo + i, v);
+                                call = DET_CALLS;
+                                break;
+                            }
                         }
                     }
+                    if (keep != MPI_REQUEST_NULL)
+                        MPI_Request_free(&keep);
+                }
         }
     uint64_t *all = malloc((size_t)n * sizeof *all);
     MPI_Gather(&hash, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, c);
@@ -1170,7 +1185,7 @@ static void check_deterministic(int same_bits)
             h = fnv(h, &all[r], sizeof all[r]);
         printf("deterministic hash: %016llx\n", (unsigned long long)h);
     }
-    free(all), free(counts), free(in), free(out), free(first);
+    free(all), free(counts), free(in), free(out), free(first), free(exact), free(tol);
 }
 
 /* With a fault injected into coll/tacos on one rank (TACOS_FAULT): that

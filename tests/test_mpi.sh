@@ -470,36 +470,51 @@ done
 # Reductions give the same bits by default (coll_tacos_deterministic):
 # Allreduce, Reduce, Reduce-scatter(-block) of non-exact float and double
 # sums, in place and not, blocking, nonblocking and persistent, 20 times
-# each, at 3-8 ranks and 4 chunks per rank (arrival order differs); the
-# same bits in two jobs, staged and through IPC (the hash of every result);
-# coll/tacos alone (textbook programs) too; coll_tacos_deterministic 0
-# (arrival order) still within the rounding bound of the exact sums
-det() { # what, then mpirun options: the hash in $T/hash.$what
+# each, at 3-8 ranks and 4 chunks per rank (arrival order differs), and with
+# the automatic chunk count; the same bits in two jobs, staged and through
+# IPC (the hash of every result); coll/tacos alone (textbook programs) too;
+# coll_tacos_deterministic 0 (arrival order) within the rounding bound of
+# the exact sums.  The trace must show the path each job names.
+det() { # what, 'trace text'..., --, mpirun options: the hash in $T/hash.$what
     what=$1
     shift
-    timeout 300 mpirun --allow-run-as-root --oversubscribe "$@" >"$T/out" 2>&1
+    wants=""
+    while [ "$1" != "--" ]; do wants="$wants|$1"; shift; done
+    shift
+    timeout 300 mpirun --allow-run-as-root --oversubscribe --mca coll_tacos_verbose 10 "$@" \
+        >"$T/out" 2>&1
     rc=$?
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "deterministic $what: exit $rc"; grep "^rank" "$T/out" | head -3 >&2; }
     sed -n 's/^deterministic hash: //p' "$T/out" >"$T/hash.$what"
+    echo "${wants#|}" | tr '|' '\n' | while read -r want; do
+        [ -z "$want" ] || grep -qF -- "$want" "$T/out" || echo "$want"
+    done >"$T/missing"
+    [ -s "$T/missing" ] && fail "deterministic $what: no '$(head -1 "$T/missing")' in the trace"
 }
-DET="--mca coll tacos,tuned,basic,inter,libnbc,self $NO_MIN --mca coll_tacos_chunks 4"
-for np in 3 4 5 8; do
-    det "np$np" -np $np $DET "$CHECK" --deterministic
+DET="--mca coll tacos,tuned,basic,inter,libnbc,self $NO_MIN"
+for np in 3 4 5 7 8; do
+    det "np$np" "schedule k=4" "(nonblocking)" "(persistent)" -- \
+        -np $np $DET --mca coll_tacos_chunks 4 "$CHECK" --deterministic
 done
-det again -np 4 $DET "$CHECK" --deterministic
-det staged -np 4 $DET --mca coll_tacos_stage 1 --mca coll_tacos_stage_min_bytes 0 \
-    "$CHECK" --deterministic
-det ipc -np 4 $DET --mca coll_tacos_stage 3 --mca coll_tacos_stage_min_bytes 0 \
+det again "schedule k=4" -- -np 4 $DET --mca coll_tacos_chunks 4 "$CHECK" --deterministic
+det staged "staged through host" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+    --mca coll_tacos_stage 1 --mca coll_tacos_stage_min_bytes 0 "$CHECK" --deterministic
+det ipc "(peers read it: IPC)" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+    --mca coll_tacos_stage 3 --mca coll_tacos_stage_min_bytes 0 \
     --mca coll_tacos_cuda_ipc_min_bytes 0 "$CHECK" --deterministic
 for run in again staged ipc; do
     [ -s "$T/hash.np4" ] && cmp -s "$T/hash.np4" "$T/hash.$run" ||
         fail "deterministic: the $run job's bits differ from the first job's"
 done
-det alone -np 5 --mca coll tacos --mca coll_tacos_min_bytes 2147483647 \
+det auto "schedule k=" -- -np 6 $DET "$CHECK" --deterministic
+det auto2 -- -np 6 $DET "$CHECK" --deterministic
+cmp -s "$T/hash.auto" "$T/hash.auto2" || fail "deterministic, automatic chunks: two jobs differ"
+det alone ": textbook:" -- -np 5 --mca coll tacos --mca coll_tacos_min_bytes 2147483647 \
     --mca coll_tacos_rooted_min_bytes 2147483647 "$CHECK" --deterministic
-det arrival -np 4 $DET --mca coll_tacos_deterministic 0 "$CHECK" --arrival-order
-echo "deterministic: the same bits at 3, 4, 5, 8 ranks, in two jobs, staged, through IPC, alone"
+det arrival "schedule k=4" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+    --mca coll_tacos_deterministic 0 "$CHECK" --arrival-order
+echo "deterministic: the same bits at 3-8 ranks, in two jobs, staged, through IPC, alone"
 
 # coll_tacos_enable through MPI_T: only the communicator made with it on
 # runs tacos schedules (5 calls per rank)

@@ -94,7 +94,8 @@ if mpich 2 MPIR_CVAR_ODD_EVEN_CLIQUES=1 -- --large-count; then
 fi
 # bounded scratch across communicators; deterministic reductions
 mpich 2 TACOS_SCRATCH_MAX_MIB=16 -- --many-comms
-mpich 3 TACOS_CHUNKS=4 -- --deterministic # by default
+mpich 3 TACOS_CHUNKS=4 -- --deterministic && # by default
+    ran "deterministic" allreduce reduce reduce-scatter
 mpich 3 TACOS_CHUNKS=4 TACOS_DETERMINISTIC=0 -- --arrival-order
 
 # nonblocking and persistent collectives (mpi_nbc_check against MPICH):
