@@ -7,47 +7,26 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 
+#include "coll_tacos_compat.h"
+
+#include "params.h"
 #include "tacos_comm.h"
 #include "tacos_synth.h"
 
 BEGIN_C_DECLS
 
 typedef struct {
-    mca_coll_base_component_2_0_0_t super;
-    int priority;
-    bool enable;
-    int verbose;
-    int output; /* opal_output stream */
-    char *topo_file;
-    int unwind_degree;
-    int chunks; /* per rank; 0 = automatic */
-    int min_bytes;
-    int rooted_min_bytes; /* Bcast and Reduce */
-    int rooted_net_min_bytes; /* ... on communicators that span hosts */
-    int gather_min_bytes; /* Gather and Scatter */
-    int seed;
-    int trials;
-    char *dump_dir;
-    bool probe;            /* hwloc/UCX probe; false: the default model */
-    char *probe_hwloc_xml; /* a saved machine instead of this one */
-    bool probe_gpu;        /* model each rank's GPU (NVLink) */
-    char *ucx_lib;         /* libuct to dlopen; empty: no UCX */
-    bool calibrate;        /* ping-pongs replace the probed α/β */
-    int measure;           /* links between hosts: 0 off, 1 measured + job cache, 2 always */
-    int cache_size;        /* programs kept per communicator */
-    bool nonblocking;      /* MPI_I* and _init calls through schedules */
-    bool v_schedules;      /* alone: Gatherv, Scatterv, Alltoallv/w through schedules */
-    int net_piece_bytes;   /* largest message to another host: -1 auto, 0 no limit */
-    int cuda_ipc_min_bytes; /* GPU buffers on one host: IPC from this size, -1 never */
-    size_t net_piece;      /* what it is resolved to once the PML is selected */
-    size_t scratch_max;    /* scratch kept between calls, whole process */
-    bool deterministic;    /* combine reductions in program order */
-    bool cuda;             /* look for GPU buffers (CUDA driver loaded at the first call) */
-    int stage;             /* testing: 1 stage host buffers as GPU ones are, 2 take them for GPU ones */
-    size_t stage_min_bytes; /* GPU buffers: smaller calls through host copies */
+    tacos_coll_component_t super;
+    int output;            /* opal_output stream */
+    /* every parameter of the core's table (params.h): TACOS_PARAM(NAME) */
+    tacos_param_value_t values[TACOS_NPARAMS];
+    size_t net_piece;      /* net_piece_bytes as resolved once the PML is selected */
 } mca_coll_tacos_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_tacos_component_t mca_coll_tacos_component;
+
+/* A parameter's value: TACOS_PARAM(MIN_BYTES).i */
+#define TACOS_PARAM(name) (mca_coll_tacos_component.values[TACOS_P_##name])
 
 /* The previous component's function for a slot, and its module. */
 #define TACOS_PREV(name)                                                                     \
@@ -75,6 +54,9 @@ typedef struct {
     mca_coll_base_module_t super;
     /* the previous component's functions, used for fallback and setup */
     TACOS_SLOTS(TACOS_PREV_FIELD)
+#if TACOS_INSTALLS
+    TACOS_PREV(reduce_local); /* Open MPI 6: put back when disabled */
+#endif
     struct ompi_communicator_t *comm;
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
     unsigned nonblocking_seq; /* nonblocking calls made: their tags */

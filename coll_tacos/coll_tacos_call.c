@@ -244,7 +244,7 @@ static tacos_red_type_t red_type(struct ompi_datatype_t *t)
 /* Where GPU buffers come from: CUDA's, or host memory taken for a GPU's (tests). */
 static const tacos_mc_t *device_mc(const mca_coll_tacos_module_t *m)
 {
-    return m->stage == 2 ? tacos_mc_host_as_device() : C->cuda ? tacos_mc_cuda(NULL) : NULL;
+    return m->stage == 2 ? tacos_mc_host_as_device() : TACOS_PARAM(CUDA).b ? tacos_mc_cuda(NULL) : NULL;
 }
 
 void coll_tacos_on_device(mca_coll_tacos_module_t *m, pml_ctx_t *x, const void *const *bufs,

@@ -198,45 +198,45 @@ static inline size_t sig_bytes(size_t count, struct ompi_datatype_t *t) { return
 #define TEXTBOOK(name, PARAMS) int coll_tacos_textbook_##name(UNPAREN PARAMS, TB_ARGS);
 #define TEXTBOOK_PROGRAMS(X)                                                                 \
     X(barrier, (COMM))                                                                       \
-    X(bcast, (void *buf, int count, DT *dtype, int root, COMM))                              \
-    X(gather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype, \
+    X(bcast, (void *buf, CNT count, DT *dtype, int root, COMM))                              \
+    X(gather, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount, DT *rdtype, \
                int root, COMM))                                                              \
-    X(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,    \
-                const int *displs, DT *rdtype, int root, COMM))                              \
-    X(scatter, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,            \
+    X(gatherv, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNTS rcounts,    \
+                DSPS displs, DT *rdtype, int root, COMM))                              \
+    X(scatter, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,            \
                 DT *rdtype, int root, COMM))                                                 \
-    X(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,        \
-                 void *rbuf, int rcount, DT *rdtype, int root, COMM))                        \
-    X(allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,          \
+    X(scatterv, (const void *sbuf, CNTS scounts, DSPS displs, DT *sdtype,        \
+                 void *rbuf, CNT rcount, DT *rdtype, int root, COMM))                        \
+    X(allgather, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,          \
                   DT *rdtype, COMM))                                                         \
-    X(allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts, \
-                   const int *displs, DT *rdtype, COMM))                                     \
-    X(alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,           \
+    X(allgatherv, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNTS rcounts, \
+                   DSPS displs, DT *rdtype, COMM))                                     \
+    X(alltoall, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,           \
                  DT *rdtype, COMM))                                                          \
-    X(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,      \
-                  void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM))     \
-    X(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,                  \
-                  DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,    \
+    X(alltoallv, (const void *sbuf, CNTS scounts, DSPS sdispls, DT *sdtype,      \
+                  void *rbuf, CNTS rcounts, DSPS rdispls, DT *rdtype, COMM))     \
+    X(alltoallw, (const void *sbuf, CNTS scounts, DSPS sdispls,                  \
+                  DT *const *sdtypes, void *rbuf, CNTS rcounts, DSPS rdispls,    \
                   DT *const *rdtypes, COMM))                                                 \
-    X(allreduce, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))             \
-    X(reduce, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM))      \
-    X(reduce_scatter, (const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,      \
+    X(allreduce, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM))             \
+    X(reduce, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM))      \
+    X(reduce_scatter, (const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP,      \
                        COMM))                                                                \
-    X(reduce_scatter_block, (const void *sbuf, void *rbuf, int rcount, DT *dtype, OP, COMM)) \
-    X(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))                  \
-    X(exscan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM))                \
-    X(neighbor_allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf,             \
-                           int rcount, DT *rdtype, COMM))                                    \
-    X(neighbor_allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,            \
-                            const int *rcounts, const int *displs, DT *rdtype, COMM))        \
-    X(neighbor_alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,  \
+    X(reduce_scatter_block, (const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP, COMM)) \
+    X(scan, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM))                  \
+    X(exscan, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM))                \
+    X(neighbor_allgather, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf,             \
+                           CNT rcount, DT *rdtype, COMM))                                    \
+    X(neighbor_allgatherv, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf,            \
+                            CNTS rcounts, DSPS displs, DT *rdtype, COMM))        \
+    X(neighbor_alltoall, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,  \
                           DT *rdtype, COMM))                                                 \
-    X(neighbor_alltoallv, (const void *sbuf, const int *scounts, const int *sdispls,         \
-                           DT *sdtype, void *rbuf, const int *rcounts, const int *rdispls,   \
+    X(neighbor_alltoallv, (const void *sbuf, CNTS scounts, DSPS sdispls,         \
+                           DT *sdtype, void *rbuf, CNTS rcounts, DSPS rdispls,   \
                            DT *rdtype, COMM))                                                \
-    X(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,    \
-                           DT *const *sdtypes, void *rbuf, const int *rcounts,               \
-                           const MPI_Aint *rdispls, DT *const *rdtypes, COMM))
+    X(neighbor_alltoallw, (const void *sbuf, CNTS scounts, BDSPS sdispls,    \
+                           DT *const *sdtypes, void *rbuf, CNTS rcounts,               \
+                           BDSPS rdispls, DT *const *rdtypes, COMM))
 TEXTBOOK_PROGRAMS(TEXTBOOK)
 #undef TEXTBOOK
 

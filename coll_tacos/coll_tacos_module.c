@@ -33,68 +33,65 @@
 static int tacos_barrier(COMM, MOD);
 static int tacos_ibarrier(COMM, REQ, MOD);
 static int tacos_barrier_init(COMM, INFO, REQ, MOD);
-static int tacos_reduce_local(const void *inbuf, void *inoutbuf, int count, DT *dtype, OP, MOD);
+static int tacos_reduce_local(const void *inbuf, void *inoutbuf, CNT count, DT *dtype, OP, MOD);
 /* the collectives served by the previous component or a textbook program */
 #define PASSED_DECL(name, PARAMS)                                                            \
     static int tacos_##name(UNPAREN_D PARAMS, MOD);                                          \
     static int tacos_i##name(UNPAREN_D PARAMS, REQ, MOD);                                    \
     static int tacos_##name##_init(UNPAREN_D PARAMS, INFO, REQ, MOD);
 #define UNPAREN_D(...) __VA_ARGS__
-PASSED_DECL(gather, (const void *, int, DT *, void *, int, DT *, int, COMM))
-PASSED_DECL(gatherv, (const void *, int, DT *, void *, const int *, const int *, DT *, int, COMM))
-PASSED_DECL(scatter, (const void *, int, DT *, void *, int, DT *, int, COMM))
-PASSED_DECL(scatterv, (const void *, const int *, const int *, DT *, void *, int, DT *, int, COMM))
-PASSED_DECL(allgatherv, (const void *, int, DT *, void *, const int *, const int *, DT *, COMM))
-PASSED_DECL(alltoallv, (const void *, const int *, const int *, DT *, void *, const int *,
-                        const int *, DT *, COMM))
-PASSED_DECL(alltoallw, (const void *, const int *, const int *, DT *const *, void *, const int *,
-                        const int *, DT *const *, COMM))
-PASSED_DECL(scan, (const void *, void *, int, DT *, OP, COMM))
-PASSED_DECL(exscan, (const void *, void *, int, DT *, OP, COMM))
-PASSED_DECL(neighbor_allgather, (const void *, int, DT *, void *, int, DT *, COMM))
-PASSED_DECL(neighbor_allgatherv, (const void *, int, DT *, void *, const int *, const int *, DT *,
-                                  COMM))
-PASSED_DECL(neighbor_alltoall, (const void *, int, DT *, void *, int, DT *, COMM))
-PASSED_DECL(neighbor_alltoallv, (const void *, const int *, const int *, DT *, void *, const int *,
-                                 const int *, DT *, COMM))
-PASSED_DECL(neighbor_alltoallw, (const void *, const int *, const MPI_Aint *, DT *const *, void *,
-                                 const int *, const MPI_Aint *, DT *const *, COMM))
-static int tacos_allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD);
-static int tacos_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+PASSED_DECL(gather, (const void *, CNT, DT *, void *, CNT, DT *, int, COMM))
+PASSED_DECL(gatherv, (const void *, CNT, DT *, void *, CNTS, DSPS, DT *, int, COMM))
+PASSED_DECL(scatter, (const void *, CNT, DT *, void *, CNT, DT *, int, COMM))
+PASSED_DECL(scatterv, (const void *, CNTS, DSPS, DT *, void *, CNT, DT *, int, COMM))
+PASSED_DECL(allgatherv, (const void *, CNT, DT *, void *, CNTS, DSPS, DT *, COMM))
+PASSED_DECL(alltoallv, (const void *, CNTS, DSPS, DT *, void *, CNTS, DSPS, DT *, COMM))
+PASSED_DECL(alltoallw, (const void *, CNTS, DSPS, DT *const *, void *, CNTS, DSPS, DT *const *,
+                        COMM))
+PASSED_DECL(scan, (const void *, void *, CNT, DT *, OP, COMM))
+PASSED_DECL(exscan, (const void *, void *, CNT, DT *, OP, COMM))
+PASSED_DECL(neighbor_allgather, (const void *, CNT, DT *, void *, CNT, DT *, COMM))
+PASSED_DECL(neighbor_allgatherv, (const void *, CNT, DT *, void *, CNTS, DSPS, DT *, COMM))
+PASSED_DECL(neighbor_alltoall, (const void *, CNT, DT *, void *, CNT, DT *, COMM))
+PASSED_DECL(neighbor_alltoallv, (const void *, CNTS, DSPS, DT *, void *, CNTS, DSPS, DT *, COMM))
+PASSED_DECL(neighbor_alltoallw, (const void *, CNTS, BDSPS, DT *const *, void *, CNTS, BDSPS,
+                                 DT *const *, COMM))
+static int tacos_allreduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, MOD);
+static int tacos_allgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                            DT *rdtype, COMM, MOD);
-static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD);
-static int tacos_reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+static int tacos_bcast(void *buf, CNT count, DT *dtype, int root, COMM, MOD);
+static int tacos_reduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM,
                         MOD);
-static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP,
                                       COMM, MOD);
-static int tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+static int tacos_reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP,
                                 COMM, MOD);
-static int tacos_alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_alltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                           DT *rdtype, COMM, MOD);
-static int tacos_ialltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_ialltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                            DT *rdtype, COMM, REQ, MOD);
-static int tacos_alltoall_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_alltoall_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                                DT *rdtype, COMM, INFO, REQ, MOD);
-static int tacos_iallreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, REQ, MOD);
-static int tacos_allreduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, INFO,
+static int tacos_iallreduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, REQ, MOD);
+static int tacos_allreduce_init(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, INFO,
                                 REQ, MOD);
-static int tacos_iallgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_iallgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                             DT *rdtype, COMM, REQ, MOD);
-static int tacos_allgather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_allgather_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                                 DT *rdtype, COMM, INFO, REQ, MOD);
-static int tacos_ibcast(void *buf, int count, DT *dtype, int root, COMM, REQ, MOD);
-static int tacos_bcast_init(void *buf, int count, DT *dtype, int root, COMM, INFO, REQ, MOD);
-static int tacos_ireduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+static int tacos_ibcast(void *buf, CNT count, DT *dtype, int root, COMM, REQ, MOD);
+static int tacos_bcast_init(void *buf, CNT count, DT *dtype, int root, COMM, INFO, REQ, MOD);
+static int tacos_ireduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM,
                          REQ, MOD);
-static int tacos_reduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root,
+static int tacos_reduce_init(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root,
                              COMM, INFO, REQ, MOD);
-static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP,
                                        COMM, REQ, MOD);
-static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, DT *dtype,
+static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, CNT rcount, DT *dtype,
                                            OP, COMM, INFO, REQ, MOD);
-static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP,
                                  COMM, REQ, MOD);
-static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
+static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype,
                                      OP, COMM, INFO, REQ, MOD);
 
 /* ---- module object -------------------------------------------------------- */
@@ -119,6 +116,27 @@ static void module_destruct(mca_coll_tacos_module_t *m)
 OBJ_CLASS_INSTANCE(mca_coll_tacos_module_t, mca_coll_base_module_t, module_construct,
                    module_destruct);
 
+#if TACOS_INSTALLS
+/* MPIX_Comm_agree without fault tolerance, where no other component gives
+ * one (coll/tacos alone): the allreduce of the contributions, as Open MPI's
+ * own agreement without ULFM; the failed group stays as it is. */
+static int tacos_agree(void *contrib, size_t n, DT *dtype, OP, struct ompi_group_t **failed,
+                       bool update, COMM, MOD)
+{
+    (void)failed, (void)update, (void)module;
+    return comm->c_coll->coll_allreduce(MPI_IN_PLACE, contrib, n, dtype, op, comm,
+                                        comm->c_coll->coll_allreduce_module);
+}
+
+static int tacos_iagree(void *contrib, size_t n, DT *dtype, OP, struct ompi_group_t **failed,
+                        bool update, COMM, REQ, MOD)
+{
+    (void)failed, (void)update, (void)module;
+    return comm->c_coll->coll_iallreduce(MPI_IN_PLACE, contrib, n, dtype, op, comm, request,
+                                         comm->c_coll->coll_iallreduce_module);
+}
+#endif
+
 /* The previous component's function for a slot, or NULL where none
  * provides it (then coll/tacos serves it with a textbook program: with
  * `--mca coll tacos` alone, nothing else is there). */
@@ -142,9 +160,37 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
     if (alone)
         TRACE(5, "communicator %u: no previous component for %d of the slots: textbook programs "
                  "serve what no schedule does",
-              ompi_comm_get_cid(comm), alone);
+              tacos_comm_id(comm), alone);
+#if TACOS_INSTALLS /* Open MPI 6: the module installs its functions itself */
+#define INSTALL(name) MCA_COLL_INSTALL_API(comm, name, m->super.coll_##name, &m->super, "tacos");
+    MCA_COLL_SAVE_API(comm, reduce_local, m->prev_reduce_local, m->prev_reduce_local_module,
+                      "tacos");
+    TACOS_SLOTS(INSTALL) INSTALL(reduce_local)
+    if (!comm->c_coll->coll_agree) /* alone: Open MPI 6 wants one on every communicator */
+        MCA_COLL_INSTALL_API(comm, agree, tacos_agree, &m->super, "tacos");
+    if (!comm->c_coll->coll_iagree)
+        MCA_COLL_INSTALL_API(comm, iagree, tacos_iagree, &m->super, "tacos");
+#endif
     return OMPI_SUCCESS;
 }
+
+#if TACOS_INSTALLS
+/* Open MPI 6: the previous component's functions back where ours are
+ * (the communicator is freed, or a later component disabled us). */
+static int module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
+#define RESTORE(name)                                                                        \
+    if (comm->c_coll->coll_##name##_module == &m->super)                                     \
+        MCA_COLL_INSTALL_API(comm, name, m->prev_##name, m->prev_##name##_module, "tacos");
+    TACOS_SLOTS(RESTORE) RESTORE(reduce_local)
+    if (comm->c_coll->coll_agree_module == &m->super)
+        MCA_COLL_INSTALL_API(comm, agree, NULL, NULL, "tacos");
+    if (comm->c_coll->coll_iagree_module == &m->super)
+        MCA_COLL_INSTALL_API(comm, iagree, NULL, NULL, "tacos");
+    return OMPI_SUCCESS;
+}
+#endif
 
 /* ---- the core's callbacks --------------------------------------------------- */
 
@@ -266,22 +312,14 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     /* cheap and the same on every rank; coll_tacos_enable is not checked
      * here but agreed at the first collective, so that a rank where it is
      * off still takes part in that agreement (and then only forwards) */
-    if (C->priority <= 0)
+    if (TACOS_PARAM(PRIORITY).i <= 0)
         return NULL;
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
     tacos_settings_t st = TACOS_SETTINGS_DEFAULT;
-    st.enable = C->enable, st.min_bytes = C->min_bytes, st.rooted_min_bytes = C->rooted_min_bytes;
-    st.gather_min_bytes = C->gather_min_bytes, st.rooted_net_min_bytes = C->rooted_net_min_bytes;
-    st.chunks = C->chunks, st.seed = C->seed, st.trials = C->trials;
-    st.unwind_degree = C->unwind_degree, st.probe = C->probe, st.calibrate = C->calibrate;
-    st.measure = C->measure, st.cache_size = C->cache_size, st.topo_file = C->topo_file;
-    st.nonblocking = C->nonblocking, st.net_piece = (long)C->net_piece;
-    st.v_schedules = C->v_schedules, st.cuda_ipc_min_bytes = C->cuda_ipc_min_bytes;
-    st.deterministic = C->deterministic, st.verbose = C->verbose, st.dump_dir = C->dump_dir;
-    st.param_prefix = "coll_tacos_", st.probe_hwloc_xml = C->probe_hwloc_xml;
-    st.ucx_lib = C->ucx_lib, st.probe_gpu = C->probe_gpu, st.scratch_max = C->scratch_max;
+    tacos_params_settings(C->values, &st);
+    st.net_piece = (long)C->net_piece, st.param_prefix = "coll_tacos_";
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     /* locality is symmetric: either every rank has a peer on another node
      * or none has */
@@ -304,22 +342,25 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .local_rank = lr ? atoi(lr) : 0,
                             .spans_hosts = m->spans_hosts,
                             .on_host = on_host,
-                            .id = ompi_comm_get_cid(comm),
+                            .id = tacos_comm_id(comm),
                             .max_u64 = core_max_u64,
                             .max_u64_idle = core_max_u64_idle,
                             .allgather = core_allgather,
                             .exchange = core_exchange,
                             .log = core_log};
     m->comm = comm;
-    m->stage = C->stage, m->stage_min_bytes = C->stage_min_bytes;
+    m->stage = TACOS_PARAM(STAGE).i, m->stage_min_bytes = TACOS_PARAM(STAGE_MIN_BYTES).z;
     m->core = tacos_comm_new(&st, &ops);
     free(on_host);
     if (!m->core) {
         OBJ_RELEASE(m);
         return NULL;
     }
-    *priority = C->priority;
+    *priority = TACOS_PARAM(PRIORITY).i;
     m->super.coll_module_enable = module_enable;
+#if TACOS_INSTALLS
+    m->super.coll_module_disable = module_disable;
+#endif
     m->super.coll_allreduce = tacos_allreduce;
     m->super.coll_allgather = tacos_allgather;
     m->super.coll_bcast = tacos_bcast;
@@ -487,24 +528,24 @@ static int unserved(const char *name, call_mode_t mode, const char *why, const c
     (mode == BLOCKING ? tacos_run((m)->core, p, &call, a)                                    \
                       : coll_tacos_launch(m, p, &call, a, t0, t1, mode == PERSISTENT, request))
 
-static int allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD,
+static int allreduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, MOD,
                      MODE_ARGS);
-static int allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int allgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                      DT *rdtype, COMM, MOD, MODE_ARGS);
-static int alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int alltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                     DT *rdtype, COMM, MOD, MODE_ARGS);
-static int allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
-                      const int *displs, DT *rdtype, COMM, MOD, MODE_ARGS);
-static int bcast(void *buf, int count, DT *dtype, int root, COMM, MOD, MODE_ARGS);
-static int gather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype,
+static int allgatherv(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNTS rcounts,
+                      DSPS displs, DT *rdtype, COMM, MOD, MODE_ARGS);
+static int bcast(void *buf, CNT count, DT *dtype, int root, COMM, MOD, MODE_ARGS);
+static int gather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount, DT *rdtype,
                   int root, COMM, MOD, MODE_ARGS);
-static int scatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount, DT *rdtype,
+static int scatter(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount, DT *rdtype,
                    int root, COMM, MOD, MODE_ARGS);
-static int reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM, MOD,
+static int reduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM, MOD,
                   MODE_ARGS);
-static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP, COMM,
+static int reduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP, COMM,
                                 MOD, MODE_ARGS);
-static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP, COMM,
+static int reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP, COMM,
                           MOD, MODE_ARGS);
 
 /* The ranks a rank's buffers hold blocks for: on an intercommunicator the remote group's. */
@@ -516,45 +557,45 @@ static size_t peers(struct ompi_communicator_t *comm)
 #define BY_HAND_ARGS                                                                         \
     mca_coll_tacos_module_t *m, call_mode_t mode, INFO, REQ, const char *why, int then
 
-static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
+static int by_hand_allreduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, CNT count, DT *dtype, OP,
                              COMM)
 {
     BY_HAND("Allreduce", op, HOST(allreduce, h0, h1, count, dtype, op, comm), sbuf, count, dtype, 0,
             rbuf, count, dtype, 1);
 }
 
-static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                             int rcount, DT *rdtype, COMM)
+static int by_hand_allgather(BY_HAND_ARGS, const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                             CNT rcount, DT *rdtype, COMM)
 {
     size_t n = peers(comm);
     BY_HAND("Allgather", NULL, HOST(allgather, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             scount, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
-static int by_hand_alltoall(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                            int rcount, DT *rdtype, COMM)
+static int by_hand_alltoall(BY_HAND_ARGS, const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                            CNT rcount, DT *rdtype, COMM)
 {
     size_t n = peers(comm);
     BY_HAND("Alltoall", NULL, HOST(alltoall, h0, scount, sdtype, h1, rcount, rdtype, comm), sbuf,
             (size_t)scount * n, sdtype, 0, rbuf, (size_t)rcount * n, rdtype, 1);
 }
 
-static int by_hand_allgatherv(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                              const int *rcounts, const int *displs, DT *rdtype, COMM)
+static int by_hand_allgatherv(BY_HAND_ARGS, const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                              CNTS rcounts, DSPS displs, DT *rdtype, COMM)
 {
     size_t end = 0; /* the receive buffer's elements up to the last block's end */
     for (int r = 0; r < (int)peers(comm); r++) {
-        if (displs[r] < 0)
+        if (DSP_AT(displs, r) < 0)
             return unserved("Allgatherv", mode, "a negative displacement", "");
-        if (rcounts[r] && (size_t)displs[r] + (size_t)rcounts[r] > end)
-            end = (size_t)displs[r] + (size_t)rcounts[r];
+        if (CNT_AT(rcounts, r) && (size_t)DSP_AT(displs, r) + CNT_AT(rcounts, r) > end)
+            end = (size_t)DSP_AT(displs, r) + CNT_AT(rcounts, r);
     }
     BY_HAND("Allgatherv", NULL,
             HOST(allgatherv, h0, scount, sdtype, h1, rcounts, displs, rdtype, comm), sbuf,
             scount, sdtype, 0, rbuf, end, rdtype, 1);
 }
 
-static int by_hand_bcast(BY_HAND_ARGS, void *buf, int count, DT *dtype, int root, COMM)
+static int by_hand_bcast(BY_HAND_ARGS, void *buf, CNT count, DT *dtype, int root, COMM)
 {
     int inter = OMPI_COMM_IS_INTER(comm), at_root = inter ? root == MPI_ROOT
                                                           : ompi_comm_rank(comm) == root;
@@ -576,8 +617,8 @@ static rooted_side_t side_of(struct ompi_communicator_t *comm, int root)
     return (rooted_side_t){ompi_comm_rank(comm) == root, 1};
 }
 
-static int by_hand_gather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                          int rcount, DT *rdtype, int root, COMM)
+static int by_hand_gather(BY_HAND_ARGS, const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                          CNT rcount, DT *rdtype, int root, COMM)
 {
     rooted_side_t s = side_of(comm, root);
     const void *in = s.sends ? sbuf : NULL;
@@ -588,8 +629,8 @@ static int by_hand_gather(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype
             in, scount, sdtype, 0, out, (size_t)rcount * peers(comm), rdtype, 1);
 }
 
-static int by_hand_scatter(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                           int rcount, DT *rdtype, int root, COMM)
+static int by_hand_scatter(BY_HAND_ARGS, const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                           CNT rcount, DT *rdtype, int root, COMM)
 {
     rooted_side_t s = side_of(comm, root);
     const void *in = s.at_root ? sbuf : NULL;
@@ -600,7 +641,7 @@ static int by_hand_scatter(BY_HAND_ARGS, const void *sbuf, int scount, DT *sdtyp
             in, (size_t)scount * peers(comm), sdtype, 0, out, rcount, rdtype, 1);
 }
 
-static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count, DT *dtype, OP,
+static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, CNT count, DT *dtype, OP,
                           int root, COMM)
 {
     int inter = OMPI_COMM_IS_INTER(comm), at_root = inter ? root == MPI_ROOT
@@ -610,7 +651,7 @@ static int by_hand_reduce(BY_HAND_ARGS, const void *sbuf, void *rbuf, int count,
             in, count, dtype, 0, at_root ? rbuf : NULL, count, dtype, 1); /* rbuf: the root's */
 }
 
-static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, int rcount,
+static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rbuf, CNT rcount,
                                         DT *dtype, OP, COMM)
 {
     size_t all = (size_t)rcount * (size_t)ompi_comm_size(comm); /* n x rcount, n the local group's size */
@@ -619,7 +660,7 @@ static int by_hand_reduce_scatter_block(BY_HAND_ARGS, const void *sbuf, void *rb
             rbuf, sbuf == MPI_IN_PLACE ? all : (size_t)rcount, dtype, 1);
 }
 
-static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, const int *rcounts,
+static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, CNTS rcounts,
                                   DT *dtype, OP, COMM)
 {
     size_t all = 0;
@@ -633,10 +674,10 @@ static int by_hand_reduce_scatter(BY_HAND_ARGS, const void *sbuf, void *rbuf, co
         return rc;
     }
     for (int r = 0; r < ompi_comm_size(comm); r++)
-        all += (size_t)rcounts[r];
+        all += CNT_AT(rcounts, r);
     BY_HAND("Reduce_scatter", op, HOST(reduce_scatter, h0, h1, rcounts, dtype, op, comm), sbuf, all,
             dtype, 0, rbuf,
-            sbuf == MPI_IN_PLACE ? all : (size_t)rcounts[ompi_comm_rank(comm)], dtype, 1);
+            sbuf == MPI_IN_PLACE ? all : CNT_AT(rcounts, ompi_comm_rank(comm)), dtype, 1);
 }
 
 /* Collectives that only move data: the signature's bytes (MPI_BYTE units). */
@@ -660,7 +701,7 @@ static const char *view_elements(struct ompi_datatype_t *dtype, size_t count,
     return tacos_view_elements(count, type_size(dtype), ext, tlb, text, ompi_op_is_commute(op), v);
 }
 
-static int tacos_reduce_local(const void *inbuf, void *inoutbuf, int count,
+static int tacos_reduce_local(const void *inbuf, void *inoutbuf, CNT count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               mca_coll_base_module_t *module)
 {
@@ -670,7 +711,7 @@ static int tacos_reduce_local(const void *inbuf, void *inoutbuf, int count,
 }
 
 
-static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+static int allreduce(const void *sbuf, void *rbuf, CNT count, struct ompi_datatype_t *dtype,
                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
                      mca_coll_base_module_t *module, MODE_ARGS)
 {
@@ -686,8 +727,8 @@ static int allreduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     return RUN(m, p, &a, dtype, NULL);
 }
 
-static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                     int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+static int allgather(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                     CNT rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                      mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
@@ -708,8 +749,8 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtyp
     return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
 }
 
-static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                    int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+static int alltoall(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                    CNT rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                     mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
@@ -734,33 +775,40 @@ static int alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype
 
 /* Allgatherv: the Allgather schedule with blocks of the given sizes; the
  * result goes through scratch unless the blocks lie in rank order. */
-static int allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+static int allgatherv(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                      CNTS rcounts, DSPS displs, struct ompi_datatype_t *rdtype,
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
     int n = ompi_comm_size(comm), in_order = 1;
     size_t total = 0;
     for (int r = 0; r < n && !OMPI_COMM_IS_INTER(comm); r++) {
-        in_order &= displs[r] >= 0 && (size_t)displs[r] == total;
-        total += (size_t)rcounts[r];
+        in_order &= DSP_AT(displs, r) >= 0 && (size_t)DSP_AT(displs, r) == total;
+        total += CNT_AT(rcounts, r);
     }
     CALL(comm, ALLGATHERV, NULL);
     const char *why = view_bytes(rdtype, total, &call.v, &x);
+    if (!why && !(CNTS_FIT(rcounts, n) && DSPS_FIT(displs, n)))
+        why = "counts or displacements beyond an int";
     DEVICE(in_order && contiguous(sbuf, (size_t)scount, sdtype) && contiguous(rbuf, total, rdtype),
            sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
          rdtype, comm);
-    int in_place = sbuf == MPI_IN_PLACE;
+    int in_place = sbuf == MPI_IN_PLACE, *tmp_c, *tmp_d, rc = OMPI_ERR_OUT_OF_RESOURCE;
+    const int *counts = CNTS_INTS(rcounts, n, &tmp_c), *dis = DSPS_INTS(displs, n, &tmp_d);
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, total, rdtype);
-    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r, .counts = rcounts,
-                      .displs = in_order ? NULL : displs, .count_units = type_size(rdtype)};
-    return RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
+    tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r, .counts = counts,
+                      .displs = in_order ? NULL : dis, .count_units = type_size(rdtype)};
+    if (counts && dis)
+        rc = RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
+    free(tmp_c);
+    free(tmp_d);
+    return rc;
 }
 
-static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+static int bcast(void *buf, CNT count, struct ompi_datatype_t *dtype, int root,
                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
@@ -790,8 +838,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
  * the signatures agree), read from the buffers that matter on this rank;
  * no other count or datatype is read (an intercommunicator's
  * MPI_PROC_NULL side has none: a size of 0). */
-static int rooted(int gathers, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+static int rooted(int gathers, const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, CNT rcount, struct ompi_datatype_t *rdtype, int root,
                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     mca_coll_tacos_module_t *m = (mca_coll_tacos_module_t *)module;
@@ -828,23 +876,23 @@ static int rooted(int gathers, const void *sbuf, int scount, struct ompi_datatyp
     return RUN(m, p, &a, a.send ? sdtype : NULL, a.recv ? rdtype : NULL);
 }
 
-static int gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                  int rcount, struct ompi_datatype_t *rdtype, int root,
+static int gather(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                  CNT rcount, struct ompi_datatype_t *rdtype, int root,
                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     return rooted(1, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, mode, info,
                   request);
 }
 
-static int scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                   int rcount, struct ompi_datatype_t *rdtype, int root,
+static int scatter(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                   CNT rcount, struct ompi_datatype_t *rdtype, int root,
                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module, MODE_ARGS)
 {
     return rooted(0, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, mode, info,
                   request);
 }
 
-static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+static int reduce(const void *sbuf, void *rbuf, CNT count, struct ompi_datatype_t *dtype,
                   struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                   mca_coll_base_module_t *module, MODE_ARGS)
 {
@@ -863,7 +911,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_
     return RUN(m, p, &a, dtype, NULL);
 }
 
-static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+static int reduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
                                 MODE_ARGS)
@@ -884,7 +932,7 @@ static int reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return RUN(m, p, &a, dtype, NULL);
 }
 
-static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+static int reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts,
                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
                           MODE_ARGS)
@@ -893,15 +941,22 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     int n = ompi_comm_size(comm);
     size_t total = 0;
     for (int r = 0; r < n; r++)
-        total += (size_t)rcounts[r];
+        total += CNT_AT(rcounts, r);
     CALL(comm, REDUCE_SCATTER, op);
     const char *why = view_elements(dtype, total, op, &call.v, &x);
+    if (!why && !CNTS_FIT(rcounts, n))
+        why = "counts beyond an int";
     DEVICE(contiguous(sbuf, total, dtype) && contiguous(rbuf, total, dtype), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    int *tmp, rc = OMPI_ERR_OUT_OF_RESOURCE;
+    const int *counts = CNTS_INTS(rcounts, n, &tmp);
     tacos_data_t s = data(sbuf, total, dtype), r = data(rbuf, total, dtype);
-    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = rcounts};
-    return RUN(m, p, &a, dtype, NULL);
+    tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = counts};
+    if (counts)
+        rc = RUN(m, p, &a, dtype, NULL);
+    free(tmp);
+    return rc;
 }
 
 /* The collectives no schedule serves: the previous component's, or the
@@ -1036,15 +1091,15 @@ static const char *not_routed(mca_coll_tacos_module_t *m, struct ompi_communicat
 /* The blocks of `counts` x dtype at `displs` extents into buf (or, with a
  * datatype per block, types, at displs bytes); their bytes in bytes[]
  * (unless NULL) and in all. */
-static size_t blocks_of(tacos_data_t *b, int n, const void *buf, const int *counts,
-                        const int *displs, DT *dtype, DT *const *types, size_t *bytes)
+static size_t blocks_of(tacos_data_t *b, int n, const void *buf, CNTS counts,
+                        DSPS displs, DT *dtype, DT *const *types, size_t *bytes)
 {
     size_t all = 0;
     for (int i = 0; i < n; i++) {
         DT *t = types ? types[i] : dtype;
-        size_t one = (size_t)counts[i] * type_size(t);
-        b[i] = data(buf, (size_t)counts[i], t);
-        b[i].buf = (char *)buf + (types ? (ptrdiff_t)displs[i] : displs[i] * b[i].extent);
+        size_t one = CNT_AT(counts, i) * type_size(t);
+        b[i] = data(buf, CNT_AT(counts, i), t);
+        b[i].buf = (char *)buf + (types ? DSP_AT(displs, i) : DSP_AT(displs, i) * b[i].extent);
         if (bytes)
             bytes[i] = one;
         all += one;
@@ -1056,8 +1111,8 @@ static size_t blocks_of(tacos_data_t *b, int n, const void *buf, const int *coun
  * (counts, displs, ltype at lbuf), the other side's one (this rank's:
  * ocount x otype at obuf, MPI_IN_PLACE at the root). */
 static int rooted_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm, int tag,
-                    tacos_coll_t coll, int root, const void *lbuf, const int *counts,
-                    const int *displs, DT *ltype, const void *obuf, int ocount, DT *otype,
+                    tacos_coll_t coll, int root, const void *lbuf, CNTS counts,
+                    DSPS displs, DT *ltype, const void *obuf, CNT ocount, DT *otype,
                     int device, const char **why)
 {
     int n = ompi_comm_size(comm), at_root = ompi_comm_rank(comm) == root;
@@ -1066,7 +1121,7 @@ static int rooted_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
     tacos_data_t *list = at_root ? malloc((size_t)n * sizeof *list) : NULL;
     if (at_root && !list)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    size_t bytes = in_place ? (size_t)counts[root] * type_size(ltype)
+    size_t bytes = in_place ? CNT_AT(counts, root) * type_size(ltype)
                             : (size_t)ocount * type_size(otype);
     size_t largest = list ? blocks_of(list, n, lbuf, counts, displs, ltype, NULL, NULL) : bytes;
     const tacos_data_t *side = in_place ? NULL : &one;
@@ -1080,9 +1135,9 @@ static int rooted_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
 /* Alltoallv and Alltoallw (types: a datatype per block, displacements in
  * bytes); MPI_IN_PLACE goes to the textbook program (on every rank: MPI
  * wants it on all or none). */
-static int alltoall_v(mca_coll_tacos_module_t *m, int tag, const void *sbuf, const int *scounts,
-                      const int *sdispls, DT *sdtype, DT *const *stypes, void *rbuf,
-                      const int *rcounts, const int *rdispls, DT *rdtype, DT *const *rtypes,
+static int alltoall_v(mca_coll_tacos_module_t *m, int tag, const void *sbuf, CNTS scounts,
+                      DSPS sdispls, DT *sdtype, DT *const *stypes, void *rbuf,
+                      CNTS rcounts, DSPS rdispls, DT *rdtype, DT *const *rtypes,
                       COMM, int device, const char **why)
 {
     int n = ompi_comm_size(comm);
@@ -1125,56 +1180,56 @@ static int alltoall_v(mca_coll_tacos_module_t *m, int tag, const void *sbuf, con
     }                                                                                        \
     SLOTS(name, PARAMS, ARGS)
 
-V_VARIANT(gatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf, const int *rcounts,
-                    const int *displs, DT *rdtype, int root, COMM),
+V_VARIANT(gatherv, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNTS rcounts,
+                    DSPS displs, DT *rdtype, int root, COMM),
           (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm),
           (sbuf, OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? rbuf : NULL),
           rooted_v(m, comm, MCA_COLL_BASE_TAG_GATHERV, TACOS_GATHER, root, rbuf, rcounts, displs,
                    rdtype, sbuf, scount, sdtype, x.device, &why))
-V_VARIANT(scatterv, (const void *sbuf, const int *scounts, const int *displs, DT *sdtype,
-                     void *rbuf, int rcount, DT *rdtype, int root, COMM),
+V_VARIANT(scatterv, (const void *sbuf, CNTS scounts, DSPS displs, DT *sdtype,
+                     void *rbuf, CNT rcount, DT *rdtype, int root, COMM),
           (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm),
           (OMPI_COMM_IS_INTER(comm) || ompi_comm_rank(comm) == root ? sbuf : NULL, rbuf),
           rooted_v(m, comm, MCA_COLL_BASE_TAG_SCATTERV, TACOS_SCATTER, root, sbuf, scounts,
                    displs, sdtype, rbuf, rcount, rdtype, x.device, &why))
-V_VARIANT(alltoallv, (const void *sbuf, const int *scounts, const int *sdispls, DT *sdtype,
-                      void *rbuf, const int *rcounts, const int *rdispls, DT *rdtype, COMM),
+V_VARIANT(alltoallv, (const void *sbuf, CNTS scounts, DSPS sdispls, DT *sdtype,
+                      void *rbuf, CNTS rcounts, DSPS rdispls, DT *rdtype, COMM),
           (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm), (sbuf, rbuf),
           alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLV, sbuf, scounts, sdispls, sdtype, NULL, rbuf,
                      rcounts, rdispls, rdtype, NULL, comm, x.device, &why))
-V_VARIANT(alltoallw, (const void *sbuf, const int *scounts, const int *sdispls,
-                      DT *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls,
+V_VARIANT(alltoallw, (const void *sbuf, CNTS scounts, DSPS sdispls,
+                      DT *const *sdtypes, void *rbuf, CNTS rcounts, DSPS rdispls,
                       DT *const *rdtypes, COMM),
           (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm), (sbuf, rbuf),
           alltoall_v(m, MCA_COLL_BASE_TAG_ALLTOALLW, sbuf, scounts, sdispls, NULL, sdtypes, rbuf,
                      rcounts, rdispls, NULL, rdtypes, comm, x.device, &why))
 
-PASS_THROUGH(scan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
+PASS_THROUGH(scan, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM),
              (sbuf, rbuf, count, dtype, op, comm),
              (sbuf, rbuf))
-PASS_THROUGH(exscan, (const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM),
+PASS_THROUGH(exscan, (const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM),
              (sbuf, rbuf, count, dtype, op, comm),
              (sbuf, rbuf))
-PASS_THROUGH(neighbor_allgather, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                  int rcount, DT *rdtype, COMM),
+PASS_THROUGH(neighbor_allgather, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                  CNT rcount, DT *rdtype, COMM),
              (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm),
              (sbuf, rbuf))
-PASS_THROUGH(neighbor_allgatherv, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                   const int *rcounts, const int *displs, DT *rdtype, COMM),
+PASS_THROUGH(neighbor_allgatherv, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                   CNTS rcounts, DSPS displs, DT *rdtype, COMM),
              (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm),
              (sbuf, rbuf))
-PASS_THROUGH(neighbor_alltoall, (const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                 int rcount, DT *rdtype, COMM),
+PASS_THROUGH(neighbor_alltoall, (const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                 CNT rcount, DT *rdtype, COMM),
              (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm),
              (sbuf, rbuf))
-PASS_THROUGH(neighbor_alltoallv, (const void *sbuf, const int *scounts, const int *sdispls,
-                                  DT *sdtype, void *rbuf, const int *rcounts,
-                                  const int *rdispls, DT *rdtype, COMM),
+PASS_THROUGH(neighbor_alltoallv, (const void *sbuf, CNTS scounts, DSPS sdispls,
+                                  DT *sdtype, void *rbuf, CNTS rcounts,
+                                  DSPS rdispls, DT *rdtype, COMM),
              (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm),
              (sbuf, rbuf))
-PASS_THROUGH(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                                  DT *const *sdtypes, void *rbuf, const int *rcounts,
-                                  const MPI_Aint *rdispls, DT *const *rdtypes, COMM),
+PASS_THROUGH(neighbor_alltoallw, (const void *sbuf, CNTS scounts, BDSPS sdispls,
+                                  DT *const *sdtypes, void *rbuf, CNTS rcounts,
+                                  BDSPS rdispls, DT *const *rdtypes, COMM),
              (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm),
              (sbuf, rbuf))
 
@@ -1184,31 +1239,31 @@ PASS_THROUGH(neighbor_alltoallw, (const void *sbuf, const int *scounts, const MP
 #define NB NONBLOCKING, NULL, request
 #define P PERSISTENT, info, request
 
-static int tacos_allreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, MOD)
+static int tacos_allreduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, MOD)
 { return allreduce(sbuf, rbuf, count, dtype, op, comm, module, B); }
-static int tacos_iallreduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, REQ, MOD)
+static int tacos_iallreduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, REQ, MOD)
 { return allreduce(sbuf, rbuf, count, dtype, op, comm, module, NB); }
-static int tacos_allreduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, COMM, INFO,
+static int tacos_allreduce_init(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, COMM, INFO,
                                 REQ, MOD)
 { return allreduce(sbuf, rbuf, count, dtype, op, comm, module, P); }
 
-static int tacos_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_allgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                              DT *rdtype, COMM, MOD)
 { return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, B); }
-static int tacos_iallgather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_iallgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                             DT *rdtype, COMM, REQ, MOD)
 { return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, NB); }
-static int tacos_allgather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_allgather_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                                 DT *rdtype, COMM, INFO, REQ, MOD)
 { return allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, P); }
 
-static int tacos_alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_alltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                           DT *rdtype, COMM, MOD)
 { return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, B); }
-static int tacos_ialltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_ialltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                            DT *rdtype, COMM, REQ, MOD)
 { return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, NB); }
-static int tacos_alltoall_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_alltoall_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                                DT *rdtype, COMM, INFO, REQ, MOD)
 { return alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module, P); }
 
@@ -1216,71 +1271,71 @@ static int tacos_barrier(COMM, MOD) { return barrier(comm, module, B); }
 static int tacos_ibarrier(COMM, REQ, MOD) { return barrier(comm, module, NB); }
 static int tacos_barrier_init(COMM, INFO, REQ, MOD) { return barrier(comm, module, P); }
 
-static int tacos_allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                            const int *rcounts, const int *displs, DT *rdtype, COMM, MOD)
+static int tacos_allgatherv(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                            CNTS rcounts, DSPS displs, DT *rdtype, COMM, MOD)
 { return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, B); }
-static int tacos_iallgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                             const int *rcounts, const int *displs, DT *rdtype, COMM, REQ, MOD)
+static int tacos_iallgatherv(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                             CNTS rcounts, DSPS displs, DT *rdtype, COMM, REQ, MOD)
 { return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, NB); }
-static int tacos_allgatherv_init(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                 const int *rcounts, const int *displs, DT *rdtype, COMM, INFO,
+static int tacos_allgatherv_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                 CNTS rcounts, DSPS displs, DT *rdtype, COMM, INFO,
                                  REQ, MOD)
 { return allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, module, P); }
 
-static int tacos_bcast(void *buf, int count, DT *dtype, int root, COMM, MOD)
+static int tacos_bcast(void *buf, CNT count, DT *dtype, int root, COMM, MOD)
 { return bcast(buf, count, dtype, root, comm, module, B); }
-static int tacos_ibcast(void *buf, int count, DT *dtype, int root, COMM, REQ, MOD)
+static int tacos_ibcast(void *buf, CNT count, DT *dtype, int root, COMM, REQ, MOD)
 { return bcast(buf, count, dtype, root, comm, module, NB); }
-static int tacos_bcast_init(void *buf, int count, DT *dtype, int root, COMM, INFO, REQ, MOD)
+static int tacos_bcast_init(void *buf, CNT count, DT *dtype, int root, COMM, INFO, REQ, MOD)
 { return bcast(buf, count, dtype, root, comm, module, P); }
 
-static int tacos_gather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_gather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                         DT *rdtype, int root, COMM, MOD)
 { return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, B); }
-static int tacos_igather(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_igather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                          DT *rdtype, int root, COMM, REQ, MOD)
 { return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, NB); }
-static int tacos_gather_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_gather_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                              DT *rdtype, int root, COMM, INFO, REQ, MOD)
 { return gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, P); }
 
-static int tacos_scatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_scatter(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                          DT *rdtype, int root, COMM, MOD)
 { return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, B); }
-static int tacos_iscatter(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_iscatter(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                           DT *rdtype, int root, COMM, REQ, MOD)
 { return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, NB); }
-static int tacos_scatter_init(const void *sbuf, int scount, DT *sdtype, void *rbuf, int rcount,
+static int tacos_scatter_init(const void *sbuf, CNT scount, DT *sdtype, void *rbuf, CNT rcount,
                               DT *rdtype, int root, COMM, INFO, REQ, MOD)
 { return scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module, P); }
 
-static int tacos_reduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+static int tacos_reduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM,
                           MOD)
 { return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, B); }
-static int tacos_ireduce(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root, COMM,
+static int tacos_ireduce(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root, COMM,
                          REQ, MOD)
 { return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, NB); }
-static int tacos_reduce_init(const void *sbuf, void *rbuf, int count, DT *dtype, OP, int root,
+static int tacos_reduce_init(const void *sbuf, void *rbuf, CNT count, DT *dtype, OP, int root,
                              COMM, INFO, REQ, MOD)
 { return reduce(sbuf, rbuf, count, dtype, op, root, comm, module, P); }
 
-static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+static int tacos_reduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP,
                                         COMM, MOD)
 { return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, B); }
-static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, DT *dtype, OP,
+static int tacos_ireduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount, DT *dtype, OP,
                                        COMM, REQ, MOD)
 { return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, NB); }
-static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, DT *dtype,
+static int tacos_reduce_scatter_block_init(const void *sbuf, void *rbuf, CNT rcount, DT *dtype,
                                            OP, COMM, INFO, REQ, MOD)
 { return reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module, P); }
 
-static int tacos_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+static int tacos_reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP,
                                   COMM, MOD)
 { return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, B); }
-static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype, OP,
+static int tacos_ireduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype, OP,
                                  COMM, REQ, MOD)
 { return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, NB); }
-static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, DT *dtype,
+static int tacos_reduce_scatter_init(const void *sbuf, void *rbuf, CNTS rcounts, DT *dtype,
                                      OP, COMM, INFO, REQ, MOD)
 { return reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module, P); }
 

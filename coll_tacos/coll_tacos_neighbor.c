@@ -68,9 +68,10 @@ static int neighbours(struct ompi_communicator_t *comm, neighbours_t *nb)
  * (whole) the buffer itself for every k. */
 typedef struct {
     const void *buf;
-    int count;
-    const int *counts, *displs;
-    const MPI_Aint *bdispls;
+    size_t count;
+    CNTS counts;
+    DSPS displs;
+    BDSPS bdispls;
     struct ompi_datatype_t *type;
     struct ompi_datatype_t *const *types;
     int whole;
@@ -79,11 +80,11 @@ typedef struct {
 static tacos_data_t block(const side_t *s, int k)
 {
     struct ompi_datatype_t *t = s->types ? s->types[k] : s->type;
-    size_t count = s->counts ? (size_t)s->counts[k] : (size_t)s->count;
+    size_t count = s->counts ? CNT_AT(s->counts, k) : (size_t)s->count;
     tacos_data_t d = data(s->buf, count, t);
     ptrdiff_t at = s->whole     ? 0
-                   : s->bdispls ? (ptrdiff_t)s->bdispls[k]
-                   : s->displs  ? (ptrdiff_t)s->displs[k] * d.extent
+                   : s->bdispls ? BDSP_AT(s->bdispls, k)
+                   : s->displs  ? DSP_AT(s->displs, k) * d.extent
                                 : (ptrdiff_t)k * (ptrdiff_t)count * d.extent;
     d.buf = (char *)s->buf + at;
     return d;
@@ -116,8 +117,8 @@ static int neighbor_list(const side_t *out, const side_t *in, struct ompi_commun
     return list_run(m, &l, &call, mode, request);
 }
 
-int coll_tacos_textbook_neighbor_allgather(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                           int rcount, DT *rdtype, COMM, TB_ARGS)
+int coll_tacos_textbook_neighbor_allgather(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                           CNT rcount, DT *rdtype, COMM, TB_ARGS)
 {
     side_t out = {.buf = sbuf, .count = scount, .type = sdtype, .whole = 1};
     side_t in = {.buf = rbuf, .count = rcount, .type = rdtype};
@@ -125,8 +126,8 @@ int coll_tacos_textbook_neighbor_allgather(const void *sbuf, int scount, DT *sdt
                          request);
 }
 
-int coll_tacos_textbook_neighbor_allgatherv(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                            const int *rcounts, const int *displs, DT *rdtype,
+int coll_tacos_textbook_neighbor_allgatherv(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                            CNTS rcounts, DSPS displs, DT *rdtype,
                                             COMM, TB_ARGS)
 {
     side_t out = {.buf = sbuf, .count = scount, .type = sdtype, .whole = 1};
@@ -135,8 +136,8 @@ int coll_tacos_textbook_neighbor_allgatherv(const void *sbuf, int scount, DT *sd
                          request);
 }
 
-int coll_tacos_textbook_neighbor_alltoall(const void *sbuf, int scount, DT *sdtype, void *rbuf,
-                                          int rcount, DT *rdtype, COMM, TB_ARGS)
+int coll_tacos_textbook_neighbor_alltoall(const void *sbuf, CNT scount, DT *sdtype, void *rbuf,
+                                          CNT rcount, DT *rdtype, COMM, TB_ARGS)
 {
     side_t out = {.buf = sbuf, .count = scount, .type = sdtype};
     side_t in = {.buf = rbuf, .count = rcount, .type = rdtype};
@@ -144,9 +145,9 @@ int coll_tacos_textbook_neighbor_alltoall(const void *sbuf, int scount, DT *sdty
                          request);
 }
 
-int coll_tacos_textbook_neighbor_alltoallv(const void *sbuf, const int *scounts,
-                                           const int *sdispls, DT *sdtype, void *rbuf,
-                                           const int *rcounts, const int *rdispls, DT *rdtype,
+int coll_tacos_textbook_neighbor_alltoallv(const void *sbuf, CNTS scounts,
+                                           DSPS sdispls, DT *sdtype, void *rbuf,
+                                           CNTS rcounts, DSPS rdispls, DT *rdtype,
                                            COMM, TB_ARGS)
 {
     side_t out = {.buf = sbuf, .counts = scounts, .displs = sdispls, .type = sdtype};
@@ -155,10 +156,10 @@ int coll_tacos_textbook_neighbor_alltoallv(const void *sbuf, const int *scounts,
                          request);
 }
 
-int coll_tacos_textbook_neighbor_alltoallw(const void *sbuf, const int *scounts,
-                                           const MPI_Aint *sdispls, DT *const *sdtypes,
-                                           void *rbuf, const int *rcounts,
-                                           const MPI_Aint *rdispls, DT *const *rdtypes, COMM,
+int coll_tacos_textbook_neighbor_alltoallw(const void *sbuf, CNTS scounts,
+                                           BDSPS sdispls, DT *const *sdtypes,
+                                           void *rbuf, CNTS rcounts,
+                                           BDSPS rdispls, DT *const *rdtypes, COMM,
                                            TB_ARGS)
 {
     side_t out = {.buf = sbuf, .counts = scounts, .bdispls = sdispls, .types = sdtypes};

@@ -172,7 +172,7 @@ int coll_tacos_textbook_barrier(struct ompi_communicator_t *comm, TB_ARGS)
 /* The root sends to every rank (every remote rank).  A binomial tree was
  * no faster here (one host, 4 and 8 ranks, osu_coll bcast: 1.2-1.5x slower
  * at 4 ranks from 4 KiB, even at 8): the root's sends leave at once. */
-int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+int coll_tacos_textbook_bcast(void *buf, CNT count, struct ompi_datatype_t *dtype, int root,
                           struct ompi_communicator_t *comm, TB_ARGS)
 {
     TB_M;
@@ -192,7 +192,7 @@ int coll_tacos_textbook_bcast(void *buf, int count, struct ompi_datatype_t *dtyp
  * root's blocks are counts[r] (or count) of type at displs[r] (or r x count)
  * extents into `all`, one per rank (per remote rank). */
 static int rooted_list(int gather, const void *mine, int mcount, struct ompi_datatype_t *mtype,
-                       const void *all, const int *counts, const int *displs, int count,
+                       const void *all, CNTS counts, DSPS displs, CNT count,
                        struct ompi_datatype_t *type, int root, struct ompi_communicator_t *comm,
                        int tag, TB_ARGS)
 {
@@ -211,9 +211,9 @@ static int rooted_list(int gather, const void *mine, int mcount, struct ompi_dat
     }
     list_hold(&l, type);
     for (int r = 0; r < np; r++) {
-        size_t c = counts ? (size_t)counts[r] : (size_t)count;
+        size_t c = counts ? CNT_AT(counts, r) : (size_t)count;
         tacos_data_t d = block_of(all, 0, c, type);
-        d.buf = (char *)all + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
+        d.buf = (char *)all + (ptrdiff_t)(displs ? (size_t)DSP_AT(displs, r) : (size_t)r * c) * d.extent;
         if (inter || r != root)
             list_push(&l, r, !gather, 0, -1, d, sig_bytes(c, type));
         else if (has_own)
@@ -222,16 +222,16 @@ static int rooted_list(int gather, const void *mine, int mcount, struct ompi_dat
     return list_run(m, &l, &call, mode, request);
 }
 
-int coll_tacos_textbook_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int coll_tacos_textbook_gather(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, CNT rcount, struct ompi_datatype_t *rdtype, int root,
                            struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return rooted_list(1, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, root, comm,
+    return rooted_list(1, sbuf, scount, sdtype, rbuf, NO_CNTS, NO_DSPS, rcount, rdtype, root, comm,
                        MCA_COLL_BASE_TAG_GATHER, module, mode, info, request);
 }
 
-int coll_tacos_textbook_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, const int *rcounts, const int *displs,
+int coll_tacos_textbook_gatherv(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, CNTS rcounts, DSPS displs,
                             struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -239,16 +239,16 @@ int coll_tacos_textbook_gatherv(const void *sbuf, int scount, struct ompi_dataty
                        MCA_COLL_BASE_TAG_GATHERV, module, mode, info, request);
 }
 
-int coll_tacos_textbook_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int coll_tacos_textbook_scatter(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, CNT rcount, struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return rooted_list(0, rbuf, rcount, rdtype, sbuf, NULL, NULL, scount, sdtype, root, comm,
+    return rooted_list(0, rbuf, rcount, rdtype, sbuf, NO_CNTS, NO_DSPS, scount, sdtype, root, comm,
                        MCA_COLL_BASE_TAG_SCATTER, module, mode, info, request);
 }
 
-int coll_tacos_textbook_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                             struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int coll_tacos_textbook_scatterv(const void *sbuf, CNTS scounts, DSPS displs,
+                             struct ompi_datatype_t *sdtype, void *rbuf, CNT rcount,
                              struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -258,8 +258,8 @@ int coll_tacos_textbook_scatterv(const void *sbuf, const int *scounts, const int
 
 /* Allgather(v): every rank sends its block to every other (every remote
  * rank; its blocks are theirs). */
-static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                          void *rbuf, const int *rcounts, const int *displs, int rcount,
+static int allgather_list(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, CNTS rcounts, DSPS displs, CNT rcount,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           int tag, TB_ARGS)
 {
@@ -273,9 +273,9 @@ static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *
         mine = data(sbuf, (size_t)scount, sdtype), list_hold(&l, sdtype);
     for (int pass = 0; pass < 2; pass++) /* own block first: what the sends read */
         for (int r = 0; r < np; r++) {
-            size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+            size_t c = rcounts ? CNT_AT(rcounts, r) : (size_t)rcount;
             tacos_data_t d = block_of(rbuf, 0, c, rdtype);
-            d.buf = (char *)rbuf + (ptrdiff_t)(displs ? (size_t)displs[r] : (size_t)r * c) * d.extent;
+            d.buf = (char *)rbuf + (ptrdiff_t)(displs ? (size_t)DSP_AT(displs, r) : (size_t)r * c) * d.extent;
             if (pass == 0 && r == me && !inter) {
                 mine = in_place ? d : data(sbuf, (size_t)scount, sdtype);
                 if (!in_place)
@@ -288,16 +288,16 @@ static int allgather_list(const void *sbuf, int scount, struct ompi_datatype_t *
     return list_run(m, &l, &call, mode, request);
 }
 
-int coll_tacos_textbook_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+int coll_tacos_textbook_allgather(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, CNT rcount, struct ompi_datatype_t *rdtype,
                               struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return allgather_list(sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, comm,
+    return allgather_list(sbuf, scount, sdtype, rbuf, NO_CNTS, NO_DSPS, rcount, rdtype, comm,
                           MCA_COLL_BASE_TAG_ALLGATHER, module, mode, info, request);
 }
 
-int coll_tacos_textbook_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, const int *rcounts, const int *displs,
+int coll_tacos_textbook_allgatherv(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, CNTS rcounts, DSPS displs,
                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                TB_ARGS)
 {
@@ -308,9 +308,9 @@ int coll_tacos_textbook_allgatherv(const void *sbuf, int scount, struct ompi_dat
 /* Alltoall(v, w): block j of every rank's input to rank j (remote rank j),
  * in pairwise order; with MPI_IN_PLACE the input is a copy of rbuf taken
  * first.  Block displacements in bytes (w) or in extents of the type. */
-static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispls,
-                         struct ompi_datatype_t *const *stypes, void *rbuf, const int *rcounts,
-                         const int *rdispls, struct ompi_datatype_t *const *rtypes, int w,
+static int alltoall_list(const void *sbuf, CNTS scounts, DSPS sdispls,
+                         struct ompi_datatype_t *const *stypes, void *rbuf, CNTS rcounts,
+                         DSPS rdispls, struct ompi_datatype_t *const *rtypes, int w,
                          struct ompi_communicator_t *comm, int tag, TB_ARGS)
 {
     TB_M;
@@ -318,7 +318,7 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
     x.tag = tag;
     int in_place = sbuf == MPI_IN_PLACE, nt = w ? np : 1;
     ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN;
-#define DISP(d, i, t) (w ? (ptrdiff_t)(d)[i] : (ptrdiff_t)(d)[i] * data(NULL, 0, t).extent)
+#define DISP(d, i, t) (w ? DSP_AT(d, i) : DSP_AT(d, i) * data(NULL, 0, t).extent)
     for (int i = 0; i < nt; i++) {
         list_hold(&l, rtypes[i]);
         if (!in_place)
@@ -326,7 +326,7 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
     }
     if (in_place) { /* the input: what rbuf holds now, as rbuf's layout */
         for (int i = 0; i < n; i++)
-            span_of((size_t)rcounts[i], DISP(rdispls, i, rtypes[w ? i : 0]), rtypes[w ? i : 0],
+            span_of(CNT_AT(rcounts, i), DISP(rdispls, i, rtypes[w ? i : 0]), rtypes[w ? i : 0],
                     &lo, &hi);
         sbuf = hi > lo ? raw_copy(&l, rbuf, lo, hi) : rbuf;
         scounts = rcounts, sdispls = rdispls, stypes = rtypes;
@@ -334,8 +334,8 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
     for (int s = 0; s < np; s++) {
         int to = (me + s) % np, from = inter ? to : (me - s + n) % n;
         struct ompi_datatype_t *st = stypes[w ? to : 0], *rt = rtypes[w ? from : 0];
-        tacos_data_t out = data((const char *)sbuf + DISP(sdispls, to, st), (size_t)scounts[to], st);
-        tacos_data_t in = data((char *)rbuf + DISP(rdispls, from, rt), (size_t)rcounts[from], rt);
+        tacos_data_t out = data((const char *)sbuf + DISP(sdispls, to, st), CNT_AT(scounts, to), st);
+        tacos_data_t in = data((char *)rbuf + DISP(rdispls, from, rt), CNT_AT(rcounts, from), rt);
         if (s == 0 && !inter) {
             if (!in_place)
                 copy(&l, out, in);
@@ -350,8 +350,8 @@ static int alltoall_list(const void *sbuf, const int *scounts, const int *sdispl
 
 /* Alltoall as Alltoallv with equal counts (the int arrays live for the call only:
  * run_list copies the messages) */
-int coll_tacos_textbook_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+int coll_tacos_textbook_alltoall(const void *sbuf, CNT scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, CNT rcount, struct ompi_datatype_t *rdtype,
                              struct ompi_communicator_t *comm, TB_ARGS)
 {
     int n = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
@@ -360,24 +360,24 @@ int coll_tacos_textbook_alltoall(const void *sbuf, int scount, struct ompi_datat
         return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < n; i++)
         v[i] = scount, v[n + i] = i * scount, v[2 * n + i] = rcount, v[3 * n + i] = i * rcount;
-    int rc = alltoall_list(sbuf, v, v + n, &sdtype, rbuf, v + 2 * n, v + 3 * n, &rdtype, 0, comm,
+    int rc = alltoall_list(sbuf, CNTS_OF(v), DSPS_OF(v + n), &sdtype, rbuf, CNTS_OF(v + 2 * n), DSPS_OF(v + 3 * n), &rdtype, 0, comm,
                            MCA_COLL_BASE_TAG_ALLTOALL, module, mode, info, request);
     free(v);
     return rc;
 }
 
-int coll_tacos_textbook_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                              const int *rdispls, struct ompi_datatype_t *rdtype,
+int coll_tacos_textbook_alltoallv(const void *sbuf, CNTS scounts, DSPS sdispls,
+                              struct ompi_datatype_t *sdtype, void *rbuf, CNTS rcounts,
+                              DSPS rdispls, struct ompi_datatype_t *rdtype,
                               struct ompi_communicator_t *comm, TB_ARGS)
 {
     return alltoall_list(sbuf, scounts, sdispls, &sdtype, rbuf, rcounts, rdispls, &rdtype, 0, comm,
                          MCA_COLL_BASE_TAG_ALLTOALLV, module, mode, info, request);
 }
 
-int coll_tacos_textbook_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int coll_tacos_textbook_alltoallw(const void *sbuf, CNTS scounts, DSPS sdispls,
                               struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                              const int *rcounts, const int *rdispls,
+                              CNTS rcounts, DSPS rdispls,
                               struct ompi_datatype_t *const *rdtypes,
                               struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -439,7 +439,7 @@ static void doubling(list_t *l, int me, int n, tacos_data_t w, size_t units)
 #define BINOMIAL_MAX_BYTES ((size_t)2 << 20)
 
 /* Whether the reduction takes the binomial tree (the same on every rank). */
-static int binomial_fits(struct ompi_op_t *op, int count, struct ompi_datatype_t *dtype)
+static int binomial_fits(struct ompi_op_t *op, CNT count, struct ompi_datatype_t *dtype)
 {
     return ompi_op_is_commute(op) && (size_t)count * type_size(dtype) <= BINOMIAL_MAX_BYTES;
 }
@@ -474,7 +474,7 @@ static int binomial(list_t *l, int me, int n, int root, tacos_data_t w, size_t u
  * order), then rank n-1 sends the result to every rank.
  * Intercommunicator: every rank sends its input to every remote rank and
  * combines theirs. */
-int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
+int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, CNT count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -507,7 +507,7 @@ int coll_tacos_textbook_allreduce(const void *sbuf, void *rbuf, int count,
  * rounds); the others: the chain (into rbuf at the root, a copy
  * elsewhere), then to the root.  Intercommunicator: the remote ranks send
  * their input to the root, which combines them. */
-int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, CNT count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                            TB_ARGS)
 {
@@ -538,16 +538,16 @@ int coll_tacos_textbook_reduce(const void *sbuf, void *rbuf, int count, struct o
  * inputs; with equal blocks each remote rank sends rank j its block j,
  * with uneven ones (which only rank j's group knows) its whole input, and
  * rank j combines the whole and keeps its block. */
-static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+static int reduce_scatter_list(const void *sbuf, void *rbuf, CNTS rcounts, CNT rcount,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, int tag, TB_ARGS)
 {
     TB_M;
     ELEMENTS(comm, REDUCE_SCATTER, dtype, op);
     x.tag = tag;
-    size_t total = 0, at = 0, mine = rcounts ? (size_t)rcounts[me] : (size_t)rcount;
+    size_t total = 0, at = 0, mine = rcounts ? CNT_AT(rcounts, me) : (size_t)rcount;
     for (int r = 0; r < n; r++)
-        total += rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+        total += rcounts ? CNT_AT(rcounts, r) : (size_t)rcount;
     if (inter && !rcounts) { /* the remote blocks: total / np each */
         size_t b = total / (size_t)np;
         for (int r = 0; r < np; r++)
@@ -561,7 +561,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         tacos_data_t whole = work_like(&l, total, dtype);
         combine_all(&l, np, whole, total);
         for (int r = 0; r < me; r++)
-            at += (size_t)rcounts[r];
+            at += CNT_AT(rcounts, r);
         whole = tacos_data_part(&whole, at, mine);
         copy_when(&l, whole, data(rbuf, mine, dtype), 1);
         return list_run(m, &l, &call, mode, request);
@@ -572,7 +572,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
         copy(&l, data(rbuf, total, dtype), in);
     }
     for (int r = 0; r < n; r++) {
-        size_t c = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+        size_t c = rcounts ? CNT_AT(rcounts, r) : (size_t)rcount;
         list_push(&l, r, 1, 0, -1, tacos_data_part(&in, at, c), c);
         at += c;
     }
@@ -580,7 +580,7 @@ static int reduce_scatter_list(const void *sbuf, void *rbuf, const int *rcounts,
     return list_run(m, &l, &call, mode, request);
 }
 
-int coll_tacos_textbook_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int coll_tacos_textbook_reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts,
                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                    struct ompi_communicator_t *comm, TB_ARGS)
 {
@@ -588,16 +588,16 @@ int coll_tacos_textbook_reduce_scatter(const void *sbuf, void *rbuf, const int *
                                MCA_COLL_BASE_TAG_REDUCE_SCATTER, module, mode, info, request);
 }
 
-int coll_tacos_textbook_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int coll_tacos_textbook_reduce_scatter_block(const void *sbuf, void *rbuf, CNT rcount,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                          struct ompi_communicator_t *comm, TB_ARGS)
 {
-    return reduce_scatter_list(sbuf, rbuf, NULL, rcount, dtype, op, comm,
+    return reduce_scatter_list(sbuf, rbuf, NO_CNTS, rcount, dtype, op, comm,
                                MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, module, mode, info, request);
 }
 
 /* Scan: the chain into rbuf. */
-int coll_tacos_textbook_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int coll_tacos_textbook_scan(const void *sbuf, void *rbuf, CNT count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm, TB_ARGS)
 {
     TB_M;
@@ -611,7 +611,7 @@ int coll_tacos_textbook_scan(const void *sbuf, void *rbuf, int count, struct omp
 
 /* Exscan: rank me-1's partial arrives twice, as the result (rbuf) and
  * combined into a copy of the input, which goes on to me+1 (twice). */
-int coll_tacos_textbook_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int coll_tacos_textbook_exscan(const void *sbuf, void *rbuf, CNT count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm, TB_ARGS)
 {
     TB_M;

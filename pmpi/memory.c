@@ -14,17 +14,11 @@
 static int use_cuda = 1;           /* TACOS_CUDA */
 static int stage; /* TACOS_STAGE: 1 host buffers staged too, 2 taken for a GPU's, 3 as 1 with
                    * the staging shared by IPC (tests) */
-static int stage_min_bytes = 2 << 20; /* TACOS_STAGE_MIN_BYTES */
+static size_t stage_min_bytes; /* TACOS_STAGE_MIN_BYTES */
 
-void pmpi_memory_settings(void)
+void pmpi_memory_settings(int cuda, int stage_as, size_t stage_min)
 {
-    pmpi_env_int("TACOS_CUDA", 0, &use_cuda);
-    pmpi_env_int("TACOS_STAGE", 0, &stage);
-    pmpi_env_int("TACOS_STAGE_MIN_BYTES", 0, &stage_min_bytes);
-    if (stage > 3) {
-        pmpi_say(0, "TACOS_STAGE=%d is not 0, 1, 2 or 3; using 0", stage);
-        stage = 0;
-    }
+    use_cuda = cuda, stage = stage_as, stage_min_bytes = stage_min;
 }
 
 /* Where GPU buffers come from: CUDA's, or host memory taken for a GPU's (tests). */
@@ -98,7 +92,7 @@ const char *pmpi_device_why(call_ctx_t *x, int contiguous, size_t bytes)
     if (x->op != MPI_OP_NULL)
         x->red_op = red_op(x->op), x->red_type = red_type(x->unit);
     return tacos_mem_why(x->mc, x->device, contiguous, x->op != MPI_OP_NULL, x->red_op,
-                         x->red_type, bytes, (size_t)stage_min_bytes,
+                         x->red_type, bytes, stage_min_bytes,
                          "below TACOS_STAGE_MIN_BYTES");
 }
 

@@ -14,6 +14,7 @@
  * non-contiguous data through MPI_Pack/MPI_Unpack or a copy on a private
  * MPI_COMM_SELF.  Parameters come from TACOS_* environment variables.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -24,6 +25,8 @@
 #include <time.h>
 
 #include <mpi.h>
+
+#include "params.h"
 
 #include "tacos_pmpi.h"
 #include "tacos_probe.h"
@@ -40,52 +43,34 @@ enum {
 
 static tacos_settings_t settings = TACOS_SETTINGS_DEFAULT;
 
-/* TACOS_<NAME> as an integer >= lo, or the default with a message. */
-void pmpi_env_int(const char *name, int lo, int *v)
-{
-    const char *e = getenv(name);
-    char *end;
-    if (!e || !*e)
-        return;
-    long x = strtol(e, &end, 10);
-    if (*end || x < lo || x > INT_MAX)
-        fprintf(stderr, "coll:tacos: %s=%s is not an integer >= %d; using %d\n", name, e, lo, *v);
-    else
-        *v = (int)x;
-}
+static tacos_param_value_t values[TACOS_NPARAMS];
 
+/* Every parameter of the core's table (params.h) the PMPI library reads,
+ * from TACOS_<NAME>: a value that is not allowed keeps the default, with
+ * one message (rank 0 of the world, or every process before MPI_Init). */
 static void read_settings(void)
 {
-    tacos_settings_t *s = &settings;
-    int scratch_mib = (int)(s->scratch_max >> 20);
-    pmpi_env_int("TACOS_ENABLE", 0, &s->enable);
-    pmpi_env_int("TACOS_VERBOSE", 0, &s->verbose);
-    pmpi_env_int("TACOS_MIN_BYTES", 0, &s->min_bytes);
-    pmpi_env_int("TACOS_ROOTED_MIN_BYTES", 0, &s->rooted_min_bytes);
-    pmpi_env_int("TACOS_GATHER_MIN_BYTES", 0, &s->gather_min_bytes);
-    pmpi_env_int("TACOS_ROOTED_NET_MIN_BYTES", 0, &s->rooted_net_min_bytes);
-    pmpi_env_int("TACOS_CUDA_IPC_MIN_BYTES", -1, &s->cuda_ipc_min_bytes);
-    pmpi_env_int("TACOS_CHUNKS", 0, &s->chunks);
-    pmpi_env_int("TACOS_SEED", 0, &s->seed);
-    pmpi_env_int("TACOS_TRIALS", 1, &s->trials);
-    pmpi_env_int("TACOS_UNWIND_DEGREE", 0, &s->unwind_degree);
-    pmpi_env_int("TACOS_PROBE", 0, &s->probe);
-    pmpi_env_int("TACOS_PROBE_GPU", 0, &s->probe_gpu);
-    pmpi_env_int("TACOS_CALIBRATE", 0, &s->calibrate);
-    pmpi_env_int("TACOS_MEASURE", 0, &s->measure);
-    pmpi_env_int("TACOS_CACHE_SIZE", 1, &s->cache_size);
-    pmpi_env_int("TACOS_NONBLOCKING", 0, &s->nonblocking);
-    pmpi_env_int("TACOS_DETERMINISTIC", 0, &s->deterministic);
-    pmpi_env_int("TACOS_SCRATCH_MAX_MIB", 0, &scratch_mib);
-    s->scratch_max = (size_t)scratch_mib << 20;
-    s->topo_file = getenv("TACOS_TOPO_FILE");
-    s->dump_dir = getenv("TACOS_DUMP_DIR");
-    s->probe_hwloc_xml = getenv("TACOS_PROBE_HWLOC_XML");
-    if (getenv("TACOS_UCX_LIB"))
-        s->ucx_lib = getenv("TACOS_UCX_LIB");
-    s->param_prefix = "TACOS_";
-    s->previous = "the MPI library's own collectives";
-    pmpi_memory_settings();
+    int me = 0, up = 0;
+    PMPI_Initialized(&up);
+    if (up)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    tacos_params_default(values);
+    for (int i = 0; i < TACOS_NPARAMS; i++) {
+        const tacos_param_t *p = &tacos_params[i];
+        char name[64] = "TACOS_", err[256];
+        for (size_t k = 0; p->name[k] && k + 7 < sizeof name; k++)
+            name[6 + k] = (char)toupper((unsigned char)p->name[k]), name[7 + k] = 0;
+        const char *e = getenv(name);
+        if (!(p->bindings & TACOS_PB_PMPI) || !e || (!*e && p->type != TACOS_PT_STRING))
+            continue;
+        if (tacos_param_parse(i, e, &values[i], err, sizeof err) && me == 0)
+            fprintf(stderr, "coll:tacos: %s=%s is %s; using the default\n", name, e, err);
+    }
+    tacos_params_settings(values, &settings);
+    settings.param_prefix = "TACOS_";
+    settings.previous = "the MPI library's own collectives";
+    pmpi_memory_settings(values[TACOS_P_CUDA].b, values[TACOS_P_STAGE].i,
+                         values[TACOS_P_STAGE_MIN_BYTES].z);
 }
 
 void pmpi_say(int level, const char *fmt, ...)

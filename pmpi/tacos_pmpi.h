@@ -49,7 +49,6 @@ typedef struct {
     tacos_mem_t mem; /* the stream the executor stages through */
 } call_ctx_t;
 
-void pmpi_env_int(const char *name, int lo, int *v);
 void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pmpi_state_release(state_t *st);
 /* Whether t is predefined (a named type: never freed, never duplicated). */
@@ -76,7 +75,7 @@ int pmpi_launch_by_hand(MPI_Request inner, const tacos_mirror_t *mm, const int *
                         int persistent, MPI_Request *request);
 
 /* GPU buffers (memory.c).  TACOS_CUDA, TACOS_STAGE, TACOS_STAGE_MIN_BYTES. */
-void pmpi_memory_settings(void);
+void pmpi_memory_settings(int cuda, int stage, size_t stage_min_bytes);
 /* x->device from the buffers that matter on this rank. */
 void pmpi_on_device(call_ctx_t *x, const void *const *bufs, int n);
 /* Why the executor cannot stage the call's GPU buffers (x->op and x->unit

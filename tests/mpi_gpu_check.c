@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OPEN_MPI) && MPI_VERSION < 4
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5 /* 5.0 has MPI_*_init but says MPI 3.1 */
 #include <mpi-ext.h>
 #define INIT(name) MPIX_##name##_init /* Open MPI 4.1's persistent collectives */
 #else

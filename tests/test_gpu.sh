@@ -76,7 +76,7 @@ if [ -x ./mpi_gpu_check_mpich ] && [ -f "$LIB" ] && command -v mpiexec.mpich >/d
             zero=
             [ $how != defaults ] && zero="TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 TACOS_STAGE_MIN_BYTES=0"
             [ $how = staged ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=-1"
-            [ $how = ipc ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_SCRATCH_MAX_MIB=4096"
+            [ $how = ipc ] && zero="$zero TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_SCRATCH_MAX_BYTES=4294967296"
             # shellcheck disable=SC2086
             timeout "$TMO" env TACOS_VERBOSE=10 $zero mpiexec.mpich -n $np \
                 env LD_PRELOAD="$LIB" ./mpi_gpu_check_mpich >"$T/out" 2>&1

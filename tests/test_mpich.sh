@@ -93,7 +93,7 @@ if mpich 2 MPIR_CVAR_ODD_EVEN_CLIQUES=1 -- --large-count; then
     done
 fi
 # bounded scratch across communicators; deterministic reductions
-mpich 2 TACOS_SCRATCH_MAX_MIB=16 -- --many-comms
+mpich 2 TACOS_SCRATCH_MAX_BYTES=16777216 -- --many-comms
 mpich 3 TACOS_CHUNKS=4 -- --deterministic && # by default
     ran "deterministic" allreduce reduce reduce-scatter
 mpich 3 TACOS_CHUNKS=4 TACOS_DETERMINISTIC=0 -- --arrival-order
