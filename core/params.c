@@ -271,6 +271,23 @@ int tacos_param_parse(int i, const char *text, tacos_param_value_t *v, char *err
     return 0;
 }
 
+void tacos_param_format(int i, const tacos_param_value_t *v, char *buf, size_t n)
+{
+    switch (tacos_params[i].type) {
+    case TACOS_PT_INT:
+        snprintf(buf, n, "%d", v->i);
+        break;
+    case TACOS_PT_BOOL:
+        snprintf(buf, n, "%d", v->b ? 1 : 0);
+        break;
+    case TACOS_PT_SIZE:
+        snprintf(buf, n, "%zu", v->z);
+        break;
+    default:
+        snprintf(buf, n, "%s", v->s ? v->s : "");
+    }
+}
+
 void tacos_params_settings(const tacos_param_value_t *v, tacos_settings_t *s)
 {
     for (int i = 0; i < TACOS_NPARAMS; i++) {

@@ -86,6 +86,9 @@ void tacos_params_default(tacos_param_value_t *v);
  * *v unchanged and what is allowed in err ("not an integer from 0 to 3"). */
 int tacos_param_parse(int i, const char *text, tacos_param_value_t *v, char *err, size_t n);
 
+/* Value v of parameter i as text ("1", "65536", "" for an empty string). */
+void tacos_param_format(int i, const tacos_param_value_t *v, char *buf, size_t n);
+
 /* The settings the values give (fields of parameters with one; the
  * binding fills the rest: previous, param_prefix, net_piece). */
 void tacos_params_settings(const tacos_param_value_t *v, tacos_settings_t *s);

@@ -67,6 +67,12 @@ static void read_settings(void)
             fprintf(stderr, "coll:tacos: %s=%s is %s; using the default\n", name, e, err);
     }
     tacos_params_settings(values, &settings);
+    for (int i = 0; i < TACOS_NPARAMS && me == 0 && settings.verbose >= 10; i++) {
+        char v[256];
+        tacos_param_format(i, &values[i], v, sizeof v);
+        if (tacos_params[i].bindings & TACOS_PB_PMPI)
+            fprintf(stderr, "coll:tacos: parameter %s = %s\n", tacos_params[i].name, v);
+    }
     settings.param_prefix = "TACOS_";
     settings.previous = "the MPI library's own collectives";
     pmpi_memory_settings(values[TACOS_P_CUDA].b, values[TACOS_P_STAGE].i,
