@@ -425,27 +425,30 @@ static const char *mode_prefix[] = {"", "i", ""}, *mode_suffix[] = {"", "", "_in
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
-/* Plans (tacos_comm_plan_call); returns an error or, where nothing is to
- * move, success; falls back; or goes on with p. */
-#define PLAN(m, coll, root, why, p, name, ...)                                               \
+/* The core's decision for the call (tacos_comm_decide): returns an error
+ * or, where nothing is to move, success; falls back; runs on host copies of
+ * GPU buffers; or goes on with p. */
+#define PLAN(m, which, at, why, p, name, ...)                                                \
     do {                                                                                     \
-        if (by_hand_ == 2) /* on host copies of a call that falls back */                    \
-            FALLBACK(m, name, (m)->by_hand_why, __VA_ARGS__);                                \
-        if (x.device && (why_dev || OMPI_COMM_IS_INTER(comm)))                               \
-            return by_hand_##name(m, mode, info, request,                                   \
-                                  why_dev ? why_dev : "intercommunicator", 1, __VA_ARGS__);  \
-        if (OMPI_COMM_IS_INTER(comm))                                                        \
-            FALLBACK(m, name, "intercommunicator", __VA_ARGS__);                             \
-        if (!(why) && ompi_comm_size(comm) == 1)                                             \
-            (why) = "one rank";                                                              \
-        int plan_rc_ = tacos_comm_plan_call((m)->core, mode == BLOCKING, coll, root,         \
-                                            call.v.bytes, &(why), &(p));                     \
-        if (plan_rc_ != OMPI_SUCCESS || (!(p) && !(why)))                                    \
-            return plan_rc_;                                                                 \
-        if (!(p) && x.device) /* the previous component cannot take GPU memory */            \
+        tacos_call_facts_t f_ = {.on_copies = by_hand_, .copies_why = (m)->by_hand_why,      \
+                                 .device = x.device != 0, .why_dev = why_dev,                \
+                                 .inter = OMPI_COMM_IS_INTER(comm),                          \
+                                 .size = ompi_comm_size(comm), .blocking = mode == BLOCKING, \
+                                 .coll = which, .root = at, .bytes = call.v.bytes};          \
+        int rc_;                                                                             \
+        switch (tacos_comm_decide((m)->core, &f_, &(why), &(p), &rc_)) {                     \
+        case TACOS_CALL_RUN:                                                                 \
+            break;                                                                           \
+        case TACOS_CALL_DONE:                                                                \
+        case TACOS_CALL_ERROR:                                                               \
+            return rc_;                                                                      \
+        case TACOS_CALL_COPIES:                                                              \
+            return by_hand_##name(m, mode, info, request, why, 1, __VA_ARGS__);              \
+        case TACOS_CALL_COPIES_FALL_BACK:                                                    \
             return by_hand_##name(m, mode, info, request, why, 2, __VA_ARGS__);              \
-        if (!(p))                                                                            \
+        default:                                                                             \
             FALLBACK(m, name, why, __VA_ARGS__);                                             \
+        }                                                                                    \
     } while (0)
 
 /* GPU buffers (bufs: the call's that matter on this rank; contiguous: all

@@ -537,6 +537,34 @@ int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int r
     return 0;
 }
 
+tacos_call_action_t tacos_comm_decide(tacos_comm_t *c, const tacos_call_facts_t *f,
+                                      const char **why, const tacos_plan_t **plan, int *rc)
+{
+    *plan = NULL, *rc = 0;
+    if (f->on_copies == 2) { /* the host copies of a call that falls back */
+        *why = f->copies_why;
+        return TACOS_CALL_FALL_BACK;
+    }
+    if (f->device && (f->why_dev || f->inter)) {
+        *why = f->why_dev ? f->why_dev : "intercommunicator";
+        return TACOS_CALL_COPIES;
+    }
+    if (f->inter) {
+        *why = "intercommunicator";
+        return TACOS_CALL_FALL_BACK;
+    }
+    if (!*why && f->size == 1)
+        *why = "one rank";
+    if (c && (*rc = tacos_comm_plan_call(c, f->blocking, f->coll, f->root, f->bytes, why, plan)))
+        return TACOS_CALL_ERROR;
+    if (*plan)
+        return TACOS_CALL_RUN;
+    if (!*why)
+        return TACOS_CALL_DONE;
+    /* the previous component cannot take GPU memory */
+    return f->device ? TACOS_CALL_COPIES_FALL_BACK : TACOS_CALL_FALL_BACK;
+}
+
 const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
                                                 size_t bytes, const char **why)
 {

@@ -151,6 +151,40 @@ int tacos_comm_v_schedules(tacos_comm_t *c, const char **why);
 int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,
                          const char **why, const tacos_plan_t **plan);
 
+/* What a binding knows of a call before it plans (tacos_comm_decide). */
+typedef struct {
+    int on_copies;          /* the call runs on host copies of GPU buffers: 0 no, 1 of a
+                             * call that plans, 2 of one that falls back (copies_why) */
+    const char *copies_why;
+    int device;             /* some of its buffers are a GPU's */
+    const char *why_dev;    /* why the executor cannot stage them (NULL: it can) */
+    int inter;              /* on an intercommunicator */
+    int size;               /* ranks: 1 falls back ("one rank"); 0 where the binding
+                             * runs one-rank communicators through schedules too */
+    int blocking;
+    tacos_coll_t coll;
+    int root;
+    size_t bytes;           /* the type signature's (call.v.bytes) */
+} tacos_call_facts_t;
+
+/* What the binding does with the call. */
+typedef enum {
+    TACOS_CALL_RUN,               /* run *plan */
+    TACOS_CALL_FALL_BACK,         /* to the previous component, with *why */
+    TACOS_CALL_COPIES,            /* on host copies of its GPU buffers, planned there (*why) */
+    TACOS_CALL_COPIES_FALL_BACK,  /* on host copies, falling back there with *why */
+    TACOS_CALL_DONE,              /* nothing to move: success */
+    TACOS_CALL_ERROR              /* *rc, the binding's status */
+} tacos_call_action_t;
+
+/* The per-call decision both bindings make, over plain values: *why comes
+ * in as the binding's own reason (a view that cannot be cut, NULL) and
+ * leaves as the reason to fall back; with c NULL (no state to plan with)
+ * nothing is planned.  Every input that changes which messages are sent is
+ * equal on every rank. */
+tacos_call_action_t tacos_comm_decide(tacos_comm_t *c, const tacos_call_facts_t *f,
+                                      const char **why, const tacos_plan_t **plan, int *rc);
+
 
 /* ---- a call: the drivers every binding shares (coll.c) --------------------- */
 

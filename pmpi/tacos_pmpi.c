@@ -695,35 +695,36 @@ static _Thread_local struct {
         pmpi_on_device(&x, bufs_, (int)(sizeof bufs_ / sizeof *bufs_));                      \
     const char *why_dev = pmpi_device_why(&x, contiguous, call.v.bytes)
 
-/* Plans (tacos_comm_plan_call; without a state: want); returns an error
- * or, where nothing is to move, success; falls back with the reason (on
- * host copies where the buffers are a GPU's); or goes on with p. */
-#define PLAN(st, coll, root, why, p, name, iname, ...)                                       \
+/* The core's decision for the call (tacos_comm_decide; on a state not
+ * made yet: want): returns an error or, where nothing is to move, success;
+ * falls back with the reason (on host copies where the buffers are a
+ * GPU's); or goes on with p.  Without a state: the MPI library's own. */
+#define PLAN(st, which, at, why, p, name, iname, ...)                                        \
     do {                                                                                     \
         int plan_rc_ = MPI_SUCCESS;                                                          \
-        (p) = NULL;                                                                          \
-        if (then_ == 2) { /* on host copies of a call that falls back */                     \
-            pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), hand.why);               \
-            return FALLBACK(name, iname, __VA_ARGS__);                                       \
-        }                                                                                    \
-        if (!(st) && x.device)                                                               \
+        if (then_ != 2 && !(st) && x.device)                                                 \
             return by_hand_##name(mode, info, request, "no state", 2, __VA_ARGS__);          \
-        if (!(st))                                                                           \
+        if (then_ != 2 && !(st))                                                             \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
-        if (x.device && why_dev)                                                             \
-            return by_hand_##name(mode, info, request, why_dev, 1, __VA_ARGS__);             \
-        if ((st) == &unmade)                                                                 \
-            want(comm, coll, root, call.v.bytes, &(why));                                    \
-        else                                                                                 \
-            plan_rc_ = tacos_comm_plan_call((st)->core, mode == BLOCKING, coll, root,        \
-                                            call.v.bytes, &(why), &(p));                     \
-        if (plan_rc_ != MPI_SUCCESS)                                                         \
+        if (then_ != 2 && (st) == &unmade && !(x.device && why_dev))                         \
+            want(comm, which, at, call.v.bytes, &(why));                                     \
+        tacos_call_facts_t f_ = {.on_copies = then_, .copies_why = hand.why,                 \
+                                 .device = x.device != 0, .why_dev = why_dev,                \
+                                 .blocking = mode == BLOCKING, .coll = which, .root = at,    \
+                                 .bytes = call.v.bytes};                                     \
+        switch (tacos_comm_decide((st) && (st) != &unmade ? (st)->core : NULL, &f_, &(why),  \
+                                  &(p), &plan_rc_)) {                                        \
+        case TACOS_CALL_RUN:                                                                 \
+            break;                                                                           \
+        case TACOS_CALL_ERROR:                                                               \
             return PMPI_Comm_call_errhandler(comm, plan_rc_), plan_rc_;                      \
-        if (!(p) && !(why))                                                                  \
+        case TACOS_CALL_DONE:                                                                \
             return MPI_SUCCESS;                                                              \
-        if (!(p) && x.device) /* MPICH cannot take GPU memory */                             \
+        case TACOS_CALL_COPIES:                                                              \
+            return by_hand_##name(mode, info, request, why, 1, __VA_ARGS__);                \
+        case TACOS_CALL_COPIES_FALL_BACK:                                                    \
             return by_hand_##name(mode, info, request, why, 2, __VA_ARGS__);                 \
-        if (!(p)) {                                                                          \
+        default:                                                                             \
             pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), why);                    \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
         }                                                                                    \
