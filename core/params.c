@@ -136,8 +136,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
     [TACOS_P_NONBLOCKING] = {"nonblocking", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 0, TACOS_PB_BOTH, 4,
         offsetof(tacos_settings_t, nonblocking),
         "Run nonblocking (MPI_I*) and persistent (MPIX_*_init on Open MPI 4.1, "
-         "MPI_*_init) collectives through schedules too, where their size is planned already (default true); false: they "
-         "go to the previous component (libnbc). Must be equal on all ranks"},
+         "MPI_*_init) collectives through schedules too, where their size is planned "
+         "already (default true); false: they go to the previous component (libnbc). Must be equal on all ranks"},
     [TACOS_P_V_SCHEDULES] = {"v_schedules", TACOS_PT_BOOL, 0, NULL, 0, 1, 1, 1, TACOS_PB_OMPI, 6,
         offsetof(tacos_settings_t, v_schedules),
         "Where coll/tacos is the only coll component: run blocking MPI_Gatherv, "
