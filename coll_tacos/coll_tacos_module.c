@@ -109,6 +109,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
 {
     TACOS_SLOTS(RELEASE_PREV)
     tacos_comm_free(m->core); /* its staging and device work space too */
+    free(m->measure);
     if (m->stream)
         tacos_mc_cuda(NULL)->stream_free(m->stream);
 }
@@ -240,64 +241,6 @@ static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
                              &ompi_mpi_byte.dt, m->comm, m->prev_allgather_module);
 }
 
-/* The measurements' messages, in the pieces schedules send
- * (coll_tacos_piece); the tag is barrier's: coll/tacos serves no barrier
- * and every rank is inside the core's setup, so nothing else can match it. */
-static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
-                         const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
-{
-    mca_coll_tacos_module_t *m = ctx;
-    size_t most = 0, piece[2];
-    for (int i = 0; i < n && i < 2; i++) { /* requests: each piece both ways */
-        size_t p = coll_tacos_piece(m->comm, peers[i]);
-        piece[i] = p ? p : sbytes[i] > rbytes[i] ? sbytes[i] : rbytes[i];
-        if (piece[i])
-            most += (sbytes[i] + piece[i] - 1) / piece[i] + (rbytes[i] + piece[i] - 1) / piece[i];
-    }
-    ompi_request_t **req = malloc((most + 1) * sizeof *req);
-    int *peer_of = malloc((most + 1) * sizeof *peer_of);
-    int rc = n > 2 ? OMPI_ERR_BAD_PARAM : !req || !peer_of ? OMPI_ERR_OUT_OF_RESOURCE : 0;
-    size_t posted = 0;
-    char *to = rbuf;
-    double t0 = now_us();
-    for (int i = 0; i < n && rc == OMPI_SUCCESS; to += rbytes[i++]) {
-        for (size_t at = 0; at < rbytes[i] && rc == OMPI_SUCCESS; at += piece[i]) {
-            int len = (int)(rbytes[i] - at < piece[i] ? rbytes[i] - at : piece[i]);
-            rc = MCA_PML_CALL(irecv(to + at, len, &ompi_mpi_byte.dt, peers[i],
-                                    MCA_COLL_BASE_TAG_BARRIER, m->comm, &req[posted]));
-            if (rc == OMPI_SUCCESS)
-                peer_of[posted++] = 2 * i; /* even: a receive */
-        }
-        for (size_t at = 0; at < sbytes[i] && rc == OMPI_SUCCESS; at += piece[i]) {
-            int len = (int)(sbytes[i] - at < piece[i] ? sbytes[i] - at : piece[i]);
-            rc = MCA_PML_CALL(isend((const char *)sbuf + at, len, &ompi_mpi_byte.dt, peers[i],
-                                    MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD,
-                                    m->comm, &req[posted]));
-            if (rc == OMPI_SUCCESS)
-                peer_of[posted++] = 2 * i + 1;
-        }
-    }
-    for (size_t left = posted; left > 0 && rc == OMPI_SUCCESS;) { /* as tacos_net_idle says */
-        int idx = 0, done = 0; /* a peer's time: its last piece in (out where none comes in) */
-        /* twice: test_any looks at the requests before it progresses them,
-         * so what that progress completed shows on the next test (after a
-         * nap, it would be timed a nap late) */
-        for (int k = 0; k < 2 && !done && rc == OMPI_SUCCESS; k++)
-            rc = ompi_request_test_any(posted, req, &idx, &done, MPI_STATUS_IGNORE);
-        double now = now_us() - t0;
-        if (rc != OMPI_SUCCESS || !done) {
-            tacos_net_idle(now);
-            continue;
-        }
-        left--;
-        if (peer_of[idx] % 2 == 0 || !rbytes[peer_of[idx] / 2])
-            t_us[peer_of[idx] / 2] = now;
-    }
-    free(req);
-    free(peer_of);
-    return rc;
-}
-
 static void core_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
@@ -346,8 +289,20 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .max_u64 = core_max_u64,
                             .max_u64_idle = core_max_u64_idle,
                             .allgather = core_allgather,
-                            .exchange = core_exchange,
                             .log = core_log};
+    /* the measurements' messages: the pieces schedules send; the tag is
+     * barrier's: coll/tacos serves no barrier and every rank is inside the
+     * core's setup, so nothing else can match it */
+    pml_ctx_t *mx = m->measure = calloc(1, sizeof *mx);
+    if (!mx) {
+        OBJ_RELEASE(m);
+        free(on_host);
+        return NULL;
+    }
+    *mx = (pml_ctx_t){.comm = comm, .tag = MCA_COLL_BASE_TAG_BARRIER, .unit = &ompi_mpi_byte.dt};
+    tacos_call_t measure;
+    coll_tacos_call_init(&measure, mx);
+    ops.measure = measure.tp;
     m->comm = comm;
     m->stage = TACOS_PARAM(STAGE).i, m->stage_min_bytes = TACOS_PARAM(STAGE_MIN_BYTES).z;
     m->core = tacos_comm_new(&st, &ops);

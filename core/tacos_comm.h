@@ -83,16 +83,12 @@ typedef struct {
     int (*max_u64_idle)(void *ctx, uint64_t *v, int n);
     /* all[r*bytes .. (r+1)*bytes) = rank r's mine (a collective). */
     int (*allgather)(void *ctx, const void *mine, void *all, size_t bytes);
-    /* Measurements: sends sbytes[i] from sbuf to each of peers[0..n) (n <= 2)
-     * and receives rbytes[i] from it into rbuf + rbytes[0] + ... +
-     * rbytes[i-1], all at once (0 bytes: that direction is not posted);
-     * t_us[i] = microseconds until the data from peers[i] arrived (until
-     * the send completed where nothing is received: a send may complete
-     * into the kernel's socket buffer long before its data arrives).
-     * Returns once everything completed, waiting as tacos_net_idle says.
-     * Blocking, inside a collective of the core. */
-    int (*exchange)(void *ctx, const int *peers, int n, const void *sbuf, const size_t *sbytes,
-                    void *rbuf, const size_t *rbytes, double *t_us);
+    /* The measurements' messages (calibration, the network between hosts):
+     * the transport they go through, on a tag of their own that nothing
+     * else on the communicator uses while every rank is inside the core's
+     * setup.  Only isend, irecv, test_some, abandon and piece are used;
+     * tp.ctx must live as long as the communicator. */
+    tacos_transport_t measure;
     /* A message: level 0 always (errors, once where every rank says the same:
      * the core prints those on rank 0 only), higher ones by verbosity. */
     void (*log)(void *ctx, int level, const char *msg);

@@ -68,6 +68,80 @@ int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n)
 }
 /* ---- calibration ----------------------------------------------------------------- */
 
+/* The measurements' messages: sbytes[i] from sbuf to each of peers[0..n)
+ * (n <= 2) and rbytes[i] from it into rbuf + rbytes[0] + ... + rbytes[i-1],
+ * all at once, in the transport's pieces (0 bytes: that direction is not
+ * posted).  t_us[i] = microseconds until the last piece from peers[i]
+ * arrived (until the last send completed where nothing comes in: a send
+ * may complete into the kernel's socket buffer long before its data
+ * arrives).  Returns once everything completed, waiting as tacos_net_idle
+ * says; blocking, inside a collective of the core. */
+static int exchange(tacos_comm_t *c, const int *peers, int n, const void *sbuf,
+                    const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
+{
+    const tacos_transport_t *tp = &c->ops.measure;
+    size_t piece[2], most = 0;
+    if (n > 2)
+        return TACOS_ERR_ARG;
+    for (int i = 0; i < n; i++) {
+        size_t p = tp->piece ? tp->piece(tp->ctx, peers[i]) : 0;
+        piece[i] = p ? p : sbytes[i] > rbytes[i] ? sbytes[i] : rbytes[i];
+        if (piece[i])
+            most += (sbytes[i] + piece[i] - 1) / piece[i] + (rbytes[i] + piece[i] - 1) / piece[i];
+    }
+    void **req = calloc(most + 1, sizeof *req);
+    int *what = malloc((most + 1) * sizeof *what); /* 2 * peer index, + 1 for a send */
+    char *done = calloc(most + 1, 1);
+    int rc = !req || !what || !done ? TACOS_ERR_NOMEM : 0;
+    size_t posted = 0;
+    char *to = rbuf;
+    double t0 = now_us();
+    for (int i = 0; i < n && !rc; to += rbytes[i++]) {
+        for (size_t at = 0; at < rbytes[i] && !rc; at += piece[i], posted++) {
+            size_t len = rbytes[i] - at < piece[i] ? rbytes[i] - at : piece[i];
+            rc = tp->irecv(tp->ctx, to + at, len, peers[i], &req[posted]);
+            what[posted] = 2 * i;
+        }
+        for (size_t at = 0; at < sbytes[i] && !rc; at += piece[i], posted++) {
+            size_t len = sbytes[i] - at < piece[i] ? sbytes[i] - at : piece[i];
+            rc = tp->isend(tp->ctx, (const char *)sbuf + at, len, peers[i], &req[posted]);
+            what[posted] = 2 * i + 1;
+        }
+    }
+    if (rc && posted) /* the one that failed was not posted */
+        posted--;
+    size_t left = posted;
+    /* a nap after every second test that completed nothing: a test may
+     * look at the requests before it progresses them, so what that
+     * progress completed shows on the next one (after a nap, it would be
+     * timed a nap late) */
+    for (int quiet = 0; left > 0 && !rc;) {
+        rc = tp->test_some(tp->ctx, req, left, done);
+        double now = now_us() - t0;
+        size_t kept = 0;
+        for (size_t k = 0; k < left; k++) {
+            int peer = what[k] / 2;
+            if (!done[k]) {
+                req[kept] = req[k], what[kept++] = what[k];
+                continue;
+            }
+            done[k] = 0;
+            if (what[k] % 2 == 0 || !rbytes[peer])
+                t_us[peer] = now;
+        }
+        quiet = kept < left ? 0 : quiet + 1;
+        if (quiet % 2 == 0 && kept == left)
+            tacos_net_idle(now);
+        left = kept;
+    }
+    for (size_t k = 0; k < left; k++) /* after an error */
+        tp->abandon(tp->ctx, req[k], what[k] % 2);
+    free(req);
+    free(what);
+    free(done);
+    return rc;
+}
+
 /* Microseconds per one-way trip of `bytes` between ranks a and b (measured
  * on a; 0 elsewhere). */
 static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
@@ -83,7 +157,7 @@ static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
         for (int leg = 0; leg < 2; leg++) {
             int sends = (me == a) == (leg == 0);
             size_t out = sends ? bytes : 0, in = sends ? 0 : bytes;
-            if (c->ops.exchange(c->ops.ctx, &peer, 1, buf, &out, buf, &in, &t))
+            if (exchange(c, &peer, 1, buf, &out, buf, &in, &t))
                 return -1;
         }
     }
@@ -157,7 +231,7 @@ static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes,
     for (int i = 0; i < n; i++)
         if (bytes[i] > TACOS_NET_MAX_BYTES)
             return TACOS_ERR_ARG;
-    return x->c->ops.exchange(x->c->ops.ctx, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
+    return exchange(x->c, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
 }
 
 static int net_max(void *ctx, double *v, int n)

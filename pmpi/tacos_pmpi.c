@@ -114,6 +114,8 @@ void pmpi_state_release(state_t *st)
     if (st->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&st->comm);
     free(st->space.p);
+    free(st->measure);
+    free(st->measure_space.p);
     free(st);
     __atomic_sub_fetch(&live_states, 1, __ATOMIC_RELAXED);
 }
@@ -178,6 +180,8 @@ static int arrived(MPI_Comm comm)
     return waited(PMPI_Ibarrier(comm, &r), &r);
 }
 
+static tacos_transport_t measure_transport(state_t *st);
+
 static int own_allreduce(void *v, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     MPI_Request r;
@@ -202,39 +206,6 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int core_exchange(void *ctx, const int *peers, int n, const void *sbuf,
-                         const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
-{
-    MPI_Comm comm = ((state_t *)ctx)->comm;
-    MPI_Request req[4];
-    int rc = MPI_SUCCESS, posted = 0, peer_of[4];
-    char *to = rbuf;
-    if (n > 2)
-        return MPI_ERR_ARG;
-    double t0 = now_us();
-    for (int i = 0; i < n && rc == MPI_SUCCESS; to += rbytes[i++]) {
-        if (rbytes[i] && (rc = PMPI_Irecv(to, (int)rbytes[i], MPI_BYTE, peers[i], TAG_MEASURE,
-                                          comm, &req[posted])) == MPI_SUCCESS)
-            peer_of[posted++] = i;
-        if (sbytes[i] && rc == MPI_SUCCESS &&
-            (rc = PMPI_Isend(sbuf, (int)sbytes[i], MPI_BYTE, peers[i], TAG_MEASURE, comm,
-                             &req[posted])) == MPI_SUCCESS)
-            peer_of[posted++] = i;
-    }
-    for (int left = posted; left > 0 && rc == MPI_SUCCESS;) { /* as tacos_net_idle says */
-        int idx = 0, done = 0; /* a peer is done when both of its are */
-        rc = PMPI_Testany(posted, req, &idx, &done, MPI_STATUS_IGNORE);
-        double now = now_us() - t0;
-        if (rc != MPI_SUCCESS || !done) {
-            tacos_net_idle(now);
-            continue;
-        }
-        left--;
-        t_us[peer_of[idx]] = now;
-    }
-    return rc;
 }
 
 /* The same, waiting as tacos_net_idle says (the network measurement), and
@@ -341,15 +312,16 @@ static state_t *make_state(MPI_Comm comm)
                                 .max_u64 = core_max_u64,
                                 .max_u64_idle = core_max_u64_idle,
                                 .allgather = core_allgather,
-                                .exchange = core_exchange,
-                                .log = core_log};
+                                .log = core_log,
+                                .measure = measure_transport(st)};
         tacos_settings_t set = settings;
         void *on;
         int found = 0;
         PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
         if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
             set.enable = on != NULL;
-        if (st && (on_host || !spans || !want_map)) /* (else a rank would decide on IPC alone) */
+        /* (without on_host, a rank would decide on IPC alone) */
+        if (st && st->measure && (on_host || !spans || !want_map))
             st->core = tacos_comm_new(&set, &ops);
         free(on_host);
         int failed = !(st && st->core); /* anywhere */
@@ -495,6 +467,19 @@ static int reduce_local(void *ctx, const void *src, void *dst, size_t count)
     call_ctx_t *c = ctx;
     return failed(c, PMPI_Reduce_local((const char *)src - c->shift, (char *)dst - c->shift,
                                        (int)count, c->unit, c->op));
+}
+
+/* The measurements' transport (tacos_comm_ops_t.measure): whole messages
+ * on TAG_MEASURE of st's private duplicate; none where its context cannot
+ * be made (st->measure NULL: then the state is not made). */
+static tacos_transport_t measure_transport(state_t *st)
+{
+    call_ctx_t *x = st ? st->measure = calloc(1, sizeof *x) : NULL;
+    if (!x)
+        return (tacos_transport_t){0};
+    *x = (call_ctx_t){.st = st, .tag = TAG_MEASURE, .unit = MPI_BYTE, .space = &st->measure_space};
+    return (tacos_transport_t){x, pmpi_isend, pmpi_irecv, pmpi_wait_some, pmpi_test_some,
+                               pmpi_abandon, reduce_local, NULL};
 }
 
 /* ---- the data as schedules see it (see tacos_view_t) ------------------------------- */

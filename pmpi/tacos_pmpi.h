@@ -24,6 +24,8 @@ typedef struct {
     MPI_Comm comm;      /* the private duplicate */
     tacos_comm_t *core; /* NULL: every call of this communicator falls back */
     space_t space;      /* blocking calls' */
+    void *measure;      /* the measurements' transport context (a call_ctx_t) */
+    space_t measure_space;
     unsigned called;      /* nonblocking calls made: their tags */
     unsigned initialized; /* persistent calls made: their tags */
     int refs;           /* the attribute's, and one per operation */
