@@ -74,10 +74,15 @@ typedef mca_coll_base_component_2_0_0_t tacos_coll_component_t;
 #endif
 
 /* The counts or displacements a[0..n) of a call as the int array the core's
- * schedules take: CNTS_FIT/DSPS_FIT whether every value fits an int (else
- * the call goes to the previous component), CNTS_INTS/DSPS_INTS the array:
- * a itself, or (Open MPI 6, the 64-bit arrays of an MPI_*_c call) a copy
- * in *tmp, to be freed; NULL when out of memory. */
+ * schedules take, CNTS_INTS/DSPS_INTS: a itself, or (Open MPI 6, the 64-bit
+ * arrays of an MPI_*_c call) a copy in *tmp, to be freed; NULL when out of
+ * memory.  Whether they fit an int:
+ * - CNTS_FIT(a, n, size): every block's bytes (count times the datatype's
+ *   size, equal on every rank, whatever (count, datatype) each passes) fit
+ *   an int, so every count does (else the call goes to the previous
+ *   component, on every rank);
+ * - DSPS_FIT(a, n): every displacement does (a rank's own layout: where one
+ *   does not, that rank cannot take part in the schedule: an error). */
 #if OMPI_MAJOR_VERSION >= 6
 static inline int64_t tacos_at(intptr_t a, int disps, int i)
 {
@@ -85,10 +90,18 @@ static inline int64_t tacos_at(intptr_t a, int disps, int i)
                  : (int64_t)ompi_count_array_get(a, (size_t)i);
 }
 
-static inline int tacos_fit(intptr_t a, int disps, int n)
+static inline int tacos_cnts_fit(intptr_t a, int n, size_t size)
 {
     for (int i = 0; i < n; i++)
-        if (tacos_at(a, disps, i) > INT_MAX || tacos_at(a, disps, i) < INT_MIN)
+        if (tacos_at(a, 0, i) < 0 || (uint64_t)tacos_at(a, 0, i) > INT_MAX / (size ? size : 1))
+            return 0;
+    return 1;
+}
+
+static inline int tacos_dsps_fit(intptr_t a, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (tacos_at(a, 1, i) > INT_MAX || tacos_at(a, 1, i) < INT_MIN)
             return 0;
     return 1;
 }
@@ -104,12 +117,12 @@ static inline const int *tacos_ints(intptr_t a, int disps, int n, int **tmp)
         (*tmp)[i] = (int)tacos_at(a, disps, i);
     return *tmp;
 }
-#define CNTS_FIT(a, n) tacos_fit(a, 0, n)
-#define DSPS_FIT(a, n) tacos_fit(a, 1, n)
+#define CNTS_FIT(a, n, size) tacos_cnts_fit(a, n, size)
+#define DSPS_FIT(a, n) tacos_dsps_fit(a, n)
 #define CNTS_INTS(a, n, tmp) tacos_ints(a, 0, n, tmp)
 #define DSPS_INTS(a, n, tmp) tacos_ints(a, 1, n, tmp)
 #else
-#define CNTS_FIT(a, n) 1
+#define CNTS_FIT(a, n, size) 1
 #define DSPS_FIT(a, n) 1
 #define CNTS_INTS(a, n, tmp) (*(tmp) = NULL, (a))
 #define DSPS_INTS(a, n, tmp) (*(tmp) = NULL, (a))

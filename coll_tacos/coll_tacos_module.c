@@ -260,7 +260,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     mca_coll_tacos_module_t *m = OBJ_NEW(mca_coll_tacos_module_t);
     if (!m)
         return NULL;
-    tacos_settings_t st = TACOS_SETTINGS_DEFAULT;
+    tacos_settings_t st = tacos_settings_default();
     tacos_params_settings(C->values, &st);
     st.net_piece = (long)C->net_piece, st.param_prefix = "coll_tacos_";
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -746,13 +746,19 @@ static int allgatherv(const void *sbuf, CNT scount, struct ompi_datatype_t *sdty
     }
     CALL(comm, ALLGATHERV, NULL);
     const char *why = view_bytes(rdtype, total, &call.v, &x);
-    if (!why && !(CNTS_FIT(rcounts, n) && DSPS_FIT(displs, n)))
-        why = "counts or displacements beyond an int";
+    if (!why && !CNTS_FIT(rcounts, n, type_size(rdtype)))
+        why = "a block of more than 2 GiB";
     DEVICE(in_order && contiguous(sbuf, (size_t)scount, sdtype) && contiguous(rbuf, total, rdtype),
            sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
          rdtype, comm);
+    if (!in_order && !DSPS_FIT(displs, n)) {
+        opal_output(0, "coll:tacos: MPI_Allgatherv_c with displacements beyond an int on "
+                       "rank %d, while the others run a schedule (coll_tacos_v_schedules)",
+                    ompi_comm_rank(comm));
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
     int in_place = sbuf == MPI_IN_PLACE, *tmp_c, *tmp_d, rc = OMPI_ERR_OUT_OF_RESOURCE;
     const int *counts = CNTS_INTS(rcounts, n, &tmp_c), *dis = DSPS_INTS(displs, n, &tmp_d);
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
@@ -902,8 +908,8 @@ static int reduce_scatter(const void *sbuf, void *rbuf, CNTS rcounts,
         total += CNT_AT(rcounts, r);
     CALL(comm, REDUCE_SCATTER, op);
     const char *why = view_elements(dtype, total, op, &call.v, &x);
-    if (!why && !CNTS_FIT(rcounts, n))
-        why = "counts beyond an int";
+    if (!why && !CNTS_FIT(rcounts, n, type_size(dtype)))
+        why = "a block of more than 2 GiB";
     DEVICE(contiguous(sbuf, total, dtype) && contiguous(rbuf, total, dtype), sbuf, rbuf);
     const tacos_plan_t *p;
     PLAN(m, TACOS_REDUCE_SCATTER, 0, why, p, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);

@@ -239,6 +239,15 @@ void tacos_params_default(tacos_param_value_t *v)
     }
 }
 
+tacos_settings_t tacos_settings_default(void)
+{
+    tacos_param_value_t v[TACOS_NPARAMS];
+    tacos_settings_t s = {.previous = "the previous component"};
+    tacos_params_default(v);
+    tacos_params_settings(v, &s);
+    return s;
+}
+
 int tacos_param_parse(int i, const char *text, tacos_param_value_t *v, char *err, size_t n)
 {
     const tacos_param_t *p = &tacos_params[i];

@@ -82,6 +82,10 @@ typedef union {
 /* v[0..TACOS_NPARAMS) = the defaults. */
 void tacos_params_default(tacos_param_value_t *v);
 
+/* The settings every parameter's default gives (previous: "the previous
+ * component"; param_prefix and net_piece unset). */
+tacos_settings_t tacos_settings_default(void);
+
 /* Parameter i from text (the environment's TACOS_<NAME>): 0, or -1 with
  * *v unchanged and what is allowed in err ("not an integer from 0 to 3"). */
 int tacos_param_parse(int i, const char *text, tacos_param_value_t *v, char *err, size_t n);

@@ -22,7 +22,7 @@
 
 /* The settings that decide which messages a rank sends (compared across
  * ranks at the first plan), and the local ones.  The defaults, which every
- * binding uses, are TACOS_SETTINGS_DEFAULT. */
+ * binding uses, are the parameter table's (params.h: tacos_settings_default). */
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
     int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */
@@ -55,15 +55,6 @@ typedef struct {
 #else
 #define TACOS_IPC_MIN_BYTES_DEFAULT (-1)
 #endif
-
-#define TACOS_SETTINGS_DEFAULT                                                               \
-    {.enable = 1, .min_bytes = 65536, .rooted_min_bytes = 4194304, .gather_min_bytes = 524288, \
-     .rooted_net_min_bytes = 131072,                                                          \
-     .chunks = 0, .seed = 1, .trials = 1, .unwind_degree = 0, .probe = 1, .calibrate = 0,     \
-     .measure = 1, .cache_size = 32, .nonblocking = 1, .cuda_ipc_min_bytes = TACOS_IPC_MIN_BYTES_DEFAULT, \
-     .deterministic = 1,                                                                      \
-     .previous = "the previous component", .ucx_lib = "libuct.so.0",                          \
-     .scratch_max = (size_t)256 << 20}
 
 typedef struct {
     void *ctx;

@@ -41,7 +41,7 @@ enum {
 
 /* ---- parameters --------------------------------------------------------------- */
 
-static tacos_settings_t settings = TACOS_SETTINGS_DEFAULT;
+static tacos_settings_t settings; /* read_settings: from the parameter table */
 
 static tacos_param_value_t values[TACOS_NPARAMS];
 
@@ -66,6 +66,7 @@ static void read_settings(void)
         if (tacos_param_parse(i, e, &values[i], err, sizeof err) && me == 0)
             fprintf(stderr, "coll:tacos: %s=%s is %s; using the default\n", name, e, err);
     }
+    settings = tacos_settings_default();
     tacos_params_settings(values, &settings);
     for (int i = 0; i < TACOS_NPARAMS && me == 0 && settings.verbose >= 10; i++) {
         char v[256];
