@@ -1,8 +1,11 @@
 /*
  * What the component's files share; nothing here is exported (the
  * component exports only mca_coll_tacos_component):
- *   coll_tacos_module.c    the module: its slots, the core's callbacks, the
- *                          collectives schedules serve
+ *   coll_tacos_module.c    the module: the previous component's functions,
+ *                          the core's callbacks, the slots filled
+ *   coll_tacos_driver.h    the files that serve collectives, by family
+ *                          (reductions, movement, vvariants, passed) and
+ *                          the GPU host copies (copies)
  *   coll_tacos_call.c      a call over the PML: the executor's transport,
  *                          Open MPI's datatype and op engines, requests
  *   coll_tacos_textbook.c  the textbook programs: what no schedule serves
@@ -67,6 +70,10 @@ typedef struct {
  * host, else 0 (no limit).  Locality is Open MPI's, the same seen from
  * either end. */
 size_t coll_tacos_piece(struct ompi_communicator_t *comm, int peer);
+
+/* The core's allgather callback on module ctx: the previous component's,
+ * or the textbook program's (coll_tacos_module.c). */
+int coll_tacos_core_allgather(void *ctx, const void *mine, void *all, size_t bytes);
 
 /* call over x: the PML transport, Open MPI's datatype engine, a view of nothing yet. */
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x);
