@@ -8,7 +8,11 @@
  * - a nonblocking call returns a generalized request made with
  *   MPIX_Grequest_start (MPICH's extension with a poll function, which
  *   MPICH's MPI_Wait*, MPI_Test* call): it completes through whatever
- *   path waits on it, the Fortran bindings' included;
+ *   path waits on it, the Fortran bindings' included.  Built against the
+ *   MPI standard ABI (MPI_ABI: one build for MPICH's and Open MPI's
+ *   libmpi_abi.so.1), it is looked up at run time; where the library lacks
+ *   it (Open MPI), a standard generalized request, which only the calls
+ *   intercepted below progress;
  * - a persistent call returns a persistent receive of 0 bytes on a private
  *   duplicate of MPI_COMM_SELF, a tag per request (PMPI_Recv_init), that
  *   the library completes with a message to self when the schedule is done;
@@ -18,7 +22,7 @@
  * Progress: every operation in flight advances in pmpi_progress, called by
  * the poll function and by the calls the library intercepts: MPI_Wait*,
  * MPI_Test*, MPI_Request_get_status, the blocking point-to-point calls that
- * may wait for a peer (below), every blocking collective (tacos_pmpi.c) and
+ * may wait for a peer (below), every blocking collective (drivers.c) and
  * the communicator constructors, which wait for every rank to arrive first
  * (while operations are in flight, their waits are loops of tests and
  * progress).  The limit (README): a blocking call it does not intercept
@@ -28,6 +32,9 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#ifdef MPI_ABI
+#include <dlfcn.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +78,14 @@ static op_t *by_hand_flight;
 static pthread_mutex_t hand_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Comm signal_comm = MPI_COMM_NULL; /* persistent requests' receives */
 static int tags, signal_tags;                /* tags an operation may take; signals made */
+#ifdef MPI_ABI
+/* MPICH's MPIX_Grequest_start (the ABI's mpi.h declares no MPIX_ function),
+ * or NULL: looked up with the tag range */
+static int (*mpix_grequest_start)(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
+                                  MPI_Grequest_cancel_function *, int (*)(void *, MPI_Status *),
+                                  int (*)(int, void **, double, MPI_Status *), void *,
+                                  MPI_Request *);
+#endif
 
 int pmpi_busy(void)
 {
@@ -318,6 +333,12 @@ static int setup(int persistent)
         int *ub, found = 0;
         PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
         tags = found && *ub - FIRST_TAG < MAX_TAGS ? *ub - FIRST_TAG : MAX_TAGS;
+#ifdef MPI_ABI
+        void *self = dlopen(NULL, RTLD_NOW);
+        if (self)
+            mpix_grequest_start =
+                (__typeof__(mpix_grequest_start))dlsym(self, "MPIX_Grequest_start");
+#endif
     }
     if (persistent && signal_comm == MPI_COMM_NULL)
         return PMPI_Comm_dup(MPI_COMM_SELF, &signal_comm);
@@ -334,6 +355,20 @@ static op_t *op_new(void)
     return o;
 }
 
+/* A nonblocking call's request: polled where MPI can. */
+static int grequest_start(op_t *o)
+{
+#ifdef MPI_ABI
+    if (!mpix_grequest_start)
+        return PMPI_Grequest_start(greq_query, greq_free, greq_cancel, o, &o->handle);
+    return mpix_grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
+                               &o->handle);
+#else
+    return MPIX_Grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
+                               &o->handle);
+#endif
+}
+
 /* o's request for the application: a persistent receive of its own
  * (persistent), else a generalized request. */
 static int issue(op_t *o)
@@ -348,8 +383,7 @@ static int issue(op_t *o)
     }
     pthread_mutex_unlock(&lock);
     if (rc == MPI_SUCCESS && !o->persistent)
-        rc = MPIX_Grequest_start(greq_query, greq_free, greq_cancel, greq_poll, greq_wait, o,
-                                 &o->handle);
+        rc = grequest_start(o);
     return rc;
 }
 

@@ -1,8 +1,31 @@
 /*
- * libtacos-pmpi's internals shared by its two files: tacos_pmpi.c (the
- * per-communicator state, the transport, the collectives) and requests.c
- * (nonblocking and persistent operations, their progress and the request
- * calls it intercepts).
+ * libtacos-pmpi: coll/tacos for MPICH (or any MPI with the profiling
+ * interface), as a library that defines MPI_Allreduce, MPI_Allgather,
+ * MPI_Alltoall, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter(_block),
+ * MPI_Gather and MPI_Scatter (each also nonblocking and persistent) and
+ * calls the MPI library's PMPI_* for everything else.  Preloaded
+ * (LD_PRELOAD) or linked before -lmpi.
+ *
+ * Each communicator gets, at its first such call, a private duplicate
+ * (its messages never match the application's) and the core's tacos_comm_t,
+ * kept as an attribute: MPI_Comm_free (or MPI_Finalize) frees both through
+ * the keyval's delete callback.  Schedules run over PMPI_Isend/Irecv on the
+ * duplicate, reductions through MPI_Reduce_local (predefined and user ops),
+ * non-contiguous data through MPI_Pack/MPI_Unpack or a copy on a private
+ * MPI_COMM_SELF.  Parameters come from TACOS_* environment variables.
+ *
+ * Its internals shared by its files:
+ * - params.c: the parameters (TACOS_<NAME>) and the library's messages;
+ * - state.c: the per-communicator state, the core's callbacks, MPI_Barrier,
+ *   the info key tacos_enable, MPI_Finalize;
+ * - call.c: one call as the core sees it (the transport over
+ *   PMPI_Isend/Irecv, the view and the datatype callbacks);
+ * - drivers.c (drivers.h): the collectives served and their entry points,
+ *   and the calls it waits for while progressing its operations;
+ * - large_count.c: the MPI-4 large-count forms (MPI_X_c);
+ * - requests.c: nonblocking and persistent operations, their progress and
+ *   the request calls it intercepts;
+ * - memory.c: GPU buffers.
  */
 #ifndef TACOS_PMPI_H
 #define TACOS_PMPI_H
@@ -12,6 +35,14 @@
 
 #include "mem.h"
 #include "tacos_comm.h"
+
+/* Tags on the private duplicate: one per blocking collective, one for
+ * measurements (nonblocking operations: requests.c).  A call's element
+ * copies are messages to self under its tag. */
+enum {
+    TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
+    TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER
+};
 
 /* Room for one PMPI_Waitsome/Testsome: statuses, requests, indices. */
 typedef struct {
@@ -51,10 +82,47 @@ typedef struct {
     tacos_mem_t mem; /* the stream the executor stages through */
 } call_ctx_t;
 
+/* Parameters (params.c): read once, before the first state is made. */
+void pmpi_read_settings(void);
+const tacos_settings_t *pmpi_settings(void);
 void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The per-communicator state (state.c).  pmpi_state_of: comm's, made at
+ * its first call if `make` (a blocking call); &pmpi_unmade where none is
+ * made yet (to a nonblocking call); NULL: fall back. */
+extern state_t pmpi_unmade;
+state_t *pmpi_state_of(MPI_Comm comm, int make);
 void pmpi_state_release(state_t *st);
+/* A nonblocking call on a communicator whose state is not made yet: *why
+ * it falls back, and its key recorded for the next MPI_Barrier. */
+void pmpi_want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const char **why);
+/* Why coll goes to MPICH's own on st whatever its size, or NULL. */
+const char *pmpi_left_to_mpich(const state_t *st, tacos_coll_t coll);
+/* The request r of the call that returned rc, waited for with pmpi_wait
+ * (progressing this library's operations). */
+int pmpi_waited(int rc, MPI_Request *r);
+/* Once every rank of comm is in the same call (a nonblocking barrier,
+ * waited for). */
+int pmpi_arrived(MPI_Comm comm);
+
+/* One call (call.c): the transport over x (a call's, or the
+ * measurements'), and the core's call with x's transport and datatype
+ * callbacks (its view and memory set by the caller). */
+tacos_transport_t pmpi_transport(call_ctx_t *x);
+tacos_call_t pmpi_call(call_ctx_t *x);
+/* The view of count elements of dtype: its bytes, or its elements
+ * (reductions, with op); the reason it cannot be had, or NULL. */
+const char *pmpi_view_bytes(MPI_Datatype dtype, size_t count, tacos_view_t *v, call_ctx_t *x);
+const char *pmpi_view_elements(MPI_Datatype dtype, size_t count, MPI_Op op, tacos_view_t *v,
+                               call_ctx_t *x);
+/* Whether count elements of dtype are one run of bytes. */
+int pmpi_contiguous(MPI_Datatype dtype, size_t count);
 /* Whether t is predefined (a named type: never freed, never duplicated). */
 int pmpi_named(MPI_Datatype t);
+/* (buf, count, *dtype) as the core takes it. */
+tacos_data_t pmpi_data(const void *buf, size_t count, const MPI_Datatype *dtype);
+/* rc, after an error went to comm's error handler, as MPI's would. */
+int pmpi_done(MPI_Comm comm, int rc);
 
 /* Operations (requests.c).  A request for a call of plan p: nonblocking
  * (started now) or persistent (started by MPI_Start).  Holds st and

@@ -1,0 +1,446 @@
+/*
+ * libtacos-pmpi's per-communicator state: made at a communicator's first
+ * blocking collective (or MPI_Barrier), kept as an attribute of it and
+ * freed with it (or at MPI_Finalize); the core's callbacks over its private
+ * duplicate; the keys nonblocking calls want before it is made, which
+ * MPI_Barrier plans; and the calls that touch it (MPI_Barrier, the info
+ * key tacos_enable, MPI_Finalize).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "tacos_pmpi.h"
+#include "tacos_probe.h"
+
+static int keyval = MPI_KEYVAL_INVALID;
+static int unmade_keyval = MPI_KEYVAL_INVALID; /* keys wanted before the state was made */
+static int enable_keyval = MPI_KEYVAL_INVALID; /* the info key tacos_enable, until the state */
+static int live_states;                    /* for the verbose summary at MPI_Finalize */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int finalizing; /* from MPI_Finalize on, every call goes to MPI */
+
+/* A communicator whose state could not be allocated: it falls back. */
+static state_t no_state;
+
+/* The state goes with its last holder: the communicator's attribute, or
+ * an operation still running after MPI_Comm_free. */
+void pmpi_state_release(state_t *st)
+{
+    if (st == &no_state || __atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    tacos_comm_free(st->core);
+    pmpi_stream_free(st->stream);
+    if (st->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&st->comm);
+    free(st->space.p);
+    free(st->measure);
+    free(st->measure_space.p);
+    free(st);
+    __atomic_sub_fetch(&live_states, 1, __ATOMIC_RELAXED);
+}
+
+static int delete_state(MPI_Comm comm, int key, void *attr, void *extra)
+{
+    (void)comm, (void)key, (void)extra;
+    pmpi_state_release(attr);
+    return MPI_SUCCESS;
+}
+
+/* Keys nonblocking calls wanted while their communicator had no state (an
+ * attribute): its next MPI_Barrier makes the state and plans them. */
+enum { MAX_UNMADE = 32 };
+typedef struct {
+    int n;
+    struct {
+        tacos_coll_t coll;
+        int root;
+        size_t bytes;
+    } key[MAX_UNMADE];
+} unmade_t;
+static unmade_t no_keys; /* where a list could not be allocated */
+
+static int delete_unmade(MPI_Comm comm, int key, void *attr, void *extra)
+{
+    (void)comm, (void)key, (void)extra;
+    if (attr != &no_keys)
+        free(attr);
+    return MPI_SUCCESS;
+}
+
+static void init_once(void)
+{
+    pmpi_read_settings();
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &enable_keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_unmade, &unmade_keyval, NULL);
+}
+
+/* The core's callbacks over the private duplicate.  Its collectives are
+ * nonblocking on every rank and waited for with pmpi_wait: a rank whose
+ * operations of this library's are in flight must progress them while it
+ * waits (a peer may wait for one of them before it joins, e.g. a rank in
+ * MPI_Barrier, which may agree on CUDA IPC for a nonblocking call, while
+ * another waits for that call first), and a blocking collective on some
+ * ranks would not match a nonblocking one on others. */
+int pmpi_waited(int rc, MPI_Request *r)
+{
+    return rc == MPI_SUCCESS ? pmpi_wait(r, MPI_STATUS_IGNORE) : rc;
+}
+
+/* Once a nonblocking barrier on comm is done (waited for, progressing this
+ * library's operations), every rank of comm is in the same call: none
+ * waits for an operation of this library's that this rank would have to
+ * progress, so what follows may block in MPICH.  (On an intercommunicator
+ * MPI promises only that the remote group has entered; MPICH's barrier
+ * there starts with one over the local group, so both have.) */
+int pmpi_arrived(MPI_Comm comm)
+{
+    MPI_Request r;
+    return pmpi_waited(PMPI_Ibarrier(comm, &r), &r);
+}
+
+static int own_allreduce(void *v, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request r;
+    return pmpi_waited(PMPI_Iallreduce(MPI_IN_PLACE, v, n, type, op, comm, &r), &r);
+}
+
+static int core_max_u64(void *ctx, uint64_t *v, int n)
+{
+    return own_allreduce(v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm);
+}
+
+static int core_allgather(void *ctx, const void *mine, void *all, size_t bytes)
+{
+    MPI_Request r;
+    return pmpi_waited(PMPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
+                                       ((state_t *)ctx)->comm, &r),
+                       &r);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* The same, waiting as tacos_net_idle says (the network measurement), and
+ * progressing the library's operations as pmpi_wait does (the steps of a
+ * measurement start after one of these: a peer that waits for one of
+ * those operations first then joins). */
+static int core_max_u64_idle(void *ctx, uint64_t *v, int n)
+{
+    MPI_Request req;
+    int done = 0, rc;
+    double t0 = now_us();
+    rc = PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, ((state_t *)ctx)->comm, &req);
+    while (rc == MPI_SUCCESS && !done)
+        if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) {
+            pmpi_progress();
+            tacos_net_idle(now_us() - t0);
+        }
+    return rc;
+}
+
+static void core_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    pmpi_say(level, "%s", msg);
+}
+
+/* The measurements' transport (tacos_comm_ops_t.measure): whole messages
+ * on TAG_MEASURE of st's private duplicate; none where its context cannot
+ * be made (st->measure NULL: then the state is not made). */
+static tacos_transport_t measure_transport(state_t *st)
+{
+    call_ctx_t *x = st ? st->measure = calloc(1, sizeof *x) : NULL;
+    if (!x)
+        return (tacos_transport_t){0};
+    *x = (call_ctx_t){.st = st, .tag = TAG_MEASURE, .unit = MPI_BYTE, .space = &st->measure_space};
+    return pmpi_transport(x);
+}
+
+/* on_host[r] = 1 for each rank r of comm in node (its ranks on this node);
+ * 0 when that cannot be said (out of memory). */
+static int mark_node(MPI_Comm comm, MPI_Comm node, int on_node, char *on_host)
+{
+    MPI_Group g, gn;
+    int *in = malloc(2 * (size_t)on_node * sizeof *in), ok = 0;
+    if (!in || !on_host) {
+        free(in);
+        return 0;
+    }
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) {
+        free(in);
+        return 0;
+    }
+    if (PMPI_Comm_group(node, &gn) == MPI_SUCCESS) {
+        for (int i = 0; i < on_node; i++)
+            in[i] = i;
+        if (PMPI_Group_translate_ranks(gn, on_node, in, g, in + on_node) == MPI_SUCCESS) {
+            for (int i = 0; i < on_node; i++)
+                if (in[on_node + i] != MPI_UNDEFINED)
+                    on_host[in[on_node + i]] = 1;
+            ok = 1;
+        }
+        PMPI_Group_free(&gn);
+    }
+    PMPI_Group_free(&g);
+    free(in);
+    return ok;
+}
+
+/* Every rank makes the state at its communicator's first call (a collective
+ * call, so all of them), and they agree whether all succeeded. */
+static state_t *make_state(MPI_Comm comm)
+{
+    static unsigned next_id; /* only names the communicator in messages and dumps */
+    int n, me, inter, ok;
+    PMPI_Comm_test_inter(comm, &inter);
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    state_t *st = calloc(1, sizeof *st);
+    MPI_Comm dup = MPI_COMM_NULL;
+    /* every rank here before the blocking collectives below (pmpi_arrived) */
+    if (!inter && n >= 2)
+        pmpi_arrived(comm); /* (an error: the same calls follow) */
+    /* a split in rank order: the same group, but unlike a dup it runs none
+     * of the application's attribute copy (and later delete) callbacks */
+    if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
+        /* errors come back here (then go to the application's handler) */
+        PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
+        if (!lr) /* Open MPI's mpirun (a build against the MPI standard ABI) */
+            lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+        /* whether some rank is on another node: where its node's
+         * communicator is smaller than this one (on every rank alike) */
+        MPI_Comm node;
+        int on_node = n;
+        /* per rank: on this node (what CUDA IPC goes by; none where it is off) */
+        int want_map = pmpi_settings()->cuda_ipc_min_bytes >= 0;
+        char *on_host = want_map ? calloc((size_t)n, 1) : NULL;
+        int marked = 0;
+        if (PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS) {
+            PMPI_Comm_size(node, &on_node);
+            marked = want_map && mark_node(dup, node, on_node, on_host);
+            PMPI_Comm_free(&node);
+        }
+        if (!marked) {
+            free(on_host);
+            on_host = NULL;
+        }
+        int spans = on_node < n; /* the same on every rank, unless a split failed */
+        PMPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, dup);
+        tacos_comm_ops_t ops = {.ctx = st,
+                                .rank = me,
+                                .size = n,
+                                .local_rank = lr ? atoi(lr) : 0,
+                                .spans_hosts = spans,
+                                .on_host = on_host,
+                                .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
+                                .max_u64 = core_max_u64,
+                                .max_u64_idle = core_max_u64_idle,
+                                .allgather = core_allgather,
+                                .log = core_log,
+                                .measure = measure_transport(st)};
+        tacos_settings_t set = *pmpi_settings();
+        void *on;
+        int found = 0;
+        PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
+        if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
+            set.enable = on != NULL;
+        /* (without on_host, a rank would decide on IPC alone) */
+        if (st && st->measure && (on_host || !spans || !want_map))
+            st->core = tacos_comm_new(&set, &ops);
+        free(on_host);
+        int failed = !(st && st->core); /* anywhere */
+        PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, dup);
+        ok = !failed;
+        if (st)
+            st->spans_hosts = spans;
+        if (!ok && st) {
+            tacos_comm_free(st->core);
+            st->core = NULL;
+        }
+        if (!ok && me == 0)
+            pmpi_say(0, "no state for a communicator (out of memory, or its ranks' hosts not known); it falls back");
+    }
+    if (!st) {
+        if (dup != MPI_COMM_NULL)
+            PMPI_Comm_free(&dup);
+        st = &no_state;
+    } else {
+        st->comm = dup; /* MPI_COMM_NULL: intercommunicator or one rank */
+        st->refs = 1;
+        __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
+    }
+    PMPI_Comm_set_attr(comm, keyval, st);
+    return st;
+}
+
+/* A communicator whose state is not made yet, to a nonblocking call. */
+state_t pmpi_unmade;
+
+/* The communicator's state, made at its first call if `make`: only a
+ * blocking call makes it (that takes collectives; a nonblocking call must
+ * not wait for other ranks), so where none is made yet the others get
+ * `pmpi_unmade`.  NULL: fall back. */
+state_t *pmpi_state_of(MPI_Comm comm, int make)
+{
+    pthread_once(&once, init_once);
+    state_t *st = NULL;
+    int found = 0;
+    if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
+        return NULL;
+    int inter = 0;
+    if (!found && !make) /* intercommunicators never get a state: they fall back */
+        return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter ? &pmpi_unmade : NULL;
+    if (!found)
+        st = make_state(comm);
+    return st && st->core ? st : NULL;
+}
+
+/* A nonblocking call on a communicator whose state is not made yet falls
+ * back; its key, if it has one to move, is recorded for the
+ * communicator's next MPI_Barrier. */
+void pmpi_want(MPI_Comm comm, tacos_coll_t coll, int root, size_t bytes, const char **why)
+{
+    unmade_t *u;
+    int found = 0;
+    if (*why)
+        return;
+    if (!bytes) {
+        *why = "nothing to move";
+        return;
+    }
+    *why = "the communicator has no state yet (made by its first blocking collective or "
+           "MPI_Barrier)";
+    PMPI_Comm_get_attr(comm, unmade_keyval, &u, &found);
+    if (!found) {
+        if (!(u = calloc(1, sizeof *u)))
+            u = &no_keys;
+        PMPI_Comm_set_attr(comm, unmade_keyval, u);
+    }
+    if (u != &no_keys && u->n < MAX_UNMADE)
+        u->key[u->n].coll = coll, u->key[u->n].root = root, u->key[u->n++].bytes = bytes;
+}
+
+/* Why a collective goes to MPICH's own whatever its size, or NULL: Gather
+ * and Scatter on one node (for the calls and for the sizes MPI_Barrier
+ * plans alike). */
+const char *pmpi_left_to_mpich(const state_t *st, tacos_coll_t coll)
+{
+    return !st->spans_hosts && (coll == TACOS_GATHER || coll == TACOS_SCATTER)
+               ? "on one node: MPICH's own"
+               : NULL;
+}
+
+/* MPI_Barrier plans what nonblocking calls of the communicator wanted
+ * (making its state first where one of them found none), and progresses
+ * operations in flight while it waits. */
+int MPI_Barrier(MPI_Comm comm)
+{
+    unmade_t *u;
+    int marked = 0, rc;
+    pthread_once(&once, init_once);
+    if (comm != MPI_COMM_NULL)
+        PMPI_Comm_get_attr(comm, unmade_keyval, &u, &marked);
+    state_t *st = pmpi_state_of(comm, marked);
+    if (st == &pmpi_unmade) /* none, and no nonblocking call wanted one */
+        st = NULL;
+    if (st && marked) {
+        /* the keys are the same on every rank, unless one lacked the memory */
+        int n[2] = {u->n, -u->n};
+        own_allreduce(n, 2, MPI_INT, MPI_MIN, st->comm);
+        for (int i = 0; n[0] == -n[1] && i < u->n; i++) {
+            const char *why = pmpi_left_to_mpich(st, u->key[i].coll);
+            tacos_comm_plan_nonblocking(st->core, u->key[i].coll, u->key[i].root,
+                                        u->key[i].bytes, &why);
+        }
+    }
+    if (marked)
+        PMPI_Comm_delete_attr(comm, unmade_keyval);
+    if (st && (rc = tacos_comm_prepare(st->core)) != MPI_SUCCESS)
+        return pmpi_done(comm, rc);
+    /* nonblocking on every rank (blocking and nonblocking barriers do not
+     * match, and only some ranks may have operations of this library's to
+     * progress while they wait), as are the allreduces above (own_allreduce,
+     * the core's callbacks) */
+    MPI_Request r; /* (an error went to the communicator's handler in MPICH's call) */
+    return pmpi_waited(PMPI_Ibarrier(comm, &r), &r);
+}
+
+/* The info key "tacos_enable" ("true" or "false"; MPI_Comm_dup_with_info,
+ * MPI_Comm_set_info before the communicator's first collective) overrides
+ * TACOS_ENABLE for that communicator: a switch that needs no environment,
+ * e.g. to compare with MPICH's own collectives in one job.  MPICH keeps no
+ * info key it does not know, so the library reads it on the way in. */
+static void note_enable(MPI_Comm comm, MPI_Info info)
+{
+    char v[16];
+    int flag = 0;
+    pthread_once(&once, init_once);
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, "tacos_enable", sizeof v - 1, v, &flag) ||
+        !flag)
+        return;
+    int on = !strcmp(v, "true") || !strcmp(v, "1");
+    if (!on && strcmp(v, "false") && strcmp(v, "0"))
+        pmpi_say(0, "info key tacos_enable=%s is neither true nor false; ignored", v);
+    else
+        PMPI_Comm_set_attr(comm, enable_keyval, on ? (void *)1 : NULL);
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    MPI_Request r; /* waited for, as MPI_Comm_dup (drivers.c) */
+    int rc = pmpi_waited(PMPI_Comm_idup_with_info(comm, info, newcomm, &r), &r);
+    if (rc == MPI_SUCCESS)
+        note_enable(*newcomm, info);
+    return rc;
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    int rc = PMPI_Comm_set_info(comm, info);
+    if (rc == MPI_SUCCESS)
+        note_enable(comm, info);
+    return rc;
+}
+
+/* comm's state goes, where it has one (Open MPI fails the deletion of an
+ * attribute never set, MPI_COMM_SELF's as a rule). */
+static void delete_state_of(MPI_Comm comm)
+{
+    void *st;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &st, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(comm, keyval);
+}
+
+/* States of MPI_COMM_WORLD and MPI_COMM_SELF go before MPI does (their
+ * attributes may outlive the library's last chance to free a duplicate);
+ * collectives called from then on (e.g. in attribute callbacks that
+ * PMPI_Finalize runs) go to MPI. */
+int MPI_Finalize(void)
+{
+    if (keyval != MPI_KEYVAL_INVALID) {
+        delete_state_of(MPI_COMM_WORLD);
+        delete_state_of(MPI_COMM_SELF);
+        __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
+        pmpi_requests_finalize();
+        int me;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (me == 0)
+            pmpi_say(5, "MPI_Finalize: %d communicator state(s) left (communicators not freed)",
+                __atomic_load_n(&live_states, __ATOMIC_RELAXED));
+    }
+    return PMPI_Finalize();
+}
