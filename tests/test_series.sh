@@ -70,6 +70,18 @@ for np in 1 2 3 4 7; do
     echo "coll tacos alone np=$np: the four programs"
 done
 
+# communicators made and freed by the thousand (--dup-storm), with a
+# component installed over coll/tacos's functions (han, priority 100) and
+# under them (tuned): on Open MPI 6 each free disables han, which puts
+# coll/tacos's functions back, then coll/tacos, which puts tuned's back;
+# every call after that is checked, and on MPI_COMM_WORLD, which none of
+# them frees
+for colls in tacos,han,tuned,basic,inter,libnbc,self tacos; do
+    mpi 3 "$colls" --mca coll_han_priority 100 ./mpi_coll_check --dup-storm &&
+        mpi 3 "$colls" --mca coll_han_priority 100 ./mpi_coll_check --quick
+    echo "made and freed communicators: coll $colls"
+done
+
 # libtacos-pmpi against this series' MPICH: mpi_coll_check and
 # mpi_nbc_check (built against MPICH) at 2..4 ranks, thresholds 0, the
 # trace showing schedules
