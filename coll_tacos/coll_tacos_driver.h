@@ -49,7 +49,7 @@
         tacos_call_facts_t f_ = {.on_copies = by_hand_, .copies_why = (m)->by_hand_why,      \
                                  .device = x.device != 0, .why_dev = why_dev,                \
                                  .inter = OMPI_COMM_IS_INTER(comm),                          \
-                                 .size = ompi_comm_size(comm), .blocking = mode == BLOCKING, \
+                                 .size = ompi_comm_size(comm), .mode = (tacos_mode_t)mode,   \
                                  .coll = which, .root = at, .bytes = call.v.bytes};          \
         int rc_;                                                                             \
         switch (tacos_comm_decide((m)->core, &f_, &(why), &(p), &rc_)) {                     \

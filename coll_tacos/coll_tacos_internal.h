@@ -40,7 +40,11 @@
 #define UNPAREN(...) __VA_ARGS__
 
 /* How a slot was called: blocking, nonblocking (MPI_I...), persistent (..._init). */
-typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
+typedef enum {
+    BLOCKING = TACOS_BLOCKING,
+    NONBLOCKING = TACOS_NONBLOCKING,
+    PERSISTENT = TACOS_PERSISTENT
+} call_mode_t;
 #define MODE_ARGS call_mode_t mode, struct ompi_info_t *info, ompi_request_t **request
 
 /* One call: what the transport and the datatype callbacks need. */

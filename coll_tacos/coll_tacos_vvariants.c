@@ -51,14 +51,14 @@ static int routed_v(mca_coll_tacos_module_t *m, struct ompi_communicator_t *comm
                                     : view_bytes(&ompi_mpi_byte.dt, most, &call.v, &x);
     *why = cannot_why;
     if (rc == OMPI_SUCCESS)
-        rc = tacos_comm_plan_call(m->core, 1, coll, root, most, why, &p);
+        rc = tacos_comm_plan_call(m->core, TACOS_BLOCKING, coll, root, most, why, &p);
     if (rc == OMPI_SUCCESS && p && rec == 2) {
         rc = coll_tacos_core_allgather(m, mine, sizes, (size_t)nmine * sizeof *sizes);
         /* that allgather may have planned a size of its own and evicted the
          * cache entry p points to: plan again (every rank alike) */
         *why = cannot_why, p = NULL;
         if (rc == OMPI_SUCCESS)
-            rc = tacos_comm_plan_call(m->core, 1, coll, root, most, why, &p);
+            rc = tacos_comm_plan_call(m->core, TACOS_BLOCKING, coll, root, most, why, &p);
     }
     if (rc == OMPI_SUCCESS && p) {
         tacos_args_t a = {.root = root, .sizes = sizes, .in = in, .out = out};

@@ -472,8 +472,10 @@ static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, con
     return 1;
 }
 
-int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
-                    const tacos_plan_t **plan)
+/* tacos_comm_plan; persistent: for a persistent call, which falls back
+ * where coll_tacos_nonblocking is 0 */
+static int plan_key(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, int persistent,
+                    const char **why, const tacos_plan_t **plan)
 {
     int use, rc;
     *plan = NULL;
@@ -493,7 +495,19 @@ int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
     }
     if (below_threshold(c, coll, bytes, why))
         return 0;
+    if (persistent && !c->s.nonblocking) {
+        char p[64];
+        snprintf(c->why, sizeof c->why, "%s is 0", tacos_comm_param(c, "nonblocking", p));
+        *why = c->why;
+        return 0;
+    }
     return program(c, coll, root, bytes, why, plan);
+}
+
+int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
+                    const tacos_plan_t **p)
+{
+    return plan_key(c, coll, root, bytes, 0, why, p);
 }
 
 int tacos_comm_v_schedules(tacos_comm_t *c, const char **why)
@@ -522,19 +536,20 @@ int tacos_comm_prepare(tacos_comm_t *c)
     return rc || !c->nwanted ? rc : plan_wanted(c);
 }
 
-int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,
-                         const char **why, const tacos_plan_t **plan)
+int tacos_comm_plan_call(tacos_comm_t *c, tacos_mode_t mode, tacos_coll_t coll, int root,
+                         size_t bytes, const char **why, const tacos_plan_t **p)
 {
-    *plan = NULL;
+    *p = NULL;
     if (!*why && bytes == 0) {
-        if (!blocking)
+        if (mode != TACOS_BLOCKING)
             *why = "nothing to move";
         return 0;
     }
-    if (blocking)
-        return tacos_comm_plan(c, coll, root, bytes, why, plan);
-    *plan = tacos_comm_plan_nonblocking(c, coll, root, bytes, why);
-    return 0;
+    if (mode == TACOS_NONBLOCKING) {
+        *p = tacos_comm_plan_nonblocking(c, coll, root, bytes, why);
+        return 0;
+    }
+    return plan_key(c, coll, root, bytes, mode == TACOS_PERSISTENT, why, p);
 }
 
 tacos_call_action_t tacos_comm_decide(tacos_comm_t *c, const tacos_call_facts_t *f,
@@ -555,7 +570,7 @@ tacos_call_action_t tacos_comm_decide(tacos_comm_t *c, const tacos_call_facts_t 
     }
     if (!*why && f->size == 1)
         *why = "one rank";
-    if (c && (*rc = tacos_comm_plan_call(c, f->blocking, f->coll, f->root, f->bytes, why, plan)))
+    if (c && (*rc = tacos_comm_plan_call(c, f->mode, f->coll, f->root, f->bytes, why, plan)))
         return TACOS_CALL_ERROR;
     if (*plan)
         return TACOS_CALL_RUN;

@@ -113,8 +113,8 @@ const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan);
 
-/* Nonblocking and persistent calls: the plan only where it is already
- * made, never waiting for other ranks (MPI wants their initiation local).
+/* Nonblocking calls: the plan only where it is already made, never
+ * waiting for other ranks (MPI wants their initiation local).
  * A key not planned yet is recorded (by every rank alike: the same calls in
  * the same order) and planned by the next blocking call of the communicator
  * (tacos_comm_plan, or tacos_comm_prepare from a collective the core does
@@ -129,14 +129,19 @@ int tacos_comm_prepare(tacos_comm_t *c);
  * the binding's status. */
 int tacos_comm_v_schedules(tacos_comm_t *c, const char **why);
 
+/* How a collective was called. */
+typedef enum { TACOS_BLOCKING, TACOS_NONBLOCKING, TACOS_PERSISTENT } tacos_mode_t;
+
 /* What a binding calls for each call: the plan in *plan; else NULL with
  * *why (fall back), or NULL with *why NULL: an empty signature moves
- * nothing on any rank, so a blocking call is done (a nonblocking one must
- * make a request: it falls back, "nothing to move").  Blocking calls plan
- * (tacos_comm_plan), the others take what is planned
- * (tacos_comm_plan_nonblocking). */
-int tacos_comm_plan_call(tacos_comm_t *c, int blocking, tacos_coll_t coll, int root, size_t bytes,
-                         const char **why, const tacos_plan_t **plan);
+ * nothing on any rank, so a blocking call is done (a nonblocking or
+ * persistent one must make a request: it falls back, "nothing to move").
+ * Blocking calls plan (tacos_comm_plan), and so does a persistent call's
+ * initialization (MPI_X_init: nonlocal, called by every rank in the same
+ * order as the blocking collectives, so it may agree with the others);
+ * nonblocking calls take what is planned (tacos_comm_plan_nonblocking). */
+int tacos_comm_plan_call(tacos_comm_t *c, tacos_mode_t mode, tacos_coll_t coll, int root,
+                         size_t bytes, const char **why, const tacos_plan_t **plan);
 
 /* What a binding knows of a call before it plans (tacos_comm_decide). */
 typedef struct {
@@ -148,7 +153,7 @@ typedef struct {
     int inter;              /* on an intercommunicator */
     int size;               /* ranks: 1 falls back ("one rank"); 0 where the binding
                              * runs one-rank communicators through schedules too */
-    int blocking;
+    tacos_mode_t mode;
     tacos_coll_t coll;
     int root;
     size_t bytes;           /* the type signature's (call.v.bytes) */

@@ -20,7 +20,7 @@
 #define FALLBACK(name, iname, ...) IN_MODE(PMPI_##iname, PMPI_##name##_init, __VA_ARGS__)
 
 /* The state (NULL: the MPI library's own collective, see PLAN). */
-#define STATE(st, comm) state_t *st = pmpi_state_of(comm, mode == BLOCKING)
+#define STATE(st, comm) state_t *st = pmpi_state_of(comm, mode != NONBLOCKING)
 
 /* A call's context and what the core needs of it. */
 #define CALL(state, tag_, op_)                                                               \
@@ -63,7 +63,7 @@ static _Thread_local struct {
             pmpi_want(comm, which, at, call.v.bytes, &(why));                                \
         tacos_call_facts_t f_ = {.on_copies = then_, .copies_why = hand.why,                 \
                                  .device = x.device != 0, .why_dev = why_dev,                \
-                                 .blocking = mode == BLOCKING, .coll = which, .root = at,    \
+                                 .mode = (tacos_mode_t)mode, .coll = which, .root = at,      \
                                  .bytes = call.v.bytes};                                     \
         switch (tacos_comm_decide((st) && (st) != &pmpi_unmade ? (st)->core : NULL, &f_,     \
                                   &(why), &(p), &plan_rc_)) {                                \

@@ -10,7 +10,11 @@
 #include "tacos_pmpi.h"
 
 /* How a collective was called: MPI_X, MPI_Ix, MPI_X_init. */
-typedef enum { BLOCKING, NONBLOCKING, PERSISTENT } call_mode_t;
+typedef enum {
+    BLOCKING = TACOS_BLOCKING,
+    NONBLOCKING = TACOS_NONBLOCKING,
+    PERSISTENT = TACOS_PERSISTENT
+} call_mode_t;
 
 #define MODE_ARGS call_mode_t mode, MPI_Info info, MPI_Request *request
 

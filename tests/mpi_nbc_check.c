@@ -18,9 +18,11 @@
  *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
  * Open MPI 4.1's persistent collectives are MPIX_*_init, MPI-4's MPI_*_init.
- * Usage: mpi_nbc_check [--quick] [--fallback]
+ * Usage: mpi_nbc_check [--quick] [--fallback] [--persistent-only]
  *   --fallback: the MPI library's own collectives serve the calls (libnbc
  *   refuses MPI_Request_free on an active request: that case is left out)
+ *   --persistent-only: only persistent requests, on a communicator where
+ *   nothing else ran (check_persistent_only)
  */
 #include <malloc.h>
 #include <mpi.h>
@@ -413,6 +415,30 @@ static void check_persistent_first(void)
         unmake(&c);
         if (!round)
             MPI_Barrier(comm); /* plans its size */
+    }
+    MPI_Comm_free(&comm);
+}
+
+/* --persistent-only: every kind as a persistent request made on a
+ * communicator where no other collective ran before (its initialization
+ * plans the size: MPI orders persistent initializations like blocking
+ * collectives), started 5 times. */
+static void check_persistent_only(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    for (int k = 0; k < NKINDS && !failures; k++) {
+        coll_t c;
+        make(&c, k, comm, 4099, k == BCAST || k == REDUCE ? n - 1 : 0, 0);
+        post(&c, 1);
+        for (int t = 0; t < 5 && !failures; t++) {
+            fill(&c, 600 + t);
+            MPI_Start(&c.req);
+            MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+            check(&c, "persistent, on a communicator of persistent calls only");
+        }
+        MPI_Request_free(&c.req);
+        unmake(&c);
     }
     MPI_Comm_free(&comm);
 }
@@ -893,13 +919,18 @@ static void check_no_growth(MPI_Comm comm)
 
 int main(int argc, char **argv)
 {
-    int provided, quick = 0;
+    int provided, quick = 0, persistent_only = 0;
     for (int i = 1; i < argc; i++)
-        quick |= !strcmp(argv[i], "--quick"), fallback |= !strcmp(argv[i], "--fallback");
+        quick |= !strcmp(argv[i], "--quick"), fallback |= !strcmp(argv[i], "--fallback"),
+            persistent_only |= !strcmp(argv[i], "--persistent-only");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm a, b;
+    if (persistent_only) {
+        check_persistent_only();
+        goto done;
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
     MPI_Comm_split(MPI_COMM_WORLD, 0, n - me, &b); /* ranks in reverse order */
     check_persistent_first();
@@ -923,6 +954,7 @@ int main(int argc, char **argv)
     check_no_growth(a);
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
+done:;
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

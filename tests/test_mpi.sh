@@ -219,6 +219,19 @@ for case in "$CHECK 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
         grep -q "on communicator [0-9]* a rank cannot map GPU memory" "$T/out" ||
         fail "persistent calls on a communicator not tested did not test it"
 done
+# persistent requests on a communicator where nothing else ran: each
+# initialization plans its size (MPI orders persistent initializations like
+# blocking collectives), so every start runs a schedule
+timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN "$NBC" --persistent-only >"$T/out" 2>&1 || fail "persistent only: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "persistent only: wrong results"
+for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
+    grep -q "coll:tacos: $c [0-9]* bytes on 3 ranks: schedule .*(persistent)" "$T/out" ||
+        fail "persistent only: no $c schedule"
+done
+grep -q "_init: fallback" "$T/out" && fail "persistent only: an initialization fell back"
+
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \

@@ -112,6 +112,16 @@ for np in 1 2 3 4 5 7 8; do
             fail "mpi_nbc_check np=$np: libtacos-pmpi never ran $c nonblocking"
     done
 done
+# persistent requests on a communicator where nothing else ran: each
+# MPI_X_init makes the communicator's state and plans its size (MPI orders
+# persistent initializations like blocking collectives), so every start
+# runs a schedule
+mpich 3 -- --persistent-only &&
+    for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
+        grep -q "coll:tacos: $c [0-9]* bytes on 3 ranks: schedule .*(persistent)" "$T/out" ||
+            fail "persistent requests only: no $c schedule"
+    done
+grep -q "_init: fallback" "$T/out" && fail "persistent requests only: an MPI_X_init fell back"
 CHECK=$COLL_CHECK
 
 # MPI_Gather and MPI_Scatter (mpi_more_check's rooted checks against MPICH):
