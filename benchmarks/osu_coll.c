@@ -5,9 +5,11 @@
  *
  * usage: osu_coll [allreduce|allgather|allgatherv|bcast|reduce|reduce_scatter_block|alltoall|
  *                  gather|scatter|gatherv|scatterv|alltoallv]
- *                 [--min BYTES] [--max BYTES] [--ab ROUNDS]
+ *                 [--min BYTES] [--max BYTES] [--factor F] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init]
+ *
+ * --factor: each size is F times the previous one (default 2).
  *
  * --mode (Allreduce): what is timed per call: MPI_Allreduce (blocking);
  * MPI_Iallreduce + MPI_Wait (nonblocking); overlap, as osu_iallreduce: the
@@ -31,7 +33,11 @@
  * afterwards), e.g. `--variant tacos --variant file:coll_tacos_topo_file=T.json
  * --variant tuned:coll_tacos_enable=0`; all timed in alternating blocks;
  * prints each variant's median and its ratio to the baseline variant (the
- * last one unless --baseline names another).
+ * last one unless --baseline names another).  `prefer=A+B+^C` (Open MPI 5
+ * and later) creates the variant's duplicate with the info key
+ * ompi_comm_coll_preference "A,B,^C": coll components A then B first,
+ * whatever their priorities, C excluded (for the peers whose priority
+ * MPI_T cannot write, e.g. `--variant xhc:coll_tacos_enable=0,prefer=xhc`).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -224,7 +230,7 @@ static MPI_Comm dup_with_tacos(int on);
  * (MPICH with libtacos-pmpi): the info key tacos_enable. */
 static MPI_Comm dup_variant(const char *variant, const char **vmode)
 {
-    char spec[4096], olds[8][4096], *names[8], *save = NULL;
+    char spec[4096], olds[8][4096], *names[8], *save = NULL, *prefer = NULL;
     int k = 0, enable = -1, idx;
     const char *colon = strchr(variant, ':');
     snprintf(spec, sizeof spec, "%s", colon ? colon + 1 : "");
@@ -239,6 +245,11 @@ static MPI_Comm dup_variant(const char *variant, const char **vmode)
             *vmode = strdup(eq + 1);
             continue;
         }
+        if (!strcmp(a, "prefer")) { /* A+B+^C: the info key's "A,B,^C" */
+            for (char *p = prefer = eq + 1; *p; p++)
+                *p = *p == '+' ? ',' : *p;
+            continue;
+        }
         if (!strcmp(a, "coll_tacos_enable") &&
             MPI_T_cvar_get_index(a, &idx) != MPI_SUCCESS) {
             enable = atoi(eq + 1);
@@ -249,7 +260,13 @@ static MPI_Comm dup_variant(const char *variant, const char **vmode)
         k++;
     }
     MPI_Comm c;
-    if (enable >= 0)
+    if (prefer) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "ompi_comm_coll_preference", prefer);
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+        MPI_Info_free(&info);
+    } else if (enable >= 0)
         c = dup_with_tacos(enable);
     else
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -295,7 +312,7 @@ int main(int argc, char **argv)
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    long min = 8, max = 64L << 20;
+    long min = 8, max = 64L << 20, factor = 2;
     int rounds = 0, provided, nv = 0, base = -1;
     const char *variants[MAXV], *baseline = NULL, *vmode[MAXV];
     for (int i = 1; i < argc; i++) {
@@ -303,6 +320,8 @@ int main(int argc, char **argv)
             min = atol(argv[++i]);
         else if (!strcmp(argv[i], "--max") && i + 1 < argc)
             max = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--factor") && i + 1 < argc && atol(argv[i + 1]) > 1)
+            factor = atol(argv[++i]);
         else if (!strcmp(argv[i], "--ab") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--variant") && i + 1 < argc && nv < MAXV)
@@ -351,7 +370,7 @@ int main(int argc, char **argv)
                     printf(" %8.*s", (int)strcspn(variants[v], ":"), variants[v]);
             printf("\n");
         }
-        for (long bytes = min; bytes <= max; bytes *= 2) {
+        for (long bytes = min; bytes <= max; bytes *= factor) {
             int iters = bytes <= 65536 ? 100 : bytes <= (1 << 20) ? 20 : bytes <= (8 << 20) ? 5 : 2;
             double t[MAXV][64], med[MAXV];
             int r = rounds < 64 ? rounds : 64;
@@ -389,7 +408,7 @@ int main(int argc, char **argv)
     else if (me == 0)
         printf("# %s, %d ranks\n# %10s %12s %12s %12s\n", coll, n, "bytes", "avg_us", "min_us",
                "max_us");
-    for (long bytes = min; bytes <= max; bytes *= 2) {
+    for (long bytes = min; bytes <= max; bytes *= factor) {
         int iters = bytes <= 65536 ? 400 : bytes <= (1 << 20) ? 100 : bytes <= (8 << 20) ? 20 : 6;
         if (rounds > 0) {
             double ta[64], tb[64];
