@@ -1,8 +1,8 @@
 #!/bin/sh
 # Inside a Debian 13 or sid root filesystem (.ci/in-rootfs.sh): build this
 # tree against that Open MPI (5.0, 6.0) with -Werror and run
-# tests/test_params.sh and tests/test_series.sh (and, where the MPI standard
-# ABI is installed, tests/test_abi.sh).  Exit status: the build's or the
+# tests/test_params.sh, tests/test_series.sh, tests/test_mpich.sh (and, where
+# the MPI standard ABI is installed, tests/test_abi.sh).  Exit status: the build's or the
 # tests'.
 set -eu
 mpirun --version | head -1
@@ -13,13 +13,15 @@ make -j2 >make.log 2>&1 || { grep -a -B2 -A5 "error" make.log | head -60; exit 1
 cd tests
 make -j2 mpi_coll_check mpi_nbc_check mpi_more_check mpi_dtype_check param_table >/dev/null
 if [ -f ../pmpi/.libs/libtacos-pmpi.so ]; then
-    make -j2 mpi_coll_check_mpich mpi_nbc_check_mpich mpi_hello_mpich >/dev/null
+    make -j2 mpi_coll_check_mpich mpi_nbc_check_mpich mpi_more_check_mpich mpi_hello_mpich >/dev/null
+    make -C ../benchmarks osu_coll_mpich >/dev/null
 fi
 export TACOS_BUILD=/src TACOS_TMP=/src/tests/tmp
 export OMPI_COMPONENT_DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
 rc=0
 sh test_params.sh || rc=1
 sh test_series.sh || rc=1
+sh test_mpich.sh || rc=1
 # where MPICH and Open MPI both implement the MPI standard ABI (sid): the
 # PMPI library and two test programs built once more against it, in a
 # copy of this build (tests/test_abi.sh runs them under both)
