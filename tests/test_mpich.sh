@@ -27,6 +27,7 @@ mpich() {
     [ "$1" = "--" ] && shift
     t0=$(date +%s)
     timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 \
+        TACOS_ROOTED_NET_MIN_BYTES=0 \
         mpiexec.mpich -n "$np" env LD_PRELOAD="$LIB" $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'schedule k=' "$T/out") calls through schedules"
@@ -52,6 +53,16 @@ ran_all() { ran "$1" allreduce allgather broadcast reduce reduce-scatter alltoal
 for np in 2 3 4 5; do
     if [ "$np" = 2 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
     ran_all "np=$np"
+    # MPICH's own locality: the ranks of this machine on one node (Debian
+    # sid's MPICH 5.0.2 in a chroot gives every rank an MPI_COMM_TYPE_SHARED
+    # communicator of its own, with or without the library): where it does
+    # not, the checks of what runs on one node are skipped, saying so
+    if [ "$np" = 2 ]; then
+        one_node=1
+        grep -q " rank(s) on 1 host(s)" "$T/out" || {
+            one_node=0
+            echo "NOTE: MPICH puts the ranks of this machine on different nodes; the one-node checks are skipped"; }
+    fi
 done
 # a topology file of the world's size: the split communicators fall back to
 # MPICH's own collectives, whose MPI_Reduce crashes in place at a root other
@@ -140,11 +151,13 @@ for np in 2 3 4; do
         grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=.*(nonblocking)" "$T/out" ||
             fail "rooted np=$np: libtacos-pmpi never ran $c nonblocking"
     done
-    [ "$np" -gt 2 ] && ! grep -q "MPI_Gather: fallback: on one node: MPICH's own" "$T/out" &&
+    [ "$one_node" = 1 ] && [ "$np" -gt 2 ] &&
+        ! grep -q "MPI_Gather: fallback: on one node: MPICH's own" "$T/out" &&
         fail "rooted np=$np: the one-node split not left to MPICH"
 done
 mpich 2 MORE_ONLY=r -- --quick
-grep -q "coll:tacos: \(gather\|scatter\) .*schedule k=" "$T/out" && fail "rooted on one node: schedules ran"
+[ "$one_node" = 1 ] && grep -q "coll:tacos: \(gather\|scatter\) .*schedule k=" "$T/out" &&
+    fail "rooted on one node: schedules ran"
 # the blocking collectives MPICH serves through the library's wrappers (its
 # nonblocking forms, waited for so that they progress the library's
 # operations): rooted, ordered, spreading, intercommunicator (all three
@@ -170,7 +183,7 @@ mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 && ran_all "stage 3" && {
         fail "TACOS_STAGE=3: no call through IPC"; }
 # rank 1 cannot map what rank 0 exports (as GPUs without peer access): the
 # communicators with both stage, one message says so (test_mpi.sh: more)
-mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_FAULT=1:ipcmap:1 -- --quick && {
+[ "$one_node" = 1 ] && mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_FAULT=1:ipcmap:1 -- --quick && {
     grep -q "rank 1 cannot map GPU memory of rank 0, of its host.*no CUDA IPC on communicator" "$T/out" ||
         fail "TACOS_STAGE=3, rank 1 cannot map: no message"
     grep -q "on 2 ranks: .*(peers read it: IPC)" "$T/out" && fail "TACOS_STAGE=3, rank 1 cannot map: IPC"; }
