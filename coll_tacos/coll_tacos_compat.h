@@ -10,7 +10,7 @@
  *   CNT_AT, DSP_AT, BDSP_AT    element i of them (size_t, ptrdiff_t)
  *   CNTS_OF, DSPS_OF           the argument for an int array of our own
  *   NO_CNTS, NO_DSPS, NO_BDSPS none (the regular variant of a v-collective)
- *   CNTS_FIT, CNTS_INTS, ...   them as the int array the core takes
+ *   CNTS_FIT, CNTS_INTS        counts as the int array the core takes
  *   TACOS_INSTALLS             6: module_enable installs the module's functions
  *                              (after saving the previous ones) and
  *                              module_disable puts the previous ones back
@@ -73,59 +73,39 @@ typedef mca_coll_base_component_2_0_0_t tacos_coll_component_t;
 #define NO_BDSPS ((const MPI_Aint *)NULL)
 #endif
 
-/* The counts or displacements a[0..n) of a call as the int array the core's
- * schedules take, CNTS_INTS/DSPS_INTS: a itself, or (Open MPI 6, the 64-bit
- * arrays of an MPI_*_c call) a copy in *tmp, to be freed; NULL when out of
- * memory.  Whether they fit an int:
- * - CNTS_FIT(a, n, size): every block's bytes (count times the datatype's
- *   size, equal on every rank, whatever (count, datatype) each passes) fit
- *   an int, so every count does (else the call goes to the previous
- *   component, on every rank);
- * - DSPS_FIT(a, n): every displacement does (a rank's own layout: where one
- *   does not, that rank cannot take part in the schedule: an error). */
+/* The counts a[0..n) of a call as the int array the core's schedules
+ * take, CNTS_INTS: a itself, or (Open MPI 6, the 64-bit arrays of an
+ * MPI_*_c call) a copy in *tmp, to be freed; NULL when out of memory.
+ * CNTS_FIT(a, n, size): whether every block's bytes (count times the
+ * datatype's size, equal on every rank, whatever (count, datatype) each
+ * passes) fit an int, so that every count does (else the call goes to the
+ * previous component, on every rank).  Displacements are a rank's own
+ * layout: the core takes them as ptrdiff_t (DSP_AT), whatever their size. */
 #if OMPI_MAJOR_VERSION >= 6
-static inline int64_t tacos_at(intptr_t a, int disps, int i)
-{
-    return disps ? (int64_t)ompi_disp_array_get(a, (size_t)i)
-                 : (int64_t)ompi_count_array_get(a, (size_t)i);
-}
-
 static inline int tacos_cnts_fit(intptr_t a, int n, size_t size)
 {
-    for (int i = 0; i < n; i++)
-        if (tacos_at(a, 0, i) < 0 || (uint64_t)tacos_at(a, 0, i) > INT_MAX / (size ? size : 1))
+    for (int i = 0; size && i < n; i++) /* (no bytes: nothing to cut) */
+        if (ompi_count_array_get(a, (size_t)i) > INT_MAX / size)
             return 0;
     return 1;
 }
 
-static inline int tacos_dsps_fit(intptr_t a, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (tacos_at(a, 1, i) > INT_MAX || tacos_at(a, 1, i) < INT_MIN)
-            return 0;
-    return 1;
-}
-
-static inline const int *tacos_ints(intptr_t a, int disps, int n, int **tmp)
+static inline const int *tacos_ints(intptr_t a, int n, int **tmp)
 {
     *tmp = NULL;
-    if (!(disps ? ompi_disp_array_is_64bit(a) : ompi_count_array_is_64bit(a)))
-        return disps ? ompi_disp_array_ptr(a) : ompi_count_array_ptr(a);
+    if (!ompi_count_array_is_64bit(a))
+        return ompi_count_array_ptr(a);
     if (!(*tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof **tmp)))
         return NULL;
     for (int i = 0; i < n; i++)
-        (*tmp)[i] = (int)tacos_at(a, disps, i);
+        (*tmp)[i] = (int)ompi_count_array_get(a, (size_t)i);
     return *tmp;
 }
 #define CNTS_FIT(a, n, size) tacos_cnts_fit(a, n, size)
-#define DSPS_FIT(a, n) tacos_dsps_fit(a, n)
-#define CNTS_INTS(a, n, tmp) tacos_ints(a, 0, n, tmp)
-#define DSPS_INTS(a, n, tmp) tacos_ints(a, 1, n, tmp)
+#define CNTS_INTS(a, n, tmp) tacos_ints(a, n, tmp)
 #else
 #define CNTS_FIT(a, n, size) 1
-#define DSPS_FIT(a, n) 1
 #define CNTS_INTS(a, n, tmp) (*(tmp) = NULL, (a))
-#define DSPS_INTS(a, n, tmp) (*(tmp) = NULL, (a))
 #endif
 
 static inline unsigned tacos_comm_id(struct ompi_communicator_t *comm)

@@ -76,22 +76,19 @@ int coll_tacos_allgatherv(const void *sbuf, CNT scount, struct ompi_datatype_t *
     const tacos_plan_t *p;
     PLAN(m, TACOS_ALLGATHER, 0, why, p, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
          rdtype, comm);
-    if (!in_order && !DSPS_FIT(displs, n)) {
-        opal_output(0, "coll:tacos: MPI_Allgatherv_c with displacements beyond an int on "
-                       "rank %d, while the others run a schedule (coll_tacos_v_schedules)",
-                    ompi_comm_rank(comm));
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
-    int in_place = sbuf == MPI_IN_PLACE, *tmp_c, *tmp_d, rc = OMPI_ERR_OUT_OF_RESOURCE;
-    const int *counts = CNTS_INTS(rcounts, n, &tmp_c), *dis = DSPS_INTS(displs, n, &tmp_d);
+    int in_place = sbuf == MPI_IN_PLACE, *tmp_c, rc = OMPI_ERR_OUT_OF_RESOURCE;
+    const int *counts = CNTS_INTS(rcounts, n, &tmp_c);
+    ptrdiff_t *dis = in_order ? NULL : malloc((size_t)n * sizeof *dis);
+    for (int r = 0; dis && r < n; r++)
+        dis[r] = DSP_AT(displs, r);
     tacos_data_t s = in_place ? (tacos_data_t){0} : data(sbuf, (size_t)scount, sdtype);
     tacos_data_t r = data(rbuf, total, rdtype);
     tacos_args_t a = {.send = in_place ? NULL : &s, .recv = &r, .counts = counts,
-                      .displs = in_order ? NULL : dis, .count_units = type_size(rdtype)};
-    if (counts && dis)
+                      .displs = dis, .count_units = type_size(rdtype)};
+    if (counts && (in_order || dis))
         rc = RUN(m, p, &a, rdtype, in_place ? NULL : sdtype);
     free(tmp_c);
-    free(tmp_d);
+    free(dis);
     return rc;
 }
 

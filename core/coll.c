@@ -210,8 +210,9 @@ struct tacos_req {
     int *prog_refs; /* own: the reference it holds */
     tacos_exec_t *exec;
     size_t *off;
-    const int *counts, *displs; /* Allgatherv's blocks (displs NULL: in rank order) */
-    int *own_arrays;            /* a request's copy of them */
+    const int *counts;        /* Allgatherv's blocks */
+    const ptrdiff_t *displs;  /* (NULL: in rank order) */
+    void *own_counts, *own_displs; /* a request's copies of them */
     tacos_data_t send, recv;
     int in_place, no_recv; /* no send buffer (MPI_IN_PLACE, or none); no receive buffer */
     char *work, *space; /* own scratch: the units, arriving reductions */
@@ -859,20 +860,21 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
-    int *v = copy ? malloc(2 * (size_t)n * sizeof *v) : NULL;
-    if (!r->off || (copy && !v) || tacos_exec_new(p->prog, n, p->k, &r->exec)) {
+    int *counts = copy ? malloc((size_t)n * sizeof *counts) : NULL;
+    ptrdiff_t *displs = copy && a->displs ? malloc((size_t)n * sizeof *displs) : NULL;
+    if (!r->off || (copy && !counts) || (copy && a->displs && !displs) ||
+        tacos_exec_new(p->prog, n, p->k, &r->exec)) {
         free(r->off);
-        free(v);
+        free(counts);
+        free(displs);
         free(r);
         return call->err_nomem;
     }
-    if (copy) {
-        memcpy(v, a->counts, (size_t)n * sizeof *v);
-        if (a->displs)
-            memcpy(v + n, a->displs, (size_t)n * sizeof *v);
-        r->counts = v, r->displs = a->displs ? v + n : NULL;
-    }
-    r->own_arrays = v;
+    if (counts)
+        r->counts = memcpy(counts, a->counts, (size_t)n * sizeof *counts);
+    if (displs)
+        r->displs = memcpy(displs, a->displs, (size_t)n * sizeof *displs);
+    r->own_counts = counts, r->own_displs = displs;
     r->prog_refs = p->prog_refs;
     __atomic_add_fetch(r->prog_refs, 1, __ATOMIC_RELAXED);
     layout(r, a);
@@ -888,7 +890,8 @@ void tacos_req_free(tacos_req_t *r)
     tacos_exec_free(r->exec);
     tacos_prog_release(r->prog, r->prog_refs);
     free(r->off);
-    free(r->own_arrays);
+    free(r->own_counts);
+    free(r->own_displs);
     free(r->work);
     free(r->space);
     pool_give(r->c, &r->stage); /* (those of a call that failed were set aside) */

@@ -266,7 +266,7 @@ typedef struct {
     int root;
     const int *counts;
     size_t each;
-    const int *displs;
+    const ptrdiff_t *displs;
     size_t count_units;
     /* Routed collectives with blocks of their own sizes (Gatherv, Scatterv,
      * Alltoallv/w; blocking calls only; send and recv unused): sizes[b] =

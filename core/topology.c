@@ -75,9 +75,12 @@ int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n)
  * arrived (until the last send completed where nothing comes in: a send
  * may complete into the kernel's socket buffer long before its data
  * arrives).  Returns once everything completed, waiting as tacos_net_idle
- * says; blocking, inside a collective of the core. */
+ * says; blocking, inside a collective of the core.  After an error what is
+ * still in flight is abandoned and *abandoned set: the transport may still
+ * read sbuf and write rbuf, which the caller must then never free. */
 static int exchange(tacos_comm_t *c, const int *peers, int n, const void *sbuf,
-                    const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us)
+                    const size_t *sbytes, void *rbuf, const size_t *rbytes, double *t_us,
+                    int *abandoned)
 {
     const tacos_transport_t *tp = &c->ops.measure;
     size_t piece[2], most = 0;
@@ -136,6 +139,7 @@ static int exchange(tacos_comm_t *c, const int *peers, int n, const void *sbuf,
     }
     for (size_t k = 0; k < left; k++) /* after an error */
         tp->abandon(tp->ctx, req[k], what[k] % 2);
+    *abandoned |= left > 0;
     free(req);
     free(what);
     free(done);
@@ -143,8 +147,8 @@ static int exchange(tacos_comm_t *c, const int *peers, int n, const void *sbuf,
 }
 
 /* Microseconds per one-way trip of `bytes` between ranks a and b (measured
- * on a; 0 elsewhere). */
-static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
+ * on a; 0 elsewhere), -1 after an error (exchange: *abandoned). */
+static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes, int *abandoned)
 {
     const int iters = 8, me = c->ops.rank;
     if (me != a && me != b)
@@ -157,7 +161,7 @@ static double pingpong(tacos_comm_t *c, int a, int b, char *buf, size_t bytes)
         for (int leg = 0; leg < 2; leg++) {
             int sends = (me == a) == (leg == 0);
             size_t out = sends ? bytes : 0, in = sends ? 0 : bytes;
-            if (exchange(c, &peer, 1, buf, &out, buf, &in, &t))
+            if (exchange(c, &peer, 1, buf, &out, buf, &in, &t, abandoned))
                 return -1;
         }
     }
@@ -181,7 +185,7 @@ static int calibrate(tacos_comm_t *c, tacos_probe_record_t *recs)
      * not wait for ping-pongs that never come */
     char *buf = calloc(1, big);
     double v[5] = {0, 0, 0, 0, 0}, lacking = !buf;
-    int failed = tacos_comm_max_nonneg(c, &lacking, 1);
+    int abandoned = 0, failed = tacos_comm_max_nonneg(c, &lacking, 1);
     if (failed || lacking > 0) {
         free(buf);
         return failed ? failed : TACOS_ERR_NOMEM;
@@ -189,15 +193,16 @@ static int calibrate(tacos_comm_t *c, tacos_probe_record_t *recs)
     for (int cls = 0; cls < 2 && !failed; cls++) {
         if (pair[cls][0] < 0)
             continue;
-        double small_us = pingpong(c, pair[cls][0], pair[cls][1], buf, 8);
-        double big_us = pingpong(c, pair[cls][0], pair[cls][1], buf, big);
+        double small_us = pingpong(c, pair[cls][0], pair[cls][1], buf, 8, &abandoned);
+        double big_us = pingpong(c, pair[cls][0], pair[cls][1], buf, big, &abandoned);
         failed = small_us < 0 || big_us < 0;
         if (c->ops.rank == pair[cls][0] && big_us > small_us) {
             v[2 * cls] = small_us;
             v[2 * cls + 1] = (double)(big - 8) / ((big_us - small_us) * 1e3); /* GB/s */
         }
     }
-    free(buf);
+    if (!abandoned) /* (else the transport may still touch it: kept) */
+        free(buf);
     v[4] = failed; /* a failed ping-pong: every rank keeps the probed figures */
     int rc = tacos_comm_max_nonneg(c, v, 5);
     if (rc || v[4] > 0)
@@ -221,6 +226,7 @@ static int calibrate(tacos_comm_t *c, tacos_probe_record_t *recs)
 typedef struct {
     tacos_comm_t *c;
     char *sbuf, *rbuf; /* TACOS_NET_MAX_BYTES, and twice that */
+    int abandoned;     /* an exchange failed with messages in flight: both kept */
 } net_ctx_t;
 
 static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t_us)
@@ -231,7 +237,7 @@ static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes,
     for (int i = 0; i < n; i++)
         if (bytes[i] > TACOS_NET_MAX_BYTES)
             return TACOS_ERR_ARG;
-    return exchange(x->c, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us);
+    return exchange(x->c, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us, &x->abandoned);
 }
 
 static int net_max(void *ctx, double *v, int n)
@@ -345,7 +351,7 @@ static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, ta
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     uint64_t *ids = malloc((size_t)n * sizeof *ids);
     /* untouched unless measured (calloc: zero pages mapped on first use) */
-    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES)};
+    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
     int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
     *cached = 0;
     if (ok) {
@@ -380,8 +386,10 @@ out:
     free(host);
     free(local);
     free(ids);
-    free(x.sbuf);
-    free(x.rbuf);
+    if (!x.abandoned) {
+        free(x.sbuf);
+        free(x.rbuf);
+    }
     return rc;
 }
 

@@ -88,8 +88,9 @@ const tacos_settings_t *pmpi_settings(void);
 void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The per-communicator state (state.c).  pmpi_state_of: comm's, made at
- * its first call if `make` (a blocking call); &pmpi_unmade where none is
- * made yet (to a nonblocking call); NULL: fall back. */
+ * its first call if `make` (a blocking call, or a persistent call's
+ * initialization); &pmpi_unmade where none is made yet (to a nonblocking
+ * call); NULL: fall back. */
 extern state_t pmpi_unmade;
 state_t *pmpi_state_of(MPI_Comm comm, int make);
 void pmpi_state_release(state_t *st);

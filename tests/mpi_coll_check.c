@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1738,6 +1739,52 @@ static void check_large_count_modes(int n, int me)
 }
 #endif
 
+#if MPI_VERSION >= 4
+/* MPI_Allgatherv_c whose displacements on even ranks lie beyond an int
+ * (one byte per rank, in reverse order past 2 GiB of a mapping never
+ * touched there), with MPI_Allgatherv on odd ones: the same signature, so
+ * every rank runs the same program (Open MPI: coll/tacos's schedule; MPICH
+ * keeps its own). */
+static void check_far_displacements(int n, int me)
+{
+#ifdef OMPI_MAJOR_VERSION
+    MPI_Aint far = (MPI_Aint)INT_MAX + 7, displs_c[64];
+    MPI_Count counts_c[64];
+    int counts[64], displs[64];
+    size_t len = me % 2 ? 64 : (size_t)far + 64;
+    char one = (char)('a' + me), *all = n > 64 ? MAP_FAILED :
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int mapped = all != MAP_FAILED, everywhere = 0;
+    MPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!everywhere) {
+        if (me_world == 0)
+            printf("mpi_coll_check: no room for displacements beyond an int, skipped\n");
+        if (mapped)
+            munmap(all, len);
+        return;
+    }
+    char *at = me % 2 ? all : all + far;
+    for (int r = 0; r < n; r++) {
+        counts[r] = 1, displs[r] = n - 1 - r;
+        counts_c[r] = 1, displs_c[r] = far + n - 1 - r;
+    }
+    if (me % 2)
+        MPI_Allgatherv(&one, 1, MPI_CHAR, all, counts, displs, MPI_CHAR, MPI_COMM_WORLD);
+    else
+        MPI_Allgatherv_c(&one, 1, MPI_CHAR, all, counts_c, displs_c, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < n; r++)
+        if (at[n - 1 - r] != (char)('a' + r)) {
+            FAIL("MPI_Allgatherv_c beyond an int with MPI_Allgatherv: block %d is %d", r,
+                 at[n - 1 - r]);
+            break;
+        }
+    munmap(all, len);
+#else
+    (void)n, (void)me;
+#endif
+}
+#endif
+
 /* MPI-4's large-count forms (MPICH): MPI_Allreduce_c and MPI_Reduce_c of
  * 100000 doubles checked, and MPI_Bcast_c, MPI_Gather_c, MPI_Scatter_c,
  * MPI_Scan_c and MPI_Allgatherv_c on even ranks matching the int forms on
@@ -1833,6 +1880,7 @@ static void check_large_count(void)
     free(displs);
     free(s);
     free(d);
+    check_far_displacements(n, me);
     check_large_count_modes(n, me);
 #else
     if (me_world == 0)

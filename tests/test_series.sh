@@ -60,6 +60,16 @@ for np in 1 2 3 4 5 7 8; do
     echo "np=$np: mpi_coll_check, mpi_nbc_check"
 done
 
+# the large-count forms (Open MPI 6: MPI-4), mixed with the int forms on the
+# other ranks; MPI_Allgatherv_c's displacements beyond an int run the
+# schedule on every rank
+mpi 3 $ALL ./mpi_coll_check --large-count
+if ! grep -q "no large-count forms\|displacements beyond an int, skipped" "$T/out"; then
+    grep -q "coll:tacos: allgatherv [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+        fail "large-count forms: MPI_Allgatherv_c did not run the schedule"
+fi
+echo "large-count forms: $(grep -c "schedule k=" "$T/out") calls through schedules"
+
 # alone: every slot is coll/tacos's, the rest textbook programs
 for np in 1 2 3 4 7; do
     for prog in ./mpi_coll_check ./mpi_nbc_check ./mpi_more_check ./mpi_dtype_check; do
