@@ -44,14 +44,16 @@ static int tacos_register(void)
     static const mca_base_var_type_t types[] = {
         [TACOS_PT_INT] = MCA_BASE_VAR_TYPE_INT, [TACOS_PT_BOOL] = MCA_BASE_VAR_TYPE_BOOL,
         [TACOS_PT_SIZE] = MCA_BASE_VAR_TYPE_SIZE_T, [TACOS_PT_STRING] = MCA_BASE_VAR_TYPE_STRING};
+    static char help[TACOS_NPARAMS][2048]; /* kept: registered for the component's life */
     mca_coll_tacos_component_t *c = &mca_coll_tacos_component;
     tacos_params_default(c->values);
     for (int i = 0; i < TACOS_NPARAMS; i++) {
         const tacos_param_t *p = &tacos_params[i];
         if (!(p->bindings & TACOS_PB_OMPI))
             continue;
+        tacos_param_help(i, help[i], sizeof help[i]);
         (void)mca_base_component_var_register(
-            &c->super.collm_version, p->name, p->help, types[p->type], NULL, 0,
+            &c->super.collm_version, p->name, help[i], types[p->type], NULL, 0,
             p->settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0, OPAL_INFO_LVL_1 + (p->level - 1),
             p->all_equal  ? MCA_BASE_VAR_SCOPE_ALL_EQ
             : p->settable ? MCA_BASE_VAR_SCOPE_LOCAL

@@ -4,7 +4,9 @@
  * coll_tacos_<name> (ompi_info lists it), the PMPI library reads
  * TACOS_<NAME> from the environment.  The defaults, the ranges, which must
  * be equal on every rank and the help live here only, so the two cannot
- * drift (tests/test_params.sh checks both against this table).
+ * drift (tests/test_params.sh checks both against this table).  The
+ * docs' parameter tables are generated from it too (tests/gen_params.sh;
+ * tests/test_param_docs.sh fails where one differs).
  */
 #ifndef TACOS_PARAMS_H
 #define TACOS_PARAMS_H
@@ -30,9 +32,17 @@ typedef struct {
     int settable;            /* Open MPI: writable through MPI_T, read when a
                               * communicator is created */
     int bindings;            /* TACOS_PB_*: who reads it */
-    int level;               /* ompi_info level: 1 basic, 4 tuning, 6 detail, 9 testing */
+    int level;               /* ompi_info level, as Open MPI's components tier them:
+                              * 1-3 users, 4-6 tuners, 7-9 implementors (each
+                              * basic, detailed, all).  The few most users need
+                              * are at 1-4 (the docs' "basic" table), the rest
+                              * at 5-9 */
     ptrdiff_t field;         /* its place in tacos_settings_t, or -1 (the binding's own) */
-    const char *help;
+    const char *help;        /* what it does: short, factual, no measurements; one
+                              * sentence of tacos_param_help adds whether it must be
+                              * equal on all ranks and is writable through MPI_T */
+    const char *def_doc;     /* the default as the docs state it where the build
+                              * decides it; NULL: def or def_string */
 } tacos_param_t;
 
 enum {
@@ -89,6 +99,11 @@ tacos_settings_t tacos_settings_default(void);
 /* Parameter i from text (the environment's TACOS_<NAME>): 0, or -1 with
  * *v unchanged and what is allowed in err ("not an integer from 0 to 3"). */
 int tacos_param_parse(int i, const char *text, tacos_param_value_t *v, char *err, size_t n);
+
+/* Parameter i's help as ompi_info shows it: help, then "Must be equal on
+ * all ranks." where all_equal and "Writable through MPI_T, read when a
+ * communicator is created." where settable. */
+void tacos_param_help(int i, char *buf, size_t n);
 
 /* Value v of parameter i as text ("1", "65536", "" for an empty string). */
 void tacos_param_format(int i, const tacos_param_value_t *v, char *buf, size_t n);

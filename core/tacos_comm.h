@@ -50,8 +50,9 @@ typedef struct {
 /* IPC between the ranks of a host: in builds --with-cuda from 1 MiB; in
  * builds without CUDA never (no agreement), unless set (the shared host
  * memory of tests: mem.h) */
+#define TACOS_IPC_MIN_BYTES_CUDA 1048576 /* the docs' default says both */
 #ifdef TACOS_WITH_CUDA
-#define TACOS_IPC_MIN_BYTES_DEFAULT 1048576
+#define TACOS_IPC_MIN_BYTES_DEFAULT TACOS_IPC_MIN_BYTES_CUDA
 #else
 #define TACOS_IPC_MIN_BYTES_DEFAULT (-1)
 #endif

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One parameter table, two bindings (core/params.c): every parameter the
 # table gives Open MPI is in ompi_info as coll_tacos_<name> with the
-# table's default, and ompi_info lists none the table lacks; every one it
+# table's default and level, and ompi_info lists none the table lacks; every one it
 # gives the PMPI library is read from TACOS_<NAME> (TACOS_VERBOSE=10 has
 # rank 0 print what it read): the table's default when unset, the value
 # given when set.  param_table also fails where TACOS_SETTINGS_DEFAULT, the
@@ -17,18 +17,20 @@ echo "$(wc -l <"$T/table") parameters in the table"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}" \
     ompi_info --param coll tacos --level 9 --parsable >"$T/info" 2>&1
 n=0
-while read -r name who type def; do
+while read -r name who type level def; do
     [ "$who" = pmpi ] && continue
     [ "$def" = - ] && def=""
     got=$(sed -n "s/^mca:coll:tacos:param:coll_tacos_$name:value://p" "$T/info")
     [ "$type" = bool ] && got=$(echo "$got" | sed 's/^true$/1/; s/^false$/0/')
     [ "$got" = "$def" ] || fail "coll_tacos_$name: ompi_info says '$got', the table '$def'"
+    got=$(sed -n "s/^mca:coll:tacos:param:coll_tacos_$name:level://p" "$T/info")
+    [ "$got" = "$level" ] || fail "coll_tacos_$name: ompi_info's level '$got', the table's $level"
     n=$((n + 1))
 done <"$T/table"
 for name in $(sed -n 's/^mca:coll:tacos:param:coll_tacos_\([a-z_]*\):value:.*/\1/p' "$T/info"); do
     grep -q "^$name " "$T/table" || fail "ompi_info lists coll_tacos_$name, which the table lacks"
 done
-echo "Open MPI: $n parameters registered with the table's defaults"
+echo "Open MPI: $n parameters registered with the table's defaults and levels"
 
 LIB="$B/pmpi/.libs/libtacos-pmpi.so"
 if ! command -v mpiexec.mpich >/dev/null || [ ! -f "$LIB" ] || [ ! -x ./mpi_hello_mpich ]; then
@@ -44,7 +46,7 @@ else
     pmpi
     set --
     n=0
-    while read -r name who type def; do
+    while read -r name who type level def; do
         [ "$who" = ompi ] && continue
         [ "$def" = - ] && def=""
         [ "$name" = verbose ] && def=10

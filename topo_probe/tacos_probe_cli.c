@@ -37,6 +37,7 @@ static const char usage[] =
     "                     default 65280, what it uses over Open MPI's TCP with the\n"
     "                     default eager limit; 0: whole messages)\n"
     "  -o FILE            write the JSON to FILE instead of stdout\n"
+    "  -h, --help         this text\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
 
