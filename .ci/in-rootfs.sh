@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # .ci/in-rootfs.sh DIR COMMAND...: run COMMAND (through sh -c) as root inside
 # the root filesystem DIR, in /src, which holds a copy of this work tree's
 # tracked files.  /proc, /sys and /dev are mounted in a private mount

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # .ci/rootfs.sh SUITE DIR: make a Debian SUITE (trixie, sid) root filesystem
 # in DIR with what the project builds and tests with, or reuse the one a
 # previous run left there.  The stamp file is written last, so a run cut

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Inside a Debian 13 or sid root filesystem (.ci/in-rootfs.sh): build this
 # tree against that Open MPI (5.0, 6.0) with -Werror and run
 # tests/test_params.sh, tests/test_series.sh, tests/test_mpich.sh (and, where

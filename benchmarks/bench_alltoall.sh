@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # All-to-All by synthesis against the textbook baselines, simulated
 # (tacos-synth --compare): per shape and size, TACOS (best of k = 1, 2, 4, 8
 # chunks per rank and 4 seeds, as simulated with the executor's order),

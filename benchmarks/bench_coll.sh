@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # OSU-style latency of a collective through coll/tacos and through the MPI
 # library's own selection, compared in the same job at 2 and 4 ranks
 # (oversubscribed on small machines): osu_coll --ab times two duplicates of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TACOS against Ring, Direct, RHD and DBT, simulated on the same topology by
  * the congestion-aware simulator, beside the ideal bound: the setups of the

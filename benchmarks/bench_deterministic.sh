@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Reductions combined in the schedule's fixed order (coll_tacos_deterministic
 # 1, the default) against arrival order (0), in one job: osu_coll --ab times
 # two duplicates of MPI_COMM_WORLD, one made with each setting (MPI_T, read

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_ilp.sh: the greedy's gap to the optimum on small shapes (issue 13, part 3).
 # For each shape, All-Gather of 1 GB with 1 and 2 chunks per NPU: the greedy
 # (1 trial and 16 trials) against TACOS-ILP (tacos-synth --method ilp, which

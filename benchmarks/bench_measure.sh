@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # What the network measurement costs and finds on the emulated cluster
 # (tests/testbed.sh; root). For each shape, one testbed and RUNS runs of
 # `tacos-probe --all` (the measurement the component makes at its first

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Nonblocking and persistent MPI_Allreduce through coll/tacos, each table
 # from one job whose variants run in alternating blocks (osu_coll --ab,
 # median of ROUNDS blocks, average over ranks):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coll/tacos against the other collective components of Open MPI 5/6 on one
 # host, all in one job per collective and rank count: osu_coll --ab times one
 # duplicate of MPI_COMM_WORLD per component in alternating blocks, ROUNDS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Synthesis scaling: All-Gather, 1 chunk per NPU of 1 MiB, uniform 50 GB/s
  * 0.5 us links.  Each topology runs in its own process so the peak RSS is its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coll/tacos against Open MPI's tuned and han on an emulated cluster
 # (tests/testbed.sh; root). For each shape, one testbed and, per collective:
 #  job 1: osu_coll --ab with three duplicates of MPI_COMM_WORLD timed in

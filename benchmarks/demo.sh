@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The quick start's demo: MPI_Allreduce of 1-16 MiB at 4 ranks on this
 # machine, through coll/tacos and through tuned in the same job (osu_coll
 # --ab: alternating blocks), with the trace line that shows coll/tacos ran.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What libtacos-pmpi's waited forms cost: MPICH's blocking collectives
  * (the baseline) against its nonblocking forms completed at once with

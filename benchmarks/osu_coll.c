@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * OSU-style collective latency: for each size (bytes of the buffer), a
  * warm-up, then timed iterations of the collective; prints the average,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Open MPI coll component "tacos": collectives through schedules
  * synthesized for the communicator's topology. */
 #ifndef MCA_COLL_TACOS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A call over the PML: the executor's transport (Open MPI's PML), Open
  * MPI's datatype and op engines, and the requests of nonblocking and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What differs between the Open MPI series coll/tacos builds against, chosen
  * by OMPI_MAJOR_VERSION: 4 (coll interface 2.0.0), 5 (2.4.0) and 6 (3.0.0,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Component: MCA parameters, open/close, and the communicator query. */
 #include "ompi_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the component's files share; nothing here is exported (the
  * component exports only mca_coll_tacos_component):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Module: the Open MPI side of a communicator's coll/tacos state (the core's
  * tacos_comm_t does the rest): the previous component's functions, saved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives that only move data, served by schedules: Allgather,
  * Allgatherv, Alltoall, Bcast, Gather and Scatter (the signature's bytes).

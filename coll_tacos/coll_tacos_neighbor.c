@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The neighbourhood collectives as textbook programs: each rank sends a
  * block to each of its out-neighbours and receives one from each of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives no schedule serves: Barrier (where nonblocking calls'
  * sizes get planned), Scan, Exscan and the neighbourhood collectives go to

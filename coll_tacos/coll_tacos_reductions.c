@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The reductions schedules serve: Allreduce, Reduce, Reduce_scatter_block,
  * Reduce_scatter (elements of the call's datatype, combined with Open MPI's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The textbook programs: what coll/tacos serves where no schedule does and
  * no previous component exists (`--mca coll tacos` alone: Open MPI wants

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The v-variants through the routed schedules: Gatherv, Scatterv,
  * Alltoallv and Alltoallw, where coll/tacos is the only component and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One communicator's coll/tacos state and the decisions every rank must
  * make alike: the settings compared across ranks, the topology (a file or

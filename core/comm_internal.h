@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of the core share about a communicator (not for bindings). */
 #ifndef TACOS_COMM_INTERNAL_H
 #define TACOS_COMM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // Device reductions: dst[i] = dst[i] op src[i], one kernel per op x type,
 // named tacos_<op>_<type> (the names mem_cuda.c looks up).  Built by nvcc
 // into a fatbin that mem_cuda.c loads with the driver (no CUDA runtime).

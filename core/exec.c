@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Executor.  Each peer's messages are posted in their per-link sequence
  * order (one queue per peer and direction), so MPI's in-order matching pairs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI-neutral executor: runs one rank's program (tacos_prog_t) on a buffer,
  * through a small transport table the caller provides.

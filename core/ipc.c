@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CUDA IPC between the ranks of a host (exec.h: opts->ipc): whether a call
  * takes it.  Whether a call is staged through a component with IPC is each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CUDA IPC between the ranks of a host: whether a call takes it, agreed by
  * the ranks, and whether they can map each other's memory (ipc.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The memory layer: what the core does with bytes of memory the transport
  * cannot reach (a GPU's), after UCC's memory components.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The CUDA memory component (mem.h), over the driver API loaded at run time
  * (dlopen libcuda.so.1: no CUDA symbol in the build's libraries, so the

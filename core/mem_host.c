@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The memory layer's host stream: copies with memcpy, reductions with the
  * binding's op engine, nothing asynchronous (see mem.h). */
 #include <stdlib.h>

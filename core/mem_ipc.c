@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The mappings of other processes' device memory an IPC component keeps
  * (mem.h: tacos_ipc_maps_t), shared by the CUDA component and the test

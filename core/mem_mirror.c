@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a binding does with a call's GPU buffers: which they are, and host
  * copies of them for calls run on those (see mem.h). */
 #include <pthread.h>

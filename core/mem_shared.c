@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * For tests: host memory whose "device" allocations the other processes of
  * the host can map, exported and imported as CUDA IPC shares a GPU's (see

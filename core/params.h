@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every parameter of coll/tacos, in one table that both bindings read: the
  * Open MPI component registers entry `name` as the MCA variable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The communicator's topology when no topology file is given: every rank's
  * probe record (probed once per process), exchanged with one allgather,

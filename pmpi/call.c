@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One call of libtacos-pmpi as the core sees it: the transport over
  * PMPI_Isend/PMPI_Irecv on the communicator's private duplicate (a call's,

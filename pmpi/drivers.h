@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-pmpi's collectives as their entry points call them: the drivers
  * of drivers.c (each in a mode: blocking, nonblocking, persistent), what

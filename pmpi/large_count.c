@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The large-count forms of libtacos-pmpi (MPI-4: MPI_X_c, MPI_Ix_c,
  * MPI_X_init_c).  Those of the collectives it serves are served by the int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GPU buffers in libtacos-pmpi: which of a call's buffers are in GPU memory,
  * whether the executor can stage them (the schedule, chunk by chunk through

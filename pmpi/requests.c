@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Nonblocking and persistent collectives of libtacos-pmpi: operations of
  * the core (tacos_req_t), the requests the application holds for them, and

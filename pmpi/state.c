@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-pmpi's per-communicator state: made at a communicator's first
  * blocking collective (or MPI_Barrier), kept as an attribute of it and

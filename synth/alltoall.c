@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * All-to-All: chunk (i, j) starts at NPU i and must reach NPU j only, so
  * unlike All-Gather nothing is spread: chunks are routed.  Gather and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Textbook collective algorithms as schedules on their logical peers: Ring
  * (bidirectional, two rings with half the data each), Direct, Recursive

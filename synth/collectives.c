@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on top of the greedy: All-Gather and Broadcast directly;
  * Reduce-Scatter and Reduce by reversing them on the transposed topology;
  * All-Reduce as Reduce-Scatter then All-Gather.  Trials keep the fastest. */

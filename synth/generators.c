@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Built-in topology shapes.  Every regular shape is a product of dimensions,
  * each a ring, uni-ring, line, fully-connected group or switch; DragonFly and
  * the DGX-1 hybrid cube-mesh are wired explicitly. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A growable array's growth step, header-only (shared by libtacos-synth and
  * libtacos-probe without an exported symbol); not installed. */
 #ifndef TACOS_GROW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Growable arrays, and a binary min-heap of (k1, k2, id) in lexicographic
  * order built on one. */
 #include <stdlib.h>

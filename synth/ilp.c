@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TACOS-ILP (the earlier TACOS paper, section V): a phase of a collective as
  * an integer program over the time-expanded network, solved with COIN-OR CBC.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared inside libtacos-synth; not installed. */
 #ifndef TACOS_INTERNAL_H
 #define TACOS_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The throughput-optimal bound (the cut bound that ForestColl, Zhao et al.
  * 2024, shows spanning-tree packings reach) by max-flow:

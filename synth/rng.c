@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "internal.h"
 
 uint64_t tacos_splitmix64(uint64_t *state)

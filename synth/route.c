@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fewest-hop routes, as the simulator sends a message between NPUs that are
  * not neighbours (dimension order on generated meshes and tori, the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Schedule JSON files:
  *   {"format": "tacos-schedule", "version": 1, "collective": "allreduce",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Schedule IR: transfers, and each rank's program derived from them. */
 #include <stdlib.h>
 #include <string.h>

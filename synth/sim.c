@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Congestion-aware simulator: runs a schedule's transfers as messages over a
  * physical network at link granularity.  A transfer whose endpoints are not

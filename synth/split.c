@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The k-chunk schedule obtained from a 1-chunk one by splitting every chunk
  * into k parts sent back to back along the same paths, each as soon as its

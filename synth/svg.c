@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SVG pictures of simulations: link-load heat map and utilization over time. */
 #include <math.h>
 #include <stdio.h>

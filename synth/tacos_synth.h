@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-synth: topology model, TACOS collective synthesis, schedule IR,
  * validator and JSON I/O.  Depends on libc and cJSON only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tacos-synth: synthesize a collective schedule for a topology. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The TACOS greedy: link-chunk matching over a time-expanded network, run as
  * an event simulation in continuous time so heterogeneous links work.

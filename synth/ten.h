@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The greedy TEN link-chunk matching engine (internal). */
 #ifndef TACOS_TEN_H
 #define TACOS_TEN_H

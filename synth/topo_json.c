@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology JSON files, read and written with cJSON (format in README). */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology model: NPUs and directed links with latency and bandwidth,
  * stored as a link array plus CSR adjacency (memory grows with links). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Schedule validator.  Each (NPU, chunk) carries the set of ranks whose
  * contribution it holds: All-Gather/Broadcast data starts complete at its

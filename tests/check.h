@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal test helpers: every failed CHECK prints where and why. */
 #ifndef TACOS_CHECK_H
 #define TACOS_CHECK_H

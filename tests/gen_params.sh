@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The parameter tables of the docs, generated from the core's one table
 # (core/params.c, printed by tests/param_table --markdown SELECTION).  A
 # markdown file holds each generated table between two marker lines:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Packs what a machine with a GPU but no MPI needs to run the GPU tests
 # (tests/gpu_run.sh there) into one file, gpu-carry.tar.xz in the
 # repository root (ignored by git):

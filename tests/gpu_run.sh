@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with a GPU and no MPI, from the repository root, with
 # gpu-carry.tar.xz (made by tests/gpu_carry.sh) beside it: unpacks it once
 # into $TMPDIR/gpu-carry, points the environment at the MPIs there and runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the MPI test programs share: the persistent collectives' names
  * (Open MPI 4.1's are MPIX_*_init, MPI-4's MPI_*_init) and FAIL, which
  * counts a failure and prints the first 20 with the world rank (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Correctness of MPI collectives under whatever coll component runs them
  * (the test script forces coll/tacos): every result element is compared

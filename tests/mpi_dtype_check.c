@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Derived datatypes through every collective, checked byte by byte.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives on GPU (CUDA device) buffers, every result checked against a
  * reference computed on the host.  Built with ./configure --with-cuda; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One checked MPI_Allreduce: the smallest program test_params.sh runs
  * under MPICH with libtacos-pmpi preloaded, for the parameters it reads.
  * Also says how many ranks the MPI library puts on this rank's node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives coll/tacos serves with textbook programs where no other
  * component is selected (`mpirun --mca coll tacos`): Barrier, Gather(v),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Nonblocking and persistent collectives, every result checked element by
  * element against values computed here:

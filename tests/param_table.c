@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Prints the core's parameter table (core/params.c).
  *
  *   param_table                  one line each: name, who reads it (ompi,

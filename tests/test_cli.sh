@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tacos-synth from the command line: summaries, files, determinism, and clear
 # errors with the documented exit codes for bad flags and bad files.
 S=${TACOS_SYNTH:-../synth/tacos-synth}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The CUDA parts compile where the toolkit is (nvcc, cuda.h), also in a
 # build configured without --with-cuda: the reduction kernels (one
 # architecture), the CUDA memory component, the core's CUDA-only parts and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The executor alone: every rank of a synthesized schedule runs
  * tacos_exec_run in its own thread over an in-process transport.  Messages

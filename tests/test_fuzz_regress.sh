@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Inputs that once crashed, hung or took gigabytes (tests/fixtures/fuzz):
 # each ends with a result or a clear error, never a signal.
 B=${TACOS_BUILD:-..}

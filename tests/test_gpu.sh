@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Collectives on GPU buffers (mpi_gpu_check, built with ./configure
 # --with-cuda) with ranks sharing the machine's GPU: the executor's staging
 # path (min_bytes 0: every call through a schedule), the default thresholds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TACOS-ILP: hand-computed optima, every collective valid and no slower than
  * the greedy (the routed ones moving each chunk along one path), the time limit keeping the best so far, and a clear error
  * without CBC.  Skips (77) when libtacos-synth was built without CBC. */

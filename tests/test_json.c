@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON I/O: topology and schedule round trips, fixtures, and clear errors
  * for malformed input. */
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The man pages docs/tacos-synth.1 and docs/tacos-probe.1 cannot drift from
 # the programs: for each, the options its --help lists, the options the
 # page's OPTIONS section describes (the tags of its .TP paragraphs) and the

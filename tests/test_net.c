@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The measured network between hosts (topo_probe/net.c), without MPI: every
  * rank runs tacos_net_measure on its own thread over an in-process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The throughput-optimal (cut) bound: hand-computed cases, and brute force
  * over every cut of small random directed graphs. */
 #include <math.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The docs' parameter tables are the core's (core/params.c): every block
 # between <!-- params:begin SELECTION --> and <!-- params:end --> in
 # README.md and docs/*.md equals what gen_params.sh generates from

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # One parameter table, two bindings (core/params.c): every parameter the
 # table gives Open MPI is in ompi_info as coll_tacos_<name> with the
 # table's default and level, and ompi_info lists none the table lacks; every one it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libtacos-probe: hwloc XML machines (real exports, tests/fixtures/hwloc),
  * UCX present and absent, records from several ranks merged into
  * topologies, bad input. */

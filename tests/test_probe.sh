@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tacos-probe on saved machines and on this one, --all under mpirun feeding
 # tacos-synth, and coll/tacos probing this machine for real (results right,
 # summary printed, bad inputs fall back to the default model).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Simulator against hand-computed cases, simulated = synthesized time,
  * baselines (validated, textbook step counts), ideal bound, SVG structure. */
 #include <math.h>

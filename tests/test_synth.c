@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Synthesis: known optima, bounds reached, every collective validated and
  * executed through the per-rank programs, determinism. */
 #include <math.h>

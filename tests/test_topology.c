@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology model and generators: link counts, wiring, unwinding, removal,
  * and clear errors for bad specs. */
 #include <math.h>

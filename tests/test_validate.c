@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The validator accepts synthesized schedules and rejects each planted
  * violation with a message naming it; the earliest violation is reported. */
 #include <stdlib.h>

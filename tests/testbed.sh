@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # testbed.sh: an emulated cluster of hosts on this one Linux machine, made of
 # network namespaces, for running Open MPI jobs over rate-limited links.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * All ranks' records -> one synth topology.  Every class of link proposes
  * candidate links; where two classes join the same pair (NVLink and shared

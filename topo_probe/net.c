@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The network between hosts, measured: one rank per host (its first rank)
  * exchanges messages with every other host, and the links of the model are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One rank's record from hwloc (this machine or a saved XML), then NVML and
  * UCX for what hwloc does not know. */
 #include <errno.h>

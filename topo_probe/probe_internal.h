@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared inside libtacos-probe; not installed. */
 #ifndef TACOS_PROBE_INTERNAL_H
 #define TACOS_PROBE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NVLink state through NVML, loaded with dlopen so that it is no build or
  * run-time dependency (Debian's hwloc has no NVML plugin).  Only the few
  * NVML entry points and types used here are declared. */

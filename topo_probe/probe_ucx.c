@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Transport latency and bandwidth from UCT interface attributes.  libuct is
  * loaded with dlopen so that a machine without UCX at run time still gets
  * the default figures (and a message) instead of failing to load. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The probe record: defaults, version check, JSON and the summary line. */
 #include <cjson/cJSON.h>
 #include <stdio.h>

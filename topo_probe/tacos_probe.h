@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-probe: what one rank sees of the machine (hwloc: host, package,
  * NUMA node, cores, GPU, NVLink, NICs; NVML when present; UCX: transport

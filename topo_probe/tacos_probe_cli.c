@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tacos-probe: what coll/tacos sees of a machine, as JSON. */
 #include <getopt.h>
 #include <mpi.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: an hwloc XML export through the probe (what
  * coll_tacos_probe_hwloc_xml and tacos-probe --hwloc-xml read). */
 #include <stdint.h>

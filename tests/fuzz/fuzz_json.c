@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: topology JSON (tacos_topo_from_json), or with
  * -DFUZZ_SCHEDULE schedule JSON (tacos_sched_from_json, which validates). */
 #include <stdint.h>

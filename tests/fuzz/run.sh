@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzzes the three parsers with libFuzzer (clang -fsanitize=fuzzer,address):
 # topology JSON, schedule JSON, hwloc XML through the probe.
 #   tests/fuzz/run.sh [SECONDS per target, default 60] [OUTDIR]

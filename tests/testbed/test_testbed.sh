@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coll/tacos on an emulated cluster (tests/testbed.sh: network namespaces,
 # tbf-limited links; needs root, skips with 77 where it cannot run):
 #  - pairs4's full mesh (h0-h1 and h2-h3 at 400 Mbit/s, the cross links here

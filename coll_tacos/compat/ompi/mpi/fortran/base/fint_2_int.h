@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal stand-in for Open MPI's ompi/mpi/fortran/base/fint_2_int.h, which
  * Debian's libopenmpi-dev lacks but ompi/op/op.h includes.  On Debian the
  * Fortran INTEGER is a C int, so the conversions are casts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stand-in for Open MPI 5/6's opal/mca/threads/pthreads/threads_pthreads_mutex.h,
  * which opal_config.h names but Open MPI does not install.  Open MPI's own
  * is these pthread types under other names; the component checks at open

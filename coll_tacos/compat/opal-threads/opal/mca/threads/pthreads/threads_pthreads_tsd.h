@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stand-in for Open MPI 5/6's opal/mca/threads/pthreads/threads_pthreads_tsd.h
  * (not installed): thread-specific data keys are pthread keys. */
 #ifndef TACOS_COMPAT_THREADS_PTHREADS_TSD_H
