@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Calls on GPU buffers that the executor cannot stage, or that no schedule
  * serves, run on host copies of their buffers: blocking, nonblocking
@@ -42,8 +43,10 @@ int coll_tacos_unserved(const char *name, call_mode_t mode, const char *why, con
         void *h0 = NULL, *h1 = NULL;                                                         \
         ompi_request_t *inner_ = NULL;                                                       \
         char name_[64];                                                                      \
+        char event_[TACOS_EVENT_MAX];                                                        \
         TRACE(10, "%s on GPU buffers through host copies: %s", mpi_name(name_, name, mode),  \
               why);                                                                          \
+        TRACE(10, "%s", tacos_event(event_, name, (tacos_mode_t)mode, "copies", why));       \
         int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, mode == PERSISTENT, &h0);        \
         if (rc_ == OMPI_SUCCESS)                                                             \
             rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, mode == PERSISTENT, &h1);        \

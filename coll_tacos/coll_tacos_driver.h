@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the files that serve collectives share (private to the component):
  * the per-call decision's macros over the core's tacos_comm_decide (PLAN,
@@ -28,9 +29,11 @@
  * none (coll/tacos alone) the textbook program. */
 #define FALLBACK(m, name, why, ...)                                                          \
     do {                                                                                     \
+        const char *path_ = HAS_PREV(m, name) ? "fallback" : "textbook";                     \
+        char event_[TACOS_EVENT_MAX];                                                        \
         TRACE(10, "%s" #name "%s: %s: %s", mode == NONBLOCKING ? "i" : "",                   \
-              mode == PERSISTENT ? "_init" : "", HAS_PREV(m, name) ? "fallback" : "textbook",  \
-              why);                                                                          \
+              mode == PERSISTENT ? "_init" : "", path_, why);                                \
+        TRACE(10, "%s", tacos_event(event_, #name, (tacos_mode_t)mode, path_, why));         \
         if (!HAS_PREV(m, name))                                                              \
             return coll_tacos_textbook_##name(__VA_ARGS__, &(m)->super, mode, info, request);           \
         if (mode == NONBLOCKING)                                                             \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Running a call: the collectives' drivers every binding shares (which
  * buffer the schedule runs in, block layouts, what is packed and when), the
@@ -749,6 +750,35 @@ static int place_list(tacos_req_t *r)
     return rc;
 }
 
+/* The trace of a call that runs a schedule: the prose, and the event. */
+static void say_schedule(const tacos_req_t *r)
+{
+    const char *suffix = r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
+                         : (r->coll == TACOS_ALLGATHER && r->counts) || r->sizes ? "v"
+                                                                                  : "";
+    tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s%s",
+                   tacos_coll_name(r->coll), suffix, r->call.v.bytes, r->c->ops.size, r->k,
+                   r->prog->nops, r->persistent ? " (persistent)" : r->own ? " (nonblocking)" : "",
+                   r->call.mem ? ", staged through " : "", r->call.mem ? r->call.mc->name : "",
+                   r->ipc ? " (peers read it: IPC)" : "");
+    /* the event names the MPI collective (Alltoallv and Alltoallw: alltoallv) */
+    static const char *const mpi[][2] = {
+        [TACOS_ALLGATHER] = {"allgather", "allgatherv"}, [TACOS_BROADCAST] = {"bcast", "bcast"},
+        [TACOS_REDUCE_SCATTER] = {"reduce_scatter_block", "reduce_scatter"},
+        [TACOS_REDUCE] = {"reduce", "reduce"}, [TACOS_ALLREDUCE] = {"allreduce", "allreduce"},
+        [TACOS_ALLTOALL] = {"alltoall", "alltoallv"}, [TACOS_GATHER] = {"gather", "gatherv"},
+        [TACOS_SCATTER] = {"scatter", "scatterv"}};
+    const char *coll = mpi[r->coll][*suffix || (r->coll == TACOS_REDUCE_SCATTER && r->counts)];
+    char event[TACOS_EVENT_MAX], stage[32] = "-";
+    for (size_t i = 0; r->call.mem && r->call.mc->name[i] && i + 1 < sizeof stage; i++)
+        stage[i] = r->call.mc->name[i] == ' ' ? '_' : r->call.mc->name[i], stage[i + 1] = 0;
+    tacos_event(event, coll, r->persistent ? TACOS_PERSISTENT : r->own ? TACOS_NONBLOCKING
+                                                                          : TACOS_BLOCKING,
+                "schedule", NULL);
+    tacos_comm_say(r->c, 10, "%s bytes=%zu ranks=%d k=%d stage=%s ipc=%d", event,
+                   r->call.v.bytes, r->c->ops.size, r->k, stage, r->ipc != NULL);
+}
+
 static int start_exec(tacos_req_t *r)
 {
     const tacos_view_t *v = &r->call.v;
@@ -766,15 +796,7 @@ static int start_exec(tacos_req_t *r)
     if (rc)
         return rc;
     if (!r->msgs)
-        tacos_comm_say(r->c, 10, "%s%s %zu bytes on %d ranks: schedule k=%d, %zu ops%s%s%s%s",
-                       tacos_coll_name(r->coll),
-                       r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
-                       : (r->coll == TACOS_ALLGATHER && r->counts) || r->sizes ? "v"
-                                                                                : "", v->bytes,
-                       r->c->ops.size, r->k, r->prog->nops,
-                       r->persistent ? " (persistent)" : r->own ? " (nonblocking)" : "",
-                       r->call.mem ? ", staged through " : "",
-                       r->call.mem ? r->call.mc->name : "", r->ipc ? " (peers read it: IPC)" : "");
+        say_schedule(r);
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;
     rc = tacos_exec_start(r->exec, r->off, r->buf ? r->buf + v->shift : NULL, v->unit_ext,

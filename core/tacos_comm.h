@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI-neutral core of coll/tacos: one communicator's state (settings,
  * topology, schedule cache with the executor's state) and the decisions that
@@ -159,6 +160,25 @@ typedef struct {
     int root;
     size_t bytes;           /* the type signature's (call.v.bytes) */
 } tacos_call_facts_t;
+
+/* A call's decision in the stable form tests and tools read
+ * (docs/troubleshooting.md, "Events"), printed by the bindings at verbose
+ * level 10 beside the prose:
+ *   event coll=NAME mode=blocking|nonblocking|persistent path=PATH reason=KEY
+ * NAME the collective in lower case (the binding's: "allreduce",
+ * "allgatherv"), PATH fallback (the previous component), textbook (coll/tacos's
+ * own list of messages), copies (host copies of GPU buffers); KEY the
+ * reason's (tacos_reason_key).  A call that runs a schedule says
+ *   event coll=NAME mode=MODE path=schedule reason=- bytes=B ranks=N k=K stage=S ipc=0|1
+ * (the core, at each start; S the memory component staging it, "-" none). */
+#define TACOS_EVENT_MAX 192
+const char *tacos_event(char buf[TACOS_EVENT_MAX], const char *coll, tacos_mode_t mode,
+                        const char *path, const char *why);
+/* A reason's key: a word that stays when the reason's prose changes
+ * ("min_bytes" for "below coll_tacos_min_bytes", "not_planned", ...); "-"
+ * for none, "other" for a reason without one.  buf: room for keys made
+ * from a parameter's name. */
+const char *tacos_reason_key(const char *why, char buf[64]);
 
 /* What the binding does with the call. */
 typedef enum {

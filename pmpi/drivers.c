@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives libtacos-pmpi serves (MPI_Allreduce, MPI_Allgather,
  * MPI_Alltoall, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter(_block),
@@ -79,6 +80,7 @@ static _Thread_local struct {
             return by_hand_##name(mode, info, request, why, 2, __VA_ARGS__);                 \
         default:                                                                             \
             pmpi_say(10, "MPI_%s: fallback: %s", NAME(name, iname), why);                    \
+            pmpi_event(#name, mode, "fallback", why);                                        \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
         }                                                                                    \
     } while (0)
@@ -343,6 +345,7 @@ int pmpi_unserved(MPI_Comm comm, const char *name, const char *why)
         if (inter_)                                                                          \
             return pmpi_unserved(comm, name_, "an intercommunicator");                       \
         pmpi_say(10, "MPI_%s on GPU buffers through host copies: %s", name_, why);           \
+        pmpi_event(name_, mode, "copies", why);                                              \
         void **hs_ = pmpi_hand_stream();                                                     \
         int rc_ = pmpi_mirror(&mm_[0], hs_, b0, n0, t0, mode == PERSISTENT, &h0);            \
         if (rc_ == MPI_SUCCESS)                                                              \

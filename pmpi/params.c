@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-pmpi's parameters: every parameter of the core's table
  * (params.h) that the library reads, from the TACOS_<NAME> environment
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -69,4 +71,17 @@ void pmpi_say(int level, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "coll:tacos: %s\n", msg);
+}
+
+void pmpi_event(const char *name, int mode, const char *path, const char *why)
+{
+    if (settings.verbose < 10)
+        return;
+    char base[48], event[TACOS_EVENT_MAX];
+    const char *init = mode == TACOS_PERSISTENT ? strstr(name, "_init") : NULL;
+    if (mode == TACOS_NONBLOCKING && name[0] == 'I')
+        name++;
+    size_t n = init ? (size_t)(init - name) : strlen(name);
+    snprintf(base, sizeof base, "%.*s%s", (int)n, name, init ? init + 5 : "");
+    pmpi_say(10, "%s", tacos_event(event, base, (tacos_mode_t)mode, path, why));
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtacos-pmpi: coll/tacos for MPICH (or any MPI with the profiling
  * interface), as a library that defines MPI_Allreduce, MPI_Allgather,
@@ -86,6 +87,9 @@ typedef struct {
 void pmpi_read_settings(void);
 const tacos_settings_t *pmpi_settings(void);
 void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A call's decision as an event (tacos_event) at level 10: name the MPI
+ * name without MPI_ ("Iallreduce", "Allreduce_init_c"), mode its mode. */
+void pmpi_event(const char *name, int mode, const char *path, const char *why);
 
 /* The per-communicator state (state.c).  pmpi_state_of: comm's, made at
  * its first call if `make` (a blocking call, or a persistent call's

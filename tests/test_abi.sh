@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # One build of libtacos-pmpi against the MPI standard ABI (MPI-5: handles
 # are pointers, one mpi.h, libmpi_abi.so.1) serves both MPI libraries that
 # implement it: MPICH 5.0 and Open MPI 6.0 (Debian sid).  TACOS_BUILD is a
@@ -39,7 +40,7 @@ for impl in mpich openmpi; do
             rc=$?
             grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
                 { fail "$impl np=$np $prog: exit $rc"; cp "$T/out" "$T/fail$fails.out"; tail -5 "$T/out" >&2; }
-            grep -q "schedule k=" "$T/out" || fail "$impl np=$np $prog: no schedule ran"
+            grep -q "path=schedule" "$T/out" || fail "$impl np=$np $prog: no schedule ran"
         done
     done
     echo "MPI ABI, $impl: mpi_coll_check and mpi_nbc_check at 2 and 3 ranks through one libtacos-pmpi"

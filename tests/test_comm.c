@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The core's per-communicator decisions without MPI: every rank is a thread
  * with its own tacos_comm_t; the max-allreduce the binding would provide is
@@ -320,9 +321,38 @@ static void ipc_agreements(rank_t *ranks, world_t *w)
     every_rank = NULL;
 }
 
+/* The events' reason keys do not depend on how a binding spells a
+ * parameter, and the event names the collective as MPI does. */
+static void events(void)
+{
+    static const char *const cases[][2] = {
+        {"below coll_tacos_min_bytes", "min_bytes"},
+        {"below TACOS_ROOTED_NET_MIN_BYTES", "rooted_net_min_bytes"},
+        {"coll_tacos_nonblocking is 0", "nonblocking_off"},
+        {"TACOS_NONBLOCKING is 0", "nonblocking_off"},
+        {"coll_tacos_v_schedules off", "v_schedules_off"},
+        {"no previous component; one rank", "v_one_rank"},
+        {"no previous component", "no_previous_component"},
+        {"synthesis failed or ranks disagreed earlier", "no_schedule"},
+        {"not planned yet (whatever follows)", "not_planned"},
+        {"an intercommunicator", "intercommunicator"},
+        {"something new", "other"},
+    };
+    char key[64], event[TACOS_EVENT_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *k = tacos_reason_key(cases[i][0], key);
+        CHECK(!strcmp(k, cases[i][1]), "key of \"%s\": %s, want %s", cases[i][0], k, cases[i][1]);
+    }
+    CHECK(!strcmp(tacos_reason_key(NULL, key), "-"), "no reason: %s", tacos_reason_key(NULL, key));
+    tacos_event(event, "Reduce_scatter_block", TACOS_PERSISTENT, "fallback", "below TACOS_MIN_BYTES");
+    CHECK(!strcmp(event, "event coll=reduce_scatter_block mode=persistent path=fallback "
+                         "reason=min_bytes"), "event: %s", event);
+}
+
 int main(void)
 {
     alarm(300); /* ranks that disagree wait at a barrier forever: fail instead */
+    events();
     ipc_maps();
     world_t w;
     rank_t ranks[MAXN];

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every reason the sources give for a call that falls back (or runs on host
 # copies of GPU buffers) appears in docs/troubleshooting.md, word for word.
 # No build and no MPI: it reads the C sources of core/, coll_tacos/ and
@@ -263,4 +264,33 @@ if [ "$missing" != 0 ]; then
     echo "test_docs: $missing of $n reasons missing: add each to docs/troubleshooting.md with what to do" >&2
     exit 1
 fi
-echo "test_docs: all $n reasons the sources give are in docs/troubleshooting.md"
+# every reason has a key in the core's table (core/event.c; the forms that
+# name a parameter make theirs from it), and every key is in the doc
+keys=$top/core/event.c
+prefixes=$(sed -n 's/^ *{"\([^"]*\)", "[a-z0-9_]*"},$/\1/p' "$keys")
+if [ -z "$prefixes" ]; then
+    echo "FAIL: no reason keys found in $keys: has its table changed shape?" >&2
+    exit 1
+fi
+has_key() {
+    printf '%s\n' "$prefixes" | while IFS= read -r p; do
+        case $1 in "$p"*) echo y; break ;; esac
+    done
+}
+while IFS="$tab" read -r kind at text; do
+    # (the key function's own "-" and "other"; the advice after a reason)
+    case $text in "below "* | *" is 0" | *" off" | - | other | "copy them to the host") continue ;; esac
+    [ "$kind" = F ] || [ "$(has_key "$text")" = y ] && continue
+    echo "FAIL: the reason $bq$text$bq ($at) has no key in core/event.c" >&2
+    missing=$((missing + 1))
+done <"$list"
+for k in $(sed -n 's/^ *{"[^"]*", "\([a-z0-9_]*\)"},$/\1/p' "$keys" | sort -u); do
+    grep -Fq -e "| $bq$k$bq |" "$doc" && continue
+    echo "FAIL: docs/troubleshooting.md lacks the event key $bq$k$bq" >&2
+    missing=$((missing + 1))
+done
+if [ "$missing" != 0 ]; then
+    echo "test_docs: $missing reasons or keys missing" >&2
+    exit 1
+fi
+echo "test_docs: all $n reasons the sources give are in docs/troubleshooting.md, each with a key"

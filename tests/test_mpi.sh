@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coll/tacos under real mpirun: mpi_coll_check at 1..8 ranks with the
 # component forced and min_bytes/rooted_min_bytes 0 (so even 1-element
 # calls run schedules);
@@ -37,14 +38,14 @@ run() {
     grep -q "mpi_coll_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "np=$np$opts: exit $rc"; tail -20 "$T/out" >&2; }
     [ -z "$want" ] || grep -qF -- "$want" "$T/out" || fail "np=$np$opts: no '$want' in output"
-    ran=$(grep -c "schedule k=" "$T/out")
+    ran=$(grep -c "path=schedule" "$T/out")
     if [ "$np" -gt 1 ]; then
-        for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-            grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
+        for c in allreduce allgather bcast reduce 'reduce_scatter(_block)?' alltoall; do
+            grep -Eq "event coll=$c mode=[a-z]* path=schedule" "$T/out" ||
                 fail "np=$np$opts: coll/tacos never ran $c"
         done
     fi
-    echo "np=$np$opts: $ran calls through tacos schedules, $(grep -c 'fallback:' "$T/out") fallbacks"
+    echo "np=$np$opts: $ran calls through tacos schedules, $(grep -c 'path=fallback' "$T/out") fallbacks"
 }
 
 for np in 1 2 3 4 5 7 8; do
@@ -58,24 +59,24 @@ run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 # the executor's staging (the GPU path) on host memory: every message
 # through staging space, every local copy and reduction through the memory
 # layer; a rank's own affair, so staged and unstaged ranks mix
-run 3 "staged through host" --mca coll_tacos_stage 1
-run 8 "staged through host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file "$FIX/ring8.json" \
+run 3 "stage=host" --mca coll_tacos_stage 1
+run 8 "stage=host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file "$FIX/ring8.json" \
     --mca coll_tacos_chunks 3 -- --quick
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     $NO_MIN \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
-[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
+[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "stage=host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
 # coll_tacos_stage=3: staged as 1, and the ranks read each other's staging
 # from memory shared as CUDA IPC shares a GPU's (the IPC path without a
 # GPU: descriptions instead of data, the agreement, the end's fence); the
 # threshold is set (without CUDA its default is -1: no IPC, no agreement)
 IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"
-run 3 "(peers read it: IPC)" $IPC
-run 7 "(peers read it: IPC)" $IPC --mca coll_tacos_chunks 3 -- --quick
+run 3 "ipc=1" $IPC
+run 7 "ipc=1" $IPC --mca coll_tacos_chunks 3 -- --quick
 run 3 "" --mca coll_tacos_stage 3
-grep -qF "(peers read it: IPC)" "$T/out" && fail "stage 3, default cuda_ipc_min_bytes: IPC in a build without CUDA"
+grep -qF "ipc=1" "$T/out" && fail "stage 3, default cuda_ipc_min_bytes: IPC in a build without CUDA"
 # IPC only where every rank is staged through shared memory: 2 of 4 are
 # not, so every call stages its messages (the ranks agree on it)
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
@@ -83,19 +84,19 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     $NO_MIN --mca coll_tacos_cuda_ipc_min_bytes 0 --mca coll_tacos_stage_min_bytes 0 \
     -np 2 -x OMPI_MCA_coll_tacos_stage=3 "$CHECK" --quick : \
     -np 2 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
-[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "staged through host" "$T/out" ||
+[ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "stage=host" "$T/out" ||
     fail "2 of 4 ranks with shared staging: wrong results"
-grep -qF "(peers read it: IPC)" "$T/out" && fail "2 of 4 ranks with shared staging: IPC though 2 ranks cannot"
+grep -qF "ipc=1" "$T/out" && fail "2 of 4 ranks with shared staging: IPC though 2 ranks cannot"
 # every buffer taken for a GPU's (coll_tacos_stage=2, host memory
 # underneath): what the schedule cannot take with GPU buffers (thresholds,
 # user ops, derived datatypes, intercommunicators, nonblocking and
 # persistent calls not planned) runs on copies of the buffers
-run 3 "through host copies: user-defined op" --mca coll_tacos_stage 2
-run 3 "through host copies: GPU buffer with a non-contiguous datatype" \
+run 3 "path=copies reason=user_op_gpu" --mca coll_tacos_stage 2
+run 3 "path=copies reason=noncontiguous_gpu_buffer" \
     --mca coll_tacos_stage 2 -- --signatures
 # with the default coll_tacos_stage_min_bytes (2 MiB) the small "GPU" calls
 # go through host copies, whose calls still run schedules
-run 3 "through host copies: below coll_tacos_stage_min_bytes" --mca coll_tacos_stage 2 \
+run 3 "path=copies reason=stage_min_bytes" --mca coll_tacos_stage 2 \
     --mca coll_tacos_stage_min_bytes 2097152 -- --quick
 
 # nonblocking and persistent collectives (mpi_nbc_check): every result
@@ -112,11 +113,11 @@ for np in 1 2 3 4 5 7 8; do
     rc=$?
     grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "nonblocking np=$np: exit $rc"; tail -20 "$T/out" >&2; }
-    [ "$np" -gt 1 ] && for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-        grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" ||
+    [ "$np" -gt 1 ] && for c in allreduce allgather bcast reduce 'reduce_scatter(_block)?' alltoall; do
+        grep -Eq "event coll=$c mode=nonblocking path=schedule" "$T/out" ||
             fail "nonblocking np=$np: coll/tacos never ran $c"
     done
-    echo "nonblocking np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
+    echo "nonblocking np=$np: $(grep -c 'mode=nonblocking path=schedule' "$T/out") operations through tacos schedules"
 done
 # over pml/ucx, which keeps 24 bits of a tag: the operations' tags must not
 # read as user tags there (an MPI_ANY_TAG receive of the application's took
@@ -132,9 +133,9 @@ for np in 2 3; do
         break
     fi
     grep -q "mpi_nbc_check: 0 failure" "$T/out" && [ $rc = 0 ] &&
-        grep -q "(nonblocking)" "$T/out" ||
+        grep -q "mode=nonblocking path=schedule" "$T/out" ||
         { fail "nonblocking over pml/ucx np=$np: exit $rc"; tail -5 "$T/out" >&2; }
-    echo "nonblocking over pml/ucx np=$np: $(grep -c '(nonblocking)' "$T/out") operations through tacos schedules"
+    echo "nonblocking over pml/ucx np=$np: $(grep -c 'mode=nonblocking path=schedule' "$T/out") operations through tacos schedules"
 done
 # nonblocking and persistent calls on host copies (GPU buffers taken for
 # so), and coll/tacos alone (textbook programs inside, intercommunicators)
@@ -144,8 +145,8 @@ for c in "tacos,tuned,basic,inter,libnbc,self $NBC 4" "tacos,self $NBC 3" \
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np $3 --mca coll $1 \
         --mca coll_tacos_verbose 10 --mca coll_tacos_stage 2 "$2" --quick >"$T/out" 2>&1
     rc=$?
-    grep -q "0 failure" "$T/out" && [ $rc = 0 ] && grep -q "MPI_I.* through host copies" "$T/out" &&
-        grep -q "_init on GPU buffers through host copies" "$T/out" ||
+    grep -q "0 failure" "$T/out" && [ $rc = 0 ] && grep -q "mode=nonblocking path=copies" "$T/out" &&
+        grep -q "mode=persistent path=copies" "$T/out" ||
         { fail "stage 2, coll $1, $2 at $3 ranks: exit $rc"; tail -5 "$T/out" >&2; }
 done
 # staged (the GPU path on host memory), operations of their own in flight at once
@@ -154,7 +155,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     $NO_MIN --mca coll_tacos_stage 1 \
     "$NBC" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" &&
-    grep -q "(nonblocking), staged through host" "$T/out" || fail "nonblocking staged: wrong results"
+    grep -q "mode=nonblocking path=schedule .* stage=host " "$T/out" || fail "nonblocking staged: wrong results"
 # persistent calls staged through shared memory (stage 3) agree on IPC at
 # their first start, nonblocking ones at once, without blocking (a
 # dissemination of one byte); nonblocking ones only where a blocking
@@ -169,11 +170,11 @@ for np in 4 8; do
         $NO_MIN $IPC "$NBC" --quick >"$T/out" 2>&1
     [ $? = 0 ] && grep -q "mpi_nbc_check: 0 failure" "$T/out" ||
         { fail "nonblocking and persistent with IPC at $np ranks"; tail -5 "$T/out" >&2; }
-    grep -qF "(persistent), staged through shared host memory (peers read it: IPC)" "$T/out" ||
+    grep -q "mode=persistent path=schedule .* stage=shared_host_memory ipc=1" "$T/out" ||
         fail "no persistent call through IPC at $np ranks"
-    grep -qF "(nonblocking), staged through shared host memory (peers read it: IPC)" "$T/out" ||
+    grep -q "mode=nonblocking path=schedule .* stage=shared_host_memory ipc=1" "$T/out" ||
         fail "no nonblocking call through IPC at $np ranks"
-    grep -q "(nonblocking), staged through shared host memory\$" "$T/out" ||
+    grep -q "mode=nonblocking path=schedule .* stage=shared_host_memory ipc=0" "$T/out" ||
         fail "no nonblocking call staged before the communicator was tested at $np ranks"
 done
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
@@ -185,7 +186,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     fail "persistent, 2 of 4 ranks with shared staging: wrong results"
 # (a communicator of the two ranks that can, mpi_nbc_check's halves of the
 # world for MPI_Intercomm_merge, may use IPC; one with all four may not)
-grep -F "(peers read it: IPC)" "$T/out" | grep -q " on 4 ranks" &&
+grep -F "ipc=1" "$T/out" | grep -q " ranks=4 " &&
     fail "nonblocking, 2 of 4 ranks with shared staging: IPC on the four"
 # a rank that cannot map what the others of its host export (as GPUs
 # without peer access: TACOS_FAULT fails every mapping rank 2 makes), or
@@ -213,7 +214,7 @@ for case in "$CHECK 2:ipcmap:1 2 cannot map GPU memory of rank 0, of its host" \
     err=$T/ranks/1/rank.$who/stderr
     grep -q "coll:tacos: rank $who $*.*no CUDA IPC on communicator 0\$" "$err" ||
         fail "$prog, $fault: no message for MPI_COMM_WORLD"
-    grep -qF "(peers read it: IPC)" "$err" && fail "$prog, $fault: rank $who took IPC"
+    grep -qF "ipc=1" "$err" && fail "$prog, $fault: rank $who took IPC"
     [ "$prog" = "$NBC" ] || continue
     grep -q "rank 2 cannot map .*: a persistent call on communicator" "$T/out" &&
         grep -q "on communicator [0-9]* a rank cannot map GPU memory" "$T/out" ||
@@ -226,11 +227,11 @@ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     $NO_MIN "$NBC" --persistent-only >"$T/out" 2>&1 || fail "persistent only: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "persistent only: wrong results"
-for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-    grep -q "coll:tacos: $c [0-9]* bytes on 3 ranks: schedule .*(persistent)" "$T/out" ||
+for c in allreduce allgather bcast reduce 'reduce_scatter(_block)?' alltoall; do
+    grep -Eq "event coll=$c mode=persistent path=schedule .* ranks=3 " "$T/out" ||
         fail "persistent only: no $c schedule"
 done
-grep -q "_init: fallback" "$T/out" && fail "persistent only: an initialization fell back"
+grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent only: an initialization fell back"
 
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
@@ -240,7 +241,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     fail "nonblocking=0: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking=0: wrong results"
 grep -qE "\((nonblocking|persistent)\)" "$T/out" && fail "nonblocking=0: a nonblocking or persistent call ran a schedule"
-grep -q "iallreduce: fallback: coll_tacos_nonblocking is 0" "$T/out" ||
+grep -q "event coll=allreduce mode=nonblocking path=fallback reason=nonblocking_off" "$T/out" ||
     fail "nonblocking=0: no reason in the trace"
 
 # coll/tacos alone (`--mca coll tacos`): every slot filled, what no schedule
@@ -260,16 +261,17 @@ for np in 1 2 3 4 5 6 7 8; do
         rc=$?
         grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
             { fail "coll tacos alone np=$np $prog: exit $rc"; tail -5 "$T/out" >&2; }
-        [ "$np" -gt 1 ] && ! grep -q ": textbook:" "$T/out" &&
+        [ "$np" -gt 1 ] && ! grep -q "path=textbook" "$T/out" &&
             fail "coll tacos alone np=$np $prog: no textbook program ran"
         if [ "$prog" = "$MORE --quick" ]; then
-            for call in neighbor_alltoallw ineighbor_allgather neighbor_alltoallv_init; do
-                grep -q " $call: textbook:" "$T/out" ||
+            for call in "neighbor_alltoallw mode=blocking" "neighbor_allgather mode=nonblocking" \
+                "neighbor_alltoallv mode=persistent"; do
+                grep -q "event coll=$call path=textbook" "$T/out" ||
                     fail "coll tacos alone np=$np: $call did not run as a textbook program"
             done
-            [ "$np" -gt 1 ] && ! grep -q "ireduce_scatter: textbook: intercommunicator" "$T/out" &&
+            [ "$np" -gt 1 ] && ! grep -q "coll=reduce_scatter mode=nonblocking path=textbook reason=intercommunicator" "$T/out" &&
                 fail "coll tacos alone np=$np: no intercommunicator collective"
-            [ "$np" -gt 1 ] && ! grep -q " gatherv: textbook: coll_tacos_v_schedules off" "$T/out" &&
+            [ "$np" -gt 1 ] && ! grep -q "coll=gatherv mode=blocking path=textbook reason=v_schedules_off" "$T/out" &&
                 fail "coll tacos alone np=$np: gatherv not textbook by default"
         fi
     done
@@ -296,14 +298,14 @@ for np in 1 2 3 4 5 7 8; do
 done
 SCHED="$NO_MIN --mca coll_tacos_v_schedules 1"
 dtype "derived datatypes through schedules np=3" -np 3 $SCHED --mca coll_tacos_verbose 10 "$DTYPE"
-for c in alltoallv/w gatherv scatterv allgatherv allreduce reduce-scatter; do
-    grep -q ": $c [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+for c in alltoallv gatherv scatterv allgatherv allreduce 'reduce_scatter(_block)?'; do
+    grep -Eq "event coll=$c mode=[a-z]* path=schedule .* ranks=3 " "$T/out" ||
         fail "derived datatypes through schedules: no $c schedule ran"
 done
 dtype "derived datatypes through schedules np=5" -np 5 $SCHED "$DTYPE" --quick
 dtype "derived datatypes staged np=3" -np 3 $SCHED --mca coll_tacos_stage 1 \
     --mca coll_tacos_stage_min_bytes 0 --mca coll_tacos_verbose 10 "$DTYPE" --quick
-grep -q "staged through host" "$T/out" || fail "derived datatypes staged: no call staged"
+grep -q "stage=host" "$T/out" || fail "derived datatypes staged: no call staged"
 echo "derived datatypes: coll tacos alone at 1..8 ranks, through schedules, staged"
 if command -v valgrind >/dev/null; then
     for prog in "$DTYPE" "$MORE"; do
@@ -347,15 +349,15 @@ for np in 3 5; do
         -x MORE_ONLY \
         "$MORE" >"$T/out" 2>&1 || fail "allgatherv schedules np=$np: exit $?"
     grep -q "mpi_more_check: 0 failure" "$T/out" || fail "allgatherv schedules np=$np: wrong results"
-    for c in allgatherv alltoallv/w; do
-        grep -q ": $c [0-9]* bytes on $np ranks: schedule" "$T/out" ||
+    for c in allgatherv alltoallv; do
+        grep -q "event coll=$c mode=[a-z]* path=schedule .* ranks=$np " "$T/out" ||
             fail "allgatherv/alltoallv schedules np=$np: no $c schedule ran"
     done
-    if grep " alltoall[vw]: textbook:" "$T/out" | grep -v "one rank\|MPI_IN_PLACE" >"$T/extra"; then
+    if grep "coll=alltoall[vw] mode=blocking path=textbook" "$T/out" | grep -v "reason=v_one_rank\|reason=v_in_place" >"$T/extra"; then
         fail "alltoallv/w np=$np: a textbook program besides the schedule"
         sort "$T/extra" | uniq -c | head -5 >&2 # why: once seen in CI, not reproduced in 19 runs
     fi
-    grep -q " alltoallv: textbook: no previous component; MPI_IN_PLACE" "$T/out" ||
+    grep -q "coll=alltoallv mode=blocking path=textbook reason=v_in_place" "$T/out" ||
         fail "alltoallv np=$np: in place did not go to the textbook program"
     echo "allgatherv, alltoallv and alltoallw through the schedule np=$np"
 done
@@ -374,16 +376,16 @@ for run in "3 0" "5 0" "4 1" "4 2"; do
     grep -q "mpi_more_check: 0 failure" "$T/out" ||
         fail "gather/scatter schedules np=$1 stage=$2: wrong results"
     vs="gatherv scatterv" # "GPU" buffers (stage=2): every rank goes to the textbook program
-    [ $2 = 2 ] && vs= && { grep -q " gatherv: textbook: no previous component; GPU buffers on a rank" "$T/out" ||
+    [ $2 = 2 ] && vs= && { grep -q "coll=gatherv mode=blocking path=textbook reason=v_gpu_buffers" "$T/out" ||
         fail "gatherv np=$1 stage=2: not the textbook program"; }
     for c in gather scatter $vs; do
-        grep -q ": $c [0-9]* bytes on $1 ranks: schedule" "$T/out" ||
+        grep -q "event coll=$c mode=[a-z]* path=schedule .* ranks=$1 " "$T/out" ||
             fail "gather/scatter schedules np=$1 stage=$2: no $c schedule ran"
         # a blocking call that ran its schedule runs nothing else
-        [ $2 != 2 ] && grep " $c: textbook:" "$T/out" | grep -qv "one rank" &&
+        [ $2 != 2 ] && grep "coll=$c mode=blocking path=textbook" "$T/out" | grep -qv "one_rank" &&
             fail "$c np=$1 stage=$2: a textbook program besides the schedule"
     done
-    grep -q " igatherv: textbook: no previous component; nonblocking" "$T/out" ||
+    grep -q "coll=gatherv mode=nonblocking path=textbook reason=v_nonblocking" "$T/out" ||
         fail "igatherv np=$1: no textbook program"
     echo "gather(v) and scatter(v) through their schedules np=$1 stage=$2"
 done
@@ -395,13 +397,13 @@ MORE_SKIP_CART_PAIRS=1 timeout 300 mpirun --allow-run-as-root --oversubscribe -n
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     -x MORE_SKIP_CART_PAIRS "$MORE" --quick >"$T/out" 2>&1 || fail "mpi_more_check with tuned: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "mpi_more_check with tuned: wrong results"
-for line in "gatherv: fallback: served by the previous component" \
-    "alltoallw: fallback: served by the previous component" \
-    "igather: fallback: served by the previous component" \
-    "scatter_init: fallback: served by the previous component" \
-    "ineighbor_alltoallv: fallback: served by the previous component" \
-    "iallreduce: fallback: intercommunicator"; do
-    grep -q " $line" "$T/out" || fail "mpi_more_check with tuned: no \"$line\""
+for line in "coll=gatherv mode=blocking path=fallback reason=previous_component" \
+    "coll=alltoallw mode=blocking path=fallback reason=previous_component" \
+    "coll=gather mode=nonblocking path=fallback reason=previous_component" \
+    "coll=scatter mode=persistent path=fallback reason=previous_component" \
+    "coll=neighbor_alltoallv mode=nonblocking path=fallback reason=previous_component" \
+    "coll=allreduce mode=nonblocking path=fallback reason=intercommunicator"; do
+    grep -q "event $line" "$T/out" || fail "mpi_more_check with tuned: no \"$line\""
 done
 
 # a small selection: basic builds its allgather and
@@ -411,7 +413,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     $NO_MIN \
     "$CHECK" --quick >"$T/out" 2>&1 || { fail "coll tacos,basic,libnbc: exit $?"; tail -5 "$T/out" >&2; }
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "coll tacos,basic,libnbc: wrong results"
-grep -q "allreduce [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+grep -q "event coll=allreduce mode=[a-z]* path=schedule .* ranks=3 " "$T/out" ||
     fail "coll tacos,basic,libnbc: coll/tacos never ran"
 
 # default thresholds: small calls go to the previous component, and say why
@@ -419,11 +421,11 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     "$CHECK" --quick >"$T/out" 2>&1 || fail "default thresholds run"
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "default thresholds: wrong results"
-for why in "allreduce: fallback: below coll_tacos_min_bytes" \
-           "bcast: fallback: below coll_tacos_rooted_min_bytes" \
-           "allreduce: fallback: non-commutative op" \
-           "allreduce 4000012 bytes on 2 ranks: schedule"; do
-    grep -qF "$why" "$T/out" || fail "default thresholds: no '$why' in the trace"
+for why in "coll=allreduce mode=blocking path=fallback reason=min_bytes" \
+           "coll=bcast mode=blocking path=fallback reason=rooted_min_bytes" \
+           "coll=allreduce mode=blocking path=fallback reason=noncommutative_op" \
+           "coll=allreduce mode=[a-z]* path=schedule reason=- bytes=4000012 ranks=2 "; do
+    grep -q "event $why" "$T/out" || fail "default thresholds: no '$why' in the trace"
 done
 
 # Gather and Scatter have a threshold of their own, apart from Bcast's and
@@ -433,24 +435,25 @@ MORE_ONLY=r timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 --mca c
     --mca coll_tacos_gather_min_bytes 12000 -x MORE_ONLY "$MORE" --quick >"$T/out" 2>&1 ||
     fail "gather_min_bytes: exit $?"
 grep -q "mpi_more_check: 0 failure" "$T/out" || fail "gather_min_bytes: wrong results"
-for line in "gather 12000 bytes on 3 ranks: schedule" "scatter 12000 bytes on 3 ranks: schedule" \
-    "igather: textbook: below coll_tacos_gather_min_bytes" \
-    "scatter_init: textbook: below coll_tacos_gather_min_bytes"; do
-    grep -qF "coll:tacos: $line" "$T/out" || fail "gather_min_bytes: no '$line' in the trace"
+for line in "coll=gather mode=[a-z]* path=schedule reason=- bytes=12000 ranks=3 " \
+    "coll=scatter mode=[a-z]* path=schedule reason=- bytes=12000 ranks=3 " \
+    "coll=gather mode=nonblocking path=textbook reason=gather_min_bytes" \
+    "coll=scatter mode=persistent path=textbook reason=gather_min_bytes"; do
+    grep -q "event $line" "$T/out" || fail "gather_min_bytes: no '$line' in the trace"
 done
 
 # no leaks across thousands of calls and dup/free cycles
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 $NO_MIN \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check"; tail -5 "$T/out" >&2; }
-[ "$(grep -c 'allreduce [0-9]* bytes on .*schedule k=' "$T/out")" -gt 10000 ] ||
+[ "$(grep -c 'coll=allreduce .*path=schedule' "$T/out")" -gt 10000 ] ||
     fail "leak check did not run through coll/tacos"
 # the same with the staging shared (coll_tacos_stage 3): each dup's staging
 # is a memfd its peers map; memory and open files must not grow either
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 $NO_MIN $IPC \
     "$CHECK" --leaks >"$T/out" 2>&1 || { fail "leak check, stage 3"; tail -5 "$T/out" >&2; }
-[ "$(grep -c 'allreduce [0-9]* bytes on .*(peers read it: IPC)' "$T/out")" -gt 10000 ] ||
+[ "$(grep -c 'coll=allreduce .*path=schedule .* ipc=1' "$T/out")" -gt 10000 ] ||
     fail "leak check, stage 3: did not run through IPC"
 
 # the application's own messages interleaved with collectives (ANY_SOURCE /
@@ -463,7 +466,7 @@ for mode in --p2p --dup-storm --freed-cached --threads; do
         $NO_MIN \
         "$CHECK" $mode >"$T/out" 2>&1 || { fail "$mode: exit $?"; tail -5 "$T/out" >&2; }
     grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "$mode: wrong results"
-    grep -q "allreduce [0-9]* bytes on .*schedule k=" "$T/out" || fail "$mode: coll/tacos never ran"
+    grep -q "coll=allreduce .*path=schedule" "$T/out" || fail "$mode: coll/tacos never ran"
 done
 
 # many communicators with large buffers keep at most
@@ -507,25 +510,25 @@ det() { # what, 'trace text'..., --, mpirun options: the hash in $T/hash.$what
 }
 DET="--mca coll tacos,tuned,basic,inter,libnbc,self $NO_MIN"
 for np in 3 4 5 7 8; do
-    det "np$np" "schedule k=4" "(nonblocking)" "(persistent)" -- \
+    det "np$np" " k=4 stage=" "mode=nonblocking path=schedule" "mode=persistent path=schedule" -- \
         -np $np $DET --mca coll_tacos_chunks 4 "$CHECK" --deterministic
 done
-det again "schedule k=4" -- -np 4 $DET --mca coll_tacos_chunks 4 "$CHECK" --deterministic
-det staged "staged through host" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+det again " k=4 stage=" -- -np 4 $DET --mca coll_tacos_chunks 4 "$CHECK" --deterministic
+det staged "stage=host" -- -np 4 $DET --mca coll_tacos_chunks 4 \
     --mca coll_tacos_stage 1 --mca coll_tacos_stage_min_bytes 0 "$CHECK" --deterministic
-det ipc "(peers read it: IPC)" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+det ipc "ipc=1" -- -np 4 $DET --mca coll_tacos_chunks 4 \
     --mca coll_tacos_stage 3 --mca coll_tacos_stage_min_bytes 0 \
     --mca coll_tacos_cuda_ipc_min_bytes 0 "$CHECK" --deterministic
 for run in again staged ipc; do
     [ -s "$T/hash.np4" ] && cmp -s "$T/hash.np4" "$T/hash.$run" ||
         fail "deterministic: the $run job's bits differ from the first job's"
 done
-det auto "schedule k=" -- -np 6 $DET "$CHECK" --deterministic
+det auto "path=schedule" -- -np 6 $DET "$CHECK" --deterministic
 det auto2 -- -np 6 $DET "$CHECK" --deterministic
 cmp -s "$T/hash.auto" "$T/hash.auto2" || fail "deterministic, automatic chunks: two jobs differ"
-det alone ": textbook:" -- -np 5 --mca coll tacos --mca coll_tacos_min_bytes 2147483647 \
+det alone "path=textbook" -- -np 5 --mca coll tacos --mca coll_tacos_min_bytes 2147483647 \
     --mca coll_tacos_rooted_min_bytes 2147483647 "$CHECK" --deterministic
-det arrival "schedule k=4" -- -np 4 $DET --mca coll_tacos_chunks 4 \
+det arrival " k=4 stage=" -- -np 4 $DET --mca coll_tacos_chunks 4 \
     --mca coll_tacos_deterministic 0 "$CHECK" --arrival-order
 echo "deterministic: the same bits at 3-8 ranks, in two jobs, staged, through IPC, alone"
 
@@ -535,8 +538,8 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     "$CHECK" --mpit >"$T/out" 2>&1 || { fail "MPI_T enable: exit $?"; tail -5 "$T/out" >&2; }
 grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "MPI_T enable: wrong results"
-[ "$(grep -c 'allreduce 1048576 bytes on 2 ranks: schedule' "$T/out")" = 10 ] ||
-    fail "MPI_T enable: $(grep -c 'allreduce 1048576 bytes on 2 ranks: schedule' "$T/out") tacos calls, want 10"
+[ "$(grep -c 'coll=allreduce .*path=schedule reason=- bytes=1048576 ranks=2 ' "$T/out")" = 10 ] ||
+    fail "MPI_T enable: $(grep -c 'coll=allreduce .*path=schedule reason=- bytes=1048576 ranks=2 ' "$T/out") tacos calls, want 10"
 
 # bad topology files: a clear message, the previous component, right results
 printf '{"npus": 4, "links": [' >"$T/broken.json"
@@ -601,7 +604,7 @@ for np in 2 3 4 5 7; do
         $NO_MIN \
         "$CHECK" --signatures >"$T/out" 2>&1 || fail "signatures np=$np: exit $?"
     grep -q "mpi_coll_check: 0 failure" "$T/out" || { fail "signatures np=$np: wrong results"; grep "^rank" "$T/out" | head -5 >&2; }
-    grep -q "allgather [0-9]* bytes on $np ranks: schedule" "$T/out" ||
+    grep -q "event coll=allgather mode=[a-z]* path=schedule .* ranks=$np " "$T/out" ||
         fail "signatures np=$np: coll/tacos never ran"
 done
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # libtacos-pmpi under MPICH's mpiexec: mpi_coll_check (compiled against
 # MPICH) at 1..8 ranks with the library preloaded and TACOS_MIN_BYTES /
 # TACOS_ROOTED_MIN_BYTES 0; the verbose trace proves the library ran each
@@ -30,21 +31,23 @@ mpich() {
         TACOS_ROOTED_NET_MIN_BYTES=0 \
         mpiexec.mpich -n "$np" env LD_PRELOAD="$LIB" $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
-    echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'schedule k=' "$T/out") calls through schedules"
+    echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'path=schedule' "$T/out") calls through schedules"
     grep -q "mpi_[a-z]*_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
         { fail "np=$np$opts $*: exit $rc"; tail -20 "$T/out" >&2; return 1; }
 }
 
 # ran WHAT COLL...: the trace shows each collective through a schedule
+# (COLL: an extended regular expression of the event's collective)
 ran() {
     what=$1
     shift
     for c in "$@"; do
-        grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
+        grep -Eq "event coll=$c mode=[a-z]* path=schedule" "$T/out" ||
             fail "$what: libtacos-pmpi never ran $c"
     done
 }
-ran_all() { ran "$1" allreduce allgather broadcast reduce reduce-scatter alltoall; }
+RS='reduce_scatter(_block)?'
+ran_all() { ran "$1" allreduce allgather bcast reduce "$RS" alltoall; }
 
 # MPICH's own locality: the ranks of this machine on one node (Debian sid's
 # MPICH 5.0.2 in a chroot gives every rank an MPI_COMM_TYPE_SHARED
@@ -94,10 +97,10 @@ grep -q "MPI_THREAD_MULTIPLE not provided" "$T/out" && fail "--threads: MPICH ga
 # all three modes (the nonblocking and persistent ones must run the
 # schedule the int forms run: MPICH's own there hung)
 if mpich 2 MPIR_CVAR_ODD_EVEN_CLIQUES=1 -- --large-count; then
-    ran "large count" allreduce reduce broadcast gather scatter
-    for c in allreduce allgather broadcast reduce reduce-scatter alltoall gather scatter; do
+    ran "large count" allreduce reduce bcast gather scatter
+    for c in allreduce allgather bcast reduce "$RS" alltoall gather scatter; do
         for m in nonblocking persistent; do
-            grep -q "coll:tacos: $c [0-9]* bytes on .*($m)" "$T/out" ||
+            grep -Eq "event coll=$c mode=$m path=schedule" "$T/out" ||
                 fail "large count: $c never ran as a $m schedule"
         done
     done
@@ -105,7 +108,7 @@ fi
 # bounded scratch across communicators; deterministic reductions
 mpich 2 TACOS_SCRATCH_MAX_BYTES=16777216 -- --many-comms
 mpich 3 TACOS_CHUNKS=4 -- --deterministic && # by default
-    ran "deterministic" allreduce reduce reduce-scatter
+    ran "deterministic" allreduce reduce "$RS"
 mpich 3 TACOS_CHUNKS=4 TACOS_DETERMINISTIC=0 -- --arrival-order
 
 # nonblocking and persistent collectives (mpi_nbc_check against MPICH):
@@ -117,8 +120,8 @@ CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
 for np in 1 2 3 4 5 7 8; do
     if [ "$np" = 2 ]; then mpich "$np"; else mpich "$np" -- --quick; fi
     grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "mpi_nbc_check np=$np: wrong results"
-    for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-        [ "$np" -gt 1 ] && ! grep -q "coll:tacos: $c [0-9]* bytes on .*(nonblocking)" "$T/out" &&
+    for c in allreduce allgather bcast reduce "$RS" alltoall; do
+        [ "$np" -gt 1 ] && ! grep -Eq "event coll=$c mode=nonblocking path=schedule" "$T/out" &&
             fail "mpi_nbc_check np=$np: libtacos-pmpi never ran $c nonblocking"
     done
 done
@@ -127,11 +130,11 @@ done
 # persistent initializations like blocking collectives), so every start
 # runs a schedule
 mpich 3 -- --persistent-only &&
-    for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-        grep -q "coll:tacos: $c [0-9]* bytes on 3 ranks: schedule .*(persistent)" "$T/out" ||
+    for c in allreduce allgather bcast reduce "$RS" alltoall; do
+        grep -Eq "event coll=$c mode=persistent path=schedule .* ranks=3 " "$T/out" ||
             fail "persistent requests only: no $c schedule"
     done
-grep -q "_init: fallback" "$T/out" && fail "persistent requests only: an MPI_X_init fell back"
+grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent requests only: an MPI_X_init fell back"
 CHECK=$COLL_CHECK
 
 # MPI_Gather and MPI_Scatter (mpi_more_check's rooted checks against MPICH):
@@ -147,15 +150,15 @@ for np in 2 3 4; do
     mpich "$np" MORE_ONLY=r MPIR_CVAR_ODD_EVEN_CLIQUES=1 -- --quick &&
         ran "rooted np=$np" gather scatter
     for c in gather scatter; do
-        grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=.*(nonblocking)" "$T/out" ||
+        grep -q "event coll=$c mode=nonblocking path=schedule" "$T/out" ||
             fail "rooted np=$np: libtacos-pmpi never ran $c nonblocking"
     done
     [ "$one_node" = 1 ] && [ "$np" -gt 2 ] &&
-        ! grep -q "MPI_Gather: fallback: on one node: MPICH's own" "$T/out" &&
+        ! grep -q "event coll=gather mode=blocking path=fallback reason=one_node" "$T/out" &&
         fail "rooted np=$np: the one-node split not left to MPICH"
 done
 mpich 2 MORE_ONLY=r -- --quick
-[ "$one_node" = 1 ] && grep -q "coll:tacos: \(gather\|scatter\) .*schedule k=" "$T/out" &&
+[ "$one_node" = 1 ] && grep -q "event coll=\(gather\|scatter\) .*path=schedule" "$T/out" &&
     fail "rooted on one node: schedules ran"
 # the blocking collectives MPICH serves through the library's wrappers (its
 # nonblocking forms, waited for so that they progress the library's
@@ -172,29 +175,29 @@ CHECK=$COLL_CHECK
 # calls the staging cannot take (user-defined ops, derived datatypes, sizes
 # not planned, falls-back to MPICH's own) run on host copies of their
 # buffers: blocking, nonblocking and persistent
-mpich 3 TACOS_STAGE=1 && ran_all "staged" && { grep -q "staged through host" "$T/out" ||
+mpich 3 TACOS_STAGE=1 && ran_all "staged" && { grep -q "stage=host" "$T/out" ||
     fail "TACOS_STAGE=1: no call staged through host"; }
 # TACOS_STAGE=3: staged as 1, the ranks reading each other's staging from
 # shared memory as CUDA IPC reads GPU memory (the IPC path without a GPU;
 # more ranks and hosts in test_mpi.sh and testbed/)
 mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 && ran_all "stage 3" && {
-    grep -q "allreduce [0-9]* bytes on 2 ranks: .*(peers read it: IPC)" "$T/out" ||
+    grep -q "coll=allreduce .*path=schedule .* ranks=2 .*ipc=1" "$T/out" ||
         fail "TACOS_STAGE=3: no call through IPC"; }
 # rank 1 cannot map what rank 0 exports (as GPUs without peer access): the
 # communicators with both stage, one message says so (test_mpi.sh: more)
 [ "$one_node" = 1 ] && mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 TACOS_FAULT=1:ipcmap:1 -- --quick && {
     grep -q "rank 1 cannot map GPU memory of rank 0, of its host.*no CUDA IPC on communicator" "$T/out" ||
         fail "TACOS_STAGE=3, rank 1 cannot map: no message"
-    grep -q "on 2 ranks: .*(peers read it: IPC)" "$T/out" && fail "TACOS_STAGE=3, rank 1 cannot map: IPC"; }
+    grep -q "ranks=2 .*ipc=1" "$T/out" && fail "TACOS_STAGE=3, rank 1 cannot map: IPC"; }
 mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 && ran_all "stage 2" && {
-    grep -q "staged through host as device" "$T/out" || fail "TACOS_STAGE=2: no call staged"
-    grep -q "MPI_Allreduce on GPU buffers through host copies: user-defined op" "$T/out" ||
+    grep -q "stage=host_as_device" "$T/out" || fail "TACOS_STAGE=2: no call staged"
+    grep -q "event coll=allreduce mode=blocking path=copies reason=user_op_gpu" "$T/out" ||
         fail "TACOS_STAGE=2: a user-defined op not through host copies"; }
 mpich 3 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 -- --signatures &&
-    { grep -q "through host copies: GPU buffer with a non-contiguous datatype" "$T/out" ||
+    { grep -q "path=copies reason=noncontiguous_gpu_buffer" "$T/out" ||
           fail "TACOS_STAGE=2 --signatures: derived datatypes not through host copies"; }
 mpich 3 TACOS_STAGE=2 -- --quick &&
-    { grep -q "through host copies: below TACOS_STAGE_MIN_BYTES" "$T/out" ||
+    { grep -q "path=copies reason=stage_min_bytes" "$T/out" ||
           fail "TACOS_STAGE=2, default TACOS_STAGE_MIN_BYTES: small calls not through host copies"; }
 # nonblocking and persistent: staged (both ways); on host copies, with the
 # library's own schedule on them (below TACOS_STAGE_MIN_BYTES) and with
@@ -202,23 +205,23 @@ mpich 3 TACOS_STAGE=2 -- --quick &&
 CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
 for stage in 1 2; do
     mpich 4 TACOS_STAGE=$stage TACOS_STAGE_MIN_BYTES=0 -- --quick || continue
-    grep -q "(nonblocking), staged through host" "$T/out" ||
+    grep -q "mode=nonblocking path=schedule .* stage=host" "$T/out" ||
         fail "mpi_nbc_check TACOS_STAGE=$stage: no operation staged"
 done
-grep -q "MPI_I[a-z_]* on GPU buffers through host copies: the communicator has no state" "$T/out" ||
+grep -q "mode=nonblocking path=copies reason=no_state_yet" "$T/out" ||
     fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call through host copies to MPICH's own"
 # persistent and nonblocking calls through IPC (TACOS_STAGE=3), agreed at
 # their first start (nonblocking ones once a blocking collective tested the
 # communicator)
 if mpich 2 TACOS_STAGE=3 TACOS_CUDA_IPC_MIN_BYTES=0 -- --quick; then
     for kind in persistent nonblocking; do
-        grep -qF "($kind), staged through shared host memory (peers read it: IPC)" "$T/out" ||
+        grep -q "mode=$kind path=schedule .* stage=shared_host_memory ipc=1" "$T/out" ||
             fail "mpi_nbc_check TACOS_STAGE=3: no $kind call through IPC"
     done
 fi
 if mpich 4 TACOS_STAGE=2 -- --quick; then
-    for m in "MPI_I[a-z_]*" "MPI_[A-Z][a-z_]*_init"; do
-        grep -q "$m on GPU buffers through host copies: below TACOS_STAGE_MIN_BYTES" "$T/out" ||
+    for m in nonblocking persistent; do
+        grep -q "mode=$m path=copies reason=stage_min_bytes" "$T/out" ||
             fail "mpi_nbc_check TACOS_STAGE=2: no $m call through host copies"
     done
 fi
@@ -232,12 +235,12 @@ CHECK=$COLL_CHECK
 # default thresholds: small calls go to MPICH's own, and say why
 timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" "$CHECK" --quick \
     >"$T/out" 2>&1 || fail "default thresholds run"
-rooted_min=TACOS_ROOTED_MIN_BYTES
-[ "$one_node" = 1 ] || rooted_min=TACOS_ROOTED_NET_MIN_BYTES # (MPICH's nodes)
-for why in "MPI_Allreduce: fallback: below TACOS_MIN_BYTES" \
-           "MPI_Bcast: fallback: below $rooted_min" \
-           "MPI_Allreduce: fallback: non-commutative op"; do
-    grep -qF "$why" "$T/out" || fail "default thresholds: no '$why' in the trace"
+rooted_min=rooted_min_bytes
+[ "$one_node" = 1 ] || rooted_min=rooted_net_min_bytes # (MPICH's nodes)
+for why in "coll=allreduce mode=blocking path=fallback reason=min_bytes" \
+           "coll=bcast mode=blocking path=fallback reason=$rooted_min" \
+           "coll=allreduce mode=blocking path=fallback reason=noncommutative_op"; do
+    grep -qF "event $why" "$T/out" || fail "default thresholds: no '$why' in the trace"
 done
 
 # Bcast and Reduce of 256 KiB with the default thresholds: between nodes
@@ -247,16 +250,15 @@ done
 OSU=$B/benchmarks/osu_coll_mpich
 for c in bcast reduce; do
     [ -x "$OSU" ] || { fail "$OSU not built"; break; }
-    name=$c && [ $c = bcast ] && name=broadcast
     for cliques in 1 0; do
         timeout 120 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" \
             MPIR_CVAR_ODD_EVEN_CLIQUES=$cliques "$OSU" $c --min 262144 --max 262144 >"$T/out" 2>&1 ||
             fail "osu_coll $c cliques=$cliques: exit $?"
         if [ $cliques = 1 ]; then
-            grep -q "coll:tacos: $name 262144 bytes on 2 ranks: schedule" "$T/out" ||
+            grep -q "event coll=$c mode=blocking path=schedule reason=- bytes=262144 ranks=2 " "$T/out" ||
                 fail "a 256 KiB $c between nodes ran no schedule"
         elif [ "$one_node" = 1 ]; then
-            grep -q "fallback: below TACOS_ROOTED_MIN_BYTES" "$T/out" ||
+            grep -q "path=fallback reason=rooted_min_bytes" "$T/out" ||
                 fail "a 256 KiB $c on one node not left to MPICH"
         fi
     done

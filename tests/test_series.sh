@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The MPI test programs against whichever Open MPI series this tree was
 # built with (.ci/run runs it in Debian 13 and sid root filesystems for
 # Open MPI 5.0 and 6.0; on 4.1 test_mpi.sh covers all of it and more):
@@ -49,13 +50,13 @@ for np in 1 2 3 4 5 7 8; do
     [ "$np" -gt 4 ] && q=--quick
     mpi "$np" $ALL ./mpi_coll_check $q
     if [ "$np" -gt 1 ]; then
-        for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
-            grep -q "coll:tacos: $c [0-9]* bytes on .*schedule k=" "$T/out" ||
+        for c in allreduce allgather bcast reduce 'reduce_scatter(_block)?' alltoall; do
+            grep -Eq "event coll=$c mode=[a-z]* path=schedule" "$T/out" ||
                 fail "np=$np: coll/tacos never ran $c"
         done
     fi
     mpi "$np" $ALL ./mpi_nbc_check $q
-    [ "$np" -gt 1 ] && ! grep -q "(nonblocking)" "$T/out" &&
+    [ "$np" -gt 1 ] && ! grep -q "mode=nonblocking path=schedule" "$T/out" &&
         fail "np=$np: no nonblocking call through a schedule"
     echo "np=$np: mpi_coll_check, mpi_nbc_check"
 done
@@ -65,16 +66,16 @@ done
 # schedule on every rank
 mpi 3 $ALL ./mpi_coll_check --large-count
 if ! grep -q "no large-count forms\|displacements beyond an int, skipped" "$T/out"; then
-    grep -q "coll:tacos: allgatherv [0-9]* bytes on 3 ranks: schedule" "$T/out" ||
+    grep -q "event coll=allgatherv mode=blocking path=schedule .* ranks=3 " "$T/out" ||
         fail "large-count forms: MPI_Allgatherv_c did not run the schedule"
 fi
-echo "large-count forms: $(grep -c "schedule k=" "$T/out") calls through schedules"
+echo "large-count forms: $(grep -c "path=schedule" "$T/out") calls through schedules"
 
 # alone: every slot is coll/tacos's, the rest textbook programs
 for np in 1 2 3 4 7; do
     for prog in ./mpi_coll_check ./mpi_nbc_check ./mpi_more_check ./mpi_dtype_check; do
         mpi "$np" tacos "$prog" --quick || continue
-        [ "$np" -gt 1 ] && ! grep -q ": textbook:" "$T/out" &&
+        [ "$np" -gt 1 ] && ! grep -q "path=textbook" "$T/out" &&
             fail "coll tacos alone np=$np $prog: no textbook program ran"
     done
     echo "coll tacos alone np=$np: the four programs"
@@ -106,7 +107,7 @@ if command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x ./mpi_coll_check
             rc=$?
             grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
                 { fail "MPICH np=$np $prog: exit $rc"; cp "$T/out" "$T/fail$fails.out"; tail -5 "$T/out" >&2; }
-            grep -q "schedule k=" "$T/out" || fail "MPICH np=$np $prog: no schedule ran"
+            grep -q "path=schedule" "$T/out" || fail "MPICH np=$np $prog: no schedule ran"
         done
         echo "MPICH np=$np: mpi_coll_check, mpi_nbc_check through libtacos-pmpi"
     done
