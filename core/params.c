@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The table of every parameter (params.h) and what both bindings do with it. */
 #include "params.h"
 
@@ -24,10 +25,11 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "with any coll component"},
     [TACOS_P_VERBOSE] = {"verbose", TACOS_PT_INT, 0, NULL, 0, 100, 0, 0, TACOS_PB_BOTH, 2,
         offsetof(tacos_settings_t, verbose),
-        "Verbosity: 1 errors and fall-backs of a whole communicator; 5 also the topology "
-         "and each schedule synthesized with its modelled time (on rank 0 also the "
-         "throughput-optimal time, slow to compute at hundreds of ranks); 10 also one line "
-         "per call: collective, bytes, schedule or fall-back and why"},
+        "Verbosity: 0 errors and fall-backs of a whole communicator only; 1 also why "
+         "ranks disagreed; 5 also the topology and each schedule synthesized with its "
+         "modelled time (on rank 0 also the throughput-optimal time, slow to compute at "
+         "hundreds of ranks); 10 also each call: a line of prose (collective, bytes, "
+         "schedule or fall-back and why) and its event (docs/troubleshooting.md)"},
     [TACOS_P_MIN_BYTES] = {"min_bytes", TACOS_PT_INT, 65536, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 4,
         offsetof(tacos_settings_t, min_bytes),
         "Collectives whose whole buffer is smaller than this many bytes go to the "
@@ -64,9 +66,10 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "the topology is probed (hwloc, UCX) and, across hosts, measured (probe, measure)"},
     [TACOS_P_CHUNKS] = {"chunks", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 1, TACOS_PB_BOTH, 5,
         offsetof(tacos_settings_t, chunks),
-        "Chunks per rank the buffer is cut into for pipelining. 0: automatic, the one of "
-         "1, 2, 4 and 8 whose schedule the topology model times fastest for the call's "
-         "size class"},
+        "Chunks per rank the buffer is cut into for pipelining. 0: automatic: 1, 2, 4 "
+         "and 8 are synthesized in turn until one is more than 10% slower than the best "
+         "so far, and the schedule the topology model times fastest for the call's size "
+         "class is kept"},
     [TACOS_P_UNWIND_DEGREE] = {"unwind_degree", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, unwind_degree),
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "
@@ -118,8 +121,9 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         offsetof(tacos_settings_t, nonblocking),
         "Run nonblocking collectives (MPI_Iallreduce and the like) and persistent ones "
          "(MPI_Allreduce_init and the like; MPIX_Allreduce_init and the like on Open MPI "
-         "4.1) through schedules too, where their size is planned already. false: they go "
-         "to the previous component (Open MPI: libnbc)"},
+         "4.1) through schedules too: a persistent call plans its size at initialization, "
+         "a nonblocking one runs where its size is planned already. false: they go to the "
+         "previous component (Open MPI: libnbc)"},
     [TACOS_P_V_SCHEDULES] = {"v_schedules", TACOS_PT_BOOL, 0, NULL, 0, 1, 1, 1, TACOS_PB_OMPI, 6,
         offsetof(tacos_settings_t, v_schedules),
         "Where coll/tacos is the only coll component: run blocking MPI_Gatherv, "
