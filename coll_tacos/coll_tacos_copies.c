@@ -46,7 +46,8 @@ int coll_tacos_unserved(const char *name, call_mode_t mode, const char *why, con
         char event_[TACOS_EVENT_MAX];                                                        \
         TRACE(10, "%s on GPU buffers through host copies: %s", mpi_name(name_, name, mode),  \
               why);                                                                          \
-        TRACE(10, "%s", tacos_event(event_, name, (tacos_mode_t)mode, "copies", why));       \
+        if (TRACING(10))                                                                     \
+            TRACE(10, "%s", tacos_event(event_, name, (tacos_mode_t)mode, "copies", why));   \
         int rc_ = coll_tacos_mirror(m, &mm_[0], b0, n0, t0, mode == PERSISTENT, &h0);        \
         if (rc_ == OMPI_SUCCESS)                                                             \
             rc_ = coll_tacos_mirror(m, &mm_[1], b1, n1, t1, mode == PERSISTENT, &h1);        \

@@ -33,7 +33,8 @@
         char event_[TACOS_EVENT_MAX];                                                        \
         TRACE(10, "%s" #name "%s: %s: %s", mode == NONBLOCKING ? "i" : "",                   \
               mode == PERSISTENT ? "_init" : "", path_, why);                                \
-        TRACE(10, "%s", tacos_event(event_, #name, (tacos_mode_t)mode, path_, why));         \
+        if (TRACING(10))                                                                     \
+            TRACE(10, "%s", tacos_event(event_, #name, (tacos_mode_t)mode, path_, why));     \
         if (!HAS_PREV(m, name))                                                              \
             return coll_tacos_textbook_##name(__VA_ARGS__, &(m)->super, mode, info, request);           \
         if (mode == NONBLOCKING)                                                             \

@@ -30,6 +30,9 @@
 
 #define C (&mca_coll_tacos_component)
 #define TRACE(level, ...) opal_output_verbose(level, C->output, "coll:tacos: " __VA_ARGS__)
+/* Whether TRACE(level, ...) prints (the stream's verbosity is the
+ * parameter's): what only the trace needs is made only then. */
+#define TRACING(level) (TACOS_PARAM(VERBOSE).i >= (level))
 
 /* Shorthands for the slots' parameters. */
 #define DT struct ompi_datatype_t

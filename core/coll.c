@@ -795,7 +795,7 @@ static int start_exec(tacos_req_t *r)
     int rc = r->msgs ? place_list(r) : place(r, &r->buf);
     if (rc)
         return rc;
-    if (!r->msgs)
+    if (!r->msgs && r->c->s.verbose >= 10) /* (the level its lines print at) */
         say_schedule(r);
     if (r->opts.input)
         r->opts.input = (const char *)r->opts.input + v->shift;

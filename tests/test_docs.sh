@@ -86,22 +86,32 @@ function format_re(f,   r, i, n, c, j) {
     }
     return r
 }
-function finish(   k, m, d, bd, pending, fn, arg, first, s) {
+# token m against the bracket depth (global `depth`): 1 a bracket opened
+# or closed inside, -1 the bracket that closes the enclosing one, 0 other
+function nest(m) {
+    if (ty[m] == "P" && index("([{", tv[m])) {
+        depth++
+        return 1
+    }
+    if (ty[m] == "P" && index(")]}", tv[m])) {
+        if (depth == 0)
+            return -1
+        depth--
+        return 1
+    }
+    return 0
+}
+function finish(   k, m, b, bd, pending, fn, arg, first, s) {
     bd = 0
     pending = 0
     fn = 0
     for (k = 1; k <= nt; k++) {
         # 1: assignments to a reason variable, up to the end of the expression
         if (ty[k] == "I" && tv[k] ~ /why/ && ty[k + 1] == "P" && tv[k + 1] == "=") {
-            d = 0
+            depth = 0
             for (m = k + 2; m <= nt && ty[m] != "E"; m++) {
-                if (ty[m] == "P" && index("([{", tv[m]))
-                    d++
-                else if (ty[m] == "P" && index(")]}", tv[m])) {
-                    if (d == 0)
-                        break
-                    d--
-                } else if (ty[m] == "P" && d == 0 && (tv[m] == "," || tv[m] == ";"))
+                if ((b = nest(m)) < 0 ||
+                    (!b && ty[m] == "P" && depth == 0 && (tv[m] == "," || tv[m] == ";")))
                     break
                 literal(m)
             }
@@ -137,16 +147,14 @@ function finish(   k, m, d, bd, pending, fn, arg, first, s) {
                              tv[k] == "coll_tacos_unserved" || tv[k] == "pmpi_unserved" ||
                              tv[k] ~ /^by_hand_/) &&
             tv[m] == "(" && tv[k - 1] != "define") {
-            d = 0
+            depth = 0
             arg = 0
             for (m++; m <= nt; m++) {
-                if (ty[m] == "P" && index("([{", tv[m]))
-                    d++
-                else if (ty[m] == "P" && index(")]}", tv[m])) {
-                    if (d == 0)
-                        break
-                    d--
-                } else if (ty[m] == "P" && d == 0 && tv[m] == ",")
+                if ((b = nest(m)) < 0)
+                    break
+                if (b)
+                    continue
+                if (ty[m] == "P" && depth == 0 && tv[m] == ",")
                     arg++
                 else if (arg >= 2)
                     literal(m)
