@@ -68,6 +68,11 @@ typedef struct {
     size_t stage_min_bytes;   /* coll_tacos_stage_min_bytes when it was created */
     int by_hand;              /* in a call on host copies: 1 plan it, 2 it falls back (why) */
     const char *by_hand_why;
+    /* a nonblocking call of a plan not agreed yet: while capture, its
+     * textbook program is made into captured (coll_tacos_launch_list), the
+     * list that runs where the ranks do not all have the schedule */
+    int capture;
+    struct mca_coll_tacos_request *captured;
     bool spans_hosts;         /* some rank on another node (the same on every rank) */
 } mca_coll_tacos_module_t;
 

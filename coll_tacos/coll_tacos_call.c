@@ -361,6 +361,11 @@ typedef struct mca_coll_tacos_request {
     mirror_t mm[2];
     int out[2], nmm, by_hand; /* by_hand: inner is its (a persistent one's is kept) */
     int free_when_done; /* MPI_Request_free while active */
+    /* a nonblocking call of a plan not agreed yet: the request of its
+     * textbook program (never started as an MPI request), whose operation
+     * runs in op's place where some rank has not the schedule; it holds
+     * that operation's context, datatypes and working copy */
+    struct mca_coll_tacos_request *alt;
     struct mca_coll_tacos_request *prev, *next; /* in the active list */
 } mca_coll_tacos_request_t;
 
@@ -420,7 +425,9 @@ static void destroy(mca_coll_tacos_request_t *r)
         ompi_request_free(&r->inner);
     for (int i = 0; r->by_hand && i < r->nmm; i++)
         coll_tacos_unmirror(r->module, &r->mm[i], 0);
-    tacos_req_free(r->op);
+    tacos_req_free(r->op); /* (and the alternative's: before its context goes) */
+    if (r->alt)
+        destroy(r->alt);
     for (int i = 0; i < r->nheld; i++)
         OBJ_RELEASE(r->held[i]);
     free(r->held);
@@ -710,20 +717,42 @@ static int request_issue(mca_coll_tacos_request_t *r, int tag, struct ompi_datat
     return OMPI_SUCCESS;
 }
 
+void coll_tacos_drop_captured(mca_coll_tacos_module_t *m)
+{
+    if (m->captured)
+        destroy(m->captured);
+    m->captured = NULL;
+}
+
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
                       const tacos_args_t *a, struct ompi_datatype_t *t0,
                       struct ompi_datatype_t *t1, int persistent, ompi_request_t **request)
 {
     tacos_call_t own;
+    mca_coll_tacos_request_t *alt = p->agreed ? NULL : m->captured; /* (the PLAN macro's) */
+    if (alt)
+        m->captured = NULL;
+    coll_tacos_drop_captured(m); /* (one a call that failed after PLAN left) */
     int tag = next_tag(m, persistent);
     struct ompi_datatype_t **held = malloc(2 * sizeof *held);
     mca_coll_tacos_request_t *r = held ? request_new(m, call, &own) : NULL;
     int nheld = 0, rc = r ? tacos_req_new(m->core, p, &own, a, persistent, &r->op) : OMPI_ERR_OUT_OF_RESOURCE;
+    if (rc == OMPI_SUCCESS && !p->agreed && !alt)
+        rc = OMPI_ERR_NOT_SUPPORTED; /* (a plan not agreed yet comes with its list) */
     if (rc != OMPI_SUCCESS) {
+        if (r && r->op)
+            tacos_req_free(r->op);
         if (r)
             OBJ_RELEASE(r);
+        if (alt)
+            destroy(alt);
         free(held);
         return rc;
+    }
+    if (alt) { /* the same tag: the ranks run one or the other */
+        tacos_req_set_alt(r->op, alt->op);
+        alt->op = NULL, alt->x.tag = tag;
+        r->alt = alt;
     }
     if (t0)
         held[nheld++] = t0;
@@ -739,7 +768,7 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
                            int persistent, ompi_request_t **request)
 {
     tacos_call_t own;
-    int tag = next_tag(m, persistent);
+    int tag = m->capture ? 0 : next_tag(m, persistent); /* (captured: the schedule's, later) */
     mca_coll_tacos_request_t *r = request_new(m, call, &own);
     int rc = r ? tacos_req_new_list(m->core, &own, msgs, nmsgs, copies, ncopies, &r->op)
                : OMPI_ERR_OUT_OF_RESOURCE;
@@ -748,6 +777,13 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
             OBJ_RELEASE(r);
         free(held);
         free(tmp);
+        return rc;
+    }
+    if (m->capture) { /* made as a persistent one: not started */
+        ompi_request_t *unused;
+        coll_tacos_drop_captured(m);
+        rc = request_issue(r, tag, held, nheld, tmp, 1, &unused);
+        m->captured = rc == OMPI_SUCCESS ? r : NULL;
         return rc;
     }
     return request_issue(r, tag, held, nheld, tmp, persistent, request);

@@ -45,6 +45,21 @@
         return (m)->prev_##name(__VA_ARGS__, (m)->prev_##name##_module);                     \
     } while (0)
 
+/* A nonblocking call of a plan the ranks have not agreed on yet (the
+ * first of its size: it agrees in its request): its textbook program,
+ * made into m->captured for coll_tacos_launch, runs where some rank has
+ * not the schedule. */
+#define CAPTURE(m, name, ...)                                                                \
+    do {                                                                                     \
+        (m)->capture = 1;                                                                    \
+        int rc_c_ = coll_tacos_textbook_##name(__VA_ARGS__, &(m)->super, mode, info, request); \
+        (m)->capture = 0;                                                                    \
+        if (rc_c_ != OMPI_SUCCESS) {                                                         \
+            coll_tacos_drop_captured(m);                                                     \
+            return rc_c_;                                                                    \
+        }                                                                                    \
+    } while (0)
+
 /* The core's decision for the call (tacos_comm_decide): returns an error
  * or, where nothing is to move, success; falls back; runs on host copies of
  * GPU buffers; or goes on with p. */
@@ -58,6 +73,8 @@
         int rc_;                                                                             \
         switch (tacos_comm_decide((m)->core, &f_, &(why), &(p), &rc_)) {                     \
         case TACOS_CALL_RUN:                                                                 \
+            if (!(p)->agreed)                                                                \
+                CAPTURE(m, name, __VA_ARGS__);                                               \
             break;                                                                           \
         case TACOS_CALL_DONE:                                                                \
         case TACOS_CALL_ERROR:                                                               \

@@ -157,6 +157,8 @@ int coll_tacos_launch_by_hand(mca_coll_tacos_module_t *m, struct ompi_communicat
                               struct ompi_op_t *op, int persistent, ompi_request_t **request);
 
 /* A request for a call of plan p, which uses datatypes t0 and t1 (or NULL). */
+/* Frees a textbook program made for a CAPTURE that no launch took. */
+void coll_tacos_drop_captured(mca_coll_tacos_module_t *m);
 int coll_tacos_launch(mca_coll_tacos_module_t *m, const tacos_plan_t *p, const tacos_call_t *call,
                       const tacos_args_t *a, struct ompi_datatype_t *t0,
                       struct ompi_datatype_t *t1, int persistent, ompi_request_t **request);

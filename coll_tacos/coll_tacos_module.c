@@ -217,6 +217,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
                             .max_u64 = core_max_u64,
                             .max_u64_idle = core_max_u64_idle,
                             .allgather = coll_tacos_core_allgather,
+                            .agree_in_request = 1, /* (coll_tacos_launch) */
                             .log = core_log};
     /* the measurements' messages: the pieces schedules send; the tag is
      * barrier's: coll/tacos serves no barrier and every rank is inside the

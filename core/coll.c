@@ -225,6 +225,11 @@ struct tacos_req {
      * answer, kept (0 not asked yet, 1 yes, -1 no) */
     tacos_ipc_vote_t vote;
     int ipc_answer;
+    /* own, nonblocking, of a plan not agreed yet: the same rounds agree
+     * whether every rank has the schedule (exec NULL: this rank has not);
+     * where one has not, alt (the same call as a list) runs instead */
+    int plan_vote, on_alt;
+    tacos_req_t *alt;
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
     int unpack; /* the result goes from buf to recv at the end */
@@ -751,6 +756,20 @@ static int place_list(tacos_req_t *r)
 }
 
 /* The trace of a call that runs a schedule: the prose, and the event. */
+/* The MPI collective r serves, as events name it (Alltoallv and Alltoallw: alltoallv). */
+static const char *mpi_coll(const tacos_req_t *r)
+{
+    static const char *const mpi[][2] = {
+        [TACOS_ALLGATHER] = {"allgather", "allgatherv"}, [TACOS_BROADCAST] = {"bcast", "bcast"},
+        [TACOS_REDUCE_SCATTER] = {"reduce_scatter_block", "reduce_scatter"},
+        [TACOS_REDUCE] = {"reduce", "reduce"}, [TACOS_ALLREDUCE] = {"allreduce", "allreduce"},
+        [TACOS_ALLTOALL] = {"alltoall", "alltoallv"}, [TACOS_GATHER] = {"gather", "gatherv"},
+        [TACOS_SCATTER] = {"scatter", "scatterv"}};
+    int v = r->sizes || (r->coll == TACOS_ALLGATHER && r->counts) ||
+            (r->coll == TACOS_REDUCE_SCATTER && r->counts);
+    return mpi[r->coll][v];
+}
+
 static void say_schedule(const tacos_req_t *r)
 {
     const char *suffix = r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"
@@ -761,14 +780,7 @@ static void say_schedule(const tacos_req_t *r)
                    r->prog->nops, r->persistent ? " (persistent)" : r->own ? " (nonblocking)" : "",
                    r->call.mem ? ", staged through " : "", r->call.mem ? r->call.mc->name : "",
                    r->ipc ? " (peers read it: IPC)" : "");
-    /* the event names the MPI collective (Alltoallv and Alltoallw: alltoallv) */
-    static const char *const mpi[][2] = {
-        [TACOS_ALLGATHER] = {"allgather", "allgatherv"}, [TACOS_BROADCAST] = {"bcast", "bcast"},
-        [TACOS_REDUCE_SCATTER] = {"reduce_scatter_block", "reduce_scatter"},
-        [TACOS_REDUCE] = {"reduce", "reduce"}, [TACOS_ALLREDUCE] = {"allreduce", "allreduce"},
-        [TACOS_ALLTOALL] = {"alltoall", "alltoallv"}, [TACOS_GATHER] = {"gather", "gatherv"},
-        [TACOS_SCATTER] = {"scatter", "scatterv"}};
-    const char *coll = mpi[r->coll][*suffix || (r->coll == TACOS_REDUCE_SCATTER && r->counts)];
+    const char *coll = mpi_coll(r);
     char event[TACOS_EVENT_MAX], stage[32] = "-";
     for (size_t i = 0; r->call.mem && r->call.mc->name[i] && i + 1 < sizeof stage; i++)
         stage[i] = r->call.mc->name[i] == ' ' ? '_' : r->call.mc->name[i], stage[i + 1] = 0;
@@ -809,27 +821,50 @@ static int start_exec(tacos_req_t *r)
  * (tacos_run_list) are not own: they start at once. */
 int tacos_req_start(tacos_req_t *r)
 {
-    if (!r->own || r->ipc_answer)
+    if (!r->own || (r->ipc_answer && !r->plan_vote))
         return start_exec(r);
-    int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call);
+    int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call, !r->ipc_answer, !r->exec);
     return rc ? failed(r, rc) : 0;
+}
+
+/* The vote said some rank has not the schedule: the list runs instead. */
+static int start_alt(tacos_req_t *r)
+{
+    if (!r->alt) /* (the binding gives one with every plan not agreed) */
+        return r->call.err_internal;
+    r->on_alt = 1;
+    if (r->c->s.verbose >= 10) {
+        char event[TACOS_EVENT_MAX];
+        const char *why = "a rank lacked the schedule (agreed in the request)";
+        tacos_comm_say(r->c, 10, "%s: textbook: %s", tacos_coll_name(r->coll), why);
+        tacos_comm_say(r->c, 10, "%s",
+                       tacos_event(event, mpi_coll(r), TACOS_NONBLOCKING, "textbook", why));
+    }
+    return tacos_req_start(r->alt);
 }
 
 int tacos_req_progress(tacos_req_t *r, int *done)
 {
     int rc;
     *done = 0;
+    if (r->on_alt)
+        return tacos_req_progress(r->alt, done);
     if (r->vote.phase) { /* the schedule starts once the ranks agreed on IPC */
-        if ((rc = tacos_ipc_vote_progress(&r->vote, r->c, &r->call, &r->ipc_answer))) {
+        int answer = r->ipc_answer;
+        if ((rc = tacos_ipc_vote_progress(&r->vote, r->c, &r->call, &answer))) {
             *done = 1;
             return failed(r, rc);
         }
         if (r->vote.phase)
             return 0;
-        if ((rc = start_exec(r))) {
+        if (!r->ipc_answer) /* (asked) */
+            r->ipc_answer = answer;
+        if ((rc = r->vote.plan_no ? start_alt(r) : start_exec(r))) {
             *done = 1;
             return rc;
         }
+        if (r->on_alt)
+            return tacos_req_progress(r->alt, done);
     }
     rc = tacos_exec_progress(r->exec, done);
     if (rc) {
@@ -879,13 +914,14 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->exec = NULL;
     r->vote = vote;
     r->ipc_answer = ask ? 0 : -1;
+    r->plan_vote = !p->agreed;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
     int *counts = copy ? malloc((size_t)n * sizeof *counts) : NULL;
     ptrdiff_t *displs = copy && a->displs ? malloc((size_t)n * sizeof *displs) : NULL;
     if (!r->off || (copy && !counts) || (copy && a->displs && !displs) ||
-        tacos_exec_new(p->prog, n, p->k, &r->exec)) {
+        (p->prog && tacos_exec_new(p->prog, n, p->k, &r->exec))) {
         free(r->off);
         free(counts);
         free(displs);
@@ -898,17 +934,21 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
         r->displs = memcpy(displs, a->displs, (size_t)n * sizeof *displs);
     r->own_counts = counts, r->own_displs = displs;
     r->prog_refs = p->prog_refs;
-    __atomic_add_fetch(r->prog_refs, 1, __ATOMIC_RELAXED);
+    if (r->prog_refs)
+        __atomic_add_fetch(r->prog_refs, 1, __ATOMIC_RELAXED);
     layout(r, a);
     *out = r;
     return 0;
 }
+
+void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt) { r->alt = alt; }
 
 void tacos_req_free(tacos_req_t *r)
 {
     if (!r)
         return;
     tacos_ipc_vote_free(&r->vote, &r->call);
+    tacos_req_free(r->alt);
     tacos_exec_free(r->exec);
     tacos_prog_release(r->prog, r->prog_refs);
     free(r->off);

@@ -317,21 +317,23 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* Synthesizes (coll, root, size class) for k = 1, 2, 4, 8 until one is
  * clearly slower (by a tenth) than the best so far, keeps the one the model
- * times fastest (the same on every rank), makes this rank's program and its
- * state, and agrees on the schedule. */
-static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
-                      tacos_plan_t *made)
+ * times fastest (the same on every rank) and makes this rank's program and
+ * its state, not agreed yet (made->agreed 0, made->hash the schedule's);
+ * returns whether it did (else made holds nothing).  *s: the schedule,
+ * the caller's to free (NULL where synthesis failed). */
+static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
+                     tacos_plan_t *made, tacos_sched_t **sched)
 {
     const tacos_settings_t *st = &c->s;
     tacos_sched_t *s = NULL;
-    int ok = 1, n = c->ops.size, agreed = 0;
-    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL, NULL};
+    int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
+    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL, NULL, 0, 0};
     for (int k = st->chunks > 0 ? st->chunks : 1; ok && k <= (st->chunks > 0 ? st->chunks : 8);
          k *= 2) {
         tacos_synth_opts_t o = {coll, root, k, (uint64_t)1 << size_class, (uint64_t)st->seed,
                                 st->trials > 0 ? st->trials : 1};
         tacos_sched_t *cand = NULL;
-        ok = tacos_synthesize(c->topo, &o, &cand) == TACOS_OK;
+        ok = !fault && tacos_synthesize(c->topo, &o, &cand) == TACOS_OK;
         if (ok && (!s || cand->time_us < s->time_us)) {
             tacos_sched_free(s);
             s = cand;
@@ -347,16 +349,34 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
     }
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
-        tacos_comm_say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll), c->topo->name,
-            tacos_last_error());
+        tacos_comm_say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll),
+                       c->topo->name, fault ? "a fault injected (TACOS_FAULT)" : tacos_last_error());
     if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
                !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)) ||
                !(made->prog_refs = malloc(sizeof *made->prog_refs)))) {
         tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
-            tacos_coll_name(coll), c->ops.rank);
-        ok = 0; /* agreed below: every rank falls back */
+                       tacos_coll_name(coll), c->ops.rank);
+        ok = 0; /* agreed later: every rank falls back */
     }
-    int rc = agree(c, ok, ok ? sched_hash(s) : 0, &agreed);
+    if (made->prog_refs)
+        *made->prog_refs = 1; /* the cache's */
+    else /* no reference to count it with: freed here */
+        tacos_prog_free(made->prog), made->prog = NULL;
+    if (!ok)
+        plan_free(made);
+    made->hash = ok ? sched_hash(s) : 0;
+    *sched = s;
+    return ok;
+}
+
+/* make_plan, then the ranks agree on the schedule (a collective). */
+static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
+                      tacos_plan_t *made)
+{
+    const tacos_settings_t *st = &c->s;
+    tacos_sched_t *s;
+    int agreed = 0, ok = make_plan(c, coll, root, size_class, made, &s);
+    int rc = agree(c, ok, made->hash, &agreed);
     if (ok && !rc && !agreed)
         tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
             tacos_coll_name(coll));
@@ -379,12 +399,9 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
             tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
             optimal);
     tacos_sched_free(s);
-    if (made->prog_refs)
-        *made->prog_refs = 1; /* the cache's */
-    else /* no reference to count it with: freed here (never agreed) */
-        tacos_prog_free(made->prog), made->prog = NULL;
     if (rc || !agreed)
         plan_free(made);
+    made->agreed = 1;
     return rc;
 }
 
@@ -407,6 +424,22 @@ static tacos_plan_t *cached(tacos_comm_t *c, tacos_coll_t coll, int root, int si
     return NULL;
 }
 
+/* made in the cache; every rank puts and evicts the same entries (in
+ * collective order), so the caches stay identical. */
+static tacos_plan_t *cache_put(tacos_comm_t *c, const tacos_plan_t *made)
+{
+    tacos_plan_t *slot = &c->cache[c->ncache];
+    if (c->ncache < c->s.cache_size) {
+        c->ncache++;
+    } else {
+        slot = &c->cache[c->next_evict];
+        c->next_evict = (c->next_evict + 1) % c->s.cache_size;
+        plan_free(slot);
+    }
+    *slot = *made;
+    return slot;
+}
+
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
 static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                    const tacos_plan_t **out)
@@ -426,15 +459,7 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
     tacos_plan_t made;
     if ((rc = synthesize(c, coll, root, size_class, &made))) /* undecided: nothing cached */
         return rc;
-    tacos_plan_t *slot = &c->cache[c->ncache];
-    if (c->ncache < c->s.cache_size) {
-        c->ncache++;
-    } else { /* every rank evicts the same entry: the caches stay identical */
-        slot = &c->cache[c->next_evict];
-        c->next_evict = (c->next_evict + 1) % c->s.cache_size;
-        plan_free(slot);
-    }
-    *slot = made;
+    tacos_plan_t *slot = cache_put(c, &made);
     *why = "synthesis failed or ranks disagreed";
     *out = slot->prog ? slot : NULL;
     return 0;
@@ -525,11 +550,36 @@ int tacos_comm_v_schedules(tacos_comm_t *c, const char **why)
     return rc;
 }
 
+/* The ranks agree on the plans nonblocking calls made (in cache order, the
+ * same on every rank): from now on their calls need not agree. */
+static int agree_made(tacos_comm_t *c)
+{
+    int rc = 0;
+    for (int i = 0; i < c->ncache && !rc; i++) {
+        tacos_plan_t *e = &c->cache[i];
+        int agreed = 0;
+        if (e->agreed)
+            continue;
+        rc = agree(c, e->prog != NULL, e->hash, &agreed);
+        if (rc)
+            break; /* still not agreed: the calls go on agreeing */
+        if (!agreed && e->prog && c->ops.rank == 0)
+            tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
+                           tacos_coll_name(e->coll));
+        if (!agreed)
+            plan_free(e);
+        e->agreed = 1;
+    }
+    return rc;
+}
+
 int tacos_comm_prepare(tacos_comm_t *c)
 {
     int rc = 0;
     if (c->busy)
         return 0;
+    if ((rc = agree_made(c)))
+        return rc;
     if (c->hosts_wanted && c->host_ids)
         rc = tacos_comm_check_hosts(c);
     if (!rc && c->ipc_test_wanted)
@@ -573,6 +623,12 @@ tacos_call_action_t tacos_comm_decide(tacos_comm_t *c, const tacos_call_facts_t 
         *why = "one rank";
     if (c && (*rc = tacos_comm_plan_call(c, f->mode, f->coll, f->root, f->bytes, why, plan)))
         return TACOS_CALL_ERROR;
+    if (*plan && !(*plan)->agreed && f->device) {
+        /* the list it would run instead reads host memory */
+        *why = "a schedule agreed in the request, on host copies";
+        *plan = NULL;
+        return TACOS_CALL_COPIES;
+    }
     if (*plan)
         return TACOS_CALL_RUN;
     if (!*why)
@@ -606,12 +662,21 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
         *why = "no usable topology";
         return NULL;
     }
-    tacos_plan_t *e = c->agreed > 0 && c->topo_state > 0
-                          ? cached(c, coll, root, size_class_of(bytes))
-                          : NULL;
+    int planned = c->agreed > 0 && c->topo_state > 0;
+    tacos_plan_t *e = planned ? cached(c, coll, root, size_class_of(bytes)) : NULL;
     if (e) {
         *why = "synthesis failed or ranks disagreed earlier";
-        return e->prog ? e : NULL;
+        return e->prog || !e->agreed ? e : NULL;
+    }
+    if (planned && c->ops.agree_in_request) {
+        /* synthesized here, agreed in the call's request (every rank makes
+         * the same calls in the same order, so every rank caches the same
+         * key, also where it failed: the request says no for it) */
+        tacos_plan_t made;
+        tacos_sched_t *s;
+        make_plan(c, coll, root, size_class_of(bytes), &made, &s);
+        tacos_sched_free(s);
+        return cache_put(c, &made);
     }
     /* not planned yet: planning needs the ranks to agree, which a
      * nonblocking call must not wait for; the next blocking collective on

@@ -25,6 +25,8 @@ static const struct {
     {"no usable topology", "no_topology"},
     {"synthesis failed or ranks disagreed", "no_schedule"},
     {"not planned yet", "not_planned"},
+    {"a rank lacked the schedule", "schedule_not_everywhere"},
+    {"a schedule agreed in the request", "agreed_in_request"},
     {"the communicator has no state yet", "no_state_yet"},
     {"no state", "no_state"},
     {"buffer larger than INT_MAX", "buffer_over_int"},

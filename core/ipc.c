@@ -298,21 +298,22 @@ void tacos_ipc_vote_free(tacos_ipc_vote_t *v, const tacos_call_t *call)
     if (v->block && ended)
         call->mc->dev_free(v->block);
     free(v->live);
-    *v = (tacos_ipc_vote_t){.test = v->test};
+    *v = (tacos_ipc_vote_t){.test = v->test, .plan_no = v->plan_no};
 }
 
 /* Round `round` of the dissemination: one byte to rank + 2^round, one from
  * rank - 2^round. */
 static int post_round(tacos_ipc_vote_t *v, const tacos_comm_t *c, const tacos_call_t *call)
 {
-    static const unsigned char answers[2] = {0, 1}; /* (a send abandoned may outlive v) */
+    /* bit 0: no IPC, bit 1: no schedule (a send abandoned may outlive v) */
+    static const unsigned char answers[4] = {0, 1, 2, 3};
     const tacos_transport_t *tp = &call->tp;
     int n = c->ops.size, me = c->ops.rank, d = 1 << v->round, rc;
     void *req;
     if ((rc = tp->irecv(tp->ctx, &v->recv, 1, ((me - d) % n + n) % n, &req)))
         return rc;
     add(v, req, 0);
-    if ((rc = tp->isend(tp->ctx, &answers[v->no != 0], 1, (me + d) % n, &req)))
+    if ((rc = tp->isend(tp->ctx, &answers[v->no & 3], 1, (me + d) % n, &req)))
         return rc;
     add(v, req, 1);
     return 0;
@@ -338,10 +339,13 @@ static int post_exchange(tacos_ipc_vote_t *v, const tacos_comm_t *c, const tacos
 
 /* Each rank's "no" ORed: whether its call is staged through a component
  * with IPC and, where the call tests, whether it has its block to export. */
-int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call)
+int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
+                         int ask_ipc, int plan_no)
 {
-    int n = c->ops.size, room = v->test ? 2 * n : 2, rc;
-    v->no = !(call->mem && call->mc && call->mc->ipc_export);
+    int n = c->ops.size, room = v->test && ask_ipc ? 2 * n : 2, rc;
+    v->no = (unsigned char)((ask_ipc && call->mem && call->mc && call->mc->ipc_export ? 0 : 1) |
+                            (plan_no ? 2 : 0));
+    v->plan_no = 0;
     v->nlive = 0;
     if (!(v->live = malloc((size_t)room * (sizeof *v->live + 2))))
         return TACOS_ERR_NOMEM;
@@ -374,9 +378,10 @@ static int next_step(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *c
         v->no = bad != 0, v->round = 0, v->phase = CONFIRM;
         return post_round(v, c, call);
     }
-    v->no |= v->recv;
+    v->no |= v->recv & 3;
     if (1 << ++v->round < c->ops.size)
         return post_round(v, c, call);
+    v->plan_no = (v->no & 2) != 0;
     if (v->phase == VOTE && !v->no && v->test) { /* all yes, the communicator untested */
         v->phase = EXCHANGE;
         return post_exchange(v, c, call);
@@ -386,7 +391,7 @@ static int next_step(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *c
                        "on communicator %u a rank cannot map GPU memory of another of its host "
                        "through CUDA IPC (verbose level 1 says which): a persistent call is staged",
                        c->ops.id);
-    *answer = v->no ? -1 : 1;
+    *answer = v->no & 1 ? -1 : 1;
     v->phase = 0; /* ended */
     tacos_ipc_vote_free(v, call);
     return 0;

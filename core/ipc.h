@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     int phase;       /* 0: none in flight */
     int round, test; /* test: the communicator's mapping was untested at the call's creation */
+    int plan_no;     /* after it ended: some rank did not have the call's schedule */
     unsigned char recv, no;
     void **live;     /* the requests in flight (nlive), each a send or a receive */
     char *sends, *done;
@@ -37,8 +38,12 @@ int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, int persistent
                        tacos_ipc_vote_t *v);
 
 /* The agreement of such a call: start, then progress until *answer is 1
- * (IPC) or -1 (staged).  On an error the agreement is abandoned. */
-int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call);
+ * (IPC) or -1 (staged); ask_ipc 0: IPC is not asked (the answer is -1).
+ * The same rounds agree whether every rank has the call's schedule
+ * (plan_no: this rank has not; v->plan_no at the end: some rank had not).
+ * On an error the agreement is abandoned. */
+int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
+                         int ask_ipc, int plan_no);
 int tacos_ipc_vote_progress(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
                             int *answer);
 /* Gives up what is in flight and frees the agreement's memory. */

@@ -82,6 +82,12 @@ typedef struct {
      * setup.  Only isend, irecv, test_some, abandon and piece are used;
      * tp.ctx must live as long as the communicator. */
     tacos_transport_t measure;
+    /* Nonzero: the binding gives each nonblocking call that runs a plan not
+     * agreed yet (tacos_plan_t.agreed 0) a list to run instead where the
+     * ranks do not all have it (tacos_req_set_alt), so that the first
+     * nonblocking call of a size synthesizes it; 0: such a call falls back
+     * until a blocking call plans its size. */
+    int agree_in_request;
     /* A message: level 0 always (errors, once where every rank says the same:
      * the core prints those on rank 0 only), higher ones by verbosity. */
     void (*log)(void *ctx, int level, const char *msg);
@@ -96,6 +102,12 @@ typedef struct {
     tacos_exec_t *exec; /* the executor's state for blocking calls */
     size_t *off;        /* their block offsets, size + 1 */
     int *prog_refs;     /* prog's holders: the cache, operations of their own */
+    /* 1: the ranks agreed on it (a blocking call or persistent initialization
+     * made it, or agreed on it since); 0: a nonblocking call made it, and
+     * each call of it agrees in its request whether every rank has it
+     * (prog NULL: this rank has not) until the next blocking call agrees */
+    int agreed;
+    uint64_t hash; /* the schedule's, with agreed 0 */
 } tacos_plan_t;
 
 typedef struct tacos_comm tacos_comm_t;
@@ -324,6 +336,11 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
 int tacos_req_start(tacos_req_t *r);
 int tacos_req_progress(tacos_req_t *r, int *done);
 void tacos_req_free(tacos_req_t *r);
+/* A nonblocking r of a plan not agreed yet (tacos_plan_t.agreed 0): alt,
+ * the same call as a list on the same transport and tag
+ * (tacos_req_new_list), is what runs where the ranks find, at the start,
+ * that one of them has not the schedule.  r owns it. */
+void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt);
 
 /* ---- textbook programs: a list of messages ------------------------------------- */
 
@@ -361,7 +378,8 @@ int tacos_run_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t 
 /* Test builds and tests: TACOS_FAULT=RANK:send:N makes the N-th message
  * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks
  * tacos_fault("send") before each), RANK:alloc:N its N-th scratch
- * allocation, RANK:ipcmap:N its N-th and every later mapping of another
+ * allocation, RANK:synth:N its N-th synthesis of a size (as a synthesis
+ * that fails on one rank only), RANK:ipcmap:N its N-th and every later mapping of another
  * rank's staging by the shared host memory component (coll_tacos_stage=3;
  * as GPUs without peer access), RANK:ipcexp:N its N-th and every later
  * export of its own (as CUDA IPC under MIG).  The rank comes from the launcher's environment

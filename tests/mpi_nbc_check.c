@@ -19,11 +19,13 @@
  *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
  * Open MPI 4.1's persistent collectives are MPIX_*_init, MPI-4's MPI_*_init.
- * Usage: mpi_nbc_check [--quick] [--fallback] [--persistent-only]
+ * Usage: mpi_nbc_check [--quick] [--fallback] [--persistent-only | --first-call]
  *   --fallback: the MPI library's own collectives serve the calls (libnbc
  *   refuses MPI_Request_free on an active request: that case is left out)
  *   --persistent-only: only persistent requests, on a communicator where
  *   nothing else ran (check_persistent_only)
+ *   --first-call: only nonblocking calls of new sizes after one blocking
+ *   call (check_first_call)
  */
 #include <malloc.h>
 #include <mpi.h>
@@ -286,8 +288,9 @@ static void check_alone(MPI_Comm comm, int quick)
     }
 }
 
-/* 16 outstanding collectives of mixed kinds, completed in reverse order. */
-static void check_many(MPI_Comm comm, int testany)
+/* 16 outstanding collectives of mixed kinds, completed in reverse order;
+ * count 0: 1000 elements each, else count + 997 i for the i-th. */
+static void check_many_of(MPI_Comm comm, int testany, int count)
 {
     enum { N = 16 };
     coll_t c[N];
@@ -295,7 +298,8 @@ static void check_many(MPI_Comm comm, int testany)
     int P;
     MPI_Comm_size(comm, &P);
     for (int i = 0; i < N; i++) {
-        make(&c[i], i % NKINDS, comm, 1000, (i / NKINDS) % P, (i / NKINDS) % 2 && i % NKINDS != BCAST);
+        make(&c[i], i % NKINDS, comm, count ? count + 997 * i : 1000, (i / NKINDS) % P,
+             (i / NKINDS) % 2 && i % NKINDS != BCAST);
         fill(&c[i], 100 + i);
         post(&c[i], 0);
     }
@@ -320,6 +324,40 @@ static void check_many(MPI_Comm comm, int testany)
         check(&c[i], testany ? "16 outstanding, MPI_Testany" : "16 outstanding, MPI_Waitall");
         unmake(&c[i]);
     }
+}
+
+static void check_many(MPI_Comm comm, int testany) { check_many_of(comm, testany, 0); }
+
+/* --first-call: on a communicator where one blocking collective planned a
+ * size (the ranks agreed on the settings and the topology there), the
+ * first nonblocking call of every other size runs a schedule, agreed in
+ * its request (test_mpi.sh reads the trace): 16 outstanding of sizes no
+ * call had, completed with MPI_Waitall, 16 more with MPI_Testany, then
+ * each kind alone at a prime count, in place and at every root. */
+static void check_first_call(void)
+{
+    MPI_Comm comm;
+    int P, one = 1, all;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_size(comm, &P);
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comm);
+    if (all != P)
+        FAIL("first call: MPI_Allreduce gave %d, want %d", all, P);
+    check_many_of(comm, 0, 3001);
+    check_many_of(comm, 1, 50021);
+    for (int k = 0; k < NKINDS; k++)
+        for (int ip = 0; ip < 2; ip++)
+            for (int root = 0; root < P; root++) {
+                if ((k != BCAST && k != REDUCE && root) || (k == BCAST && ip))
+                    continue;
+                coll_t c;
+                make(&c, k, comm, 7919 + 2 * root + ip, root, ip);
+                fill(&c, 300 + k);
+                post(&c, 0);
+                wait_check(&c, "first call");
+                unmake(&c);
+            }
+    MPI_Comm_free(&comm);
 }
 
 /* Nonblocking collectives on two communicators, interleaved. */
@@ -920,16 +958,20 @@ static void check_no_growth(MPI_Comm comm)
 
 int main(int argc, char **argv)
 {
-    int provided, quick = 0, persistent_only = 0;
+    int provided, quick = 0, persistent_only = 0, first_call = 0;
     for (int i = 1; i < argc; i++)
         quick |= !strcmp(argv[i], "--quick"), fallback |= !strcmp(argv[i], "--fallback"),
-            persistent_only |= !strcmp(argv[i], "--persistent-only");
+            persistent_only |= !strcmp(argv[i], "--persistent-only"),
+            first_call |= !strcmp(argv[i], "--first-call");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm a, b;
-    if (persistent_only) {
-        check_persistent_only();
+    if (persistent_only || first_call) {
+        if (persistent_only)
+            check_persistent_only();
+        else
+            check_first_call();
         goto done;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &a);

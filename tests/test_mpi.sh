@@ -233,6 +233,28 @@ for c in allreduce allgather bcast reduce 'reduce_scatter(_block)?' alltoall; do
 done
 grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent only: an initialization fell back"
 
+# nonblocking calls of sizes not planned yet, after one blocking call
+# (mpi_nbc_check --first-call): each runs a schedule from its first call,
+# agreed in its request; where one rank's synthesis fails (TACOS_FAULT
+# RANK:synth:N), every rank runs the textbook program instead, in the request
+for np in 1 2 3 5 8; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call np=$np: exit $?"
+    grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call np=$np: wrong results"
+    [ $np = 1 ] && continue
+    # 32 outstanding, then each kind alone (Bcast at each root, Reduce at each in place or not)
+    want=$((np * (32 + 10 + 3 * np)))
+    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out")
+    [ "$got" = "$want" ] || fail "first call np=$np: $got nonblocking schedules, want $want"
+done
+TACOS_FAULT=1:synth:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call, synthesis fault: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, synthesis fault: wrong results"
+[ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
+    fail "first call, synthesis fault: not every rank ran the textbook program"
+
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
