@@ -9,7 +9,9 @@
 # 2. overlap % (as osu_iallreduce), tacos against the MPI's own nonblocking
 #    collectives (Open MPI: libnbc), with no MPI call during the computation
 #    and with 10 MPI_Test calls spread over it;
-# 3. the cost of making (and freeing) a persistent request.
+# 3. the cost of making (and freeing) a persistent request;
+# 4. the first nonblocking call of a size and the one after it (us each),
+#    against the MPI's own nonblocking collectives.
 # MPI=mpich: libtacos-pmpi preloaded under mpiexec.mpich, switched by the
 # communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
@@ -51,5 +53,11 @@ for np in ${NPS:-2 4}; do
             sed "s/^# allreduce overlap,/# allreduce overlap ($probes MPI_Test calls during the computation),/"
     done
     launch "$np" --mode init --variant tacos --variant $nbc:coll_tacos_enable=0 --baseline $nbc
+    # a size's first nonblocking call and the one right after it, on a new
+    # communicator where a blocking call planned another size (Open MPI:
+    # coll/tacos synthesizes the size and the ranks agree in the request)
+    launch "$np" --variant first:mode=first --variant second:mode=second \
+        --variant $nbc-first:coll_tacos_enable=0,mode=first \
+        --variant $nbc-second:coll_tacos_enable=0,mode=second --baseline $nbc-first
     echo
 done

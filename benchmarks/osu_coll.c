@@ -8,7 +8,7 @@
  *                  gather|scatter|gatherv|scatterv|alltoallv]
  *                 [--min BYTES] [--max BYTES] [--factor F] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
- *                 [--mode blocking|nonblocking|overlap|persistent|init]
+ *                 [--mode blocking|nonblocking|overlap|persistent|init|first|second]
  *
  * --factor: each size is F times the previous one (default 2).
  *
@@ -18,7 +18,11 @@
  * no MPI call, MPI_Wait: prints the overlap % = 100 (1 - (t_total -
  * t_compute) / t_pure) instead of a time; persistent: MPI_Start +
  * MPI_Wait of a request made (after a blocking call of the size) once;
- * init: making and freeing that request.  --probes N: the computation
+ * init: making and freeing that request; first, second: on a duplicate
+ * made as the variant's, per block (a blocking call of twice the size
+ * first: coll/tacos plans a size there), the first MPI_Iallreduce +
+ * MPI_Wait of the size, or the second right after it (one call each, no
+ * barrier between them).  --probes N: the computation
  * calls MPI_Test N times (OSU's -t; default none).  The warm-up ends with a barrier,
  * where coll/tacos plans the sizes nonblocking calls asked for.
  *
@@ -66,10 +70,34 @@ static void compute(double us)
     (void)x; /* (gcc 16: set but not used) */
 }
 
+static MPI_Comm dup_variant(const char *variant, const char **vmode);
+static const char *variant_now; /* --variant: the one being timed */
+
+/* The first and second modes (see the top): us of that call. */
+static double time_first(void *s, void *d, int count)
+{
+    const char *unused;
+    MPI_Comm c = dup_variant(variant_now ? variant_now : "tacos", &unused);
+    MPI_Request req;
+    double t[2];
+    MPI_Allreduce(s, d, 2 * count, MPI_FLOAT, MPI_SUM, c);
+    MPI_Barrier(c);
+    for (int i = 0; i < 2; i++) {
+        double t0 = MPI_Wtime();
+        MPI_Iallreduce(s, d, count, MPI_FLOAT, MPI_SUM, c, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        t[i] = (MPI_Wtime() - t0) * 1e6;
+    }
+    MPI_Comm_free(&c);
+    return t[strcmp(mode, "first") != 0];
+}
+
 /* The nonblocking and persistent modes (see the top): us per call, or the
  * overlap %. */
 static double time_nonblocking(MPI_Comm comm, void *s, void *d, int count, int iters)
 {
+    if (!strcmp(mode, "first") || !strcmp(mode, "second"))
+        return time_first(s, d, count);
     int warm = iters / 10 + 2, persistent = !strcmp(mode, "persistent") || !strcmp(mode, "init");
     MPI_Request req = MPI_REQUEST_NULL;
     double t0 = 0, pure = 0;
@@ -377,7 +405,7 @@ int main(int argc, char **argv)
             int r = rounds < 64 ? rounds : 64;
             for (int i = 0; i < r; i++)
                 for (int v = 0; v < nv; v++) {
-                    mode = vmode[v];
+                    mode = vmode[v], variant_now = variants[v];
                     t[v][i] = mean_over_ranks(time_calls(vc[v], n, s, d, bytes, iters), n);
                 }
             for (int v = 0; v < nv; v++) {

@@ -434,7 +434,8 @@ static void destroy(mca_coll_tacos_request_t *r)
     free(r->tmp);
     if (r->reduce_op)
         OBJ_RELEASE(r->reduce_op);
-    OBJ_RELEASE(r->super.super.req_mpi_object.comm);
+    if (r->super.super.req_mpi_object.comm) /* (a captured one holds none) */
+        OBJ_RELEASE(r->super.super.req_mpi_object.comm);
     OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
 }
@@ -459,8 +460,11 @@ static int finished(mca_coll_tacos_request_t *r, int rc)
 {
     unlink_active(r);
     r->super.super.req_status.MPI_ERROR = rc == OMPI_SUCCESS ? MPI_SUCCESS : ompi_errcode_get_mpi_code(rc);
-    if (rc != OMPI_SUCCESS)
-        r->tmp = NULL; /* kept: an abandoned send may still read it (as the core's scratch) */
+    if (rc != OMPI_SUCCESS) { /* kept: an abandoned send may still read it (as the core's scratch) */
+        r->tmp = NULL;
+        if (r->alt)
+            r->alt->tmp = NULL;
+    }
     if (!r->super.super.req_persistent) { /* its scratch goes now */
         tacos_req_free(r->op);
         r->op = NULL;
@@ -696,17 +700,23 @@ static int next_tag(mca_coll_tacos_module_t *m, int persistent)
  * communicator, held[0..nheld) (the array is the request's now) and the op
  * retained while it lives, tmp freed with it; nonblocking (started now) or
  * persistent. */
+static void request_hold(mca_coll_tacos_request_t *r, struct ompi_datatype_t **held, int nheld,
+                         void *tmp)
+{
+    r->held = held, r->nheld = nheld, r->tmp = tmp, r->reduce_op = r->x.op;
+    for (int i = 0; i < nheld; i++)
+        OBJ_RETAIN(held[i]);
+    if (r->reduce_op)
+        OBJ_RETAIN(r->reduce_op);
+}
+
 static int request_issue(mca_coll_tacos_request_t *r, int tag, struct ompi_datatype_t **held,
                          int nheld, void *tmp, int persistent, ompi_request_t **request)
 {
     OMPI_REQUEST_INIT(&r->super.super, persistent);
     r->super.super.req_mpi_object.comm = r->x.comm;
     OBJ_RETAIN(r->x.comm);
-    r->held = held, r->nheld = nheld, r->tmp = tmp, r->reduce_op = r->x.op;
-    for (int i = 0; i < nheld; i++)
-        OBJ_RETAIN(held[i]);
-    if (r->reduce_op)
-        OBJ_RETAIN(r->reduce_op);
+    request_hold(r, held, nheld, tmp);
     r->x.tag = tag;
     int rc = persistent ? OMPI_SUCCESS : start_one(r);
     if (rc != OMPI_SUCCESS) {
@@ -779,12 +789,11 @@ int coll_tacos_launch_list(mca_coll_tacos_module_t *m, const tacos_call_t *call,
         free(tmp);
         return rc;
     }
-    if (m->capture) { /* made as a persistent one: not started */
-        ompi_request_t *unused;
+    if (m->capture) { /* kept for coll_tacos_launch: no MPI request, no tag yet */
         coll_tacos_drop_captured(m);
-        rc = request_issue(r, tag, held, nheld, tmp, 1, &unused);
-        m->captured = rc == OMPI_SUCCESS ? r : NULL;
-        return rc;
+        request_hold(r, held, nheld, tmp);
+        m->captured = r;
+        return OMPI_SUCCESS;
     }
     return request_issue(r, tag, held, nheld, tmp, persistent, request);
 }

@@ -36,6 +36,7 @@ static void module_construct(mca_coll_tacos_module_t *m)
 static void module_destruct(mca_coll_tacos_module_t *m)
 {
     TACOS_SLOTS(RELEASE_PREV)
+    coll_tacos_drop_captured(m); /* (one a call that failed after PLAN left) */
     tacos_comm_free(m->core); /* its staging and device work space too */
     free(m->measure);
     if (m->stream)

@@ -229,6 +229,7 @@ struct tacos_req {
      * whether every rank has the schedule (exec NULL: this rank has not);
      * where one has not, alt (the same call as a list) runs instead */
     int plan_vote, on_alt;
+    uint64_t hash; /* the schedule's (plan_vote) */
     tacos_req_t *alt;
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
@@ -823,7 +824,8 @@ int tacos_req_start(tacos_req_t *r)
 {
     if (!r->own || (r->ipc_answer && !r->plan_vote))
         return start_exec(r);
-    int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call, !r->ipc_answer, !r->exec);
+    int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call, !r->ipc_answer, r->plan_vote,
+                                  r->exec ? &r->hash : NULL);
     return rc ? failed(r, rc) : 0;
 }
 
@@ -836,7 +838,7 @@ static int start_alt(tacos_req_t *r)
     if (r->c->s.verbose >= 10) {
         char event[TACOS_EVENT_MAX];
         const char *why = "a rank lacked the schedule (agreed in the request)";
-        tacos_comm_say(r->c, 10, "%s: textbook: %s", tacos_coll_name(r->coll), why);
+        tacos_comm_say(r->c, 10, "i%s: textbook: %s", mpi_coll(r), why);
         tacos_comm_say(r->c, 10, "%s",
                        tacos_event(event, mpi_coll(r), TACOS_NONBLOCKING, "textbook", why));
     }
@@ -886,11 +888,13 @@ int tacos_run(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *call,
                        tacos_coll_name(r.coll), c->ops.rank, c->ops.size, rc);
         return rc;
     }
+    tacos_comm_run_begin(c, p);
     rc = tacos_req_start(&r);
     if (!rc && (rc = tacos_exec_wait(r.exec)))
         rc = failed(&r, rc);
     if (!rc)
         rc = complete(&r);
+    tacos_comm_run_end(c);
     free(r.spans);
     free(r.blocks);
     return finish(c, rc);
@@ -914,14 +918,17 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->exec = NULL;
     r->vote = vote;
     r->ipc_answer = ask ? 0 : -1;
-    r->plan_vote = !p->agreed;
+    r->plan_vote = !p->agreed, r->hash = p->hash;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;
     int *counts = copy ? malloc((size_t)n * sizeof *counts) : NULL;
     ptrdiff_t *displs = copy && a->displs ? malloc((size_t)n * sizeof *displs) : NULL;
-    if (!r->off || (copy && !counts) || (copy && a->displs && !displs) ||
-        (p->prog && tacos_exec_new(p->prog, n, p->k, &r->exec))) {
+    int no_exec = p->prog && tacos_exec_new(p->prog, n, p->k, &r->exec);
+    if (no_exec) /* a plan not agreed yet goes on without it: this rank votes no */
+        r->exec = NULL;
+    if (!r->off || (copy && !counts) || (copy && a->displs && !displs) || (no_exec && p->agreed)) {
+        tacos_exec_free(r->exec);
         free(r->off);
         free(counts);
         free(displs);

@@ -349,12 +349,12 @@ static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_clas
     }
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
-        tacos_comm_say(c, 0, "%s synthesis on %s: %s; falling back", tacos_coll_name(coll),
+        tacos_comm_say(c, 0, "%s synthesis on %s: %s; that size falls back", tacos_coll_name(coll),
                        c->topo->name, fault ? "a fault injected (TACOS_FAULT)" : tacos_last_error());
     if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
                !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)) ||
                !(made->prog_refs = malloc(sizeof *made->prog_refs)))) {
-        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; falling back",
+        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; that size falls back",
                        tacos_coll_name(coll), c->ops.rank);
         ok = 0; /* agreed later: every rank falls back */
     }
@@ -364,25 +364,21 @@ static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_clas
         tacos_prog_free(made->prog), made->prog = NULL;
     if (!ok)
         plan_free(made);
-    made->hash = ok ? sched_hash(s) : 0;
+    made->hash = ok ? sched_hash(s) ^ (uint64_t)tacos_fault("hash") : 0;
     *sched = s;
     return ok;
 }
 
-/* make_plan, then the ranks agree on the schedule (a collective). */
-static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
-                      tacos_plan_t *made)
+/* Rank 0 dumps schedule s of made and says what the model gives for it. */
+static void report(const tacos_comm_t *c, const tacos_plan_t *made, const tacos_sched_t *s)
 {
     const tacos_settings_t *st = &c->s;
-    tacos_sched_t *s;
-    int agreed = 0, ok = make_plan(c, coll, root, size_class, made, &s);
-    int rc = agree(c, ok, made->hash, &agreed);
-    if (ok && !rc && !agreed)
-        tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
-            tacos_coll_name(coll));
-    if (agreed && st->dump_dir && st->dump_dir[0] && c->ops.rank == 0) {
+    const char *coll = tacos_coll_name(made->coll);
+    if (c->ops.rank != 0)
+        return;
+    if (st->dump_dir && st->dump_dir[0]) {
         char what[128];
-        snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", tacos_coll_name(coll), root, made->k,
+        snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", coll, made->root, made->k,
                  (size_t)s->size_bytes);
         dump(c, what, NULL, s);
     }
@@ -390,14 +386,27 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
      * the same on all: rank 0 alone computes it, and only when it is shown */
     char optimal[64] = "";
     double opt;
-    if (agreed && st->verbose >= 5 && c->ops.rank == 0 &&
-        !tacos_optimal_bound(c->topo, coll, root, (uint64_t)s->size_bytes, &opt))
+    if (st->verbose >= 5 &&
+        !tacos_optimal_bound(c->topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
+    tacos_comm_say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
+                   coll, made->root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
+                   optimal);
+}
+
+/* make_plan, then the ranks agree on the schedule (a collective). */
+static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
+                      tacos_plan_t *made)
+{
+    tacos_sched_t *s;
+    int agreed = 0, ok = make_plan(c, coll, root, size_class, made, &s);
+    int rc = agree(c, ok, made->hash, &agreed);
+    if (ok && !rc && !agreed)
+        tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
+            tacos_coll_name(coll));
     if (agreed)
-        tacos_comm_say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
-            tacos_coll_name(coll), root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
-            optimal);
+        report(c, made, s);
     tacos_sched_free(s);
     if (rc || !agreed)
         plan_free(made);
@@ -434,10 +443,21 @@ static tacos_plan_t *cache_put(tacos_comm_t *c, const tacos_plan_t *made)
     } else {
         slot = &c->cache[c->next_evict];
         c->next_evict = (c->next_evict + 1) % c->s.cache_size;
-        plan_free(slot);
+        if (slot->exec && slot->exec == c->running) /* in use: freed when that call ends */
+            c->evicted = *slot;
+        else
+            plan_free(slot);
     }
     *slot = *made;
     return slot;
+}
+
+void tacos_comm_run_begin(tacos_comm_t *c, const tacos_plan_t *p) { c->running = p->exec; }
+
+void tacos_comm_run_end(tacos_comm_t *c)
+{
+    c->running = NULL;
+    plan_free(&c->evicted);
 }
 
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
@@ -551,26 +571,37 @@ int tacos_comm_v_schedules(tacos_comm_t *c, const char **why)
 }
 
 /* The ranks agree on the plans nonblocking calls made (in cache order, the
- * same on every rank): from now on their calls need not agree. */
+ * same on every rank), ALL_EQUAL_MAX / 2 at a time: from now on their calls
+ * need not agree.  On an error the rest stay as they were (on every rank). */
 static int agree_made(tacos_comm_t *c)
 {
-    int rc = 0;
-    for (int i = 0; i < c->ncache && !rc; i++) {
-        tacos_plan_t *e = &c->cache[i];
-        int agreed = 0;
-        if (e->agreed)
-            continue;
-        rc = agree(c, e->prog != NULL, e->hash, &agreed);
-        if (rc)
-            break; /* still not agreed: the calls go on agreeing */
-        if (!agreed && e->prog && c->ops.rank == 0)
-            tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
-                           tacos_coll_name(e->coll));
-        if (!agreed)
-            plan_free(e);
-        e->agreed = 1;
+    enum { BATCH = ALL_EQUAL_MAX / 2 };
+    tacos_plan_t *e[BATCH];
+    uint64_t v[2 * BATCH];
+    char eq[2 * BATCH];
+    for (int i = 0; i < c->ncache;) {
+        int k = 0, rc;
+        for (; i < c->ncache && k < BATCH; i++)
+            if (!c->cache[i].agreed) {
+                e[k] = &c->cache[i];
+                v[2 * k] = e[k]->prog != NULL, v[2 * k + 1] = e[k]->hash;
+                k++;
+            }
+        if (!k)
+            break;
+        if ((rc = all_equal(c, v, 2 * k, eq)))
+            return rc;
+        for (int j = 0; j < k; j++) {
+            int agreed = e[j]->prog && eq[2 * j] && eq[2 * j + 1];
+            if (!agreed && e[j]->prog && c->ops.rank == 0)
+                tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
+                               tacos_coll_name(e[j]->coll));
+            if (!agreed)
+                plan_free(e[j]);
+            e[j]->agreed = 1;
+        }
     }
-    return rc;
+    return 0;
 }
 
 int tacos_comm_prepare(tacos_comm_t *c)
@@ -674,7 +705,8 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
          * key, also where it failed: the request says no for it) */
         tacos_plan_t made;
         tacos_sched_t *s;
-        make_plan(c, coll, root, size_class_of(bytes), &made, &s);
+        if (make_plan(c, coll, root, size_class_of(bytes), &made, &s))
+            report(c, &made, s);
         tacos_sched_free(s);
         return cache_put(c, &made);
     }

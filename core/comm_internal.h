@@ -36,6 +36,11 @@ struct tacos_comm {
     int busy;           /* running its own collectives */
     tacos_plan_t *cache; /* s.cache_size entries */
     int ncache, next_evict;
+    /* the executor state a blocking call runs (tacos_run), and an entry
+     * evicted while it did (by a nonblocking call made from progress):
+     * freed when the call ends (tacos_comm_run_end) */
+    const tacos_exec_t *running;
+    tacos_plan_t evicted;
     tacos_wanted_t *wanted; /* keys nonblocking calls found unplanned, s.cache_size at most */
     int nwanted;
     char why[128];      /* a reason naming a parameter */
@@ -103,6 +108,10 @@ int tacos_comm_max_nonneg(tacos_comm_t *c, double *v, int n);
  * same, once: where any disagrees, every rank drops its map (ipc.c; a
  * collective; host_ids freed). */
 int tacos_comm_check_hosts(tacos_comm_t *c);
+
+/* A blocking call of plan p starts (tacos_comm_run_begin) and ends. */
+void tacos_comm_run_begin(tacos_comm_t *c, const tacos_plan_t *p);
+void tacos_comm_run_end(tacos_comm_t *c);
 
 /* The agreement a nonblocking call wanted (ipc_test_wanted; ipc.c, a
  * collective): where every rank is staged through a component with IPC,

@@ -293,27 +293,28 @@ void tacos_ipc_vote_free(tacos_ipc_vote_t *v, const tacos_call_t *call)
         sending |= v->sends[i];
         call->tp.abandon(call->tp.ctx, v->live[i], v->sends[i]);
     }
-    if (!sending)
+    if (!sending) {
         free(v->probes);
+        free(v->mine);
+    }
     if (v->block && ended)
         call->mc->dev_free(v->block);
     free(v->live);
     *v = (tacos_ipc_vote_t){.test = v->test, .plan_no = v->plan_no};
 }
 
-/* Round `round` of the dissemination: one byte to rank + 2^round, one from
- * rank - 2^round. */
+/* Round `round` of the dissemination: what this rank knows to rank +
+ * 2^round, what rank - 2^round knows from it. */
 static int post_round(tacos_ipc_vote_t *v, const tacos_comm_t *c, const tacos_call_t *call)
 {
-    /* bit 0: no IPC, bit 1: no schedule (a send abandoned may outlive v) */
-    static const unsigned char answers[4] = {0, 1, 2, 3};
     const tacos_transport_t *tp = &call->tp;
     int n = c->ops.size, me = c->ops.rank, d = 1 << v->round, rc;
     void *req;
-    if ((rc = tp->irecv(tp->ctx, &v->recv, 1, ((me - d) % n + n) % n, &req)))
+    v->mine->no = v->no;
+    if ((rc = tp->irecv(tp->ctx, &v->in, sizeof v->in, ((me - d) % n + n) % n, &req)))
         return rc;
     add(v, req, 0);
-    if ((rc = tp->isend(tp->ctx, &answers[v->no & 3], 1, (me + d) % n, &req)))
+    if ((rc = tp->isend(tp->ctx, v->mine, sizeof *v->mine, (me + d) % n, &req)))
         return rc;
     add(v, req, 1);
     return 0;
@@ -340,15 +341,21 @@ static int post_exchange(tacos_ipc_vote_t *v, const tacos_comm_t *c, const tacos
 /* Each rank's "no" ORed: whether its call is staged through a component
  * with IPC and, where the call tests, whether it has its block to export. */
 int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
-                         int ask_ipc, int plan_no)
+                         int ask_ipc, int plan, const uint64_t *hash)
 {
     int n = c->ops.size, room = v->test && ask_ipc ? 2 * n : 2, rc;
     v->no = (unsigned char)((ask_ipc && call->mem && call->mc && call->mc->ipc_export ? 0 : 1) |
-                            (plan_no ? 2 : 0));
+                            (plan && !hash ? 2 : 0));
     v->plan_no = 0;
     v->nlive = 0;
-    if (!(v->live = malloc((size_t)room * (sizeof *v->live + 2))))
+    if (!(v->mine = calloc(1, sizeof *v->mine)) ||
+        !(v->live = malloc((size_t)room * (sizeof *v->live + 2)))) {
+        free(v->mine);
+        v->mine = NULL;
         return TACOS_ERR_NOMEM;
+    }
+    if (plan && hash)
+        v->mine->h = *hash, v->mine->nh = ~*hash;
     v->sends = (char *)(v->live + room), v->done = v->sends + room;
     if (!v->no && v->test) { /* (a rank that cannot export says no: that call is staged) */
         char why[256];
@@ -378,9 +385,12 @@ static int next_step(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *c
         v->no = bad != 0, v->round = 0, v->phase = CONFIRM;
         return post_round(v, c, call);
     }
-    v->no |= v->recv & 3;
+    v->no |= (unsigned char)(v->in.no & 3);
+    v->mine->h |= v->in.h, v->mine->nh |= v->in.nh;
     if (1 << ++v->round < c->ops.size)
         return post_round(v, c, call);
+    if (v->mine->h & v->mine->nh) /* two ranks have different schedules */
+        v->no |= 2;
     v->plan_no = (v->no & 2) != 0;
     if (v->phase == VOTE && !v->no && v->test) { /* all yes, the communicator untested */
         v->phase = EXCHANGE;

@@ -14,12 +14,22 @@ typedef struct {
     long long ok; /* made and exported (a long long: no padding in the message) */
 } tacos_ipc_probe_t;
 
+/* A message of the agreement: every rank's "no" bits ORed (bit 0: no
+ * IPC, bit 1: no schedule), and the schedule's hash and its complement
+ * ORed (equal on every rank where h & nh is 0). */
+typedef struct {
+    uint64_t h, nh;
+    uint64_t no;
+} tacos_vote_msg_t;
+
 /* The agreement of a persistent or nonblocking call, without blocking (ipc.c). */
 typedef struct {
     int phase;       /* 0: none in flight */
     int round, test; /* test: the communicator's mapping was untested at the call's creation */
-    int plan_no;     /* after it ended: some rank did not have the call's schedule */
-    unsigned char recv, no;
+    int plan_no;     /* after it ended: some rank had not the call's schedule, or another */
+    tacos_vote_msg_t in, *mine; /* mine: this rank's so far, what it sends (own memory:
+                                 * an abandoned send may outlive the agreement) */
+    unsigned char no;
     void **live;     /* the requests in flight (nlive), each a send or a receive */
     char *sends, *done;
     int nlive;
@@ -39,11 +49,11 @@ int tacos_ipc_eligible(tacos_comm_t *c, const tacos_call_t *call, int persistent
 
 /* The agreement of such a call: start, then progress until *answer is 1
  * (IPC) or -1 (staged); ask_ipc 0: IPC is not asked (the answer is -1).
- * The same rounds agree whether every rank has the call's schedule
- * (plan_no: this rank has not; v->plan_no at the end: some rank had not).
- * On an error the agreement is abandoned. */
+ * With plan, the same rounds agree whether every rank has the call's
+ * schedule, the same one (*plan: its hash; NULL: this rank has none);
+ * v->plan_no at the end: not so.  On an error the agreement is abandoned. */
 int tacos_ipc_vote_start(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
-                         int ask_ipc, int plan_no);
+                         int ask_ipc, int plan, const uint64_t *hash);
 int tacos_ipc_vote_progress(tacos_ipc_vote_t *v, tacos_comm_t *c, const tacos_call_t *call,
                             int *answer);
 /* Gives up what is in flight and frees the agreement's memory. */

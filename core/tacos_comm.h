@@ -127,12 +127,15 @@ const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
 int tacos_comm_plan(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                     const tacos_plan_t **plan);
 
-/* Nonblocking calls: the plan only where it is already made, never
- * waiting for other ranks (MPI wants their initiation local).
- * A key not planned yet is recorded (by every rank alike: the same calls in
- * the same order) and planned by the next blocking call of the communicator
- * (tacos_comm_plan, or tacos_comm_prepare from a collective the core does
- * not serve, e.g. MPI_Barrier).  NULL with *why: fall back. */
+/* Nonblocking calls, never waiting for other ranks (MPI wants their
+ * initiation local): the plan where it is made; where the settings and
+ * topology are agreed and ops.agree_in_request, a key not planned yet is
+ * synthesized here and cached not agreed (agreed 0: its calls agree in
+ * their request, tacos_req_set_alt); else it is recorded (by every rank
+ * alike: the same calls in the same order) and planned by the next blocking
+ * call of the communicator (tacos_comm_plan, or tacos_comm_prepare from a
+ * collective the core does not serve, e.g. MPI_Barrier, which also agrees
+ * on the plans not agreed yet).  NULL with *why: fall back. */
 const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t coll, int root,
                                                 size_t bytes, const char **why);
 int tacos_comm_prepare(tacos_comm_t *c);
@@ -153,7 +156,7 @@ typedef enum { TACOS_BLOCKING, TACOS_NONBLOCKING, TACOS_PERSISTENT } tacos_mode_
  * Blocking calls plan (tacos_comm_plan), and so does a persistent call's
  * initialization (MPI_X_init: nonlocal, called by every rank in the same
  * order as the blocking collectives, so it may agree with the others);
- * nonblocking calls take what is planned (tacos_comm_plan_nonblocking). */
+ * nonblocking calls never wait (tacos_comm_plan_nonblocking). */
 int tacos_comm_plan_call(tacos_comm_t *c, tacos_mode_t mode, tacos_coll_t coll, int root,
                          size_t bytes, const char **why, const tacos_plan_t **plan);
 
@@ -379,7 +382,8 @@ int tacos_run_list(tacos_comm_t *c, const tacos_call_t *call, const tacos_msg_t 
  * posted by the process of that MPI_COMM_WORLD rank fail (the binding asks
  * tacos_fault("send") before each), RANK:alloc:N its N-th scratch
  * allocation, RANK:synth:N its N-th synthesis of a size (as a synthesis
- * that fails on one rank only), RANK:ipcmap:N its N-th and every later mapping of another
+ * that fails on one rank only), RANK:hash:N the hash of its N-th schedule
+ * made (as a schedule that differs on one rank), RANK:ipcmap:N its N-th and every later mapping of another
  * rank's staging by the shared host memory component (coll_tacos_stage=3;
  * as GPUs without peer access), RANK:ipcexp:N its N-th and every later
  * export of its own (as CUDA IPC under MIG).  The rank comes from the launcher's environment

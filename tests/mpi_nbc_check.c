@@ -357,6 +357,28 @@ static void check_first_call(void)
                 wait_check(&c, "first call");
                 unmake(&c);
             }
+    /* the first size again, blocking (the ranks agree on what the
+     * nonblocking calls made), then nonblocking */
+    coll_t c;
+    make(&c, ALLREDUCE, comm, 3001, 0, 0);
+    fill(&c, 400);
+    MPI_Allreduce(c.sbuf, c.rbuf, 3001, MPI_DOUBLE, MPI_SUM, comm);
+    check(&c, "first call, then blocking");
+    fill(&c, 401);
+    post(&c, 0);
+    wait_check(&c, "first call, blocking, then nonblocking");
+    unmake(&c);
+    /* a call of a new size freed while it may still run (not on one rank,
+     * where libnbc serves: its requests refuse that) */
+    if (P > 1) {
+        make(&c, ALLREDUCE, comm, 200003, 0, 0);
+        fill(&c, 402);
+        post(&c, 0);
+        MPI_Request_free(&c.req);
+        MPI_Barrier(comm);
+        MPI_Allreduce(MPI_IN_PLACE, &P, 1, MPI_INT, MPI_MAX, comm); /* progress meanwhile */
+        /* nothing tells when it ends: its buffers are never freed */
+    }
     MPI_Comm_free(&comm);
 }
 

@@ -243,8 +243,9 @@ for np in 1 2 3 5 8; do
         $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call np=$np: exit $?"
     grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call np=$np: wrong results"
     [ $np = 1 ] && continue
-    # 32 outstanding, then each kind alone (Bcast at each root, Reduce at each in place or not)
-    want=$((np * (32 + 10 + 3 * np)))
+    # 32 outstanding, then each kind alone (Bcast at each root, Reduce at
+    # each in place or not), one after a blocking call of its size, one freed
+    want=$((np * (32 + 10 + 3 * np + 2)))
     got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out")
     [ "$got" = "$want" ] || fail "first call np=$np: $got nonblocking schedules, want $want"
 done
@@ -254,6 +255,24 @@ TACOS_FAULT=1:synth:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, synthesis fault: wrong results"
 [ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
     fail "first call, synthesis fault: not every rank ran the textbook program"
+# ... and its size falls back from the next blocking call on, on every rank
+[ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/out")" = 4 ] ||
+    fail "first call, synthesis fault: the size did not fall back after the blocking call"
+# ... where rank 2's schedule differs (TACOS_FAULT RANK:hash:N): the same
+TACOS_FAULT=2:hash:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call, schedules differ: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, schedules differ: wrong results"
+[ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
+    fail "first call, schedules differ: not every rank ran the textbook program"
+# a cache of 2 entries: plans evicted while calls that agree on them run
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    --mca coll_tacos_cache_size 2 $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 ||
+    fail "first call, cache of 2: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, cache of 2: wrong results"
+[ "$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=4 " "$T/out")" = $((4 * 56)) ] ||
+    fail "first call, cache of 2: not every call ran a schedule"
 
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
