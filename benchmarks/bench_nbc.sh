@@ -56,7 +56,7 @@ for np in ${NPS:-2 4}; do
     # a size's first nonblocking call and the one right after it, on a new
     # communicator where a blocking call planned another size (Open MPI:
     # coll/tacos synthesizes the size and the ranks agree in the request)
-    launch "$np" --variant first:mode=first --variant second:mode=second \
+    launch "$np" --mode first --variant first --variant second:mode=second \
         --variant $nbc-first:coll_tacos_enable=0,mode=first \
         --variant $nbc-second:coll_tacos_enable=0,mode=second --baseline $nbc-first
     echo
