@@ -6,7 +6,7 @@
 # when a communicator is created), in alternating blocks, ROUNDS times per
 # size, and prints each one's median block and the ratio ordered/arrival.
 #   benchmarks/bench_deterministic.sh [COLL...]        (one host, NPS ranks)
-#   tests/testbed.sh run SHAPE -- sh benchmarks/bench_deterministic.sh [COLL...]
+#   tests/testbed/testbed.sh run SHAPE -- sh benchmarks/bench_deterministic.sh [COLL...]
 #                                                      (the emulated cluster)
 # COLL: allreduce (default), reduce_scatter_block, reduce.  Environment:
 # MIN/MAX bytes (65536/67108864), ROUNDS (5), NPS (4; one host only), CHUNKS

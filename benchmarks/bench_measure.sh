@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # What the network measurement costs and finds on the emulated cluster
-# (tests/testbed.sh; root). For each shape, one testbed and RUNS runs of
+# (tests/testbed/testbed.sh; root). For each shape, one testbed and RUNS runs of
 # `tacos-probe --all` (the measurement the component makes at its first
 # collective between hosts). With PROBE_B set to another build's
 # tacos-probe, runs alternate between this build (A) and that one (B), and
@@ -46,7 +46,7 @@ EOF
 echo "| shape | build | runs | ms min | ms median | ms max | pairs right | runs right | links GB/s ÷ true | off > 15 % |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for shape in $SHAPES; do
-    out=$(bash "$B/tests/testbed.sh" run "$shape" -r "$RANKS" -- \
+    out=$(bash "$B/tests/testbed/testbed.sh" run "$shape" -r "$RANKS" -- \
         sh -c 'cat "$TESTBED_DIR/shape.txt"; sh "$0"' "$JOB") || {
         rc=$?
         echo "bench_measure: testbed $shape failed (exit $rc)" >&2

@@ -16,7 +16,7 @@
 # communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
 #   [MPI=mpich] benchmarks/bench_nbc.sh [MAXBYTES]   (NPS="2 4", MIN, ROUNDS)
-# On the emulated cluster, tests/testbed.sh runs it with TESTBED_MPIRUN.
+# On the emulated cluster, tests/testbed/testbed.sh runs it with TESTBED_MPIRUN.
 B=$(cd "$(dirname "$0")/.." && pwd)
 MAX=${1:-4194304}
 MIN=${MIN:-65536}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # coll/tacos against Open MPI's tuned and han on an emulated cluster
-# (tests/testbed.sh; root). For each shape, one testbed and, per collective:
+# (tests/testbed/testbed.sh; root). For each shape, one testbed and, per collective:
 #  job 1: osu_coll --ab with three duplicates of MPI_COMM_WORLD timed in
 #         alternating blocks: coll/tacos with its probed + measured topology,
 #         coll/tacos with the true topology file the testbed wrote, and tuned;
@@ -97,5 +97,5 @@ EOF
 fi
 for shape in $SHAPES; do
     echo "# ===== $shape, $RANKS rank(s) per host ====="
-    bash "$B/tests/testbed.sh" run "$shape" -r "$RANKS" -- sh "${TMPDIR:-/tmp}/bench_testbed_job.sh"
+    bash "$B/tests/testbed/testbed.sh" run "$shape" -r "$RANKS" -- sh "${TMPDIR:-/tmp}/bench_testbed_job.sh"
 done

@@ -11,7 +11,7 @@
 #include "tacos_comm.h"
 
 /* Each reason's key, by the reason's first words (the first that matches).
- * tests/test_docs.sh fails where a reason the sources give has none, or a
+ * tests/unit/test_docs.sh fails where a reason the sources give has none, or a
  * key is missing from the doc. */
 static const struct {
     const char *text, *key;

@@ -5,9 +5,9 @@
  * coll_tacos_<name> (ompi_info lists it), the PMPI library reads
  * TACOS_<NAME> from the environment.  The defaults, the ranges, which must
  * be equal on every rank and the help live here only, so the two cannot
- * drift (tests/test_params.sh checks both against this table).  The
- * docs' parameter tables are generated from it too (tests/gen_params.sh;
- * tests/test_param_docs.sh fails where one differs).
+ * drift (tests/mpi/test_params.sh checks both against this table).  The
+ * docs' parameter tables are generated from it too (tests/unit/gen_params.sh;
+ * tests/unit/test_param_docs.sh fails where one differs).
  */
 #ifndef TACOS_PARAMS_H
 #define TACOS_PARAMS_H

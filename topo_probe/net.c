@@ -85,7 +85,7 @@
  * still gets its second size).  The second size runs once, and once more
  * where its rate came out below SECOND_STALL of the rate S1 showed (a
  * stall: less of the longer size's time is latency), the shorter kept.
- * On the testbed with jumbo frames (tests/testbed.sh) one 10 ms exchange
+ * On the testbed with jumbo frames (tests/testbed/testbed.sh) one 10 ms exchange
  * of a 400 Mbit/s link came out below 85 % of its rate in 4 of 40, the
  * shorter of two in 0 of 40; always twice, ring4 took 105 ms, once and
  * again where stalled 95 (about 1 run in 3 runs it again: S1's rate is

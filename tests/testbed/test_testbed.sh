@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# coll/tacos on an emulated cluster (tests/testbed.sh: network namespaces,
+# coll/tacos on an emulated cluster (tests/testbed/testbed.sh: network namespaces,
 # tbf-limited links; needs root, skips with 77 where it cannot run):
 #  - pairs4's full mesh (h0-h1 and h2-h3 at 400 Mbit/s, the cross links here
 #    at 50) and a triangle with 1/2/1 ranks per host (h0-h1 and h0-h2 at 400,
@@ -35,9 +35,9 @@
 #  - testbed.sh refuses bad shapes with switches, naming why (no root
 #    needed); switch4 routes every pair through the switch, tacos-probe
 #    --all measures across it, and tacos-synth reads its true topology.
-B=${TACOS_BUILD:-..}
-SRC=$(cd "$(dirname "$0")/.." && pwd) # tests/, where testbed.sh is
-CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi_coll_check}")" && pwd)/mpi_coll_check
+B=${TACOS_BUILD:-../..}
+SRC=$(cd "$(dirname "$0")" && pwd) # tests/testbed/, where testbed.sh is
+CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi/mpi_coll_check}")" && pwd)/mpi_coll_check
 MORE=$(dirname "$CHECK")/mpi_more_check
 NBC=$(dirname "$CHECK")/mpi_nbc_check
 T=$(mkdir -p "${TACOS_TMP:-./tmp}/testbed" && cd "${TACOS_TMP:-./tmp}/testbed" && pwd)

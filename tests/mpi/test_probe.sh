@@ -3,11 +3,11 @@
 # tacos-probe on saved machines and on this one, --all under mpirun feeding
 # tacos-synth, and coll/tacos probing this machine for real (results right,
 # summary printed, bad inputs fall back to the default model).
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 PROBE="$B/topo_probe/tacos-probe"
 SYNTH="$B/synth/tacos-synth"
 CHECK=${TACOS_MPI_CHECK:-./mpi_coll_check}
-FIX=$(dirname "$0")/fixtures/hwloc
+FIX=$(dirname "$0")/../fixtures/hwloc
 T=${TACOS_TMP:-./tmp}/probe
 mkdir -p "$T"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"

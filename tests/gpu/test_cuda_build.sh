@@ -23,7 +23,7 @@ for k in tacos_sum_float16 tacos_max_bfloat16 tacos_minloc_double_int tacos_maxl
 done
 ${CC:-cc} $WARN_CFLAGS -fPIC -I"$CUDA/include" -I"$S/core" -I"$S/synth" -DTACOS_WITH_CUDA \
     -c "$S/core/mem_cuda.c" -o "$T/mem_cuda.o" || { echo "FAIL: mem_cuda.c" >&2; fails=1; }
-${CC:-cc} $WARN_CFLAGS $MPI_CFLAGS -I"$CUDA/include" -c "$S/tests/mpi_gpu_check.c" \
+${CC:-cc} $WARN_CFLAGS $MPI_CFLAGS -I"$CUDA/include" -c "$S/tests/gpu/mpi_gpu_check.c" \
     -o "$T/mpi_gpu_check.o" || { echo "FAIL: mpi_gpu_check.c" >&2; fails=1; }
 [ $fails = 0 ] && echo "CUDA kernels, memory component and GPU test compile"
 [ $fails = 0 ]

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # On a machine with a GPU and no MPI, from the repository root, with
-# gpu-carry.tar.xz (made by tests/gpu_carry.sh) beside it: unpacks it once
+# gpu-carry.tar.xz (made by tests/gpu/gpu_carry.sh) beside it: unpacks it once
 # into $TMPDIR/gpu-carry, points the environment at the MPIs there and runs
 #
-#   check    tests/test_gpu.sh: mpi_gpu_check at 2, 3, 4 ranks on the one GPU,
+#   check    tests/gpu/test_gpu.sh: mpi_gpu_check at 2, 3, 4 ranks on the one GPU,
 #            staged (every threshold 0) and with the defaults, under Open MPI
 #            and under MPICH with libtacos-pmpi preloaded (default)
 #   bench    mpi_gpu_check --bench (Allreduce on device buffers against
@@ -20,16 +20,16 @@
 # by default) split a check over several calls of the device's 10 minutes.
 # Logs go to $OUT (the device tool's output folder), else $TMPDIR/gpu-out.
 #
-#   sh tests/gpu_run.sh [check|bench|mps|memcheck|env]...
+#   sh tests/gpu/gpu_run.sh [check|bench|mps|memcheck|env]...
 R=$(pwd)
-S=$R/tests
+S=$R/tests/gpu
 [ -f "$S/test_gpu.sh" ] || { echo "gpu_run: run it from the repository root" >&2; exit 2; }
 G=${TMPDIR:-/tmp}/gpu-carry
 O=${OUT:-${TMPDIR:-/tmp}/gpu-out}
 mkdir -p "$O"
 # unpacked again when the file is newer than what was unpacked
 if [ ! -f "$G/.unpacked" ] || [ "$R/gpu-carry.tar.xz" -nt "$G/.unpacked" ]; then
-    [ -f "$R/gpu-carry.tar.xz" ] || { echo "gpu_run: no gpu-carry.tar.xz (tests/gpu_carry.sh makes it)" >&2; exit 2; }
+    [ -f "$R/gpu-carry.tar.xz" ] || { echo "gpu_run: no gpu-carry.tar.xz (tests/gpu/gpu_carry.sh makes it)" >&2; exit 2; }
     rm -rf "$G" && mkdir -p "$G" && tar -xJf "$R/gpu-carry.tar.xz" -C "$G" && touch "$G/.unpacked" || exit 1
 fi
 L=$G/root/usr/lib/x86_64-linux-gnu
@@ -49,13 +49,13 @@ export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$OMPI_COMPONENT_DIR
 bench_job() {
     t=$1 log=$2
     shift 2
-    timeout "$t" $M "$@" "$B/tests/mpi_gpu_check" --bench 2>&1 | tee "$O/$log.log"
+    timeout "$t" $M "$@" "$B/tests/gpu/mpi_gpu_check" --bench 2>&1 | tee "$O/$log.log"
 }
 rc=0
 for part in "${@:-check}"; do
     t0=$(date +%s)
     case $part in
-    check) (cd "$B/tests" && sh "$S/test_gpu.sh") >"$O/check.log" 2>&1
+    check) (cd "$B/tests/gpu" && sh "$S/test_gpu.sh") >"$O/check.log" 2>&1
         r=$? # a skip (77) here is a failure too: this machine is meant to have the GPU
         cat "$O/check.log"
         [ $r = 0 ] || { echo "gpu_run: test_gpu.sh exit $r"; rc=1; } ;;
@@ -67,7 +67,7 @@ for part in "${@:-check}"; do
         done
         [ "${BENCH_MPICH:-1}" = 0 ] ||
             timeout 280 mpiexec.mpich -n 2 env LD_PRELOAD="$B/pmpi/.libs/libtacos-pmpi.so" \
-                "$B/tests/mpi_gpu_check_mpich" --bench 2>&1 | tee "$O/bench_mpich_2.log" ;;
+                "$B/tests/gpu/mpi_gpu_check_mpich" --bench 2>&1 | tee "$O/bench_mpich_2.log" ;;
     mps) # the bench's sizes to BENCH_MAX_BYTES (4 MiB) without, then with CUDA MPS (the
         # ranks' work in one GPU context instead of time slices of one context each)
         export BENCH_MAX_BYTES="${BENCH_MAX_BYTES:-4194304}"
@@ -83,7 +83,8 @@ for part in "${@:-check}"; do
         CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         timeout 550 $M -np 2 --mca coll_tacos_min_bytes 0 --mca coll_tacos_stage_min_bytes 0 \
             --mca coll_tacos_cuda_ipc_min_bytes 0 --mca coll_tacos_verbose 10 \
-            "$CS" --tool memcheck --error-exitcode 9 "$B/tests/mpi_gpu_check" >"$O/memcheck.log" 2>&1
+            "$CS" --tool memcheck --error-exitcode 9 "$B/tests/gpu/mpi_gpu_check" \
+            >"$O/memcheck.log" 2>&1
         r=$?
         echo "memcheck: exit $r ($(grep -c "ERROR SUMMARY: 0 errors" "$O/memcheck.log") ranks with 0 errors;" \
             "$(grep -c 'staged through cuda' "$O/memcheck.log") calls staged, $(grep -c 'IPC)' "$O/memcheck.log") with IPC)"

@@ -9,7 +9,7 @@
 # build or a GPU.  TACOS_GPU_NPS: rank counts (default 2 3 4),
 # TACOS_GPU_TIMEOUT: seconds per run (600), TACOS_GPU_MPIS: which MPIs
 # ("openmpi mpich").  Each run's output stays in $T (TACOS_TMP/gpu).
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 NPS=${TACOS_GPU_NPS:-2 3 4}
 MPIS=${TACOS_GPU_MPIS:-openmpi mpich}
 TMO=${TACOS_GPU_TIMEOUT:-600}

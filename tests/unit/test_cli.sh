@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tacos-synth from the command line: summaries, files, determinism, and clear
 # errors with the documented exit codes for bad flags and bad files.
-S=${TACOS_SYNTH:-../synth/tacos-synth}
+S=${TACOS_SYNTH:-../../synth/tacos-synth}
 T=${TACOS_TMP:-./tmp}/cli
-FIX=$(dirname "$0")/fixtures
+FIX=$(dirname "$0")/../fixtures
 mkdir -p "$T"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }

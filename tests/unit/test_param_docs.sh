@@ -10,9 +10,9 @@
 # mends it, files without blocks pass, malformed blocks are refused.
 # (test_params.sh checks the component and the PMPI library against the
 # same table.)
-S=${TACOS_SRC:-..}
+S=${TACOS_SRC:-../..}
 T=${TACOS_TMP:-./tmp}/param_docs
-GEN="$S/tests/gen_params.sh"
+GEN="$S/tests/unit/gen_params.sh"
 rm -rf "$T" && mkdir -p "$T"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }

@@ -7,9 +7,9 @@
 # collectives (a silent fallback cannot pass); topology files make
 # non-trivial schedules run over shared memory; bad topology files give a
 # clear message and still correct results.
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 CHECK=${TACOS_MPI_CHECK:-./mpi_coll_check}
-FIX=$(dirname "$0")/fixtures
+FIX=$(dirname "$0")/../fixtures
 T=${TACOS_TMP:-./tmp}/mpi
 mkdir -p "$T"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"

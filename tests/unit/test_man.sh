@@ -7,8 +7,8 @@
 # (a difference is shown).  Where groff or nroff is installed, each page
 # renders without warnings (groff -ww); without one that part is skipped.
 # `make install-man` puts both pages under man1.
-S=${TACOS_SRC:-..}
-B=${TACOS_BUILD:-..}
+S=${TACOS_SRC:-../..}
+B=${TACOS_BUILD:-../..}
 T=${TACOS_TMP:-./tmp}/man
 rm -rf "$T" && mkdir -p "$T"
 fails=0

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The parameter tables of the docs, generated from the core's one table
-# (core/params.c, printed by tests/param_table --markdown SELECTION).  A
+# (core/params.c, printed by tests/unit/param_table --markdown SELECTION).  A
 # markdown file holds each generated table between two marker lines:
 #
 #   <!-- params:begin SELECTION -->
@@ -9,14 +9,14 @@
 #
 # SELECTION: all (every parameter) or basic (levels 1 to 4).
 #
-#   tests/gen_params.sh --update FILE...  rewrite the blocks from the table
-#   tests/gen_params.sh --check FILE...   exit 1 where a block differs from
-#                                         the table, naming the file, with a
-#                                         diff
+#   tests/unit/gen_params.sh --update FILE...  rewrite the blocks from the table
+#   tests/unit/gen_params.sh --check FILE...   exit 1 where a block differs
+#                                              from the table, naming the
+#                                              file, with a diff
 #
 # Files without blocks are left alone.  Exit status: 0, 1 (--check: some
 # block differs), 2 (bad usage, a malformed block, no param_table).
-# PARAM_TABLE names the program; by default tests/param_table of the build
+# PARAM_TABLE names the program; by default tests/unit/param_table of the build
 # ($TACOS_BUILD, else the tree this script is in), made first when its
 # Makefile is there.
 usage() { echo "usage: gen_params.sh --update|--check FILE..." >&2; exit 2; }
@@ -26,15 +26,17 @@ shift
 case $mode in --update | --check) ;; *) usage ;; esac
 
 if [ -z "$PARAM_TABLE" ]; then
-    dir=${TACOS_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}/tests
+    dir=${TACOS_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/unit
     if [ -f "$dir/Makefile" ]; then
         make -s -C "$dir" param_table >/dev/null ||
             { echo "gen_params.sh: cannot make $dir/param_table" >&2; exit 2; }
     fi
     PARAM_TABLE=$dir/param_table
 fi
-[ -x "$PARAM_TABLE" ] ||
-    { echo "gen_params.sh: no $PARAM_TABLE (configure, then make -C tests param_table)" >&2; exit 2; }
+[ -x "$PARAM_TABLE" ] || {
+    echo "gen_params.sh: no $PARAM_TABLE (configure, then make -C tests/unit param_table)" >&2
+    exit 2
+}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gen_params.XXXXXX") || exit 2
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -75,7 +77,7 @@ for f in "$@"; do
     if [ "$mode" = --update ]; then
         cat "$T/new" >"$f" && echo "gen_params.sh: $f updated"
     else
-        echo "$f: its parameter table differs from core/params.c (tests/gen_params.sh --update $f):"
+        echo "$f: its parameter table differs from core/params.c (tests/unit/gen_params.sh --update $f):"
         diff -u "$f" "$T/new" | sed "1s|.*|--- $f|; 2s|.*|+++ generated from core/params.c|"
         [ "$rc" = 2 ] || rc=1
     fi

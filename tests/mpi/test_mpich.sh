@@ -7,10 +7,10 @@
 # own messages interleaved (MPI_ANY_SOURCE / MPI_ANY_TAG receives posted),
 # communicator churn without leaks, communicators freed while cached,
 # MPI_THREAD_MULTIPLE, parameters that differ between ranks, faults.
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 CHECK=${TACOS_MPICH_CHECK:-./mpi_coll_check_mpich}
 LIB="$B/pmpi/.libs/libtacos-pmpi.so"
-FIX=$(dirname "$0")/fixtures
+FIX=$(dirname "$0")/../fixtures
 T=${TACOS_TMP:-./tmp}/mpich
 command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x "$CHECK" ] ||
     { echo "SKIP: MPICH (mpiexec.mpich, libtacos-pmpi.so) not built"; exit 77; }

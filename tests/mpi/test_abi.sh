@@ -12,13 +12,13 @@
 # MPI's), checked with ldd; then both programs at 2 and 3 ranks under each,
 # every threshold 0: 0 failures, and schedules in the trace.
 # Skips (77) where the ABI libraries are not installed.
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 T=${TACOS_TMP:-./tmp}/abi
 L=/usr/lib/x86_64-linux-gnu
 LIB="$B/pmpi/.libs/libtacos-pmpi.so"
 [ -f $L/libmpi_abi_mpich.so.1.0.0 ] && [ -f $L/libmpi_abi_openmpi.so.1.0.0 ] ||
     { echo "test_abi.sh: no libmpi_abi of MPICH and of Open MPI here (Debian sid has both)"; exit 77; }
-[ -f "$LIB" ] && [ -x "$B/tests/mpi_coll_check_mpich" ] ||
+[ -f "$LIB" ] && [ -x "$B/tests/mpi/mpi_coll_check_mpich" ] ||
     { echo "test_abi.sh: $LIB or the test programs not built"; exit 1; }
 rm -rf "$T" && mkdir -p "$T"
 fails=0
@@ -36,7 +36,7 @@ for impl in mpich openmpi; do
         for prog in mpi_coll_check_mpich mpi_nbc_check_mpich; do
             timeout 300 env LD_LIBRARY_PATH="$T/$impl" TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 \
                 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 \
-                $run "$np" env LD_PRELOAD="$LIB" "$B/tests/$prog" --quick >"$T/out" 2>&1
+                $run "$np" env LD_PRELOAD="$LIB" "$B/tests/mpi/$prog" --quick >"$T/out" 2>&1
             rc=$?
             grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
                 { fail "$impl np=$np $prog: exit $rc"; cp "$T/out" "$T/fail$fails.out"; tail -5 "$T/out" >&2; }

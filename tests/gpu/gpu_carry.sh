@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Packs what a machine with a GPU but no MPI needs to run the GPU tests
-# (tests/gpu_run.sh there) into one file, gpu-carry.tar.xz in the
+# (tests/gpu/gpu_run.sh there) into one file, gpu-carry.tar.xz in the
 # repository root (ignored by git):
 #
 #   b/     a --with-cuda build of this tree's tracked files: the component
@@ -16,23 +16,24 @@
 # installed here (their libraries' dependencies are copied from here) and
 # apt's package lists.  About 5 minutes on 2 cores.
 #
-#   tests/gpu_carry.sh
+#   tests/gpu/gpu_carry.sh
 set -e
-R=$(cd "$(dirname "$0")/.." && pwd)
+R=$(cd "$(dirname "$0")/../.." && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpu-carry.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
 C=$W/carry
-mkdir -p "$W/src" "$W/deb" "$C/b/coll_tacos/.libs" "$C/b/pmpi/.libs" "$C/b/tests" "$C/root"
+mkdir -p "$W/src" "$W/deb" "$C/b/coll_tacos/.libs" "$C/b/pmpi/.libs" "$C/b/tests/gpu" "$C/root"
 
 echo "gpu_carry: building $(git -C "$R" rev-parse --short HEAD) --with-cuda=$CUDA in $W/src"
 (cd "$R" && git ls-files -z | xargs -0 tar -cf -) | tar -xf - -C "$W/src"
 (cd "$W/src" && ./autogen.sh && ./configure --with-cuda="$CUDA" &&
-    make -j"$(nproc)" && make -C tests mpi_gpu_check mpi_gpu_check_mpich) >"$W/build.log" 2>&1 ||
+    make -j"$(nproc)" && make -C tests/gpu mpi_gpu_check mpi_gpu_check_mpich) \
+    >"$W/build.log" 2>&1 ||
     { tail -30 "$W/build.log" >&2; echo "gpu_carry: the build failed" >&2; exit 1; }
 cp "$W/src/coll_tacos/.libs/mca_coll_tacos.so" "$C/b/coll_tacos/.libs/"
 cp "$W/src/pmpi/.libs/libtacos-pmpi.so" "$C/b/pmpi/.libs/"
-cp "$W/src/tests/mpi_gpu_check" "$W/src/tests/mpi_gpu_check_mpich" "$C/b/tests/"
+cp "$W/src/tests/gpu/mpi_gpu_check" "$W/src/tests/gpu/mpi_gpu_check_mpich" "$C/b/tests/gpu/"
 
 echo "gpu_carry: Debian's Open MPI and MPICH"
 # the versions installed here (the build and the copied libraries are theirs)

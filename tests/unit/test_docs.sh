@@ -17,10 +17,10 @@
 # Each must appear in the doc as code, between backticks (`one rank`), so a
 # reason is not found inside a longer one.  It fails naming each reason the
 # doc lacks, with the file and line.
-# The tree root: $srcdir/.. under make check (VPATH builds too), else the
-# directory above this script.
-top=${srcdir:+$srcdir/..}
-top=${top:-$(dirname "$0")/..}
+# The tree root: $srcdir/../.. under make check (VPATH builds too), else two
+# directories above this script's (tests/unit).
+top=${srcdir:+$srcdir/../..}
+top=${top:-$(dirname "$0")/../..}
 doc=$top/docs/troubleshooting.md
 if [ ! -r "$doc" ]; then
     echo "FAIL: $doc is missing" >&2
@@ -253,7 +253,8 @@ END {
 
 n=$(wc -l <"$list")
 if [ "$n" -lt 20 ]; then
-    echo "FAIL: only $n reasons found in the sources: has their shape changed? (tests/test_docs.sh)" >&2
+    echo "FAIL: only $n reasons found in the sources: has their shape changed?" \
+        "(tests/unit/test_docs.sh)" >&2
     exit 1
 fi
 missing=0

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Inputs that once crashed, hung or took gigabytes (tests/fixtures/fuzz):
 # each ends with a result or a clear error, never a signal.
-B=${TACOS_BUILD:-..}
-FIX=$(dirname "$0")/fixtures/fuzz
+B=${TACOS_BUILD:-../..}
+FIX=$(dirname "$0")/../fixtures/fuzz
 fails=0
 check() { # what file rc
     if [ "$3" -ge 124 ]; then

@@ -378,7 +378,7 @@ int main(void)
     /* a topology file for 8 NPUs on 3 ranks: every rank falls back */
     const char *fix = getenv("TACOS_FIXTURES");
     char path[512];
-    snprintf(path, sizeof path, "%s/ring8.json", fix ? fix : "fixtures");
+    snprintf(path, sizeof path, "%s/ring8.json", fix ? fix : "../fixtures");
     topo_file = path;
     run(3, file_plan, NULL, ranks, &w);
     topo_file = NULL;

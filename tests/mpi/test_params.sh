@@ -7,12 +7,18 @@
 # rank 0 print what it read): the table's default when unset, the value
 # given when set.  param_table also fails where TACOS_SETTINGS_DEFAULT, the
 # bindings' starting point, differs from the table.
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 T=${TACOS_TMP:-./tmp}/params
 rm -rf "$T" && mkdir -p "$T"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-./param_table >"$T/table" || fail "param_table failed"
+# the table: ../unit's param_table, made there first where its Makefile is
+U=$B/tests/unit
+if [ -f "$U/Makefile" ]; then
+    make -s -C "$U" param_table >/dev/null ||
+        { echo "test_params.sh: cannot make $U/param_table" >&2; exit 99; }
+fi
+"$U/param_table" >"$T/table" || fail "param_table failed"
 echo "$(wc -l <"$T/table") parameters in the table"
 
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}" \

@@ -18,7 +18,7 @@
 # without coll/tacos loaded: MPI_ERR_TRUNCATE in a nonblocking
 # neighbourhood collective, MPI_ERR_INTERN in MPI_Alltoallv_init; so they
 # run here where coll/tacos serves every call.)
-B=${TACOS_BUILD:-..}
+B=${TACOS_BUILD:-../..}
 T=${TACOS_TMP:-./tmp}/series
 rm -rf "$T" && mkdir -p "$T"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
