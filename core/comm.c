@@ -369,14 +369,12 @@ static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_clas
     return ok;
 }
 
-/* Rank 0 dumps schedule s of made and says what the model gives for it. */
+/* Says what the model gives for schedule s of made; rank 0 dumps it. */
 static void report(const tacos_comm_t *c, const tacos_plan_t *made, const tacos_sched_t *s)
 {
     const tacos_settings_t *st = &c->s;
     const char *coll = tacos_coll_name(made->coll);
-    if (c->ops.rank != 0)
-        return;
-    if (st->dump_dir && st->dump_dir[0]) {
+    if (st->dump_dir && st->dump_dir[0] && c->ops.rank == 0) {
         char what[128];
         snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", coll, made->root, made->k,
                  (size_t)s->size_bytes);
@@ -386,7 +384,7 @@ static void report(const tacos_comm_t *c, const tacos_plan_t *made, const tacos_
      * the same on all: rank 0 alone computes it, and only when it is shown */
     char optimal[64] = "";
     double opt;
-    if (st->verbose >= 5 &&
+    if (st->verbose >= 5 && c->ops.rank == 0 &&
         !tacos_optimal_bound(c->topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
