@@ -756,7 +756,6 @@ static int place_list(tacos_req_t *r)
     return rc;
 }
 
-/* The trace of a call that runs a schedule: the prose, and the event. */
 /* The MPI collective r serves, as events name it (Alltoallv and Alltoallw: alltoallv). */
 static const char *mpi_coll(const tacos_req_t *r)
 {
@@ -771,6 +770,7 @@ static const char *mpi_coll(const tacos_req_t *r)
     return mpi[r->coll][v];
 }
 
+/* The trace of a call that runs a schedule: the prose, and the event. */
 static void say_schedule(const tacos_req_t *r)
 {
     const char *suffix = r->sizes && r->coll == TACOS_ALLTOALL                  ? "v/w"

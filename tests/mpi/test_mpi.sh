@@ -249,22 +249,19 @@ for np in 1 2 3 5 8; do
     got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out")
     [ "$got" = "$want" ] || fail "first call np=$np: $got nonblocking schedules, want $want"
 done
-TACOS_FAULT=1:synth:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
-    -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call, synthesis fault: exit $?"
-grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, synthesis fault: wrong results"
-[ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
-    fail "first call, synthesis fault: not every rank ran the textbook program"
-# ... and its size falls back from the next blocking call on, on every rank
-[ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/out")" = 4 ] ||
-    fail "first call, synthesis fault: the size did not fall back after the blocking call"
-# ... where rank 2's schedule differs (TACOS_FAULT RANK:hash:N): the same
-TACOS_FAULT=2:hash:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
-    -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
-    $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "first call, schedules differ: exit $?"
-grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, schedules differ: wrong results"
-[ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
-    fail "first call, schedules differ: not every rank ran the textbook program"
+# ... where rank 2's schedule differs (TACOS_FAULT RANK:hash:N), the same;
+# either way the size falls back from the next blocking call on, on every rank
+for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
+    what="first call, ${f#*|}"
+    TACOS_FAULT=${f%%|*} timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+        -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "$what: exit $?"
+    grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "$what: wrong results"
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
+        fail "$what: not every rank ran the textbook program"
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/out")" = 4 ] ||
+        fail "$what: the size did not fall back after the blocking call"
+done
 # a cache of 2 entries: plans evicted while calls that agree on them run
 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
