@@ -61,6 +61,7 @@ typedef struct {
     struct ompi_communicator_t *comm;
     tacos_comm_t *core; /* settings, topology, schedules, scratch: the MPI-neutral part */
     void *measure;      /* the measurements' transport context (a pml_ctx_t) */
+    void *setup;        /* the in-request setup's transport context (a pml_ctx_t) */
     unsigned nonblocking_seq; /* nonblocking calls made: their tags */
     unsigned persistent_seq;  /* persistent calls made: their tags */
     void *stream;             /* blocking calls on GPU buffers: a stream of the CUDA component */

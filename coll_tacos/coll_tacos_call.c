@@ -344,6 +344,9 @@ int coll_tacos_unmirror(mca_coll_tacos_module_t *m, mirror_t *mm, int out)
 
 static int tag_base(void) { return mca_pml.pml_max_tag < INT_MAX ? -mca_pml.pml_max_tag : -INT_MAX; }
 
+/* one tag past the two ranges */
+int coll_tacos_setup_tag(void) { return tag_base() + 2 * TAG_RANGE; }
+
 /* An ompi_coll_base_nbc_request_t: Open MPI's bindings of the nonblocking
  * and persistent collectives take one from every component (they record a
  * user-defined op or derived datatype in it, to hold them until the end). */

@@ -86,6 +86,9 @@ int coll_tacos_core_allgather(void *ctx, const void *mine, void *all, size_t byt
 /* call over x: the PML transport, Open MPI's datatype engine, a view of nothing yet. */
 void coll_tacos_call_init(tacos_call_t *call, pml_ctx_t *x);
 
+/* The tag of the core's setup exchange inside a request (ops.setup). */
+int coll_tacos_setup_tag(void);
+
 /* A call's context (x, on comm with the collective's tag) and what the core needs of it. */
 #define CALL(comm_, name, op_)                                                               \
     pml_ctx_t x = {.comm = comm_, .tag = MCA_COLL_BASE_TAG_##name,                           \

@@ -39,6 +39,7 @@ static void module_destruct(mca_coll_tacos_module_t *m)
     coll_tacos_drop_captured(m); /* (one a call that failed after PLAN left) */
     tacos_comm_free(m->core); /* its staging and device work space too */
     free(m->measure);
+    free(m->setup);
     if (m->stream)
         tacos_mc_cuda(NULL)->stream_free(m->stream);
 }
@@ -224,7 +225,8 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
      * barrier's: coll/tacos serves no barrier and every rank is inside the
      * core's setup, so nothing else can match it */
     pml_ctx_t *mx = m->measure = calloc(1, sizeof *mx);
-    if (!mx) {
+    pml_ctx_t *sx = m->setup = calloc(1, sizeof *sx);
+    if (!mx || !sx) {
         OBJ_RELEASE(m);
         free(on_host);
         return NULL;
@@ -233,6 +235,12 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     tacos_call_t measure;
     coll_tacos_call_init(&measure, mx);
     ops.measure = measure.tp;
+    /* a nonblocking call's exchange of settings and probe records (the
+     * core's setup.c): a tag of its own, outside every operation's */
+    *sx = (pml_ctx_t){.comm = comm, .tag = coll_tacos_setup_tag(), .unit = &ompi_mpi_byte.dt};
+    tacos_call_t setup;
+    coll_tacos_call_init(&setup, sx);
+    ops.setup = setup.tp;
     m->comm = comm;
     m->stage = TACOS_PARAM(STAGE).i, m->stage_min_bytes = TACOS_PARAM(STAGE_MIN_BYTES).z;
     m->core = tacos_comm_new(&st, &ops);

@@ -230,6 +230,7 @@ struct tacos_req {
      * where one has not, alt (the same call as a list) runs instead */
     int plan_vote, on_alt;
     uint64_t hash; /* the schedule's (plan_vote) */
+    int deferred;  /* planned once the setup's exchange is in (setup.c) */
     tacos_req_t *alt;
     /* the call in flight */
     char *buf;  /* where the schedule runs (unit 0) */
@@ -822,6 +823,8 @@ static int start_exec(tacos_req_t *r)
  * (tacos_run_list) are not own: they start at once. */
 int tacos_req_start(tacos_req_t *r)
 {
+    if (r->deferred) /* (its progress plans it) */
+        return 0;
     if (!r->own || (r->ipc_answer && !r->plan_vote))
         return start_exec(r);
     int rc = tacos_ipc_vote_start(&r->vote, r->c, &r->call, !r->ipc_answer, r->plan_vote,
@@ -829,15 +832,15 @@ int tacos_req_start(tacos_req_t *r)
     return rc ? failed(r, rc) : 0;
 }
 
-/* The vote said some rank has not the schedule: the list runs instead. */
-static int start_alt(tacos_req_t *r)
+/* Every rank runs the list instead (why: the vote said some rank has not
+ * the schedule, or the setup's exchange said no schedule runs). */
+static int start_alt(tacos_req_t *r, const char *why)
 {
     if (!r->alt) /* (the binding gives one with every plan not agreed) */
         return r->call.err_internal;
     r->on_alt = 1;
     if (r->c->s.verbose >= 10) {
         char event[TACOS_EVENT_MAX];
-        const char *why = "a rank lacked the schedule (agreed in the request)";
         tacos_comm_say(r->c, 10, "i%s: textbook: %s", mpi_coll(r), why);
         tacos_comm_say(r->c, 10, "%s",
                        tacos_event(event, mpi_coll(r), TACOS_NONBLOCKING, "textbook", why));
@@ -845,10 +848,34 @@ static int start_alt(tacos_req_t *r)
     return tacos_req_start(r->alt);
 }
 
+/* A deferred call once the exchange is in: its plan, then the vote as for
+ * any plan not agreed yet; or its list. */
+static int plan_deferred(tacos_req_t *r)
+{
+    tacos_plan_t p;
+    const char *why = NULL;
+    r->deferred = 0;
+    if (!tacos_setup_take(r->c, r->coll, r->root, r->call.v.bytes, &p, &why))
+        return start_alt(r, why);
+    r->prog = p.prog, r->prog_refs = p.prog_refs, r->k = p.k, r->hash = p.hash;
+    if (r->prog && tacos_exec_new(r->prog, r->c->ops.size, r->k, &r->exec))
+        r->exec = NULL; /* this rank votes no */
+    return tacos_req_start(r);
+}
+
 int tacos_req_progress(tacos_req_t *r, int *done)
 {
-    int rc;
+    int rc, ready;
     *done = 0;
+    if (r->deferred) { /* (the setup says what failed) */
+        rc = tacos_setup_progress(r->c, &ready) ? r->call.err_internal
+             : ready                            ? plan_deferred(r)
+                                                : 0;
+        if (rc || r->deferred) {
+            *done = rc != 0;
+            return rc;
+        }
+    }
     if (r->on_alt)
         return tacos_req_progress(r->alt, done);
     if (r->vote.phase) { /* the schedule starts once the ranks agreed on IPC */
@@ -861,7 +888,9 @@ int tacos_req_progress(tacos_req_t *r, int *done)
             return 0;
         if (!r->ipc_answer) /* (asked) */
             r->ipc_answer = answer;
-        if ((rc = r->vote.plan_no ? start_alt(r) : start_exec(r))) {
+        if ((rc = r->vote.plan_no
+                      ? start_alt(r, "a rank lacked the schedule (agreed in the request)")
+                      : start_exec(r))) {
             *done = 1;
             return rc;
         }
@@ -918,7 +947,7 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
     r->exec = NULL;
     r->vote = vote;
     r->ipc_answer = ask ? 0 : -1;
-    r->plan_vote = !p->agreed, r->hash = p->hash;
+    r->plan_vote = !p->agreed, r->hash = p->hash, r->deferred = p->deferred;
     r->off = malloc(((size_t)n + 1) * sizeof *r->off);
     /* Allgatherv's counts and displs, copied: a persistent request outlives the call */
     int copy = p->coll == TACOS_ALLGATHER && a->counts;

@@ -38,7 +38,7 @@ void tacos_prog_release(tacos_prog_t *prog, int *refs)
     }
 }
 
-static void plan_free(tacos_plan_t *p)
+void tacos_comm_plan_free(tacos_plan_t *p)
 {
     tacos_exec_free(p->exec);
     tacos_prog_release(p->prog, p->prog_refs);
@@ -135,12 +135,13 @@ void tacos_comm_free(tacos_comm_t *c)
     if (!c)
         return;
     for (int i = 0; i < c->ncache; i++)
-        plan_free(&c->cache[i]);
+        tacos_comm_plan_free(&c->cache[i]);
     free(c->cache);
     free(c->wanted);
     tacos_comm_drop_scratch(c);
     pthread_mutex_destroy(&c->pool_lock);
     tacos_topo_free(c->topo);
+    tacos_setup_free(c->setup);
     free(c->s.topo_file);
     free(c->on_host);
     free(c->host_ids);
@@ -198,7 +199,7 @@ static uint64_t string_hash(const char *s)
     return s ? h : 0;
 }
 
-static uint64_t topo_hash(const tacos_topo_t *t)
+uint64_t tacos_comm_topo_hash(const tacos_topo_t *t)
 {
     uint64_t h = FNV_OFFSET ^ (uint64_t)t->npus;
     for (size_t i = 0; i < t->nlinks; i++) {
@@ -223,6 +224,41 @@ static uint64_t sched_hash(const tacos_sched_t *s)
     return h;
 }
 
+static const char *const settings_names[] = {
+    "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
+    "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
+    "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes"};
+_Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
+               "a name per setting compared");
+_Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
+
+void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTINGS])
+{
+    const tacos_settings_t *s = &c->s;
+    const uint64_t w[TACOS_NSETTINGS] = {
+        (uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
+        (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials, (uint64_t)s->unwind_degree,
+        (uint64_t)s->probe, (uint64_t)s->calibrate, (uint64_t)s->measure,
+        (uint64_t)s->cache_size, string_hash(s->topo_file), (uint64_t)s->nonblocking,
+        (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
+        (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes};
+    memcpy(v, w, sizeof w);
+}
+
+int tacos_comm_settings_conclude(tacos_comm_t *c, const char *eq)
+{
+    char differ[512] = "", param[64];
+    for (int i = 0; i < TACOS_NSETTINGS; i++)
+        if (!eq[i])
+            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s",
+                     differ[0] ? ", " : "", tacos_comm_param(c, settings_names[i], param));
+    if (differ[0] && c->ops.rank == 0 && !c->settings_said)
+        tacos_comm_say(c, 0, "the ranks of communicator %u have different %s; falling back to %s",
+                       c->ops.id, differ, c->s.previous);
+    c->settings_said |= differ[0] != 0;
+    return !differ[0] && c->s.enable ? 1 : -1;
+}
+
 /* At the first plan, every rank (also those with enable off) learns whether
  * the settings are equal everywhere; any difference: one message naming
  * them, and the fall-back for the communicator's lifetime. */
@@ -231,33 +267,13 @@ static int settings_agreed(tacos_comm_t *c, int *use)
     *use = c->agreed > 0;
     if (c->agreed)
         return 0;
-    const tacos_settings_t *s = &c->s;
-    static const char *names[] = {"enable", "min_bytes", "rooted_min_bytes", "chunks", "seed",
-                                  "trials", "unwind_degree", "probe", "calibrate", "measure",
-                                  "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
-                                  "v_schedules", "gather_min_bytes", "rooted_net_min_bytes",
-                                  "cuda_ipc_min_bytes"};
-    enum { N = sizeof names / sizeof names[0] };
-    _Static_assert((int)N <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
-    uint64_t v[N] = {(uint64_t)s->enable, (uint64_t)s->min_bytes, (uint64_t)s->rooted_min_bytes,
-                     (uint64_t)s->chunks, (uint64_t)s->seed, (uint64_t)s->trials,
-                     (uint64_t)s->unwind_degree, (uint64_t)s->probe, (uint64_t)s->calibrate,
-                     (uint64_t)s->measure, (uint64_t)s->cache_size, string_hash(s->topo_file),
-                     (uint64_t)s->nonblocking, (uint64_t)s->net_piece,
-                     (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
-                     (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes};
-    char eq[N], differ[512] = "", param[64];
-    int rc = all_equal(c, v, N, eq);
+    uint64_t v[TACOS_NSETTINGS];
+    char eq[TACOS_NSETTINGS];
+    tacos_comm_settings_values(c, v);
+    int rc = all_equal(c, v, TACOS_NSETTINGS, eq);
     if (rc)
         return rc;
-    for (int i = 0; i < N; i++)
-        if (!eq[i])
-            snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s",
-                     differ[0] ? ", " : "", tacos_comm_param(c, names[i], param));
-    if (differ[0] && c->ops.rank == 0)
-        tacos_comm_say(c, 0, "the ranks of communicator %u have different %s; falling back to %s",
-                       c->ops.id, differ, c->s.previous);
-    c->agreed = !differ[0] && s->enable ? 1 : -1;
+    c->agreed = tacos_comm_settings_conclude(c, eq);
     *use = c->agreed > 0;
     return 0;
 }
@@ -273,32 +289,42 @@ static void dump(const tacos_comm_t *c, const char *what, const tacos_topo_t *t,
         tacos_comm_say(c, 0, "dump: %s", tacos_last_error());
 }
 
+int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t)
+{
+    int n = c->ops.size;
+    if (!tacos_topo_read_file_npus(c->s.topo_file, n, t))
+        return 1;
+    char p[64];
+    tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to %s",
+                   tacos_comm_param(c, "topo_file", p), tacos_last_error(), n, c->s.previous);
+    return 0;
+}
+
+int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t)
+{
+    if (!tacos_topo_check_connected(t))
+        return 1;
+    tacos_comm_say(c, 0, "%s; falling back to %s", tacos_last_error(), c->s.previous);
+    return 0;
+}
+
 /* Builds the topology once; an agreed -1 state means fall back. */
 static int ensure_topology(tacos_comm_t *c)
 {
     if (c->topo_state)
         return 0;
-    int n = c->ops.size, ok = 1, agreed, rc = 0;
+    int ok = 1, agreed, rc = 0;
     tacos_topo_t *t = NULL;
     if (c->s.topo_file) {
-        if (tacos_topo_read_file_npus(c->s.topo_file, n, &t)) {
-            char p[64];
-            tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to %s",
-                           tacos_comm_param(c, "topo_file", p), tacos_last_error(), n,
-                           c->s.previous);
-            ok = 0;
-        }
+        ok = tacos_comm_file_topology(c, &t);
     } else {
         c->busy = 1;
         rc = tacos_comm_probed_topology(c, &t);
         c->busy = 0;
         ok = !rc && t;
     }
-    if (ok && tacos_topo_check_connected(t)) {
-        tacos_comm_say(c, 0, "%s; falling back to %s", tacos_last_error(), c->s.previous);
-        ok = 0;
-    }
-    rc = agree(c, ok, ok ? topo_hash(t) : 0, &agreed);
+    ok = ok && tacos_comm_check_topology(c, t);
+    rc = agree(c, ok, ok ? tacos_comm_topo_hash(t) : 0, &agreed);
     if (rc || !agreed) {
         if (ok && !rc)
             tacos_comm_say(c, 1, "ranks disagree on the topology; falling back");
@@ -321,19 +347,19 @@ static int ensure_topology(tacos_comm_t *c)
  * its state, not agreed yet (made->agreed 0, made->hash the schedule's);
  * returns whether it did (else made holds nothing).  *s: the schedule,
  * the caller's to free (NULL where synthesis failed). */
-static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class,
-                     tacos_plan_t *made, tacos_sched_t **sched)
+int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_coll_t coll,
+                         int root, int size_class, tacos_plan_t *made, tacos_sched_t **sched)
 {
     const tacos_settings_t *st = &c->s;
     tacos_sched_t *s = NULL;
     int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
-    *made = (tacos_plan_t){coll, root, 0, size_class, NULL, NULL, NULL, NULL, 0, 0};
+    *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     for (int k = st->chunks > 0 ? st->chunks : 1; ok && k <= (st->chunks > 0 ? st->chunks : 8);
          k *= 2) {
         tacos_synth_opts_t o = {coll, root, k, (uint64_t)1 << size_class, (uint64_t)st->seed,
                                 st->trials > 0 ? st->trials : 1};
         tacos_sched_t *cand = NULL;
-        ok = !fault && tacos_synthesize(c->topo, &o, &cand) == TACOS_OK;
+        ok = !fault && tacos_synthesize(topo, &o, &cand) == TACOS_OK;
         if (ok && (!s || cand->time_us < s->time_us)) {
             tacos_sched_free(s);
             s = cand;
@@ -350,7 +376,7 @@ static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_clas
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
         tacos_comm_say(c, 0, "%s synthesis on %s: %s; that size falls back", tacos_coll_name(coll),
-                       c->topo->name, fault ? "a fault injected (TACOS_FAULT)" : tacos_last_error());
+                       topo->name, fault ? "a fault injected (TACOS_FAULT)" : tacos_last_error());
     if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
                !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)) ||
                !(made->prog_refs = malloc(sizeof *made->prog_refs)))) {
@@ -363,14 +389,15 @@ static int make_plan(tacos_comm_t *c, tacos_coll_t coll, int root, int size_clas
     else /* no reference to count it with: freed here */
         tacos_prog_free(made->prog), made->prog = NULL;
     if (!ok)
-        plan_free(made);
+        tacos_comm_plan_free(made);
     made->hash = ok ? sched_hash(s) ^ (uint64_t)tacos_fault("hash") : 0;
     *sched = s;
     return ok;
 }
 
 /* Says what the model gives for schedule s of made; rank 0 dumps it. */
-static void report(const tacos_comm_t *c, const tacos_plan_t *made, const tacos_sched_t *s)
+void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_plan_t *made,
+                       const tacos_sched_t *s)
 {
     const tacos_settings_t *st = &c->s;
     const char *coll = tacos_coll_name(made->coll);
@@ -385,7 +412,7 @@ static void report(const tacos_comm_t *c, const tacos_plan_t *made, const tacos_
     char optimal[64] = "";
     double opt;
     if (st->verbose >= 5 && c->ops.rank == 0 &&
-        !tacos_optimal_bound(c->topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
+        !tacos_optimal_bound(topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
     tacos_comm_say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
@@ -398,21 +425,21 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
                       tacos_plan_t *made)
 {
     tacos_sched_t *s;
-    int agreed = 0, ok = make_plan(c, coll, root, size_class, made, &s);
+    int agreed = 0, ok = tacos_comm_make_plan(c, c->topo, coll, root, size_class, made, &s);
     int rc = agree(c, ok, made->hash, &agreed);
     if (ok && !rc && !agreed)
         tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
             tacos_coll_name(coll));
     if (agreed)
-        report(c, made, s);
+        tacos_comm_report(c, c->topo, made, s);
     tacos_sched_free(s);
     if (rc || !agreed)
-        plan_free(made);
+        tacos_comm_plan_free(made);
     made->agreed = 1;
     return rc;
 }
 
-static int size_class_of(size_t bytes)
+int tacos_comm_size_class(size_t bytes)
 {
     int size_class = 0;
     while (size_class < 62 && ((size_t)2 << size_class) <= bytes)
@@ -444,7 +471,7 @@ static tacos_plan_t *cache_put(tacos_comm_t *c, const tacos_plan_t *made)
         if (slot->exec && slot->exec == c->running) /* in use: freed when that call ends */
             c->evicted = *slot;
         else
-            plan_free(slot);
+            tacos_comm_plan_free(slot);
     }
     *slot = *made;
     return slot;
@@ -455,7 +482,7 @@ void tacos_comm_run_begin(tacos_comm_t *c, const tacos_plan_t *p) { c->running =
 void tacos_comm_run_end(tacos_comm_t *c)
 {
     c->running = NULL;
-    plan_free(&c->evicted);
+    tacos_comm_plan_free(&c->evicted);
 }
 
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
@@ -467,7 +494,7 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
         *why = "no usable topology";
         return rc;
     }
-    int size_class = size_class_of(bytes);
+    int size_class = tacos_comm_size_class(bytes);
     tacos_plan_t *e = cached(c, coll, root, size_class);
     if (e) {
         *why = "synthesis failed or ranks disagreed earlier";
@@ -497,8 +524,8 @@ static int plan_wanted(tacos_comm_t *c)
     return rc;
 }
 
-/* Whether the call is below its threshold (the agreed settings): *why names it. */
-static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, const char **why)
+int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t bytes,
+                               char buf[128], const char **why)
 {
     /* Gather and Scatter, Bcast and Reduce (between hosts: their own), the rest */
     int k = coll == TACOS_GATHER || coll == TACOS_SCATTER ? 2 : tacos_coll_rooted(coll);
@@ -511,8 +538,8 @@ static int below_threshold(tacos_comm_t *c, tacos_coll_t coll, size_t bytes, con
     if (bytes >= (size_t)min[k])
         return 0;
     char p[64];
-    snprintf(c->why, sizeof c->why, "below %s", tacos_comm_param(c, name[k], p));
-    *why = c->why;
+    snprintf(buf, 128, "below %s", tacos_comm_param(c, name[k], p));
+    *why = buf;
     return 1;
 }
 
@@ -537,7 +564,7 @@ static int plan_key(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, 
         *why = "coll/tacos is off or its settings differ between ranks";
         return 0;
     }
-    if (below_threshold(c, coll, bytes, why))
+    if (tacos_comm_below_threshold(c, coll, bytes, c->why, why))
         return 0;
     if (persistent && !c->s.nonblocking) {
         char p[64];
@@ -595,7 +622,7 @@ static int agree_made(tacos_comm_t *c)
                 tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
                                tacos_coll_name(e[j]->coll));
             if (!agreed)
-                plan_free(e[j]);
+                tacos_comm_plan_free(e[j]);
             e[j]->agreed = 1;
         }
     }
@@ -607,6 +634,12 @@ int tacos_comm_prepare(tacos_comm_t *c)
     int rc = 0;
     if (c->busy)
         return 0;
+    if (c->setup) { /* (a nonblocking call started it: every rank did) */
+        int use;
+        if ((rc = tacos_setup_finish(c)) || (rc = settings_agreed(c, &use)) ||
+            (use && (rc = ensure_topology(c))))
+            return rc;
+    }
     if ((rc = agree_made(c)))
         return rc;
     if (c->hosts_wanted && c->host_ids)
@@ -679,7 +712,7 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
         *why = "coll/tacos is off or its settings differ between ranks";
         return NULL;
     }
-    if (c->agreed > 0 && below_threshold(c, coll, bytes, why))
+    if (c->agreed > 0 && tacos_comm_below_threshold(c, coll, bytes, c->why, why))
         return NULL;
     if (c->agreed > 0 && !c->s.nonblocking) {
         char p[64];
@@ -692,7 +725,7 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
         return NULL;
     }
     int planned = c->agreed > 0 && c->topo_state > 0;
-    tacos_plan_t *e = planned ? cached(c, coll, root, size_class_of(bytes)) : NULL;
+    tacos_plan_t *e = planned ? cached(c, coll, root, tacos_comm_size_class(bytes)) : NULL;
     if (e) {
         *why = "synthesis failed or ranks disagreed earlier";
         return e->prog || !e->agreed ? e : NULL;
@@ -703,21 +736,26 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
          * key, also where it failed: the request says no for it) */
         tacos_plan_t made;
         tacos_sched_t *s;
-        if (make_plan(c, coll, root, size_class_of(bytes), &made, &s))
-            report(c, &made, s);
+        if (tacos_comm_make_plan(c, c->topo, coll, root, tacos_comm_size_class(bytes), &made, &s))
+            tacos_comm_report(c, c->topo, &made, s);
         tacos_sched_free(s);
         return cache_put(c, &made);
     }
     /* not planned yet: planning needs the ranks to agree, which a
      * nonblocking call must not wait for; the next blocking collective on
      * the communicator plans it (every rank records the same keys) */
-    int i = 0;
+    int i = 0, size_class = tacos_comm_size_class(bytes);
     while (i < c->nwanted && !(c->wanted[i].coll == coll && c->wanted[i].root == root &&
-                               size_class_of(c->wanted[i].bytes) == size_class_of(bytes)))
+                               tacos_comm_size_class(c->wanted[i].bytes) == size_class))
         i++;
     if (i == c->nwanted && c->nwanted < c->s.cache_size)
         c->wanted[c->nwanted++] = (tacos_wanted_t){coll, root, bytes};
-    *why = "not planned yet (nonblocking calls never wait for the ranks to agree: the next "
-           "blocking collective on this communicator plans this size)";
+    /* meanwhile the request agrees on settings and topology itself (setup.c) */
+    if (c->ops.agree_in_request && !tacos_setup_begin(c))
+        return tacos_setup_ticket(c, coll, root, size_class);
+    *why = c->ops.agree_in_request
+               ? "not planned yet (no memory for the exchange of settings and topology)"
+               : "not planned yet (nonblocking calls never wait for the ranks to agree: the "
+                 "next blocking collective on this communicator plans this size)";
     return NULL;
 }

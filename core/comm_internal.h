@@ -27,10 +27,21 @@ typedef struct {
     size_t bytes;
 } tacos_wanted_t;
 
+/* The exchange of settings and probe records a nonblocking call starts
+ * (setup.c). */
+typedef struct tacos_setup tacos_setup_t;
+
+/* How many settings every rank must have alike (tacos_comm_settings_values). */
+#define TACOS_NSETTINGS 18
+
 struct tacos_comm {
     tacos_settings_t s;
     tacos_comm_ops_t ops;
     int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
+    int settings_said;  /* rank 0 named the settings that differ */
+    /* the first nonblocking call on a communicator not agreed yet made it;
+     * kept while the communicator lives (requests wait for it) */
+    tacos_setup_t *setup;
     tacos_topo_t *topo; /* built at the first plan that runs a schedule */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable */
     int busy;           /* running its own collectives */
@@ -79,6 +90,73 @@ struct tacos_comm {
     const tacos_mc_t *ipc_test_mc;
 };
 
+/* ---- comm.c, for setup.c ---- */
+
+/* Frees what plan p holds (its program through prog_refs). */
+void tacos_comm_plan_free(tacos_plan_t *p);
+
+/* The settings every rank must have alike, as numbers. */
+void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTINGS]);
+
+/* Given eq[i]: whether setting i is equal on every rank, the state
+ * tacos_comm_t.agreed takes (1 or -1); rank 0 names those that differ,
+ * once. */
+int tacos_comm_settings_conclude(tacos_comm_t *c, const char *eq);
+
+/* The topology file's topology (1), or 0 with a message. */
+int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t);
+
+/* Whether t is connected (1), else 0 with a message. */
+int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t);
+
+/* A hash of t's ranks and links. */
+uint64_t tacos_comm_topo_hash(const tacos_topo_t *t);
+
+/* The size class of a call of `bytes`: floor(log2(bytes)). */
+int tacos_comm_size_class(size_t bytes);
+
+/* Whether the call is below its threshold: *why names it (in buf). */
+int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t bytes,
+                               char buf[128], const char **why);
+
+/* Synthesizes (coll, root, size class) on topo for k = 1, 2, 4, 8 until
+ * one is clearly slower (by a tenth) than the best so far, keeps the one
+ * the model times fastest (the same on every rank) and makes this rank's
+ * program and its state, not agreed yet (made->agreed 0, made->hash the
+ * schedule's); returns whether it did (else made holds nothing).  *sched:
+ * the schedule, the caller's to free (NULL where synthesis failed). */
+int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_coll_t coll,
+                         int root, int size_class, tacos_plan_t *made, tacos_sched_t **sched);
+
+/* Says what the model gives for schedule s of made; rank 0 dumps it. */
+void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_plan_t *made,
+                       const tacos_sched_t *s);
+
+/* ---- setup.c ---- */
+
+/* Starts the exchange, where none was started: 0, or no memory. */
+int tacos_setup_begin(tacos_comm_t *c);
+
+/* The plan a nonblocking call gets while its request waits for the
+ * exchange: the key alone (deferred). */
+const tacos_plan_t *tacos_setup_ticket(tacos_comm_t *c, tacos_coll_t coll, int root,
+                                       int size_class);
+
+/* Progresses the exchange without blocking: *ready once it is in (also
+ * where it failed: the error is returned). */
+int tacos_setup_progress(tacos_comm_t *c, int *ready);
+
+/* Progresses it until it is in (a blocking point: every rank gets there). */
+int tacos_setup_finish(tacos_comm_t *c);
+
+/* Once it is in, the plan of a deferred call: 1 with *p holding a
+ * reference to the program (prog NULL where this rank has none: it votes
+ * no), or 0 where every rank runs the textbook program (*why). */
+int tacos_setup_take(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, tacos_plan_t *p,
+                     const char **why);
+
+void tacos_setup_free(tacos_setup_t *u);
+
 /* Releases a plan's program held by prog_refs (comm.c). */
 void tacos_prog_release(tacos_prog_t *prog, int *refs);
 
@@ -98,6 +176,7 @@ const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[6
  * collective over the binding's callbacks).  0 with *out, or nonzero: the
  * callback's status or a TACOS_ERR_* code, with a message. */
 int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
+
 
 /* Element-wise maximum over the ranks of v[0..n), every value >= 0 and
  * finite, not -0.0 (one max_u64 in place: such doubles order as their bits

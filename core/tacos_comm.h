@@ -88,6 +88,11 @@ typedef struct {
      * nonblocking call of a size synthesizes it; 0: such a call falls back
      * until a blocking call plans its size. */
     int agree_in_request;
+    /* With agree_in_request: the transport of the exchange of settings and
+     * probe records that a nonblocking call starts on a communicator whose
+     * ranks have not agreed on them yet (setup.c), on a tag nothing else
+     * uses; tp.ctx must live as long as the communicator. */
+    tacos_transport_t setup;
     /* A message: level 0 always (errors, once where every rank says the same:
      * the core prints those on rank 0 only), higher ones by verbosity. */
     void (*log)(void *ctx, int level, const char *msg);
@@ -108,6 +113,10 @@ typedef struct {
      * (prog NULL: this rank has not) until the next blocking call agrees */
     int agreed;
     uint64_t hash; /* the schedule's, with agreed 0 */
+    /* 1: a nonblocking call made before the ranks agreed on settings and
+     * topology: only the key; its request plans it once the exchange it
+     * waits for is in (setup.c), and agrees on it as with agreed 0 */
+    int deferred;
 } tacos_plan_t;
 
 typedef struct tacos_comm tacos_comm_t;

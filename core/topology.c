@@ -13,8 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "comm_internal.h"
-#include "tacos_probe.h"
+#include "records.h"
 
 /* ---- this process's record ---------------------------------------------------- */
 
@@ -41,7 +40,7 @@ static void probe_once(void)
                        tacos_last_error());
 }
 
-static const tacos_probe_record_t *local_record(const tacos_comm_t *c)
+const tacos_probe_record_t *tacos_comm_local_record(const tacos_comm_t *c)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -394,7 +393,7 @@ out:
     return rc;
 }
 
-static int spans_hosts(const tacos_probe_record_t *recs, int n)
+int tacos_comm_spans_hosts(const tacos_probe_record_t *recs, int n)
 {
     for (int i = 1; i < n; i++)
         if (recs[i].host_id != recs[0].host_id)
@@ -439,12 +438,44 @@ static void dump_records(const tacos_comm_t *c, const tacos_probe_record_t *recs
         tacos_comm_say(c, 0, "dump: cannot write %s", path);
 }
 
+/* Whether the records can be merged as they are (else the default model). */
+static int usable(const tacos_comm_t *c, const tacos_probe_record_t *recs)
+{
+    if (tacos_probe_check(recs, c->ops.size) == TACOS_OK)
+        return 1;
+    tacos_comm_say(c, 0, "%s; using the default model", tacos_last_error());
+    return 0;
+}
+
+/* The records merged (net: the links between hosts measured, or NULL);
+ * rank 0 summarizes them. */
+static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
+                 const tacos_net_t *net, tacos_topo_t **out)
+{
+    int n = c->ops.size, rc;
+    if ((rc = tacos_probe_merge_net(recs, n, c->s.unwind_degree, !ok || !c->s.probe, net,
+                                    out)))
+        tacos_comm_say(c, 0, "merging the probe records: %s", tacos_last_error());
+    if (!rc && c->ops.rank == 0) {
+        char summary[512];
+        tacos_probe_summary(recs, n, summary, sizeof summary);
+        tacos_comm_say(c, 5, "topology %s: %s; %zu links", (*out)->name, summary, (*out)->nlinks);
+    }
+    return rc;
+}
+
+int tacos_comm_records_topology(const tacos_comm_t *c, tacos_probe_record_t *recs,
+                                tacos_topo_t **out)
+{
+    return merge(c, recs, usable(c, recs), NULL, out);
+}
+
 int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
 {
     const tacos_settings_t *s = &c->s;
     int n = c->ops.size, rc;
     tacos_probe_record_t *recs = malloc((size_t)n * sizeof *recs);
-    const tacos_probe_record_t *mine = local_record(c);
+    const tacos_probe_record_t *mine = tacos_comm_local_record(c);
     /* every rank learns first whether any lacks the records' space: one
      * that returned here alone would leave the others in the allgather */
     uint64_t lacking = !recs;
@@ -456,26 +487,18 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
         free(recs);
         return rc;
     }
-    int usable = tacos_probe_check(recs, n) == TACOS_OK, crc;
-    if (!usable)
-        tacos_comm_say(c, 0, "%s; using the default model", tacos_last_error());
-    if (usable && s->calibrate && (crc = calibrate(c, recs)))
+    int ok = usable(c, recs), crc;
+    if (ok && s->calibrate && (crc = calibrate(c, recs)))
         tacos_comm_say(c, 0, "calibration failed (%d); using the probed figures", crc);
     /* decided from inputs identical on every rank: the records, the settings */
     tacos_net_t net = {0};
     int have_net = 0, cached = 0;
-    if (usable && s->measure > 0 && spans_hosts(recs, n)) {
+    if (ok && s->measure > 0 && tacos_comm_spans_hosts(recs, n)) {
         have_net = measure_network(c, recs, &net, &cached) == 0;
         if (!have_net && c->ops.rank == 0)
             tacos_comm_say(c, 0, "using the probed network figures instead");
     }
-    if ((rc = tacos_probe_merge_net(recs, n, s->unwind_degree, !usable || !s->probe,
-                                    have_net ? &net : NULL, out)))
-        tacos_comm_say(c, 0, "merging the probe records: %s", tacos_last_error());
-    if (!rc && c->ops.rank == 0) {
-        char summary[512];
-        tacos_probe_summary(recs, n, summary, sizeof summary);
-        tacos_comm_say(c, 5, "topology %s: %s; %zu links", (*out)->name, summary, (*out)->nlinks);
+    if (!(rc = merge(c, recs, ok, have_net ? &net : NULL, out)) && c->ops.rank == 0) {
         if (have_net)
             say_network(c, recs, &net, cached);
         if (s->dump_dir && s->dump_dir[0])

@@ -19,13 +19,16 @@
  *   a rank in MPI_Recv while another waits (the receive progresses);
  *   no growth of the heap over many calls.
  * Open MPI 4.1's persistent collectives are MPIX_*_init, MPI-4's MPI_*_init.
- * Usage: mpi_nbc_check [--quick] [--fallback] [--persistent-only | --first-call]
+ * Usage: mpi_nbc_check [--quick] [--fallback]
+ *                      [--persistent-only | --first-call | --nonblocking-only]
  *   --fallback: the MPI library's own collectives serve the calls (libnbc
  *   refuses MPI_Request_free on an active request: that case is left out)
  *   --persistent-only: only persistent requests, on a communicator where
  *   nothing else ran (check_persistent_only)
  *   --first-call: only nonblocking calls of new sizes after one blocking
  *   call (check_first_call)
+ *   --nonblocking-only: the same on a communicator where nothing else ran,
+ *   the first completed by a rank that computes before it waits
  */
 #include <malloc.h>
 #include <mpi.h>
@@ -328,21 +331,30 @@ static void check_many_of(MPI_Comm comm, int testany, int count)
 
 static void check_many(MPI_Comm comm, int testany) { check_many_of(comm, testany, 0); }
 
+static void check_late_waiter(MPI_Comm comm);
+
 /* --first-call: on a communicator where one blocking collective planned a
  * size (the ranks agreed on the settings and the topology there), the
  * first nonblocking call of every other size runs a schedule, agreed in
  * its request (test_mpi.sh reads the trace): 16 outstanding of sizes no
  * call had, completed with MPI_Waitall, 16 more with MPI_Testany, then
- * each kind alone at a prime count, in place and at every root. */
-static void check_first_call(void)
+ * each kind alone at a prime count, in place and at every root.
+ * --nonblocking-only (blocking_first 0): no blocking call first, so the
+ * first requests also agree on settings and topology; a rank computes
+ * before it waits for the first (the late waiter's, not counted there). */
+static void check_first_call(int blocking_first)
 {
     MPI_Comm comm;
     int P, one = 1, all;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_size(comm, &P);
-    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comm);
-    if (all != P)
-        FAIL("first call: MPI_Allreduce gave %d, want %d", all, P);
+    if (blocking_first) {
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comm);
+        if (all != P)
+            FAIL("first call: MPI_Allreduce gave %d, want %d", all, P);
+    } else {
+        check_late_waiter(comm);
+    }
     check_many_of(comm, 0, 3001);
     check_many_of(comm, 1, 50021);
     for (int k = 0; k < NKINDS; k++)
@@ -369,8 +381,8 @@ static void check_first_call(void)
     wait_check(&c, "first call, blocking, then nonblocking");
     unmake(&c);
     /* a call of a new size freed while it may still run (not on one rank,
-     * where libnbc serves: its requests refuse that) */
-    if (P > 1) {
+     * or with --fallback, where libnbc serves: its requests refuse that) */
+    if (P > 1 && !fallback) {
         make(&c, ALLREDUCE, comm, 200003, 0, 0);
         fill(&c, 402);
         post(&c, 0);
@@ -980,20 +992,21 @@ static void check_no_growth(MPI_Comm comm)
 
 int main(int argc, char **argv)
 {
-    int provided, quick = 0, persistent_only = 0, first_call = 0;
+    int provided, quick = 0, persistent_only = 0, first_call = 0, nonblocking_only = 0;
     for (int i = 1; i < argc; i++)
         quick |= !strcmp(argv[i], "--quick"), fallback |= !strcmp(argv[i], "--fallback"),
             persistent_only |= !strcmp(argv[i], "--persistent-only"),
-            first_call |= !strcmp(argv[i], "--first-call");
+            first_call |= !strcmp(argv[i], "--first-call"),
+            nonblocking_only |= !strcmp(argv[i], "--nonblocking-only");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm a, b;
-    if (persistent_only || first_call) {
+    if (persistent_only || first_call || nonblocking_only) {
         if (persistent_only)
             check_persistent_only();
         else
-            check_first_call();
+            check_first_call(first_call);
         goto done;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &a);

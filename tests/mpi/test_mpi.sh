@@ -249,6 +249,55 @@ for np in 1 2 3 5 8; do
     got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out")
     [ "$got" = "$want" ] || fail "first call np=$np: $got nonblocking schedules, want $want"
 done
+# only nonblocking calls, on a communicator where nothing ran before
+# (--nonblocking-only): the requests also agree on settings and topology,
+# and every call runs a schedule from its first (one more: the late
+# waiter's); not counted: the 4-byte context-id agreements of
+# MPI_Comm_dup and MPI_Comm_free on MPI_COMM_WORLD (MPI_Iallreduce)
+for np in 2 3 5 8; do
+    timeout 300 mpirun --allow-run-as-root --oversubscribe -np $np \
+        --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+        $NO_MIN "$NBC" --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only np=$np: exit $?"
+    grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only np=$np: wrong results"
+    want=$((np * (32 + 10 + 3 * np + 2 + 1)))
+    got=$(grep "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out" | grep -vc " bytes=4 ")
+    [ "$got" = "$want" ] || fail "nonblocking only np=$np: $got nonblocking schedules, want $want"
+done
+# ... with the default thresholds: the calls below them run the textbook
+# program until the first blocking point, the others schedules; with
+# settings that differ on two ranks: every call the textbook program
+# (--fallback: libnbc serves after the first blocking point, and refuses
+# MPI_Request_free of an active request)
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    "$NBC" --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only, thresholds: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, thresholds: wrong results"
+grep -q "event coll=reduce mode=nonblocking path=textbook reason=rooted_min_bytes" "$T/out" ||
+    fail "nonblocking only, thresholds: a Reduce below its threshold did not run the textbook program"
+grep -q "event coll=allgather mode=nonblocking path=schedule" "$T/out" ||
+    fail "nonblocking only, thresholds: no Allgather schedule"
+timeout 300 mpirun --allow-run-as-root --oversubscribe \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 $NO_MIN \
+    -np 2 "$NBC" --nonblocking-only --fallback : \
+    -np 2 -x OMPI_MCA_coll_tacos_chunks=2 "$NBC" --nonblocking-only --fallback >"$T/out" 2>&1 ||
+    fail "nonblocking only, settings differ: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, settings differ: wrong results"
+grep -q "mode=nonblocking path=schedule" "$T/out" &&
+    fail "nonblocking only, settings differ: a schedule ran"
+grep -q "event coll=allgather mode=nonblocking path=textbook reason=off_or_settings_differ" "$T/out" ||
+    fail "nonblocking only, settings differ: no textbook program"
+[ "$(grep -c "have different coll_tacos_chunks" "$T/out")" = 2 ] ||
+    fail "nonblocking only, settings differ: not one message per communicator"
+# ... where rank 1's second synthesis fails: every rank runs the textbook
+# program for that size's calls (those of one call here, or the three
+# context-id agreements where Open MPI's order of calls differs)
+TACOS_FAULT=1:synth:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    -x TACOS_FAULT --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
+    $NO_MIN "$NBC" --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only, synthesis fault: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, synthesis fault: wrong results"
+got=$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/out")
+[ "$got" -gt 0 ] && [ $((got % 4)) = 0 ] ||
+    fail "nonblocking only, synthesis fault: $got textbook programs, not every rank's"
 # ... where rank 2's schedule differs (TACOS_FAULT RANK:hash:N), the same;
 # either way the size falls back from the next blocking call on, on every rank
 for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
