@@ -11,7 +11,8 @@
 #    and with 10 MPI_Test calls spread over it;
 # 3. the cost of making (and freeing) a persistent request;
 # 4. the first nonblocking call of a size and the one after it (us each),
-#    against the MPI's own nonblocking collectives.
+#    against the MPI's own nonblocking collectives;
+# 5. the same on a communicator where nothing ran before.
 # MPI=mpich: libtacos-pmpi preloaded under mpiexec.mpich, switched by the
 # communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
@@ -57,6 +58,13 @@ for np in ${NPS:-2 4}; do
     # communicator where a blocking call planned another size (Open MPI:
     # coll/tacos synthesizes the size and the ranks agree in the request)
     launch "$np" --mode first --variant first --variant second:mode=second \
+        --variant $nbc-first:coll_tacos_enable=0,mode=first \
+        --variant $nbc-second:coll_tacos_enable=0,mode=second --baseline $nbc-first
+    # the same where nothing ran on the communicator before (Open MPI: the
+    # request also exchanges the settings and probe records); the baseline's
+    # communicator had a blocking call (with coll/tacos disabled, a fresh
+    # one's first nonblocking calls of 64 KiB or more run its textbook program)
+    launch "$np" --mode fresh-first --variant first --variant second:mode=fresh-second \
         --variant $nbc-first:coll_tacos_enable=0,mode=first \
         --variant $nbc-second:coll_tacos_enable=0,mode=second --baseline $nbc-first
     echo

@@ -8,7 +8,8 @@
  *                  gather|scatter|gatherv|scatterv|alltoallv]
  *                 [--min BYTES] [--max BYTES] [--factor F] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
- *                 [--mode blocking|nonblocking|overlap|persistent|init|first|second]
+ *                 [--mode blocking|nonblocking|overlap|persistent|init|first|second|
+ *                         fresh-first|fresh-second]
  *
  * --factor: each size is F times the previous one (default 2).
  *
@@ -22,7 +23,8 @@
  * made as the variant's, per block (a blocking call of twice the size
  * first: coll/tacos plans a size there), the first MPI_Iallreduce +
  * MPI_Wait of the size, or the second right after it (one call each, no
- * barrier between them).  --probes N: the computation
+ * barrier between them); fresh-first, fresh-second: the same on a
+ * duplicate where nothing ran before (a barrier on MPI_COMM_WORLD first).  --probes N: the computation
  * calls MPI_Test N times (OSU's -t; default none).  The warm-up ends with a barrier,
  * where coll/tacos plans the sizes nonblocking calls asked for.
  *
@@ -80,8 +82,12 @@ static double time_first(void *s, void *d, int count)
     MPI_Comm c = dup_variant(variant_now ? variant_now : "tacos", &unused);
     MPI_Request req;
     double t[2];
-    MPI_Allreduce(s, d, 2 * count, MPI_FLOAT, MPI_SUM, c);
-    MPI_Barrier(c);
+    if (!strncmp(mode, "fresh-", 6)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        MPI_Allreduce(s, d, 2 * count, MPI_FLOAT, MPI_SUM, c);
+        MPI_Barrier(c);
+    }
     for (int i = 0; i < 2; i++) {
         double t0 = MPI_Wtime();
         MPI_Iallreduce(s, d, count, MPI_FLOAT, MPI_SUM, c, &req);
@@ -89,14 +95,14 @@ static double time_first(void *s, void *d, int count)
         t[i] = (MPI_Wtime() - t0) * 1e6;
     }
     MPI_Comm_free(&c);
-    return t[strcmp(mode, "first") != 0];
+    return t[strstr(mode, "second") != NULL];
 }
 
 /* The nonblocking and persistent modes (see the top): us per call, or the
  * overlap %. */
 static double time_nonblocking(MPI_Comm comm, void *s, void *d, int count, int iters)
 {
-    if (!strcmp(mode, "first") || !strcmp(mode, "second"))
+    if (strstr(mode, "first") || strstr(mode, "second"))
         return time_first(s, d, count);
     int warm = iters / 10 + 2, persistent = !strcmp(mode, "persistent") || !strcmp(mode, "init");
     MPI_Request req = MPI_REQUEST_NULL;

@@ -241,6 +241,7 @@ mca_coll_base_module_t *mca_coll_tacos_comm_query(struct ompi_communicator_t *co
     tacos_call_t setup;
     coll_tacos_call_init(&setup, sx);
     ops.setup = setup.tp;
+    ops.setup_error = setup.error;
     m->comm = comm;
     m->stage = TACOS_PARAM(STAGE).i, m->stage_min_bytes = TACOS_PARAM(STAGE_MIN_BYTES).z;
     m->core = tacos_comm_new(&st, &ops);

@@ -868,9 +868,9 @@ int tacos_req_progress(tacos_req_t *r, int *done)
     int rc, ready;
     *done = 0;
     if (r->deferred) { /* (the setup says what failed) */
-        rc = tacos_setup_progress(r->c, &ready) ? r->call.err_internal
-             : ready                            ? plan_deferred(r)
-                                                : 0;
+        rc = tacos_setup_progress(r->c, &ready);
+        if (!rc && ready)
+            rc = plan_deferred(r);
         if (rc || r->deferred) {
             *done = rc != 0;
             return rc;
@@ -938,7 +938,9 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
         return call->err_internal;
     /* before anything can fail: it may ask for a check every rank must run */
     tacos_ipc_vote_t vote = {0};
-    int ask = tacos_ipc_eligible(c, call, persistent, &vote);
+    /* (not before the settings are agreed: it reads them, and may ask the
+     * next blocking point for collectives) */
+    int ask = !p->deferred && tacos_ipc_eligible(c, call, persistent, &vote);
     tacos_req_t *r = malloc(sizeof *r);
     if (!r)
         return call->err_nomem;

@@ -525,7 +525,7 @@ static int plan_wanted(tacos_comm_t *c)
 }
 
 int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t bytes,
-                               char buf[128], const char **why)
+                               char buf[TACOS_WHY_BYTES], const char **why)
 {
     /* Gather and Scatter, Bcast and Reduce (between hosts: their own), the rest */
     int k = coll == TACOS_GATHER || coll == TACOS_SCATTER ? 2 : tacos_coll_rooted(coll);
@@ -538,7 +538,7 @@ int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t 
     if (bytes >= (size_t)min[k])
         return 0;
     char p[64];
-    snprintf(buf, 128, "below %s", tacos_comm_param(c, name[k], p));
+    snprintf(buf, TACOS_WHY_BYTES, "below %s", tacos_comm_param(c, name[k], p));
     *why = buf;
     return 1;
 }
@@ -751,11 +751,11 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
     if (i == c->nwanted && c->nwanted < c->s.cache_size)
         c->wanted[c->nwanted++] = (tacos_wanted_t){coll, root, bytes};
     /* meanwhile the request agrees on settings and topology itself (setup.c) */
-    if (c->ops.agree_in_request && !tacos_setup_begin(c))
+    int ticket = c->ops.agree_in_request && bytes >= TACOS_SETUP_MIN_BYTES;
+    if (ticket && !tacos_setup_begin(c))
         return tacos_setup_ticket(c, coll, root, size_class);
-    *why = c->ops.agree_in_request
-               ? "not planned yet (no memory for the exchange of settings and topology)"
-               : "not planned yet (nonblocking calls never wait for the ranks to agree: the "
-                 "next blocking collective on this communicator plans this size)";
+    *why = ticket ? "not planned yet (no memory for the exchange of settings and topology)"
+                  : "not planned yet (nonblocking calls never wait for the ranks to agree: the "
+                    "next blocking collective on this communicator plans this size)";
     return NULL;
 }

@@ -34,6 +34,17 @@ typedef struct tacos_setup tacos_setup_t;
 /* How many settings every rank must have alike (tacos_comm_settings_values). */
 #define TACOS_NSETTINGS 18
 
+/* The room of a reason that names a parameter. */
+#define TACOS_WHY_BYTES 128
+
+/* The smallest nonblocking call that starts or waits for the exchange of
+ * settings and probe records (setup.c) before the ranks agreed on them; a
+ * smaller one falls back and is recorded, as the default coll_tacos_min_bytes
+ * would make it do.  A constant: every rank decides alike, also for the
+ * calls Open MPI makes from progress (a context-id agreement's few bytes),
+ * whose order relative to a blocking call differs between ranks. */
+#define TACOS_SETUP_MIN_BYTES 65536
+
 struct tacos_comm {
     tacos_settings_t s;
     tacos_comm_ops_t ops;
@@ -54,7 +65,7 @@ struct tacos_comm {
     tacos_plan_t evicted;
     tacos_wanted_t *wanted; /* keys nonblocking calls found unplanned, s.cache_size at most */
     int nwanted;
-    char why[128];      /* a reason naming a parameter */
+    char why[TACOS_WHY_BYTES]; /* a reason naming a parameter */
     /* scratch kept across calls (coll.c): the work buffer, and the
      * executor's space for arriving reductions */
     char *work, *recv;
@@ -117,7 +128,7 @@ int tacos_comm_size_class(size_t bytes);
 
 /* Whether the call is below its threshold: *why names it (in buf). */
 int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t bytes,
-                               char buf[128], const char **why);
+                               char buf[TACOS_WHY_BYTES], const char **why);
 
 /* Synthesizes (coll, root, size class) on topo for k = 1, 2, 4, 8 until
  * one is clearly slower (by a tenth) than the best so far, keeps the one

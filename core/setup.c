@@ -46,7 +46,7 @@ struct tacos_setup {
     tacos_plan_t *memo;
     int nmemo, next;
     tacos_plan_t ticket;
-    char buf[128];
+    char buf[TACOS_WHY_BYTES];
 };
 
 int tacos_setup_begin(tacos_comm_t *c)
@@ -68,7 +68,8 @@ int tacos_setup_begin(tacos_comm_t *c)
         u->nrounds++;
     tacos_comm_settings_values(c, b[0].settings);
     if (c->s.topo_file) {
-        b[0].file_ok = (uint64_t)tacos_comm_file_topology(c, &u->file_topo);
+        b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo) &&
+                                  tacos_comm_check_topology(c, u->file_topo));
         b[0].file_hash = b[0].file_ok ? tacos_comm_topo_hash(u->file_topo) : 0;
     } else {
         b[0].rec = *tacos_comm_local_record(c);
@@ -171,7 +172,8 @@ static int step(tacos_comm_t *c, tacos_setup_t *u, int wait)
     if (rc) { /* the peers may still write or read the blocks: kept */
         for (int i = 0; i < u->nlive; i++)
             tp->abandon(tp->ctx, u->live[i], u->sends[i]);
-        u->nlive = 0, u->abandoned = 1, u->rc = rc;
+        u->nlive = 0, u->abandoned = 1;
+        u->rc = rc = *c->ops.setup_error ? *c->ops.setup_error : TACOS_ERR_IO;
         tacos_comm_say(c, 0, "communicator %u, rank %d of %d: a message of the exchange of "
                              "settings and topology failed; the other ranks may wait for this "
                              "one until the error handler ends the job",
@@ -228,6 +230,9 @@ static tacos_plan_t *memo_plan(tacos_comm_t *c, tacos_setup_t *u, tacos_coll_t c
     if (u->topo && tacos_comm_make_plan(c, u->topo, coll, root, size_class, slot, &s))
         tacos_comm_report(c, u->topo, slot, s);
     tacos_sched_free(s);
+    tacos_exec_free(slot->exec); /* (a blocking call's: requests make their own) */
+    free(slot->off);
+    slot->exec = NULL, slot->off = NULL;
     return slot;
 }
 
@@ -251,7 +256,6 @@ int tacos_setup_take(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes,
     pthread_mutex_lock(&u->lock);
     const tacos_plan_t *e = memo_plan(c, u, coll, root, tacos_comm_size_class(bytes));
     *p = *e;
-    p->exec = NULL, p->off = NULL, p->agreed = 0; /* (the memo's) */
     if (p->prog_refs)
         __atomic_add_fetch(p->prog_refs, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&u->lock);

@@ -93,6 +93,7 @@ typedef struct {
      * ranks have not agreed on them yet (setup.c), on a tag nothing else
      * uses; tp.ctx must live as long as the communicator. */
     tacos_transport_t setup;
+    const int *setup_error; /* the first error setup's messages met (the binding's status) */
     /* A message: level 0 always (errors, once where every rank says the same:
      * the core prints those on rank 0 only), higher ones by verbosity. */
     void (*log)(void *ctx, int level, const char *msg);
