@@ -751,7 +751,7 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
     if (i == c->nwanted && c->nwanted < c->s.cache_size)
         c->wanted[c->nwanted++] = (tacos_wanted_t){coll, root, bytes};
     /* meanwhile the request agrees on settings and topology itself (setup.c) */
-    int ticket = c->ops.agree_in_request && bytes >= TACOS_SETUP_MIN_BYTES;
+    int ticket = c->ops.agree_in_request && bytes >= TACOS_SETUP_MIN_BYTES && !c->ops.spans_hosts;
     if (ticket && !tacos_setup_begin(c))
         return tacos_setup_ticket(c, coll, root, size_class);
     *why = ticket ? "not planned yet (no memory for the exchange of settings and topology)"

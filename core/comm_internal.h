@@ -38,11 +38,14 @@ typedef struct tacos_setup tacos_setup_t;
 #define TACOS_WHY_BYTES 128
 
 /* The smallest nonblocking call that starts or waits for the exchange of
- * settings and probe records (setup.c) before the ranks agreed on them; a
- * smaller one falls back and is recorded, as the default coll_tacos_min_bytes
- * would make it do.  A constant: every rank decides alike, also for the
- * calls Open MPI makes from progress (a context-id agreement's few bytes),
- * whose order relative to a blocking call differs between ranks. */
+ * settings and probe records (setup.c) before the ranks agreed on them, on
+ * a communicator within one host; a smaller one falls back and is
+ * recorded, as the default coll_tacos_min_bytes would make it do.  A
+ * constant: every rank decides alike, also for the calls Open MPI makes
+ * from progress (a context-id agreement's few bytes), whose order relative
+ * to a blocking call differs between ranks.  (Across hosts the schedules
+ * need the measured network, which takes a blocking point: those calls
+ * fall back and are recorded too.) */
 #define TACOS_SETUP_MIN_BYTES 65536
 
 struct tacos_comm {

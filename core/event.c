@@ -27,7 +27,6 @@ static const struct {
     {"not planned yet", "not_planned"},
     {"a rank lacked the schedule", "schedule_not_everywhere"},
     {"a schedule agreed in the request", "agreed_in_request"},
-    {"the network is measured at the first blocking", "network_not_measured"},
     {"the communicator has no state yet", "no_state_yet"},
     {"no state", "no_state"},
     {"buffer larger than INT_MAX", "buffer_over_int"},

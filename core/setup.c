@@ -9,8 +9,8 @@
  * progress.  Once it is in, every rank holds the same inputs and decides
  * alike: whether the settings are equal and enabled, the call's threshold,
  * the topology (the topology file, read equal everywhere, or the records
- * merged; not where the links between hosts are to be measured or
- * calibrated, which takes a blocking collective).  Each request then
+ * merged, not calibrated: calibration takes a blocking collective; only
+ * communicators within one host take this path, comm.c).  Each request then
  * synthesizes its key (kept here for the calls after it: this rank's
  * alone, a schedule is the same wherever it is made) and agrees on its
  * hash in its request as a call of a plan not agreed yet does (coll.c),
@@ -130,10 +130,7 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
         return;
     for (int r = 0; r < n; r++)
         recs[r] = u->blocks[(r - me + n) % n].rec;
-    if (c->s.calibrate || (c->s.measure > 0 && tacos_comm_spans_hosts(recs, n)))
-        u->why = "the network is measured at the first blocking collective";
-    else if (tacos_comm_records_topology(c, recs, &u->topo) ||
-             !tacos_comm_check_topology(c, u->topo)) {
+    if (tacos_comm_records_topology(c, recs, &u->topo) || !tacos_comm_check_topology(c, u->topo)) {
         tacos_topo_free(u->topo);
         u->topo = NULL;
     }
