@@ -208,6 +208,68 @@ void tacos_net_classes(tacos_net_t *net); /* links of one class take its mean α
 int tacos_probe_merge_net(const tacos_probe_record_t *recs, int n, int unwind_degree,
                           int defaults_only, const tacos_net_t *net, tacos_topo_t **out);
 
+/* ---- Slurm topology.conf, tree plugin (fabric_conf.c) ------------------ */
+
+/* Parsed only: nothing in coll/tacos reads a fabric file yet (issue 59).
+ * The grammar, limits and messages are in
+ * docs/topology-and-schedule-files.md. */
+#define TACOS_FABRIC_MAX_BYTES (4 << 20)   /* a file or string */
+#define TACOS_FABRIC_MAX_LINE (64 << 10)   /* a logical line, continuations joined */
+#define TACOS_FABRIC_MAX_LINES (1 << 20)   /* physical lines */
+#define TACOS_FABRIC_MAX_SWITCHES 65536
+#define TACOS_FABRIC_MAX_NODES (1 << 20)
+#define TACOS_HOSTLIST_MAX_GROUPS 8        /* bracket groups in one name */
+#define TACOS_HOSTLIST_MAX_NUMBER 999999999 /* largest number in a range */
+
+/* Expands a Slurm hostlist expression: names separated by commas or
+ * whitespace, each with up to TACOS_HOSTLIST_MAX_GROUPS bracket groups of
+ * numbers and ranges ("node[01-16,20]", "rack[1-2]-n[1-4]": the cartesian
+ * product, first group outermost).  A range's low bound fixes the width
+ * ("[08-11]": node08..node11).  The count (at most max) and the length of
+ * every name (at most TACOS_PROBE_NAME - 1 bytes) are checked before
+ * anything is expanded.  *names (free()) holds *n names in order;
+ * duplicates are kept. */
+int tacos_hostlist_expand(const char *expr, size_t max, char (**names)[TACOS_PROBE_NAME],
+                          int *n);
+
+typedef struct {
+    char name[TACOS_PROBE_NAME];
+    int parent;          /* index of the switch whose Switches= lists it; -1: a root */
+    uint32_t link_speed; /* LinkSpeed= (Slurm's arbitrary units), 0 when absent */
+    int nchildren;
+    int *children;       /* the switches of its Switches=, in the order listed */
+    int line;            /* line of its SwitchName= */
+} tacos_fabric_switch_t;
+
+typedef struct {
+    char host[TACOS_PROBE_NAME];
+    int leaf;            /* index of the switch whose Nodes= lists it */
+    int line;
+} tacos_fabric_node_t;
+
+/* A checked forest of switches: every switch defined once with one parent
+ * at most, no cycles, every node under one switch, no name both a node and
+ * a switch.  Several roots (disconnected trees) are allowed, as in Slurm. */
+typedef struct {
+    int nswitches, nnodes, nroots;
+    tacos_fabric_switch_t *switches; /* in the order of their lines */
+    tacos_fabric_node_t *nodes;      /* in the order listed */
+    int *host_index;                 /* hash slots of nodes by host (fabric_conf.c) */
+    size_t host_index_cap;
+} tacos_fabric_conf_t;
+
+/* Reads topology.conf text; `name` (a path, or "<string>") starts every
+ * message: "name:LINE: what".  TACOS_ERR_PARSE for a bad file. */
+int tacos_fabric_conf_read_string(const char *text, const char *name, tacos_fabric_conf_t **out);
+/* The same from a file (TACOS_ERR_IO naming the path when it cannot be read). */
+int tacos_fabric_conf_read_file(const char *path, tacos_fabric_conf_t **out);
+void tacos_fabric_conf_free(tacos_fabric_conf_t *f);
+
+/* Index of the leaf switch of `host`: the node named exactly so, else the
+ * node whose name up to its first '.' equals host's up to its first '.'
+ * (the first in file order); -1 when none. */
+int tacos_fabric_conf_leaf_of(const tacos_fabric_conf_t *f, const char *host);
+
 /* JSON of one record (malloc'd text). */
 int tacos_probe_record_to_json(const tacos_probe_record_t *r, char **out);
 
