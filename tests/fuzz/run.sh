@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Fuzzes the three parsers with libFuzzer (clang -fsanitize=fuzzer,address):
-# topology JSON, schedule JSON, hwloc XML through the probe.
+# Fuzzes the parsers with libFuzzer (clang -fsanitize=fuzzer,address):
+# topology JSON, schedule JSON, hwloc XML through the probe, Slurm's
+# topology.conf and hostlists (fabric).
 #   tests/fuzz/run.sh [SECONDS per target, default 60] [OUTDIR]
 # Seeds: tests/fixtures (+ the regression inputs in tests/fixtures/fuzz).
 # Crashing or slow inputs land in OUTDIR/<target>/ (crash-*, timeout-*,
@@ -16,12 +17,13 @@ mkdir -p "$out"
 synth=$(ls "$top"/synth/*.c | grep -v tacos_synth_cli)
 probe=$(ls "$top"/topo_probe/*.c | grep -v tacos_probe_cli)
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$top/synth -I$top/topo_probe -I$top"
-for target in topo sched hwloc; do
+for target in ${TACOS_FUZZ_TARGETS:-topo sched hwloc fabric}; do
     bin=$out/fuzz_$target
     case $target in
         topo) src="fuzz_json.c" ;;
         sched) src="fuzz_json.c -DFUZZ_SCHEDULE" ;;
         hwloc) src="fuzz_hwloc.c" ;;
+        fabric) src="fuzz_fabric_conf.c" ;;
     esac
     # shellcheck disable=SC2086
     (cd "$top/tests/fuzz" && clang $cflags -o "$bin" $src $synth $probe \
@@ -35,6 +37,7 @@ for target in topo sched hwloc; do
                "$top"/synth/tacos-synth -t rfs:2x2x2 -c reduce --root 3 \
                    -o "$corpus/red.json" >/dev/null 2>&1 || true ;;
         hwloc) cp "$top"/tests/fixtures/hwloc/*.xml "$corpus"/ ;;
+        fabric) cp "$top"/tests/fixtures/fabric/*.conf "$corpus"/ ;;
     esac
     [ -d "$top/tests/fixtures/fuzz/$target" ] && cp "$top/tests/fixtures/fuzz/$target"/* "$corpus"/ 2>/dev/null || true
     # hwloc 2.9 leaks the objects of an XML it fails to load (inside

@@ -19,5 +19,9 @@ for f in "$FIX"/sched/*.json; do
     timeout 120 "$B/synth/tacos-synth" --validate "$f" >/dev/null 2>&1
     check schedule "$f" $?
 done
+for f in "$FIX"/fabric/*; do
+    timeout 120 "$B/tests/fuzz/fuzz_fabric_conf_replay" "$f" >/dev/null 2>&1
+    check fabric "$f" $?
+done
 [ "$fails" = 0 ] && echo "test_fuzz_regress: all passed"
 [ "$fails" = 0 ]
