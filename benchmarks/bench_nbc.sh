@@ -12,7 +12,9 @@
 # 3. the cost of making (and freeing) a persistent request;
 # 4. the first nonblocking call of a size and the one after it (us each),
 #    against the MPI's own nonblocking collectives;
-# 5. the same on a communicator where nothing ran before.
+# 5. the same on a communicator where nothing ran before;
+# 6. on such a communicator, making a persistent request against the first
+#    blocking call (both plan the size) and the MPI's own.
 # MPI=mpich: libtacos-pmpi preloaded under mpiexec.mpich, switched by the
 # communicator info key tacos_enable; the baseline is MPICH's own.
 # Run from the build tree after `make`:
@@ -67,5 +69,8 @@ for np in ${NPS:-2 4}; do
     launch "$np" --mode fresh-first --variant first --variant second:mode=fresh-second \
         --variant $nbc-first:coll_tacos_enable=0,mode=first \
         --variant $nbc-second:coll_tacos_enable=0,mode=second --baseline $nbc-first
+    launch "$np" --mode init-new --variant init --variant blocking:mode=blocking-new \
+        --variant $nbc-init:coll_tacos_enable=0 --variant $own:coll_tacos_enable=0,mode=blocking-new \
+        --baseline blocking
     echo
 done

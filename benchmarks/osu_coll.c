@@ -9,7 +9,7 @@
  *                 [--min BYTES] [--max BYTES] [--factor F] [--ab ROUNDS]
  *                 [--variant NAME[:VAR=VALUE,...]]... [--baseline NAME]
  *                 [--mode blocking|nonblocking|overlap|persistent|init|first|second|
- *                         fresh-first|fresh-second]
+ *                         fresh-first|fresh-second|init-new|blocking-new]
  *
  * --factor: each size is F times the previous one (default 2).
  *
@@ -24,7 +24,9 @@
  * first: coll/tacos plans a size there), the first MPI_Iallreduce +
  * MPI_Wait of the size, or the second right after it (one call each, no
  * barrier between them); fresh-first, fresh-second: the same on a
- * duplicate where nothing ran before (a barrier on MPI_COMM_WORLD first).  --probes N: the computation
+ * duplicate where nothing ran before (a barrier on MPI_COMM_WORLD first);
+ * init-new, blocking-new: on such a duplicate, making (and freeing) a
+ * persistent request of the size, or the first blocking MPI_Allreduce.  --probes N: the computation
  * calls MPI_Test N times (OSU's -t; default none).  The warm-up ends with a barrier,
  * where coll/tacos plans the sizes nonblocking calls asked for.
  *
@@ -82,6 +84,20 @@ static double time_first(void *s, void *d, int count)
     MPI_Comm c = dup_variant(variant_now ? variant_now : "tacos", &unused);
     MPI_Request req;
     double t[2];
+    if (strstr(mode, "-new")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (!strcmp(mode, "init-new")) {
+            ALLREDUCE_INIT(s, d, count, MPI_FLOAT, MPI_SUM, c, MPI_INFO_NULL, &req);
+            t[0] = (MPI_Wtime() - t0) * 1e6;
+            MPI_Request_free(&req);
+        } else {
+            MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, c);
+            t[0] = (MPI_Wtime() - t0) * 1e6;
+        }
+        MPI_Comm_free(&c);
+        return t[0];
+    }
     if (!strncmp(mode, "fresh-", 6)) {
         MPI_Barrier(MPI_COMM_WORLD);
     } else {
@@ -102,7 +118,7 @@ static double time_first(void *s, void *d, int count)
  * overlap %. */
 static double time_nonblocking(MPI_Comm comm, void *s, void *d, int count, int iters)
 {
-    if (strstr(mode, "first") || strstr(mode, "second"))
+    if (strstr(mode, "first") || strstr(mode, "second") || strstr(mode, "-new"))
         return time_first(s, d, count);
     int warm = iters / 10 + 2, persistent = !strcmp(mode, "persistent") || !strcmp(mode, "init");
     MPI_Request req = MPI_REQUEST_NULL;
