@@ -129,38 +129,108 @@ static int read_links(tacos_topo_t *t, const cJSON *links, double lat0, double b
     return TACOS_OK;
 }
 
+/* A named switch's ports: its ranks ("npus") and child switches
+ * ("switches", by name), each at the switch's rate, half its latency. */
+static int read_ports(tacos_fabric_t *f, int npus, const cJSON *s, int id, double lat, double bw,
+                      const char *where, const char *ctx)
+{
+    int *m, n, rc = TACOS_OK;
+    char mctx[80];
+    const cJSON *members = cJSON_GetObjectItemCaseSensitive(s, "npus");
+    const cJSON *kids = cJSON_GetObjectItemCaseSensitive(s, "switches");
+    if (!members && !kids)
+        return tacos_error(TACOS_ERR_PARSE, "%s: %s: a named switch needs 'npus' or 'switches'",
+                           where, ctx);
+    snprintf(mctx, sizeof mctx, "%s.npus", ctx);
+    if (members && !(rc = get_int_array(members, where, mctx, &m, &n))) {
+        for (int i = 0; i < n && !rc; i++)
+            rc = m[i] < 0 || m[i] >= npus
+                     ? tacos_error(TACOS_ERR_PARSE, "[%d]: rank %d is not one of 0..%d", i, m[i],
+                                   npus - 1)
+                     : tacos_fabric_add_port(f, m[i], id, lat / 2, bw);
+        free(m);
+    }
+    if (rc)
+        return tacos_error(rc, "%s: %s%s%s", where, mctx, rc == TACOS_ERR_PARSE ? "" : ": ",
+                           tacos_last_error());
+    if (kids && !cJSON_IsArray(kids))
+        return tacos_error(TACOS_ERR_PARSE, "%s: %s.switches must be an array of names", where,
+                           ctx);
+    int i = 0;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, kids)
+    {
+        int child = cJSON_IsString(k) ? tacos_fabric_switch(f, k->valuestring) : -1;
+        if (child < 0)
+            return tacos_error(TACOS_ERR_PARSE, "%s: %s.switches[%d] must name a switch given "
+                               "in 'switches'", where, ctx, i);
+        if ((rc = tacos_fabric_add_port(f, child, id, lat / 2, bw)))
+            return tacos_error(rc, "%s: %s.switches[%d]: %s", where, ctx, i, tacos_last_error());
+        i++;
+    }
+    return TACOS_OK;
+}
+
+/* "switches": unnamed ones are unwound into a clique of links; named ones
+ * are nodes of a switch tree, lowered into links once all are read. */
 static int read_switches(tacos_topo_t *t, const cJSON *sws, double lat0, double bw0, int degree0,
                          const char *where)
 {
     if (!cJSON_IsArray(sws))
         return tacos_error(TACOS_ERR_PARSE, "%s: field 'switches' must be an array", where);
-    int i = 0, rc = TACOS_OK;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, sws)
-    {
-        char ctx[64];
-        snprintf(ctx, sizeof ctx, "switches[%d]", i++);
-        double lat, bw;
-        int degree, *m, n;
-        if (!cJSON_IsObject(s))
-            return tacos_error(TACOS_ERR_PARSE, "%s: %s must be an object", where, ctx);
-        if ((rc = get_number(s, "lat_us", where, ctx, lat0 >= 0, lat0, &lat)) ||
-            (rc = get_number(s, "bw_gbps", where, ctx, bw0 > 0, bw0, &bw)) ||
-            (rc = get_int(s, "unwind_degree", where, ctx, 1, degree0, &degree)))
-            return rc;
-        char mctx[80];
-        snprintf(mctx, sizeof mctx, "%s.npus", ctx);
-        const cJSON *members = cJSON_GetObjectItemCaseSensitive(s, "npus");
-        if (!members)
-            return tacos_error(TACOS_ERR_PARSE, "%s: %s: missing field 'npus'", where, ctx);
-        if ((rc = get_int_array(members, where, mctx, &m, &n)))
-            return rc;
-        rc = tacos_topo_add_switch(t, m, n, lat, bw, degree);
-        free(m);
-        if (rc)
-            return tacos_error(rc, "%s: %s: %s", where, ctx, tacos_last_error());
+    tacos_fabric_t *f = NULL;
+    int rc = tacos_fabric_new(t->npus, &f);
+    for (int pass = 0; pass < 2 && !rc; pass++) { /* the names first: children may come later */
+        int i = 0;
+        const cJSON *s;
+        cJSON_ArrayForEach(s, sws)
+        {
+            char ctx[64];
+            snprintf(ctx, sizeof ctx, "switches[%d]", i++);
+            double lat, bw;
+            int degree, *m, n;
+            if (!cJSON_IsObject(s)) {
+                rc = tacos_error(TACOS_ERR_PARSE, "%s: %s must be an object", where, ctx);
+                break;
+            }
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
+            if ((rc = get_number(s, "lat_us", where, ctx, lat0 >= 0, lat0, &lat)) ||
+                (rc = get_number(s, "bw_gbps", where, ctx, bw0 > 0, bw0, &bw)) ||
+                (rc = get_int(s, "unwind_degree", where, ctx, 1, degree0, &degree)))
+                break;
+            if (name && !cJSON_IsString(name)) {
+                rc = tacos_error(TACOS_ERR_PARSE, "%s: %s: 'name' must be a string", where, ctx);
+                break;
+            }
+            if (name && pass == 0) {
+                if ((rc = tacos_fabric_add_switch(f, name->valuestring, degree)))
+                    rc = tacos_error(rc, "%s: %s: %s", where, ctx, tacos_last_error());
+            } else if (name) {
+                rc = read_ports(f, t->npus, s, tacos_fabric_switch(f, name->valuestring), lat, bw,
+                                where, ctx);
+            } else if (pass == 1) {
+                char mctx[80];
+                snprintf(mctx, sizeof mctx, "%s.npus", ctx);
+                const cJSON *members = cJSON_GetObjectItemCaseSensitive(s, "npus");
+                if (!members) {
+                    rc = tacos_error(TACOS_ERR_PARSE, "%s: %s: missing field 'npus'", where, ctx);
+                    break;
+                }
+                if ((rc = get_int_array(members, where, mctx, &m, &n)))
+                    break;
+                rc = tacos_topo_add_switch(t, m, n, lat, bw, degree);
+                free(m);
+                if (rc)
+                    rc = tacos_error(rc, "%s: %s: %s", where, ctx, tacos_last_error());
+            }
+            if (rc)
+                break;
+        }
     }
-    return TACOS_OK;
+    if (!rc && (rc = tacos_fabric_lower(f, t)))
+        rc = tacos_error(rc, "%s: switches: %s", where, tacos_last_error());
+    tacos_fabric_free(f);
+    return rc;
 }
 
 int tacos_topo_from_cjson(const cJSON *root, const char *where, int expect_npus,

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Switch trees in topology files (synth/fabric.c through topo_json.c):
+ * named switches with ranks and child switches on their ports, lowered
+ * into rank-to-rank links.  Checks the links and rates of a worked
+ * example, that one switch lowers as the unwinding does, that no port
+ * carries more than its rate (fat trees at 2:1 and 4:1, a three-level
+ * tree), that a pair linked in "links" keeps its link, that synthesis
+ * runs on the result, and each refusal with its message.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static tacos_topo_t *load(const char *json)
+{
+    tacos_topo_t *t = NULL;
+    int rc = tacos_topo_from_json(json, "test", &t);
+    CHECK(rc == TACOS_OK, "%s: %s", json, tacos_last_error());
+    return t;
+}
+
+static void expect_link(const tacos_topo_t *t, int s, int d, double lat, double bw)
+{
+    long i = tacos_topo_find_link(t, s, d);
+    CHECK(i >= 0, "no link %d->%d", s, d);
+    if (i < 0)
+        return;
+    CHECK(fabs(t->links[i].lat_us - lat) < 1e-9 && fabs(t->links[i].bw_gbps - bw) < 1e-9,
+          "link %d->%d: %g us, %g GB/s (want %g, %g)", s, d, t->links[i].lat_us,
+          t->links[i].bw_gbps, lat, bw);
+}
+
+/* The design's example: 2 leaves x 2 hosts, each leaf's uplink as fast as
+ * one host port (2:1). */
+static void two_leaves(void)
+{
+    tacos_topo_t *t = load(
+        "{\"npus\":4,\"lat_us\":1,\"switches\":["
+        "{\"name\":\"leaf0\",\"npus\":[0,1],\"bw_gbps\":12.5},"
+        "{\"name\":\"leaf1\",\"npus\":[2,3],\"bw_gbps\":12.5},"
+        "{\"name\":\"spine\",\"switches\":[\"leaf0\",\"leaf1\"],\"bw_gbps\":12.5,\"lat_us\":2}]}");
+    if (!t)
+        return;
+    CHECK(t->nlinks == 8, "%zu links, want 8", t->nlinks);
+    expect_link(t, 0, 1, 1, 6.25);
+    expect_link(t, 1, 0, 1, 6.25);
+    expect_link(t, 2, 3, 1, 6.25);
+    expect_link(t, 0, 2, 3, 6.25);
+    expect_link(t, 2, 0, 3, 6.25);
+    expect_link(t, 1, 3, 3, 6.25);
+    expect_link(t, 3, 1, 3, 6.25);
+    CHECK_OK(tacos_topo_check_connected(t));
+    tacos_topo_free(t);
+}
+
+/* One switch lowers to the unwinding of tacos_topo_add_switch. */
+static void one_switch(int degree)
+{
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"npus\":5,\"switches\":[{\"name\":\"s\",\"npus\":[0,1,2,3,4],\"bw_gbps\":10,"
+             "\"lat_us\":1,\"unwind_degree\":%d}]}",
+             degree);
+    tacos_topo_t *t = load(json), *u = NULL;
+    int m[5] = {0, 1, 2, 3, 4};
+    CHECK_OK(tacos_topo_create(5, NULL, &u));
+    CHECK_OK(tacos_topo_add_switch(u, m, 5, 1, 10, degree));
+    CHECK_OK(tacos_topo_finalize(u));
+    if (t && u) {
+        CHECK(t->nlinks == u->nlinks, "degree %d: %zu links, unwound %zu", degree, t->nlinks,
+              u->nlinks);
+        for (size_t i = 0; i < u->nlinks; i++)
+            expect_link(t, u->links[i].src, u->links[i].dst, u->links[i].lat_us,
+                        u->links[i].bw_gbps);
+    }
+    tacos_topo_free(t);
+    tacos_topo_free(u);
+}
+
+/* What flows out of and into each set of ranks (a host; a leaf's hosts). */
+static void port_sums(const tacos_topo_t *t, const int *leaf_of, int leaf, double *out, double *in)
+{
+    *out = *in = 0;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        int s = leaf_of[l->src] == leaf, d = leaf_of[l->dst] == leaf;
+        if (s && !d)
+            *out += l->bw_gbps;
+        if (d && !s)
+            *in += l->bw_gbps;
+    }
+}
+
+/* L leaves of M hosts, ports of p GB/s, each leaf's uplink M p / ratio:
+ * no host port and no uplink carries more than its rate; synthesis runs. */
+static void fat_tree(int leaves, int hosts, double ratio)
+{
+    double p = 10, up = hosts * p / ratio;
+    int n = leaves * hosts;
+    size_t room = 256 + (size_t)n * 16 + (size_t)leaves * 96;
+    char *json = malloc(room);
+    size_t at = (size_t)snprintf(json, room, "{\"npus\":%d,\"lat_us\":1,\"switches\":[", n);
+    for (int l = 0; l < leaves; l++) {
+        at += (size_t)snprintf(json + at, room - at, "{\"name\":\"leaf%d\",\"bw_gbps\":%g,\"npus\":[",
+                               l, p);
+        for (int h = 0; h < hosts; h++)
+            at += (size_t)snprintf(json + at, room - at, "%s%d", h ? "," : "", l * hosts + h);
+        at += (size_t)snprintf(json + at, room - at, "]},");
+    }
+    at += (size_t)snprintf(json + at, room - at, "{\"name\":\"spine\",\"bw_gbps\":%g,\"switches\":[",
+                           up);
+    for (int l = 0; l < leaves; l++)
+        at += (size_t)snprintf(json + at, room - at, "%s\"leaf%d\"", l ? "," : "", l);
+    snprintf(json + at, room - at, "]}]}");
+    tacos_topo_t *t = load(json);
+    free(json);
+    if (!t)
+        return;
+    int *host = malloc((size_t)n * sizeof *host), *leaf = malloc((size_t)n * sizeof *leaf);
+    for (int r = 0; r < n; r++)
+        host[r] = r, leaf[r] = r / hosts;
+    double out, in;
+    for (int r = 0; r < n; r++) {
+        port_sums(t, host, r, &out, &in);
+        CHECK(out <= p * (1 + 1e-9) && in <= p * (1 + 1e-9),
+              "%dx%d %g:1: rank %d sends %g, receives %g GB/s through a port of %g", leaves, hosts,
+              ratio, r, out, in, p);
+    }
+    for (int l = 0; l < leaves; l++) {
+        port_sums(t, leaf, l, &out, &in);
+        CHECK(out <= up * (1 + 1e-9) && in <= up * (1 + 1e-9) && out > 0,
+              "%dx%d %g:1: leaf %d sends %g, receives %g GB/s through an uplink of %g", leaves,
+              hosts, ratio, l, out, in, up);
+    }
+    CHECK_OK(tacos_topo_check_connected(t));
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1};
+    tacos_sched_t *s = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    if (s)
+        CHECK_OK(tacos_sched_validate(s));
+    tacos_sched_free(s);
+    free(host);
+    free(leaf);
+    tacos_topo_free(t);
+}
+
+/* Three levels, uneven: connected, no rank port over its rate. */
+static void three_levels(void)
+{
+    tacos_topo_t *t = load(
+        "{\"npus\":7,\"lat_us\":1,\"bw_gbps\":8,\"switches\":["
+        "{\"name\":\"core\",\"switches\":[\"agg0\",\"agg1\"],\"npus\":[6]},"
+        "{\"name\":\"agg0\",\"switches\":[\"tor0\",\"tor1\"]},"
+        "{\"name\":\"agg1\",\"switches\":[\"tor2\"]},"
+        "{\"name\":\"tor0\",\"npus\":[0,1]},{\"name\":\"tor1\",\"npus\":[2]},"
+        "{\"name\":\"tor2\",\"npus\":[3,4,5],\"bw_gbps\":4}]}");
+    if (!t)
+        return;
+    CHECK_OK(tacos_topo_check_connected(t));
+    for (int r = 0; r < 7; r++) {
+        double out = 0, in = 0, p = r >= 3 && r <= 5 ? 4 : 8;
+        for (size_t i = 0; i < t->nlinks; i++) {
+            out += t->links[i].src == r ? t->links[i].bw_gbps : 0;
+            in += t->links[i].dst == r ? t->links[i].bw_gbps : 0;
+        }
+        CHECK(out <= p * (1 + 1e-9) && in <= p * (1 + 1e-9) && out > 0 && in > 0,
+              "three levels: rank %d sends %g, receives %g through a port of %g", r, out, in, p);
+    }
+    tacos_topo_free(t);
+}
+
+/* A pair given in "links" keeps that link; the others are lowered. */
+static void given_link(void)
+{
+    tacos_topo_t *t = load("{\"npus\":3,\"lat_us\":1,\"links\":[{\"src\":0,\"dst\":1,\"bw_gbps\":100,"
+                           "\"lat_us\":0.1}],\"switches\":[{\"name\":\"s\",\"npus\":[0,1,2],"
+                           "\"bw_gbps\":10}]}");
+    if (!t)
+        return;
+    expect_link(t, 0, 1, 0.1, 100);
+    expect_link(t, 1, 2, 1, 10);
+    expect_link(t, 2, 0, 1, 10);
+    tacos_topo_free(t);
+}
+
+static void refusals(void)
+{
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {"{\"npus\":4,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"b\",\"npus\":[2,3]},{\"name\":\"s0\",\"switches\":[\"a\",\"b\"]},"
+         "{\"name\":\"s1\",\"switches\":[\"a\",\"b\"]}]}",
+         "close a cycle"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"lonely\",\"npus\":[]}]}",
+         "switch 'lonely' has no links"},
+        {"{\"npus\":3,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"b\",\"npus\":[1,2]}]}",
+         "rank 1 is on two switches ('a', 'b')"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"s\",\"switches\":[\"nope\"]}]}",
+         "switches[1].switches[0] must name a switch"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0]},"
+         "{\"name\":\"a\",\"npus\":[1]}]}",
+         "switch 'a' is given twice"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"12\",\"npus\":[0,1]}]}",
+         "not a number"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,7]}]}",
+         "switches[0].npus[1]: rank 7 is not one of 0..1"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\"}]}",
+         "a named switch needs 'npus' or 'switches'"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,0]}]}",
+         "rank 0 is on two switches"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"b\",\"switches\":[\"b\"]}]}",
+         "a port joins"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tacos_topo_t *t = NULL;
+        int rc = tacos_topo_from_json(bad[i].json, "test", &t);
+        CHECK(rc != TACOS_OK && strstr(tacos_last_error(), bad[i].want),
+              "refusal %zu: rc %d, message '%s' (want '%s')", i, rc, tacos_last_error(),
+              bad[i].want);
+        tacos_topo_free(t);
+    }
+}
+
+int main(void)
+{
+    two_leaves();
+    for (int d = 1; d <= 4; d++)
+        one_switch(d);
+    fat_tree(4, 4, 2);
+    fat_tree(4, 4, 4);
+    fat_tree(8, 16, 2);
+    three_levels();
+    given_link();
+    refusals();
+    return check_report("test_switch_tree");
+}
