@@ -2,6 +2,7 @@
 /* Built-in topology shapes.  Every regular shape is a product of dimensions,
  * each a ring, uni-ring, line, fully-connected group or switch; DragonFly and
  * the DGX-1 hybrid cube-mesh are wired explicitly. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 
 typedef struct {
     int ndims;
-    char kind[MAX_DIMS]; /* r u l f s, or 'D' dragonfly, 'X' dgx1 */
+    char kind[MAX_DIMS]; /* r u l f s, or 'D' dragonfly, 'X' dgx1, 'T' fat tree */
     int size[MAX_DIMS];
 } shape_t;
 
@@ -21,7 +22,7 @@ static const struct {
 } named[] = {
     {"ring", "r"},     {"uniring", "u"},  {"fc", "f"},        {"switch", "s"},
     {"mesh2d", "ll"},  {"torus2d", "rr"}, {"mesh3d", "lll"},  {"torus3d", "rrr"},
-    {"line", "l"},     {"dragonfly", "DD"},
+    {"line", "l"},     {"dragonfly", "DD"}, {"fattree", "TT"},
 };
 
 static int parse_sizes(const char *spec, const char *p, int *size, int *n)
@@ -185,6 +186,32 @@ static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double
     return rc;
 }
 
+/* hosts per leaf x leaves: a port of bw[0] per host on its leaf, an
+ * uplink of bw[1] per leaf on one spine (lat: port to port on each), a
+ * switch tree lowered with the degree (fabric.c). */
+static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *lat,
+                        const double *bw, int degree)
+{
+    tacos_fabric_t *f;
+    char name[32];
+    int rc = tacos_fabric_new(t->npus, &f);
+    if (!rc && leaves > 1)
+        rc = tacos_fabric_add_switch(f, "spine", degree);
+    for (int l = 0; l < leaves && !rc; l++) {
+        snprintf(name, sizeof name, "leaf%d", l);
+        if (!(rc = tacos_fabric_add_switch(f, name, degree)) && leaves > 1)
+            rc = tacos_fabric_add_port(f, tacos_fabric_switch(f, name),
+                                       tacos_fabric_switch(f, "spine"), lat[1] / 2, bw[1]);
+        for (int h = 0; h < hosts && !rc; h++)
+            rc = tacos_fabric_add_port(f, l * hosts + h, tacos_fabric_switch(f, name), lat[0] / 2,
+                                       bw[0]);
+    }
+    if (!rc)
+        rc = tacos_fabric_lower(f, t);
+    tacos_fabric_free(f);
+    return rc;
+}
+
 static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, const double *bw,
                         int degree)
 {
@@ -248,9 +275,11 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
         rc = wire_dgx1(t, lat[0], bw[0]);
     else if (sh.kind[0] == 'D')
         rc = wire_dragonfly(t, sh.size[0], sh.size[1], lat, bw);
+    else if (sh.kind[0] == 'T')
+        rc = wire_fattree(t, sh.size[0], sh.size[1], lat, bw, degree);
     else
         rc = wire_product(t, &sh, lat, bw, degree);
-    if (!rc && sh.kind[0] != 'X' && sh.kind[0] != 'D') {
+    if (!rc && !strchr("XDT", sh.kind[0])) {
         t->ndims = sh.ndims;
         memcpy(t->dims, sh.size, sizeof sh.size[0] * (size_t)sh.ndims);
     }

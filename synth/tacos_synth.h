@@ -108,6 +108,8 @@ int tacos_topo_check_connected(const tacos_topo_t *t);
  * Built-in shapes, spelled "<name>:<sizes>":
  *   ring:N  uniring:N  fc:N  switch:N  mesh2d:RxC  torus2d:RxC
  *   mesh3d:XxYxZ  torus3d:XxYxZ  hypercube:N (N = 2^k)  dragonfly:GxR
+ *   fattree:MxL (M hosts on each of L leaves under one spine; bandwidth and
+ *   latency: a host's port, a leaf's uplink)
  *   dgx1   and compositions "<kinds>:<sizes>" with one kind letter per
  *   dimension: r ring, u uni-ring, l line (mesh edge), f fully-connected,
  *   s switch; e.g. rfs:2x4x16.

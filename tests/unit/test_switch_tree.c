@@ -116,10 +116,22 @@ static void fat_tree(int leaves, int hosts, double ratio)
     for (int l = 0; l < leaves; l++)
         at += (size_t)snprintf(json + at, room - at, "%s\"leaf%d\"", l ? "," : "", l);
     snprintf(json + at, room - at, "]}]}");
-    tacos_topo_t *t = load(json);
+    tacos_topo_t *t = load(json), *g = NULL;
     free(json);
     if (!t)
         return;
+    /* the built-in shape is the same tree */
+    char spec[32];
+    double bws[2] = {p, up}, lats[2] = {1, 1};
+    snprintf(spec, sizeof spec, "fattree:%dx%d", hosts, leaves);
+    CHECK_OK(tacos_topo_generate(spec, bws, 2, lats, 2, 1, &g));
+    if (g) {
+        CHECK(g->nlinks == t->nlinks, "%s: %zu links, the file's %zu", spec, g->nlinks, t->nlinks);
+        for (size_t i = 0; i < g->nlinks; i++)
+            expect_link(t, g->links[i].src, g->links[i].dst, g->links[i].lat_us,
+                        g->links[i].bw_gbps);
+        tacos_topo_free(g);
+    }
     int *host = malloc((size_t)n * sizeof *host), *leaf = malloc((size_t)n * sizeof *leaf);
     for (int r = 0; r < n; r++)
         host[r] = r, leaf[r] = r / hosts;
