@@ -65,12 +65,12 @@ int tacos_fabric_switch(const tacos_fabric_t *f, const char *name)
     return -1;
 }
 
-int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree)
+int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree, int *id)
 {
     size_t digits = strspn(name, "0123456789");
     if (!name[0] || !name[digits])
-        return tacos_error(TACOS_ERR_ARG, "switch name '%s': give a name that is not a number",
-                           name);
+        return tacos_error(TACOS_ERR_ARG, "switch name '%s': give a name that is neither empty "
+                                          "nor a number", name);
     if (tacos_fabric_switch(f, name) >= 0)
         return tacos_error(TACOS_ERR_ARG, "switch '%s' is given twice", name);
     if (degree < 1)
@@ -90,6 +90,7 @@ int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory adding switch '%s'", name);
     f->names[f->nswitches] = copy;
     f->degree[f->nswitches++] = degree;
+    *id = f->npus + f->nswitches - 1;
     return TACOS_OK;
 }
 
@@ -140,6 +141,9 @@ static int check(const tacos_fabric_t *f, int *up, int *on)
         up[v] = v, on[v] = -1;
     for (size_t i = 0; i < f->nports; i++) {
         const port_t *p = &f->ports[i];
+        if (p->a < f->npus && on[p->a] == p->b)
+            return tacos_error(TACOS_ERR_TOPO, "rank %d is listed twice on switch '%s'", p->a,
+                               f->names[p->b - f->npus]);
         if (p->a < f->npus && on[p->a] >= 0) {
             node_name(f, on[p->a], a, sizeof a);
             node_name(f, p->b, b, sizeof b);
@@ -271,8 +275,15 @@ typedef struct {
     size_t npath, cappath;
 } flows_t;
 
+/* The hops of every lowered link's path, all together: at most this many
+ * (a deep tree of many ranks). */
+#define MAX_HOPS ((size_t)16 * TACOS_MAX_LINKS)
+
 static int push_hop(flows_t *fl, int hop)
 {
+    if (fl->npath >= MAX_HOPS)
+        return tacos_error(TACOS_ERR_ARG, "the lowered links of a switch tree cross more than %zu "
+                                          "ports in all (a deep tree of many ranks)", MAX_HOPS);
     int *p = tacos_grow(fl->path, &fl->cappath, fl->npath, sizeof *p, 256);
     if (!p)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory lowering a switch tree");
@@ -310,6 +321,9 @@ static int add_flow(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *
         rc = push_hop(fl, down[--ndown]);
     if (rc)
         return rc;
+    if (!isfinite(lat))
+        return tacos_error(TACOS_ERR_ARG, "the path from rank %d to rank %d sums to an infinite "
+                                          "latency", a, b);
     fl->flows[fl->nflows++] = (flow_t){a, b, lat, 0, first, fl->npath - first};
     return TACOS_OK;
 }
@@ -358,32 +372,48 @@ static int fill(const tacos_fabric_t *f, flows_t *fl)
     return TACOS_OK;
 }
 
-/* Each switch of the component under t joins its groups. */
-static int join(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *down, int **groups,
-                int *sizes)
+typedef struct {
+    const int *ranks; /* ascending */
+    int n;
+} group_t;
+
+static int by_first_rank(const void *a, const void *b)
+{
+    int x = ((const group_t *)a)->ranks[0], y = ((const group_t *)b)->ranks[0];
+    return (x > y) - (x < y);
+}
+
+/* Each switch of the component under t joins its groups; refused before
+ * anything is made where that makes more links than a topology may have. */
+static int join(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *down, group_t *groups)
 {
     int rc = TACOS_OK;
     for (int i = 0; i < t->norder && !rc; i++) {
         int s = t->order[i], k = 0;
         if (s < f->npus)
             continue;
-        for (size_t p = t->off[s]; p < t->off[s + 1]; p++) { /* (ports in order of addition) */
+        for (size_t p = t->off[s]; p < t->off[s + 1]; p++) {
             int w = other(&f->ports[t->adj[p]], s);
             if (t->parent[w] == s && t->nbelow[w])
-                groups[k] = t->below[w], sizes[k++] = t->nbelow[w];
+                groups[k++] = (group_t){t->below[w], t->nbelow[w]};
         }
-        for (int g = 1; g < k; g++) /* by their smallest rank */
-            for (int h = g; h > 0 && groups[h][0] < groups[h - 1][0]; h--) {
-                int *gt = groups[h], st = sizes[h];
-                groups[h] = groups[h - 1], sizes[h] = sizes[h - 1];
-                groups[h - 1] = gt, sizes[h - 1] = st;
-            }
+        qsort(groups, (size_t)k, sizeof *groups, by_first_rank); /* (first ranks differ) */
         int d = f->degree[s - f->npus] < k - 1 ? f->degree[s - f->npus] : k - 1;
+        size_t more = 0;
+        for (int g = 0; g < k; g++)
+            for (int j = 1; j <= d; j++)
+                more += (size_t)(groups[g].n < groups[(g + j) % k].n ? groups[g].n
+                                                                     : groups[(g + j) % k].n);
+        if (fl->nflows + more > TACOS_MAX_LINKS)
+            return tacos_error(TACOS_ERR_ARG,
+                               "switch '%s' lowered with degree %d makes %zu links or more, more "
+                               "than the %d a topology may have (lower unwind_degree)",
+                               f->names[s - f->npus], d, fl->nflows + more, TACOS_MAX_LINKS);
         for (int g = 0; g < k && !rc; g++)
             for (int j = 1; j <= d && !rc; j++) {
-                int h = (g + j) % k, m = sizes[g] < sizes[h] ? sizes[g] : sizes[h];
-                for (int r = 0; r < m && !rc; r++)
-                    rc = add_flow(f, t, fl, down, groups[g][r], groups[h][r]);
+                const group_t *a = &groups[g], *b = &groups[(g + j) % k];
+                for (int r = 0; r < a->n && r < b->n && !rc; r++)
+                    rc = add_flow(f, t, fl, down, a->ranks[r], b->ranks[r]);
             }
     }
     return rc;
@@ -451,14 +481,16 @@ static int by_u64(const void *a, const void *b)
 
 int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *topo)
 {
+    if (!f->nswitches)
+        return TACOS_OK;
     int n = f->npus + f->nswitches, rc;
     tree_t t = {0};
     flows_t fl = {0};
     int *up = malloc((size_t)n * sizeof *up), *on = malloc((size_t)n * sizeof *on);
-    int *down = malloc((size_t)n * sizeof *down), *sizes = malloc((size_t)n * sizeof *sizes);
-    int **groups = malloc((size_t)n * sizeof *groups);
+    int *down = malloc((size_t)n * sizeof *down);
+    group_t *groups = malloc((size_t)n * sizeof *groups);
     uint64_t *keys = malloc((topo->nlinks ? topo->nlinks : 1) * sizeof *keys);
-    if (!up || !on || !down || !sizes || !groups || !keys)
+    if (!up || !on || !down || !groups || !keys)
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory lowering a switch tree");
     else if (f->npus != topo->npus)
         rc = tacos_error(TACOS_ERR_ARG, "a switch tree of %d ranks for a topology of %d", f->npus,
@@ -469,32 +501,34 @@ int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *topo)
         if (t.parent[s] != -2)
             continue;
         int root = centre(f, &t, s);
-        if (root < 0) { /* no rank under it: mark it done */
-            for (int i = 0; i < t.norder; i++)
-                t.parent[t.order[i]] = -3;
-            continue;
+        if (root < 0) {
+            rc = tacos_error(TACOS_ERR_TOPO, "switch '%s' and the switches joined to it reach no "
+                                             "rank", f->names[s - f->npus]);
+            break;
         }
         bfs(f, &t, root, f->npus);
         if (!(rc = collect_below(f, &t)))
-            rc = join(f, &t, &fl, down, groups, sizes);
+            rc = join(f, &t, &fl, down, groups);
         for (int i = 0; i < t.norder; i++)
             if (t.parent[t.order[i]] == -1)
                 t.parent[t.order[i]] = -3; /* (the root: reached) */
     }
-    if (!rc)
-        rc = fill(f, &fl);
     for (size_t i = 0; i < topo->nlinks && !rc; i++)
         keys[i] = (uint64_t)topo->links[i].src << 32 | (uint64_t)topo->links[i].dst;
     if (!rc)
         qsort(keys, topo->nlinks, sizeof *keys, by_u64);
-    size_t given = topo->nlinks;
-    for (size_t i = 0; i < fl.nflows && !rc; i++) { /* (a pair linked directly keeps its link) */
-        const flow_t *x = &fl.flows[i];
-        if (!linked(keys, given, x->src, x->dst))
-            rc = tacos_topo_add_link(topo, x->src, x->dst, x->lat_us, x->rate);
-    }
+    size_t kept = 0; /* a pair linked already keeps its link, and takes no share */
+    for (size_t i = 0; i < fl.nflows && !rc; i++)
+        if (!linked(keys, topo->nlinks, fl.flows[i].src, fl.flows[i].dst))
+            fl.flows[kept++] = fl.flows[i];
+    fl.nflows = kept;
+    if (!rc)
+        rc = fill(f, &fl);
+    for (size_t i = 0; i < fl.nflows && !rc; i++)
+        rc = tacos_topo_add_link(topo, fl.flows[i].src, fl.flows[i].dst, fl.flows[i].lat_us,
+                                 fl.flows[i].rate);
     tree_free(&t);
     free(fl.flows), free(fl.path);
-    free(up), free(on), free(down), free(sizes), free(groups), free(keys);
+    free(up), free(on), free(down), free(groups), free(keys);
     return rc;
 }

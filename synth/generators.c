@@ -192,19 +192,20 @@ static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double
 static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *lat,
                         const double *bw, int degree)
 {
+    if (leaves + (leaves > 1) > TACOS_MAX_SWITCHES)
+        return tacos_error(TACOS_ERR_ARG, "fattree: at most %d leaves (one spine above them)",
+                           TACOS_MAX_SWITCHES - 1);
     tacos_fabric_t *f;
     char name[32];
-    int rc = tacos_fabric_new(t->npus, &f);
+    int spine = -1, leaf, rc = tacos_fabric_new(t->npus, &f);
     if (!rc && leaves > 1)
-        rc = tacos_fabric_add_switch(f, "spine", degree);
+        rc = tacos_fabric_add_switch(f, "spine", degree, &spine);
     for (int l = 0; l < leaves && !rc; l++) {
         snprintf(name, sizeof name, "leaf%d", l);
-        if (!(rc = tacos_fabric_add_switch(f, name, degree)) && leaves > 1)
-            rc = tacos_fabric_add_port(f, tacos_fabric_switch(f, name),
-                                       tacos_fabric_switch(f, "spine"), lat[1] / 2, bw[1]);
+        if (!(rc = tacos_fabric_add_switch(f, name, degree, &leaf)) && leaves > 1)
+            rc = tacos_fabric_add_port(f, leaf, spine, lat[1] / 2, bw[1]);
         for (int h = 0; h < hosts && !rc; h++)
-            rc = tacos_fabric_add_port(f, l * hosts + h, tacos_fabric_switch(f, name), lat[0] / 2,
-                                       bw[0]);
+            rc = tacos_fabric_add_port(f, l * hosts + h, leaf, lat[0] / 2, bw[0]);
     }
     if (!rc)
         rc = tacos_fabric_lower(f, t);

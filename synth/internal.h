@@ -27,8 +27,8 @@ typedef struct tacos_fabric tacos_fabric_t;
 int tacos_fabric_new(int npus, tacos_fabric_t **out);
 void tacos_fabric_free(tacos_fabric_t *f);
 /* Adds a switch named `name` (unique, not a number) whose groups each join
- * the next `degree` ones. */
-int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree);
+ * the next `degree` ones; *id its node id. */
+int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree, int *id);
 /* The node id of the switch named `name`, or -1. */
 int tacos_fabric_switch(const tacos_fabric_t *f, const char *name);
 /* A port of switch sw (a node id) joining node (a rank or a switch). */

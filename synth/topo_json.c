@@ -142,17 +142,19 @@ static int read_ports(tacos_fabric_t *f, int npus, const cJSON *s, int id, doubl
         return tacos_error(TACOS_ERR_PARSE, "%s: %s: a named switch needs 'npus' or 'switches'",
                            where, ctx);
     snprintf(mctx, sizeof mctx, "%s.npus", ctx);
-    if (members && !(rc = get_int_array(members, where, mctx, &m, &n))) {
-        for (int i = 0; i < n && !rc; i++)
-            rc = m[i] < 0 || m[i] >= npus
-                     ? tacos_error(TACOS_ERR_PARSE, "[%d]: rank %d is not one of 0..%d", i, m[i],
-                                   npus - 1)
-                     : tacos_fabric_add_port(f, m[i], id, lat / 2, bw);
-        free(m);
+    if (members && (rc = get_int_array(members, where, mctx, &m, &n)))
+        return rc;
+    for (int i = 0; members && i < n && !rc; i++) {
+        if (m[i] < 0 || m[i] >= npus)
+            rc = tacos_error(TACOS_ERR_PARSE, "%s: %s[%d]: rank %d is not one of 0..%d", where,
+                             mctx, i, m[i], npus - 1);
+        else if ((rc = tacos_fabric_add_port(f, m[i], id, lat / 2, bw)))
+            rc = tacos_error(rc, "%s: %s[%d]: %s", where, mctx, i, tacos_last_error());
     }
+    if (members)
+        free(m);
     if (rc)
-        return tacos_error(rc, "%s: %s%s%s", where, mctx, rc == TACOS_ERR_PARSE ? "" : ": ",
-                           tacos_last_error());
+        return rc;
     if (kids && !cJSON_IsArray(kids))
         return tacos_error(TACOS_ERR_PARSE, "%s: %s.switches must be an array of names", where,
                            ctx);
@@ -164,6 +166,9 @@ static int read_ports(tacos_fabric_t *f, int npus, const cJSON *s, int id, doubl
         if (child < 0)
             return tacos_error(TACOS_ERR_PARSE, "%s: %s.switches[%d] must name a switch given "
                                "in 'switches'", where, ctx, i);
+        if (child == id)
+            return tacos_error(TACOS_ERR_PARSE, "%s: %s.switches[%d]: a switch under itself",
+                               where, ctx, i);
         if ((rc = tacos_fabric_add_port(f, child, id, lat / 2, bw)))
             return tacos_error(rc, "%s: %s.switches[%d]: %s", where, ctx, i, tacos_last_error());
         i++;
@@ -203,7 +208,8 @@ static int read_switches(tacos_topo_t *t, const cJSON *sws, double lat0, double 
                 break;
             }
             if (name && pass == 0) {
-                if ((rc = tacos_fabric_add_switch(f, name->valuestring, degree)))
+                int id;
+                if ((rc = tacos_fabric_add_switch(f, name->valuestring, degree, &id)))
                     rc = tacos_error(rc, "%s: %s: %s", where, ctx, tacos_last_error());
             } else if (name) {
                 rc = read_ports(f, t->npus, s, tacos_fabric_switch(f, name->valuestring), lat, bw,

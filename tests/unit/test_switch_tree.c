@@ -221,25 +221,71 @@ static void refusals(void)
          "{\"name\":\"a\",\"npus\":[1]}]}",
          "switch 'a' is given twice"},
         {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"12\",\"npus\":[0,1]}]}",
-         "not a number"},
+         "neither empty nor a number"},
         {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,7]}]}",
          "switches[0].npus[1]: rank 7 is not one of 0..1"},
         {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\"}]}",
          "a named switch needs 'npus' or 'switches'"},
         {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,0]}]}",
-         "rank 0 is on two switches"},
+         "rank 0 is listed twice on switch 'a'"},
         {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
          "{\"name\":\"b\",\"switches\":[\"b\"]}]}",
-         "a port joins"},
+         "switches[1].switches[0]: a switch under itself"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":[0,1]},"
+         "{\"name\":\"x\",\"switches\":[\"y\"]},{\"name\":\"y\",\"switches\":[]}]}",
+         "switch 'x' and the switches joined to it reach no rank"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"\",\"npus\":[0,1]}]}",
+         "neither empty nor a number"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1,\"switches\":[{\"name\":\"a\",\"npus\":\"x\"}]}",
+         "test: switches[0].npus must be an array of integers"},
+        {"{\"npus\":2,\"bw_gbps\":1,\"lat_us\":1e308,\"switches\":[{\"name\":\"a\",\"npus\":[0]},"
+         "{\"name\":\"b\",\"npus\":[1]},{\"name\":\"c\",\"switches\":[\"a\",\"b\"],"
+         "\"lat_us\":1e308}]}",
+         "infinite latency"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tacos_topo_t *t = NULL;
         int rc = tacos_topo_from_json(bad[i].json, "test", &t);
-        CHECK(rc != TACOS_OK && strstr(tacos_last_error(), bad[i].want),
-              "refusal %zu: rc %d, message '%s' (want '%s')", i, rc, tacos_last_error(),
+        const char *e = tacos_last_error(), *again = strstr(e, "test:");
+        CHECK(rc != TACOS_OK && strstr(e, bad[i].want) && again && !strstr(again + 1, "test:"),
+              "refusal %zu: rc %d, message '%s' (want '%s', the file named once)", i, rc, e,
               bad[i].want);
         tacos_topo_free(t);
     }
+    /* too many links: refused before they are made, naming the switch */
+    enum { N = 1500 };
+    size_t room = 128 + 6 * N;
+    char *json = malloc(room);
+    size_t at = (size_t)snprintf(json, room, "{\"npus\":%d,\"bw_gbps\":1,\"lat_us\":1,\"switches\":"
+                                 "[{\"name\":\"big\",\"unwind_degree\":%d,\"npus\":[", N, N - 1);
+    for (int r = 0; r < N; r++)
+        at += (size_t)snprintf(json + at, room - at, "%s%d", r ? "," : "", r);
+    snprintf(json + at, room - at, "]}]}");
+    tacos_topo_t *t = NULL;
+    CHECK_ERR(tacos_topo_from_json(json, "test", &t), TACOS_ERR_ARG,
+              "switch 'big' lowered with degree 1499 makes");
+    tacos_topo_free(t);
+    free(json);
+    double bw[2] = {1, 1}, lat[2] = {1, 1};
+    CHECK_ERR(tacos_topo_generate("fattree:1x4096", bw, 2, lat, 2, 1, &t), TACOS_ERR_ARG,
+              "at most 4095 leaves");
+}
+
+/* Ranks listed in any order: the same links (groups go by their first rank). */
+static void any_order(void)
+{
+    tacos_topo_t *a = load("{\"npus\":4,\"lat_us\":1,\"bw_gbps\":5,\"switches\":[{\"name\":\"s\","
+                           "\"npus\":[3,1,0,2]}]}");
+    tacos_topo_t *b = load("{\"npus\":4,\"lat_us\":1,\"bw_gbps\":5,\"switches\":[{\"name\":\"s\","
+                           "\"npus\":[0,1,2,3]}]}");
+    if (a && b) {
+        CHECK(a->nlinks == b->nlinks, "%zu links, %zu in order", a->nlinks, b->nlinks);
+        for (size_t i = 0; i < b->nlinks; i++)
+            expect_link(a, b->links[i].src, b->links[i].dst, b->links[i].lat_us,
+                        b->links[i].bw_gbps);
+    }
+    tacos_topo_free(a);
+    tacos_topo_free(b);
 }
 
 int main(void)
@@ -252,6 +298,7 @@ int main(void)
     fat_tree(8, 16, 2);
     three_levels();
     given_link();
+    any_order();
     refusals();
     return check_report("test_switch_tree");
 }
