@@ -134,7 +134,7 @@ static int read_links(tacos_topo_t *t, const cJSON *links, double lat0, double b
 static int read_ports(tacos_fabric_t *f, int npus, const cJSON *s, int id, double lat, double bw,
                       const char *where, const char *ctx)
 {
-    int *m, n, rc = TACOS_OK;
+    int *m = NULL, n = 0, rc = TACOS_OK;
     char mctx[80];
     const cJSON *members = cJSON_GetObjectItemCaseSensitive(s, "npus");
     const cJSON *kids = cJSON_GetObjectItemCaseSensitive(s, "switches");
@@ -453,7 +453,7 @@ int tacos_write_text(const char *path, const char *text)
 
 int tacos_topo_write_file(const tacos_topo_t *t, const char *path)
 {
-    char *text;
+    char *text = NULL;
     int rc = tacos_topo_to_json(t, &text);
     if (rc)
         return rc;
