@@ -1923,6 +1923,8 @@ int main(int argc, char **argv)
             printf("mpi_coll_check: MPI_THREAD_MULTIPLE not provided, skipped\n");
     } else if (threads)
         check_threads();
+    else if (!strcmp(mode, "--world")) /* the quick checks on MPI_COMM_WORLD alone */
+        check_comm(MPI_COMM_WORLD, 0);
     else if (!strcmp(mode, "--signatures")) {
         check_signatures(MPI_COMM_WORLD);
         check_layouts(MPI_COMM_WORLD);

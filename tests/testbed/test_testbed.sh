@@ -167,8 +167,11 @@ measured_shape() {
 
 # shape specs with switches: an error names what is wrong (exit 2, before
 # anything is set up; needs no root)
-for bad in "4:0-s0@100,1-s0@200|one rate a switch" "4:0-s0@100|fewer than 2 hosts" \
-    "3:0-s0@100,1-s0@100,s0-s1@100|a switch joins hosts only" "4:0-s0@100,5-s0@100|host 5 does not"; do
+for bad in "4:0-s0@100,1-s0@200|one rate a switch" "4:0-s0@100|fewer than 2 ports" \
+    "3:0-s0@100,1-s0@100,s0-s1@100|fewer than 2 ports" "4:0-s0@100,5-s0@100|host 5 does not" \
+    "3:0-s0@100,1-s1@100,2-s2@100,s0-s1@200,s1-s2@200,s0-s2@200|closes a cycle of switches" \
+    "4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,s0-s1@200|one rate a switch" \
+    "4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,1-s1@100,s0-s2@200,s1-s2@200|on switches s0 and s1"; do
     bash "$SRC/testbed.sh" run "${bad%%|*}" -- true 2>"$T/bad.err"
     rc=$?
     [ $rc = 2 ] && grep -q "${bad#*|}" "$T/bad.err" ||
@@ -194,6 +197,31 @@ grep -q "network between 4 hosts measured" "$T/sw.out" ||
     { fail "switch4: not every pair routed through s0"; cat "$T/sw/shape.txt" >&2; }
 "$TACOS_SYNTH" --topology "$T/sw/topology.json" -c allreduce >/dev/null 2>"$T/sw/err" ||
     { fail "switch4: tacos-synth cannot read its true topology"; cat "$T/sw/err" "$T/sw/topology.json" >&2; }
+
+# tree16: 16 hosts of one rank under 4 leaves, the leaves under a spine
+# through uplinks of half their hosts' rate: a pair under two leaves is routed
+# through both and the spine, the true topology (a switch tree) is one
+# tacos-synth reads, and the collectives through coll/tacos on it (thresholds
+# 0, the true topology) are right
+cat >"$T/tree.sh" <<'EOF'
+$TESTBED_MPIRUN --mca coll_tacos_topo_file "$TESTBED_TOPO" --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    --mca coll_tacos_verbose 10 "$CHECK" --world >"$T/tree.out" 2>&1 ||
+    echo "mpi_coll_check exit $?" >>"$T/tree.out"
+EOF
+rm -rf "$T/tree" "$T/tree.out"
+timeout 600 bash "$SRC/testbed.sh" run tree16 -o "$T/tree" -- sh "$T/tree.sh" 2>"$T/testbed.err" ||
+    { fail "tree16: testbed exit"; cat "$T/testbed.err" >&2; }
+grep -q '^route h0<->h15: h0 s0 s4 s3 h15$' "$T/tree/shape.txt" ||
+    { fail "tree16: h0-h15 not routed through s0, s4, s3"; cat "$T/tree/shape.txt" >&2; }
+"$TACOS_SYNTH" --topology "$T/tree/topology.json" -c allreduce >/dev/null 2>"$T/tree/err" ||
+    { fail "tree16: tacos-synth cannot read its true topology"; cat "$T/tree/err" "$T/tree/topology.json" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/tree.out" ||
+    { fail "tree16: mpi_coll_check"; tail -20 "$T/tree.out" >&2; }
+for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
+    grep -q "coll:tacos: $c [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree.out" ||
+        fail "tree16: coll/tacos never ran $c"
+done
 
 IPC=1
 export IPC

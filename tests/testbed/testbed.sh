@@ -8,15 +8,17 @@
 #   testbed.sh shapes    list the shapes
 #
 # TESTBED_MTU: the emulated links' MTU (default 9000; 1500 for standard frames).
-# SHAPE is two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,A-B@MBIT,... (hosts
-# 0..N-1, undirected links in Mbit/s; an end sK is switch K, numbered from s0
-# without gaps: a namespace that forwards between the hosts linked to it, each
-# port shaped at its link's rate). RANKS: ranks per host, one number for every
-# host (default 1) or a comma list, one per host (-r 1,2,1). OUTDIR (default: a
-# fresh temporary directory, removed at the end) receives hostfile, agent (the
-# ssh stand-in), topology.json (the true topology, tacos-topology format: NPUs =
-# ranks, links = physical links at TCP goodput, switches = non-blocking switches
-# unwound into a full mesh) and shape.txt.
+# SHAPE is two, pairs4, ring4, star3, switch4, tree16 or N:A-B@MBIT,A-B@MBIT,...
+# (hosts 0..N-1, undirected links in Mbit/s; an end sK is switch K, numbered from
+# s0 without gaps: a namespace that forwards between the hosts and switches
+# linked to it, each port shaped at its link's rate; switches linked to switches
+# form trees). RANKS: ranks per host, one number for every host (default 1) or a
+# comma list, one per host (-r 1,2,1). OUTDIR (default: a fresh temporary
+# directory, removed at the end) receives hostfile, agent (the ssh stand-in),
+# topology.json (the true topology, tacos-topology format: NPUs = ranks, links =
+# physical links at TCP goodput; a switch alone = a non-blocking switch unwound
+# into a full mesh, a tree = named switches, each with its ports' rate, a host
+# of several ranks under one a switch of its own) and shape.txt.
 #
 # Layout:
 #   tacos-head  where COMMAND and mpirun run; bridge br0 10.77.0.254/24 (management,
@@ -31,7 +33,8 @@
 #               higher end) order), the same path both ways, so routed traffic
 #               really crosses and shares the emulated links.
 #   tacos-sK    switch K: address 10.77.101.(K+1), a veth "to-hJ" per host J on it
-#               (tbf at both ends: the host's port), routes to every host.
+#               and "to-sJ" per switch J linked to it (tbf at both ends: the port),
+#               routes to every host.
 # COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
 # run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_MPIEXEC (the
 # same for MPICH: "$TESTBED_MPIEXEC ./prog"), TESTBED_NP,
@@ -77,8 +80,12 @@ pairs4   4 hosts, full mesh: h0-h1, h2-h3 400; h0-h2, h0-h3, h1-h2, h1-h3 100
 ring4    ring h0-h1 400, h1-h2 100, h2-h3 400, h3-h0 100; h0<->h2, h1<->h3 over 2 hops
 star3    hub h0: h0-h1 400, h0-h2 100; h1<->h2 through h0
 switch4  4 hosts on one switch s0, each port 100 Mbit/s (every pair shares its hosts' ports)
-N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 16, undirected links);
-         an end sK is switch K (joins hosts only, one rate for its ports), e.g. 3:0-s0@100,1-s0@100,2-s0@100
+tree16   16 hosts under leaves s0..s3 (hosts 4i..4i+3, ports 100), leaves under spine s4
+         by uplinks of 200 (2:1); a pair under two leaves crosses both uplinks
+N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 32, undirected links);
+         an end sK is switch K, e.g. 3:0-s0@100,1-s0@100,2-s0@100; switches joined to
+         switches form trees (no cycles; a host on one switch of a tree), rooted at their
+         centre; a switch's ports to its hosts and to the switches below it: one rate
 EOF
 }
 
@@ -113,24 +120,29 @@ nm() { if [ "$1" -lt "$N" ]; then echo "h$1"; else echo "s$(($1 - N))"; fi; }
 addr() { if [ "$1" -lt "$N" ]; then echo "10.77.100.$(($1 + 1))"; else echo "10.77.101.$(($1 - N + 1))"; fi; }
 
 # parse_shape SHAPE: sets N, NODES, E and per link k (sorted by ends): LA[k] < LB[k], LR[k];
-# per switch node s: SR[s] its ports' rate, SH[s] its hosts (a list).
+# per switch node s: SR[s] its ports' rate, SH[s] its hosts (a list), SS[s] the
+# switches linked to it, TREE[s] (1: in a tree of switches), UP[s] (its parent
+# switch in the tree, or empty: a root, rooted at its centre).
 parse_shape() {
-    local spec l a b r k s seen=" "
+    local spec l a b r k s t seen=" "
     case $1 in
     two) spec=2:0-1@400 ;;
     pairs4) spec=4:0-1@400,2-3@400,0-2@100,0-3@100,1-2@100,1-3@100 ;;
     ring4) spec=4:0-1@400,1-2@100,2-3@400,0-3@100 ;;
     star3) spec=3:0-1@400,0-2@100 ;;
     switch4) spec=4:0-s0@100,1-s0@100,2-s0@100,3-s0@100 ;;
+    tree16) # leaves s0..s3 of hosts 4i..4i+3 at 100, uplinks to spine s4 at 200 (2:1)
+        spec=16:$(for ((l = 0; l < 16; l++)); do printf '%d-s%d@100,' $l $((l / 4)); done)
+        spec=${spec}s0-s4@200,s1-s4@200,s2-s4@200,s3-s4@200 ;;
     *) spec=$1 ;;
     esac
     local e='(s?[0-9]{1,3})'
     [[ $spec =~ ^[0-9]+:$e-$e@[0-9]+(,$e-$e@[0-9]+)*$ ]] ||
-        die 2 "bad shape '$1': want two, pairs4, ring4, star3, switch4 or N:A-B@MBIT,... (see: $0 shapes)"
+        die 2 "bad shape '$1': want $(shapes | awk '/^[a-z]/ { printf "%s, ", $1 }')or N:A-B@MBIT,... (see: $0 shapes)"
     N=$((10#${spec%%:*}))
-    ((N >= 2 && N <= 16)) || die 2 "bad shape '$1': 2 to 16 hosts"
+    ((N >= 2 && N <= 32)) || die 2 "bad shape '$1': 2 to 32 hosts"
     NODES=$N
-    LA=() LB=() LR=() SR=() SH=()
+    LA=() LB=() LR=() SR=() SH=() SS=() TREE=() UP=() SET=()
     for l in $(echo "${spec#*:}" | tr ',-' '  ' | sed 's/@[0-9]*//g'); do
         [[ $l == s* ]] || [ "$((10#$l))" -lt "$N" ] || die 2 "bad shape '$1': host $l does not exist (hosts 0..$((N - 1)))"
     done
@@ -144,20 +156,71 @@ parse_shape() {
         ((r >= 1 && r <= 100000)) || die 2 "bad shape '$1': rate $r not in 1..100000 Mbit/s"
         case $seen in *" $a-$b "*) die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") given twice" ;; esac
         seen="$seen$a-$b "
-        if [ "$b" -ge "$N" ]; then # a switch's port
-            [ "$a" -lt "$N" ] || die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") (a switch joins hosts only)"
-            [ "${SR[b]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch $(nm "$b") has ports of ${SR[b]} and $r Mbit/s (one rate a switch)"
-            SR[b]=$r SH[b]="${SH[b]:-} $a"
-            ((b + 1 <= NODES)) || NODES=$((b + 1))
+        if [ "$a" -ge "$N" ]; then # two switches: a tree's (SET: which tree, by union-find)
+            s=$(set_of "$a") t=$(set_of "$b")
+            [ "$s" != "$t" ] || die 2 "bad shape '$1': link $(nm "$a")-$(nm "$b") closes a cycle of switches (switches form trees)"
+            SET[s]=$t SS[a]="${SS[a]:-} $b" SS[b]="${SS[b]:-} $a" TREE[a]=1 TREE[b]=1
+        elif [ "$b" -ge "$N" ]; then # a host's port on a switch
+            SH[b]="${SH[b]:-} $a"
         fi
+        for s in $a $b; do ((s < NODES)) || NODES=$((s + 1)); done
         LA+=("$a") LB+=("$b") LR+=("$r")
     done
     E=${#LA[@]}
     [ "$E" -le 48 ] || die 2 "bad shape '$1': at most 48 links"
     for ((s = N; s < NODES; s++)); do
-        [ -n "${SH[s]:-}" ] || die 2 "bad shape '$1': switch $(nm "$s") not given (switches are s0, s1, ... without gaps)"
+        [ -n "${SH[s]:-}${SS[s]:-}" ] || die 2 "bad shape '$1': switch $(nm "$s") not given (switches are s0, s1, ... without gaps)"
         # shellcheck disable=SC2086
-        [ "$(set -- ${SH[s]}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch $(nm "$s") joins fewer than 2 hosts"
+        [ "$(set -- ${SH[s]:-} ${SS[s]:-}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch $(nm "$s") has fewer than 2 ports"
+    done
+    tree_roots
+    # one rate a switch: its hosts' ports and the uplinks of the switches below it
+    for ((k = 0; k < E; k++)); do
+        a=${LA[k]} b=${LB[k]} r=${LR[k]}
+        [ "$b" -ge "$N" ] || continue
+        s=$b # the switch whose port this is: a host's, or the parent's in a tree
+        [ "$a" -lt "$N" ] || [ "${UP[b]}" != "$a" ] || s=$a
+        [ "${SR[s]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch $(nm "$s") has ports of ${SR[s]} and $r Mbit/s (one rate a switch: its hosts' ports and the uplinks of the switches below it)"
+        SR[s]=$r
+    done
+    for ((s = N; s < NODES; s++)); do
+        [ -n "${TREE[s]:-}" ] || continue
+        for a in ${SH[s]:-}; do for ((t = N; t < s; t++)); do
+            case " ${SH[t]:-} " in *" $a "*) die 2 "bad shape '$1': host h$a on switches $(nm "$t") and $(nm "$s"), one of a tree (a host is on one switch of a tree)" ;; esac
+        done; done
+    done
+}
+
+# The tree (set) a switch is in, by union-find over SET.
+set_of() { local s=$1; while [ -n "${SET[s]:-}" ]; do s=${SET[s]}; done; echo "$s"; }
+
+# Each tree of switches rooted at its centre (the least greatest hop count to
+# its other switches, ties to the lowest number): UP[s] its parent.
+tree_roots() {
+    local s t u best ecc far d
+    for ((s = N; s < NODES; s++)); do
+        [ -n "${TREE[s]:-}" ] && [ -z "${UP[s]+x}" ] || continue
+        best="" ecc=999
+        for t in $(tree_bfs "$s" | awk '{ print $1 }'); do
+            far=$(tree_bfs "$t" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
+            if [ "$far" -lt "$ecc" ] || { [ "$far" = "$ecc" ] && [ "$t" -lt "$best" ]; }; then best=$t ecc=$far; fi
+        done
+        UP[best]=""
+        while read -r t d u; do [ "$t" = "$best" ] || UP[t]=$u; done < <(tree_bfs "$best")
+    done
+}
+
+# "switch hops parent" for every switch of s's tree, breadth first from s.
+tree_bfs() {
+    local q=("$1") i=0 s t dist=() par=()
+    dist[$1]=0 par[$1]=-
+    while [ $i -lt ${#q[@]} ]; do
+        s=${q[i]} i=$((i + 1))
+        echo "$s ${dist[s]} ${par[s]}"
+        for t in ${SS[s]:-}; do
+            [ -z "${dist[t]+x}" ] || continue
+            dist[t]=$((dist[s] + 1)) par[t]=$s q+=("$t")
+        done
     done
 }
 
@@ -191,6 +254,32 @@ routes() {
 }
 
 path() { local a=$1 c=$2 p; p=$(nm "$1"); while [ "$a" != "$c" ]; do a=${NX[a * NODES + c]}; p="$p $(nm "$a")"; done; echo "$p"; }
+
+# A rate in Mbit/s as TCP goodput in GB/s, shared by $2 (default 1).
+mbit_gbps() { awk -v r="$1" -v m="${2:-1}" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }'; }
+
+# tree_switch S: switch S of a tree as a named entry (sep: what comes before it):
+# crossing a port costs 50 us (a host to a host under one leaf: 100 us, as a
+# switch alone); each group below it joined to every other.
+tree_switch() {
+    local s=$1 a t npus="" kids="" groups=0 bw
+    bw=$(mbit_gbps "${SR[s]}")
+    for a in ${SH[s]:-}; do
+        groups=$((groups + 1))
+        if [ "${RK[a]}" = 1 ]; then npus="$npus${npus:+, }${OFF[a]}"; continue; fi
+        kids="$kids${kids:+, }\"h$a\""
+        printf '%s\n    {"name": "h%d", "npus": [%s], "lat_us": 0, "bw_gbps": %s, "unwind_degree": %d}' \
+            "$sep" "$a" "$(seq -s, "${OFF[a]}" $((OFF[a] + RK[a] - 1)))" "$bw" $((RK[a] - 1))
+        sep=,
+    done
+    for ((t = N; t < NODES; t++)); do
+        [ "${UP[t]-}" = "$s" ] || continue
+        groups=$((groups + 1)) kids="$kids${kids:+, }\"$(nm "$t")\""
+    done
+    printf '%s\n    {"name": "%s", "npus": [%s], "switches": [%s], "lat_us": 100, "bw_gbps": %s, "unwind_degree": %d}' \
+        "$sep" "$(nm "$s")" "$npus" "$kids" "$bw" $((groups > 1 ? groups - 1 : 1))
+    sep=,
+}
 
 # write_files: hostfile, agent, topology.json, shape.txt into $OUT.
 write_files() {
@@ -227,28 +316,35 @@ EOF
             a=${LA[k]} b=${LB[k]}
             [ "$b" -lt "$N" ] || continue # a switch's port: below
             m=$((RK[a] < RK[b] ? RK[a] : RK[b]))
-            bw=$(awk -v r="${LR[k]}" -v m="$m" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }')
+            bw=$(mbit_gbps "${LR[k]}" "$m")
             for ((l = 0; l < m; l++)); do
                 printf '%s\n    {"src": %d, "dst": %d, "lat_us": 50, "bw_gbps": %s, "bidirectional": true, "name": "h%d-h%d %d Mbit/s TCP"}' \
                     "$sep" $((OFF[a] + l)) $((OFF[b] + l)) "$bw" "$a" "$b" "${LR[k]}"
                 sep=,
             done
         done
-        # a switch: per local rank index l (l < the fewest ranks of its hosts), one
-        # non-blocking switch of those ranks, unwound into a full mesh (each port's
-        # rate shared by the other members)
+        # a switch alone: per local rank index l (l < the fewest ranks of its
+        # hosts), one non-blocking switch of those ranks, unwound into a full
+        # mesh (each port's rate shared by the other members; unnamed: a name
+        # makes it a tree's switch); a tree's: a
+        # named switch (its ports to its hosts, and to the switches below it:
+        # their uplinks), a host of several ranks a switch of its own under it
         printf '\n  ]'
         sep=""
         [ "$NODES" = "$N" ] || printf ',\n  "switches": ['
         for ((s = N; s < NODES; s++)); do
+            if [ -n "${TREE[s]:-}" ]; then
+                tree_switch "$s"
+                continue
+            fi
             m=64 members=""
             for a in ${SH[s]}; do m=$((RK[a] < m ? RK[a] : m)); done
-            bw=$(awk -v r="${SR[s]}" -v m="$m" -v g="$GOODPUT" 'BEGIN { printf "%.6g", r * g / 8 / 1000 / m }')
+            bw=$(mbit_gbps "${SR[s]}" "$m")
             for ((l = 0; l < m; l++)); do
                 members=$(for a in ${SH[s]}; do echo $((OFF[a] + l)); done | paste -sd,)
                 # shellcheck disable=SC2086
-                printf '%s\n    {"npus": [%s], "lat_us": 100, "bw_gbps": %s, "unwind_degree": %d, "name": "s%d %d Mbit/s ports TCP"}' \
-                    "$sep" "$members" "$bw" $(($(set -- ${SH[s]}; echo $#) - 1)) $((s - N)) "${SR[s]}"
+                printf '%s\n    {"npus": [%s], "lat_us": 100, "bw_gbps": %s, "unwind_degree": %d}' \
+                    "$sep" "$members" "$bw" $(($(set -- ${SH[s]}; echo $#) - 1))
                 sep=,
             done
         done
