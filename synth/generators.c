@@ -12,7 +12,7 @@
 
 typedef struct {
     int ndims;
-    char kind[MAX_DIMS]; /* r u l f s, or 'D' dragonfly, 'X' dgx1, 'T' fat tree */
+    char kind[MAX_DIMS]; /* r u l f s, or 'D' dragonfly, 'X' dgx1, 'T' fat tree, 'R' rails */
     int size[MAX_DIMS];
 } shape_t;
 
@@ -23,6 +23,7 @@ static const struct {
     {"ring", "r"},     {"uniring", "u"},  {"fc", "f"},        {"switch", "s"},
     {"mesh2d", "ll"},  {"torus2d", "rr"}, {"mesh3d", "lll"},  {"torus3d", "rrr"},
     {"line", "l"},     {"dragonfly", "DD"}, {"fattree", "TT"},
+    {"rails", "RR"},
 };
 
 static int parse_sizes(const char *spec, const char *p, int *size, int *n)
@@ -213,6 +214,40 @@ static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *la
     return rc;
 }
 
+/* ranks per host x hosts: the ranks of a host on a switch of bw[0] (its
+ * NVSwitch, unwound with the degree); rank g of every host on rail switch
+ * g, a port of bw[1] each (a switch tree per rail, lowered by fabric.c). */
+static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *lat,
+                      const double *bw, int degree)
+{
+    if (per_host > TACOS_MAX_SWITCHES)
+        return tacos_error(TACOS_ERR_ARG, "rails: at most %d ranks per host (one rail each)",
+                           TACOS_MAX_SWITCHES);
+    int *m = malloc((size_t)per_host * sizeof *m), rc = TACOS_OK, rail;
+    if (!m)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", t->name);
+    for (int h = 0; h < hosts && !rc && per_host > 1; h++) {
+        for (int g = 0; g < per_host; g++)
+            m[g] = h * per_host + g;
+        rc = add_dim(t, 's', m, per_host, lat[0], bw[0], degree);
+    }
+    free(m);
+    tacos_fabric_t *f = NULL;
+    char name[32];
+    if (!rc && hosts > 1)
+        rc = tacos_fabric_new(t->npus, &f);
+    for (int g = 0; g < per_host && f && !rc; g++) {
+        snprintf(name, sizeof name, "rail%d", g);
+        rc = tacos_fabric_add_switch(f, name, degree, &rail);
+        for (int h = 0; h < hosts && !rc; h++)
+            rc = tacos_fabric_add_port(f, h * per_host + g, rail, lat[1] / 2, bw[1]);
+    }
+    if (f && !rc)
+        rc = tacos_fabric_lower(f, t);
+    tacos_fabric_free(f);
+    return rc;
+}
+
 static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, const double *bw,
                         int degree)
 {
@@ -278,9 +313,11 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
         rc = wire_dragonfly(t, sh.size[0], sh.size[1], lat, bw);
     else if (sh.kind[0] == 'T')
         rc = wire_fattree(t, sh.size[0], sh.size[1], lat, bw, degree);
+    else if (sh.kind[0] == 'R')
+        rc = wire_rails(t, sh.size[0], sh.size[1], lat, bw, degree);
     else
         rc = wire_product(t, &sh, lat, bw, degree);
-    if (!rc && !strchr("XDT", sh.kind[0])) {
+    if (!rc && !strchr("XDTR", sh.kind[0])) {
         t->ndims = sh.ndims;
         memcpy(t->dims, sh.size, sizeof sh.size[0] * (size_t)sh.ndims);
     }

@@ -110,6 +110,8 @@ int tacos_topo_check_connected(const tacos_topo_t *t);
  *   mesh3d:XxYxZ  torus3d:XxYxZ  hypercube:N (N = 2^k)  dragonfly:GxR
  *   fattree:MxL (M hosts on each of L leaves under one spine; bandwidth and
  *   latency: a host's port, a leaf's uplink)
+ *   rails:GxH (H hosts of G ranks on a switch each, rank g of every host
+ *   on rail switch g; bandwidth and latency: the host's switch, a rail's port)
  *   dgx1   and compositions "<kinds>:<sizes>" with one kind letter per
  *   dimension: r ring, u uni-ring, l line (mesh edge), f fully-connected,
  *   s switch; e.g. rfs:2x4x16.

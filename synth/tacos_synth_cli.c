@@ -26,6 +26,7 @@ static const char usage[] =
     "                            torus2d:RxC mesh3d:XxYxZ torus3d:XxYxZ\n"
     "                            hypercube:N (N=2^k) dragonfly:GROUPSxROUTERS dgx1,\n"
     "                            fattree:HOSTSxLEAVES (--bw PORT,UPLINK),\n"
+    "                            rails:RANKSxHOSTS (--bw HOST,RAIL),\n"
     "                            or one letter per dimension (r ring, u uni-ring,\n"
     "                            l line, f fully-connected, s switch): rfs:2x4x16\n"
     "      --bw LIST             link bandwidth in GB/s (10^9 B/s), one value or one\n"

@@ -160,6 +160,57 @@ static void fat_tree(int leaves, int hosts, double ratio)
     tacos_topo_free(t);
 }
 
+/* rails:GxH: links inside a host, or between ranks of one local index
+ * (their rail); no rail port over its rate; connected; synthesis runs. */
+static void rails(int per_host, int hosts)
+{
+    char spec[32];
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+    tacos_topo_t *t = NULL;
+    snprintf(spec, sizeof spec, "rails:%dx%d", per_host, hosts);
+    CHECK_OK(tacos_topo_generate(spec, bw, 2, lat, 2, 1, &t));
+    if (!t)
+        return;
+    int n = per_host * hosts, *host = malloc((size_t)n * sizeof *host);
+    for (int r = 0; r < n; r++)
+        host[r] = r / per_host;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        int inside = host[l->src] == host[l->dst];
+        CHECK(inside || l->src % per_host == l->dst % per_host,
+              "%s: link %d->%d joins two rails", spec, l->src, l->dst);
+        CHECK(l->bw_gbps <= (inside ? 100 : 25) * (1 + 1e-9), "%s: link %d->%d at %g GB/s", spec,
+              l->src, l->dst, l->bw_gbps);
+    }
+    for (int r = 0; r < n; r++) { /* rank r alone: its rail port (and its host's links) */
+        double out, in;
+        int *me = malloc((size_t)n * sizeof *me);
+        for (int q = 0; q < n; q++)
+            me[q] = q == r;
+        port_sums(t, me, 1, &out, &in);
+        for (size_t i = 0; i < t->nlinks; i++) { /* less the links inside the host */
+            const tacos_link_t *l = &t->links[i];
+            if (l->src == r && host[l->dst] == host[r])
+                out -= l->bw_gbps;
+            if (l->dst == r && host[l->src] == host[r])
+                in -= l->bw_gbps;
+        }
+        CHECK(out <= 25 * (1 + 1e-9) && in <= 25 * (1 + 1e-9) && (hosts == 1 || out > 0),
+              "%s: rank %d sends %g, receives %g GB/s through a rail port of 25", spec, r, out,
+              in);
+        free(me);
+    }
+    CHECK_OK(tacos_topo_check_connected(t));
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1};
+    tacos_sched_t *s = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    if (s)
+        CHECK_OK(tacos_sched_validate(s));
+    tacos_sched_free(s);
+    free(host);
+    tacos_topo_free(t);
+}
+
 /* Three levels, uneven: connected, no rank port over its rate. */
 static void three_levels(void)
 {
@@ -269,6 +320,8 @@ static void refusals(void)
     double bw[2] = {1, 1}, lat[2] = {1, 1};
     CHECK_ERR(tacos_topo_generate("fattree:1x4096", bw, 2, lat, 2, 1, &t), TACOS_ERR_ARG,
               "at most 4095 leaves");
+    CHECK_ERR(tacos_topo_generate("rails:4097x2", bw, 2, lat, 2, 1, &t), TACOS_ERR_ARG,
+              "at most 4096 ranks per host");
 }
 
 /* Ranks listed in any order: the same links (groups go by their first rank). */
@@ -296,6 +349,10 @@ int main(void)
     fat_tree(4, 4, 2);
     fat_tree(4, 4, 4);
     fat_tree(8, 16, 2);
+    rails(4, 3);
+    rails(8, 16);
+    rails(1, 5);
+    rails(3, 1);
     three_levels();
     given_link();
     any_order();
