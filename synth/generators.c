@@ -220,7 +220,7 @@ static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *la
 static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *lat,
                       const double *bw, int degree)
 {
-    if (per_host > TACOS_MAX_SWITCHES)
+    if (hosts > 1 && per_host > TACOS_MAX_SWITCHES)
         return tacos_error(TACOS_ERR_ARG, "rails: at most %d ranks per host (one rail each)",
                            TACOS_MAX_SWITCHES);
     int *m = malloc((size_t)per_host * sizeof *m), rc = TACOS_OK, rail;

@@ -171,7 +171,8 @@ for bad in "4:0-s0@100,1-s0@200|one rate a switch" "4:0-s0@100|fewer than 2 port
     "3:0-s0@100,1-s0@100,s0-s1@100|fewer than 2 ports" "4:0-s0@100,5-s0@100|host 5 does not" \
     "3:0-s0@100,1-s1@100,2-s2@100,s0-s1@200,s1-s2@200,s0-s2@200|closes a cycle of switches" \
     "4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,s0-s1@200|one rate a switch" \
-    "4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,1-s1@100,s0-s2@200,s1-s2@200|on switches s0 and s1"; do
+    "4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,1-s1@100,s0-s2@200,s1-s2@200|host h1 on switches s1 and s0" \
+    "4:0-s0@100,3-s0@100,0-s1@100,1-s1@100,2-s2@100,3-s2@100,s1-s3@200,s2-s3@200|host h0 on switches s0 and s1"; do
     bash "$SRC/testbed.sh" run "${bad%%|*}" -- true 2>"$T/bad.err"
     rc=$?
     [ $rc = 2 ] && grep -q "${bad#*|}" "$T/bad.err" ||
@@ -212,8 +213,9 @@ EOF
 rm -rf "$T/tree" "$T/tree.out"
 timeout 600 bash "$SRC/testbed.sh" run tree16 -o "$T/tree" -- sh "$T/tree.sh" 2>"$T/testbed.err" ||
     { fail "tree16: testbed exit"; cat "$T/testbed.err" >&2; }
-grep -q '^route h0<->h15: h0 s0 s4 s3 h15$' "$T/tree/shape.txt" ||
-    { fail "tree16: h0-h15 not routed through s0, s4, s3"; cat "$T/tree/shape.txt" >&2; }
+grep -q '^route h0<->h15: h0 s0 s4 s3 h15$' "$T/tree/shape.txt" &&
+    grep -q '^route h0<->h1: h0 s0 h1$' "$T/tree/shape.txt" ||
+    { fail "tree16: h0-h15 not routed through s0, s4, s3 or h0-h1 not through s0"; cat "$T/tree/shape.txt" >&2; }
 "$TACOS_SYNTH" --topology "$T/tree/topology.json" -c allreduce >/dev/null 2>"$T/tree/err" ||
     { fail "tree16: tacos-synth cannot read its true topology"; cat "$T/tree/err" "$T/tree/topology.json" >&2; }
 grep -q "mpi_coll_check: 0 failure" "$T/tree.out" ||

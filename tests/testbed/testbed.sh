@@ -173,40 +173,63 @@ parse_shape() {
         # shellcheck disable=SC2086
         [ "$(set -- ${SH[s]:-} ${SS[s]:-}; echo $#)" -ge 2 ] || die 2 "bad shape '$1': switch $(nm "$s") has fewer than 2 ports"
     done
-    tree_roots
-    # one rate a switch: its hosts' ports and the uplinks of the switches below it
+    tree_roots "$1"
+    t=$(rate_clash -)
+    [ -z "$t" ] || die 2 "bad shape '$1': $t"
     for ((k = 0; k < E; k++)); do
-        a=${LA[k]} b=${LB[k]} r=${LR[k]}
-        [ "$b" -ge "$N" ] || continue
-        s=$b # the switch whose port this is: a host's, or the parent's in a tree
-        [ "$a" -lt "$N" ] || [ "${UP[b]}" != "$a" ] || s=$a
-        [ "${SR[s]:-$r}" = "$r" ] || die 2 "bad shape '$1': switch $(nm "$s") has ports of ${SR[s]} and $r Mbit/s (one rate a switch: its hosts' ports and the uplinks of the switches below it)"
-        SR[s]=$r
+        [ "${LB[k]}" -lt "$N" ] || SR[$(port_of "$k")]=${LR[k]}
     done
     for ((s = N; s < NODES; s++)); do
         [ -n "${TREE[s]:-}" ] || continue
-        for a in ${SH[s]:-}; do for ((t = N; t < s; t++)); do
-            case " ${SH[t]:-} " in *" $a "*) die 2 "bad shape '$1': host h$a on switches $(nm "$t") and $(nm "$s"), one of a tree (a host is on one switch of a tree)" ;; esac
+        for a in ${SH[s]:-}; do for ((t = N; t < NODES; t++)); do
+            [ "$t" != "$s" ] || continue
+            case " ${SH[t]:-} " in *" $a "*) die 2 "bad shape '$1': host h$a on switches $(nm "$t") and $(nm "$s"), $(nm "$s") a tree's (a host is on one switch of a tree)" ;; esac
         done; done
+    done
+}
+
+# The switch whose port link k (to a switch) is: a host's switch, or the
+# parent in a tree.
+port_of() {
+    local a=${LA[$1]} b=${LB[$1]}
+    if [ "$a" -ge "$N" ] && [ "${UP[b]}" = "$a" ]; then echo "$a"; else echo "$b"; fi
+}
+
+# rate_clash TREE: why the switches of tree TREE (its set_of; -: the switches
+# in no tree) break "one rate a switch" (its hosts' ports and the uplinks of the
+# switches below it), or nothing.
+rate_clash() {
+    local k s rate=()
+    for ((k = 0; k < E; k++)); do
+        [ "${LB[k]}" -ge "$N" ] || continue
+        s=$(port_of "$k")
+        if [ "$1" = - ]; then [ -z "${TREE[s]:-}" ] || continue; else [ -n "${TREE[s]:-}" ] && [ "$(set_of "$s")" = "$1" ] || continue; fi
+        [ "${rate[s]:-${LR[k]}}" = "${LR[k]}" ] || { echo "switch $(nm "$s") has ports of ${rate[s]} and ${LR[k]} Mbit/s (one rate a switch: its hosts' ports and the uplinks of the switches below it)"; return; }
+        rate[s]=${LR[k]}
     done
 }
 
 # The tree (set) a switch is in, by union-find over SET.
 set_of() { local s=$1; while [ -n "${SET[s]:-}" ]; do s=${SET[s]}; done; echo "$s"; }
 
-# Each tree of switches rooted at its centre (the least greatest hop count to
-# its other switches, ties to the lowest number): UP[s] its parent.
+# Each tree of switches rooted where its rates fit ("one rate a switch"), the
+# centre first (the least greatest hop count to its other switches, ties to
+# the lowest number): UP[s] its parent.
 tree_roots() {
-    local s t u best ecc far d
+    local s t u d why first
     for ((s = N; s < NODES; s++)); do
         [ -n "${TREE[s]:-}" ] && [ -z "${UP[s]+x}" ] || continue
-        best="" ecc=999
-        for t in $(tree_bfs "$s" | awk '{ print $1 }'); do
-            far=$(tree_bfs "$t" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
-            if [ "$far" -lt "$ecc" ] || { [ "$far" = "$ecc" ] && [ "$t" -lt "$best" ]; }; then best=$t ecc=$far; fi
+        first=""
+        for t in $(for t in $(tree_bfs "$s" | awk '{ print $1 }'); do
+            echo "$(tree_bfs "$t" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }') $t"
+        done | sort -n -k1,1 -k2,2 | awk '{ print $2 }'); do
+            UP[t]=""
+            while read -r u d why; do [ "$u" = "$t" ] || UP[u]=$why; done < <(tree_bfs "$t")
+            why=$(rate_clash "$(set_of "$s")")
+            [ -n "$why" ] || continue 2
+            [ -n "$first" ] || first="$why (rooted at $(nm "$t"), and no other root fits)"
         done
-        UP[best]=""
-        while read -r t d u; do [ "$t" = "$best" ] || UP[t]=$u; done < <(tree_bfs "$best")
+        die 2 "bad shape '$1': $first"
     done
 }
 
@@ -224,8 +247,8 @@ tree_bfs() {
     done
 }
 
-# Fewest hops (into and out of a switch half a hop each: through a switch is one
-# hop, as a link), ties to the least sum of 2^k over the path's links k (in sorted
+# Fewest hops (a link to or between switches half a hop: through one switch is
+# one hop, as a link), ties to the least sum of 2^k over the path's links k (in sorted
 # order, below half a hop): the paths are unique, hence the same both ways, and
 # every path's tail is the tail's own path (consistent next hops).
 # Over every node (hosts and switches). Sets NX[a*NODES+c] (next hop from a towards c)

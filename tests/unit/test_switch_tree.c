@@ -95,6 +95,18 @@ static void port_sums(const tacos_topo_t *t, const int *leaf_of, int leaf, doubl
     }
 }
 
+/* t is connected, and an All-Gather synthesized on it is valid. */
+static void connected_and_synthesizes(const tacos_topo_t *t)
+{
+    CHECK_OK(tacos_topo_check_connected(t));
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1};
+    tacos_sched_t *s = NULL;
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    if (s)
+        CHECK_OK(tacos_sched_validate(s));
+    tacos_sched_free(s);
+}
+
 /* L leaves of M hosts, ports of p GB/s, each leaf's uplink M p / ratio:
  * no host port and no uplink carries more than its rate; synthesis runs. */
 static void fat_tree(int leaves, int hosts, double ratio)
@@ -148,13 +160,7 @@ static void fat_tree(int leaves, int hosts, double ratio)
               "%dx%d %g:1: leaf %d sends %g, receives %g GB/s through an uplink of %g", leaves,
               hosts, ratio, l, out, in, up);
     }
-    CHECK_OK(tacos_topo_check_connected(t));
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1};
-    tacos_sched_t *s = NULL;
-    CHECK_OK(tacos_synthesize(t, &o, &s));
-    if (s)
-        CHECK_OK(tacos_sched_validate(s));
-    tacos_sched_free(s);
+    connected_and_synthesizes(t);
     free(host);
     free(leaf);
     tacos_topo_free(t);
@@ -200,13 +206,7 @@ static void rails(int per_host, int hosts)
               in);
         free(me);
     }
-    CHECK_OK(tacos_topo_check_connected(t));
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1};
-    tacos_sched_t *s = NULL;
-    CHECK_OK(tacos_synthesize(t, &o, &s));
-    if (s)
-        CHECK_OK(tacos_sched_validate(s));
-    tacos_sched_free(s);
+    connected_and_synthesizes(t);
     free(host);
     tacos_topo_free(t);
 }
