@@ -84,8 +84,9 @@ tree16   16 hosts under leaves s0..s3 (hosts 4i..4i+3, ports 100), leaves under 
          by uplinks of 200 (2:1); a pair under two leaves crosses both uplinks
 N:A-B@MBIT,...  custom, e.g. 3:0-1@400,1-2@100 (hosts 0..N-1, N <= 32, undirected links);
          an end sK is switch K, e.g. 3:0-s0@100,1-s0@100,2-s0@100; switches joined to
-         switches form trees (no cycles; a host on one switch of a tree), rooted at their
-         centre; a switch's ports to its hosts and to the switches below it: one rate
+         switches form trees (no cycles; a host on one switch of a tree), rooted where the
+         rates fit, centre first; a switch's ports to its hosts and to the switches below
+         it: one rate
 EOF
 }
 
@@ -122,7 +123,7 @@ addr() { if [ "$1" -lt "$N" ]; then echo "10.77.100.$(($1 + 1))"; else echo "10.
 # parse_shape SHAPE: sets N, NODES, E and per link k (sorted by ends): LA[k] < LB[k], LR[k];
 # per switch node s: SR[s] its ports' rate, SH[s] its hosts (a list), SS[s] the
 # switches linked to it, TREE[s] (1: in a tree of switches), UP[s] (its parent
-# switch in the tree, or empty: a root, rooted at its centre).
+# switch in the tree, or empty: its root, tree_roots).
 parse_shape() {
     local spec l a b r k s t seen=" "
     case $1 in
@@ -216,7 +217,7 @@ set_of() { local s=$1; while [ -n "${SET[s]:-}" ]; do s=${SET[s]}; done; echo "$
 # centre first (the least greatest hop count to its other switches, ties to
 # the lowest number): UP[s] its parent.
 tree_roots() {
-    local s t u d why first
+    local s t u d p why first
     for ((s = N; s < NODES; s++)); do
         [ -n "${TREE[s]:-}" ] && [ -z "${UP[s]+x}" ] || continue
         first=""
@@ -224,7 +225,7 @@ tree_roots() {
             echo "$(tree_bfs "$t" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }') $t"
         done | sort -n -k1,1 -k2,2 | awk '{ print $2 }'); do
             UP[t]=""
-            while read -r u d why; do [ "$u" = "$t" ] || UP[u]=$why; done < <(tree_bfs "$t")
+            while read -r u d p; do [ "$u" = "$t" ] || UP[u]=$p; done < <(tree_bfs "$t")
             why=$(rate_clash "$(set_of "$s")")
             [ -n "$why" ] || continue 2
             [ -n "$first" ] || first="$why (rooted at $(nm "$t"), and no other root fits)"
@@ -349,9 +350,9 @@ EOF
         # a switch alone: per local rank index l (l < the fewest ranks of its
         # hosts), one non-blocking switch of those ranks, unwound into a full
         # mesh (each port's rate shared by the other members; unnamed: a name
-        # makes it a tree's switch); a tree's: a
-        # named switch (its ports to its hosts, and to the switches below it:
-        # their uplinks), a host of several ranks a switch of its own under it
+        # makes it a tree's switch); a tree's: a named switch (its ports to its
+        # hosts, and to the switches below it: their uplinks), a host of
+        # several ranks a switch of its own under it
         printf '\n  ]'
         sep=""
         [ "$NODES" = "$N" ] || printf ',\n  "switches": ['
