@@ -121,7 +121,10 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
     if (s->dump_dir && s->dump_dir[0])
         make_dirs(c, s->dump_dir);
-    if (!c->cache || !c->wanted || short_of_host || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+    if (ops->agree_in_request && !ops->spans_hosts)
+        c->setup_room = tacos_setup_reserve(c);
+    int short_of_setup = ops->agree_in_request && !ops->spans_hosts && !c->setup_room;
+    if (!c->cache || !c->wanted || short_of_host || short_of_setup || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
         tacos_comm_free(c);
         return NULL;
     }
@@ -142,6 +145,7 @@ void tacos_comm_free(tacos_comm_t *c)
     pthread_mutex_destroy(&c->pool_lock);
     tacos_topo_free(c->topo);
     tacos_setup_free(c->setup);
+    tacos_setup_free(c->setup_room);
     free(c->s.topo_file);
     free(c->on_host);
     free(c->host_ids);
@@ -646,6 +650,10 @@ int tacos_comm_prepare(tacos_comm_t *c)
         rc = tacos_comm_check_hosts(c);
     if (!rc && c->ipc_test_wanted)
         rc = tacos_ipc_test_wanted(c);
+    if (c->agreed < 0 || (c->agreed > 0 && c->topo_state)) { /* no call starts the exchange now */
+        tacos_setup_free(c->setup_room);
+        c->setup_room = NULL;
+    }
     return rc || !c->nwanted ? rc : plan_wanted(c);
 }
 
@@ -752,10 +760,11 @@ const tacos_plan_t *tacos_comm_plan_nonblocking(tacos_comm_t *c, tacos_coll_t co
         c->wanted[c->nwanted++] = (tacos_wanted_t){coll, root, bytes};
     /* meanwhile the request agrees on settings and topology itself (setup.c) */
     int ticket = c->ops.agree_in_request && bytes >= TACOS_SETUP_MIN_BYTES && !c->ops.spans_hosts;
-    if (ticket && !tacos_setup_begin(c))
+    if (ticket) {
+        tacos_setup_begin(c);
         return tacos_setup_ticket(c, coll, root, size_class);
-    *why = ticket ? "not planned yet (no memory for the exchange of settings and topology)"
-                  : "not planned yet (nonblocking calls never wait for the ranks to agree: the "
-                    "next blocking collective on this communicator plans this size)";
+    }
+    *why = "not planned yet (nonblocking calls never wait for the ranks to agree: the next "
+           "blocking collective on this communicator plans this size)";
     return NULL;
 }

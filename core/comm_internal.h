@@ -56,6 +56,7 @@ struct tacos_comm {
     /* the first nonblocking call on a communicator not agreed yet made it;
      * kept while the communicator lives (requests wait for it) */
     tacos_setup_t *setup;
+    tacos_setup_t *setup_room; /* its memory until then (ops.agree_in_request within a host) */
     tacos_topo_t *topo; /* built at the first plan that runs a schedule */
     int topo_state;     /* 0 not yet, 1 ready, -1 unusable */
     int busy;           /* running its own collectives */
@@ -148,8 +149,13 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
 
 /* ---- setup.c ---- */
 
-/* Starts the exchange, where none was started: 0, or no memory. */
-int tacos_setup_begin(tacos_comm_t *c);
+/* The memory of the exchange, taken when the communicator is made so that
+ * no rank finds itself short of it once the others started (they would
+ * wait for its part forever): NULL where there is none. */
+tacos_setup_t *tacos_setup_reserve(const tacos_comm_t *c);
+
+/* Starts the exchange in the reserved memory, where none was started. */
+void tacos_setup_begin(tacos_comm_t *c);
 
 /* The plan a nonblocking call gets while its request waits for the
  * exchange: the key alone (deferred). */

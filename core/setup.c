@@ -49,23 +49,30 @@ struct tacos_setup {
     char buf[TACOS_WHY_BYTES];
 };
 
-int tacos_setup_begin(tacos_comm_t *c)
+tacos_setup_t *tacos_setup_reserve(const tacos_comm_t *c)
 {
-    if (c->setup)
-        return 0;
     int n = c->ops.size;
     tacos_setup_t *u = calloc(1, sizeof *u);
-    setup_record_t *b = u ? calloc((size_t)n, sizeof *b) : NULL;
+    setup_record_t *b = u ? calloc((size_t)(n > 0 ? n : 1), sizeof *b) : NULL;
     tacos_plan_t *memo = b ? calloc((size_t)c->s.cache_size, sizeof *memo) : NULL;
     if (!memo) {
         free(b);
         free(u);
-        return TACOS_ERR_NOMEM;
+        return NULL;
     }
     u->blocks = b, u->memo = memo;
     pthread_mutex_init(&u->lock, NULL);
     while (1 << u->nrounds < n)
         u->nrounds++;
+    return u;
+}
+
+void tacos_setup_begin(tacos_comm_t *c)
+{
+    if (c->setup || !c->setup_room)
+        return;
+    tacos_setup_t *u = c->setup_room;
+    setup_record_t *b = u->blocks;
     tacos_comm_settings_values(c, b[0].settings);
     if (c->s.topo_file) {
         b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo) &&
@@ -74,8 +81,7 @@ int tacos_setup_begin(tacos_comm_t *c)
     } else {
         b[0].rec = *tacos_comm_local_record(c);
     }
-    c->setup = u;
-    return 0;
+    c->setup = u, c->setup_room = NULL;
 }
 
 const tacos_plan_t *tacos_setup_ticket(tacos_comm_t *c, tacos_coll_t coll, int root,
