@@ -229,6 +229,7 @@ struct tacos_req {
      * whether every rank has the schedule (exec NULL: this rank has not);
      * where one has not, alt (the same call as a list) runs instead */
     int plan_vote, on_alt;
+    int fell_back; /* no alt: the binding runs the previous component's (tacos_req_fell_back) */
     uint64_t hash; /* the schedule's (plan_vote) */
     int deferred;  /* planned once the setup's exchange is in (setup.c) */
     tacos_req_t *alt;
@@ -836,15 +837,18 @@ int tacos_req_start(tacos_req_t *r)
  * the schedule, or the setup's exchange said no schedule runs). */
 static int start_alt(tacos_req_t *r, const char *why)
 {
-    if (!r->alt) /* (the binding gives one with every plan not agreed) */
-        return r->call.err_internal;
-    r->on_alt = 1;
+    const char *path = r->alt ? "textbook" : "fallback";
     if (r->c->s.verbose >= 10) {
         char event[TACOS_EVENT_MAX];
-        tacos_comm_say(r->c, 10, "i%s: textbook: %s", mpi_coll(r), why);
+        tacos_comm_say(r->c, 10, "i%s: %s: %s", mpi_coll(r), path, why);
         tacos_comm_say(r->c, 10, "%s",
-                       tacos_event(event, mpi_coll(r), TACOS_NONBLOCKING, "textbook", why));
+                       tacos_event(event, mpi_coll(r), TACOS_NONBLOCKING, path, why));
     }
+    if (!r->alt) { /* (the binding takes it from here) */
+        r->fell_back = 1;
+        return 0;
+    }
+    r->on_alt = 1;
     return tacos_req_start(r->alt);
 }
 
@@ -871,8 +875,8 @@ int tacos_req_progress(tacos_req_t *r, int *done)
         rc = tacos_setup_progress(r->c, &ready);
         if (!rc && ready)
             rc = plan_deferred(r);
-        if (rc || r->deferred) {
-            *done = rc != 0;
+        if (rc || r->deferred || r->fell_back) {
+            *done = rc != 0 || r->fell_back;
             return rc;
         }
     }
@@ -894,6 +898,8 @@ int tacos_req_progress(tacos_req_t *r, int *done)
             *done = 1;
             return rc;
         }
+        if (r->fell_back)
+            return *done = 1, 0;
         if (r->on_alt)
             return tacos_req_progress(r->alt, done);
     }
@@ -980,6 +986,8 @@ int tacos_req_new(tacos_comm_t *c, const tacos_plan_t *p, const tacos_call_t *ca
 }
 
 void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt) { r->alt = alt; }
+
+int tacos_req_fell_back(const tacos_req_t *r) { return r->fell_back; }
 
 void tacos_req_free(tacos_req_t *r)
 {

@@ -84,9 +84,10 @@ typedef struct {
     tacos_transport_t measure;
     /* Nonzero: the binding gives each nonblocking call that runs a plan not
      * agreed yet (tacos_plan_t.agreed 0) a list to run instead where the
-     * ranks do not all have it (tacos_req_set_alt), so that the first
-     * nonblocking call of a size synthesizes it; 0: such a call falls back
-     * until a blocking call plans its size. */
+     * ranks do not all have it (tacos_req_set_alt), or runs the previous
+     * component's where its request falls back (tacos_req_fell_back), so
+     * that the first nonblocking call of a size synthesizes it; 0: such a
+     * call falls back until a blocking call plans its size. */
     int agree_in_request;
     /* With agree_in_request: the transport of the exchange of settings and
      * probe records that a nonblocking call starts on a communicator whose
@@ -354,6 +355,11 @@ void tacos_req_free(tacos_req_t *r);
  * (tacos_req_new_list), is what runs where the ranks find, at the start,
  * that one of them has not the schedule.  r owns it. */
 void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt);
+/* Without an alt, such a request ends there instead, having moved nothing
+ * (done, success): then this says 1, on every rank alike, and the binding
+ * runs the call with the previous component, in the same order on every
+ * rank (tacos_req_new order). */
+int tacos_req_fell_back(const tacos_req_t *r);
 
 /* ---- textbook programs: a list of messages ------------------------------------- */
 

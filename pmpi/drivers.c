@@ -60,6 +60,8 @@ static _Thread_local struct {
             return by_hand_##name(mode, info, request, "no state", 2, __VA_ARGS__);          \
         if (then_ != 2 && !(st))                                                             \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
+        if ((st) == &pmpi_short)                                                             \
+            return pmpi_done(comm, MPI_ERR_NO_MEM);                                          \
         if (then_ != 2 && (st) == &pmpi_unmade && !(x.device && why_dev))                    \
             pmpi_want(comm, which, at, call.v.bytes, &(why));                                \
         tacos_call_facts_t f_ = {.on_copies = then_, .copies_why = hand.why,                 \
@@ -88,11 +90,16 @@ static _Thread_local struct {
 /* Runs plan p in the call's mode (staged where its memory says so: a
  * blocking call on the state's stream, an operation on its own); an error
  * goes to the communicator's error handler, as MPI's would. */
-#define RUN(st, p, a)                                                                        \
+#define RUN(st, p, a, ic)                                                                    \
     pmpi_done(comm, mode == BLOCKING                                                         \
                         ? run_blocking(st, p, &call, &x, a)                                  \
                         : pmpi_memory_bind(NULL, &call, &x) ? MPI_ERR_OTHER                  \
-                        : pmpi_launch(st, p, &call, a, mode == PERSISTENT, request))
+                        : pmpi_launch(st, p, &call, a, mode == PERSISTENT, ic, request))
+
+/* The call as MPICH's nonblocking form takes it (pmpi_icall_t): its
+ * datatypes that matter on this rank (else MPI_DATATYPE_NULL) first. */
+#define ICALL(stype_, rtype_, ...)                                                            \
+    pmpi_icall_t ic = {.stype = (stype_), .rtype = (rtype_), __VA_ARGS__}
 
 static int run_blocking(state_t *st, const tacos_plan_t *p, tacos_call_t *call, call_ctx_t *x,
                         const tacos_args_t *a)
@@ -159,7 +166,9 @@ int pmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, 
     tacos_data_t s = pmpi_data(sbuf, (size_t)count, &dtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)count, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    return RUN(st, p, &a);
+    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+          .rcount = count, .op = op);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
@@ -181,7 +190,9 @@ int pmpi_allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf
                                           : pmpi_data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    return RUN(st, p, &a);
+    ICALL(sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sdtype, rdtype, .coll = TACOS_ALLGATHER,
+          .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
@@ -205,7 +216,9 @@ int pmpi_alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
                                           : pmpi_data(sbuf, (size_t)scount * (size_t)n, &sdtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    return RUN(st, p, &a);
+    ICALL(sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sdtype, rdtype, .coll = TACOS_ALLTOALL,
+          .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MODE_ARGS)
@@ -218,7 +231,9 @@ int pmpi_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
     PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, Ibcast, buf, count, dtype, root, comm);
     tacos_data_t d = pmpi_data(buf, (size_t)count, &dtype);
     tacos_args_t a = {.recv = &d, .root = root};
-    return RUN(st, p, &a);
+    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_BROADCAST, .rbuf = buf, .rcount = count,
+          .root = root);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
@@ -236,7 +251,9 @@ int pmpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI
     tacos_data_t s = pmpi_data(sbuf, (size_t)count, &dtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)count, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .root = root};
-    return RUN(st, p, &a);
+    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+          .rcount = count, .op = op, .root = root);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype,
@@ -254,7 +271,9 @@ int pmpi_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Data
          rbuf, rcount, dtype, op, comm);
     tacos_data_t s = pmpi_data(sbuf, total, &dtype), r = pmpi_data(rbuf, total, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .each = (size_t)rcount};
-    return RUN(st, p, &a);
+    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE_SCATTER, .block = 1, .sbuf = sbuf,
+          .rbuf = rbuf, .rcount = rcount, .op = op);
+    return RUN(st, p, &a, &ic);
 }
 
 int pmpi_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype,
@@ -274,7 +293,9 @@ int pmpi_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_D
          dtype, op, comm);
     tacos_data_t s = pmpi_data(sbuf, total, &dtype), r = pmpi_data(rbuf, total, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = rcounts};
-    return RUN(st, p, &a);
+    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+          .rcounts = rcounts, .nranks = n, .op = op);
+    return RUN(st, p, &a, &ic);
 }
 
 /* MPI_Gather (gathers) and MPI_Scatter: block r routed between rank r and
@@ -315,7 +336,13 @@ int pmpi_rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype, 
     tacos_data_t all = at_root ? pmpi_data(all_buf, all_count, &all_type) : (tacos_data_t){0};
     const tacos_data_t *o = in_place ? NULL : &own, *l = at_root ? &all : NULL;
     tacos_args_t a = {.send = gathers ? o : l, .recv = gathers ? l : o, .root = root};
-    return RUN(st, p, &a);
+    /* the root's own block's type, and the others' buffers at the root only */
+    MPI_Datatype own_held = in_place ? MPI_DATATYPE_NULL : own_type;
+    MPI_Datatype all_held = at_root ? all_type : MPI_DATATYPE_NULL;
+    ICALL(gathers ? own_held : all_held, gathers ? all_held : own_held,
+          .coll = gathers ? TACOS_GATHER : TACOS_SCATTER, .sbuf = sbuf, .scount = scount,
+          .rbuf = rbuf, .rcount = rcount, .root = root);
+    return RUN(st, p, &a, &ic);
 }
 
 /* A call on GPU buffers that neither the executor's staging nor MPICH can

@@ -69,6 +69,13 @@ typedef struct op {
     int out[2];
     struct op *prev, *next; /* in flight (in_flight, or by_hand_flight) */
     struct op *later;       /* persistent ones, all */
+    /* A nonblocking call whose request may fall back (a plan not agreed
+     * yet): the call as MPICH takes it (its types and counts held), in its
+     * state's order until it ran a schedule or its fallback started */
+    pmpi_icall_t ic;
+    int *ic_counts;
+    int ordered, fell_back;
+    struct op *order_next;
 } op_t;
 
 static op_t *in_flight, *persistent_ops;
@@ -112,11 +119,14 @@ static void release(op_t *o)
         (o->persistent ? MPI_Request_free : PMPI_Request_free)(&o->inner);
     for (int i = 0; i < 2; i++)
         pmpi_unmirror(&o->mm[i], 0);
-    for (int i = 0; i < 2; i++) {
-        if (o->types[i] != MPI_DATATYPE_NULL && !pmpi_named(o->types[i]))
-            PMPI_Type_free(&o->types[i]);
-        o->types[i] = MPI_DATATYPE_NULL;
+    MPI_Datatype *held[] = {&o->types[0], &o->types[1], &o->ic.stype, &o->ic.rtype};
+    for (int i = 0; i < 4; i++) {
+        if (*held[i] != MPI_DATATYPE_NULL && !pmpi_named(*held[i]))
+            PMPI_Type_free(held[i]);
+        *held[i] = MPI_DATATYPE_NULL;
     }
+    free(o->ic_counts);
+    o->ic_counts = NULL;
     if (o->x.st)
         pmpi_state_release(o->x.st);
     o->x.st = NULL;
@@ -229,6 +239,74 @@ static void progress_by_hand(void)
     complete_all(done);
 }
 
+/* MPICH's nonblocking form of o's call on its state's fallback duplicate. */
+static int start_fallback(op_t *o)
+{
+    const pmpi_icall_t *c = &o->ic;
+    MPI_Comm comm = o->x.st->fallback_comm;
+    MPI_Request *r = &o->inner;
+    switch (c->coll) {
+    case TACOS_ALLREDUCE:
+        return PMPI_Iallreduce(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op, comm, r);
+    case TACOS_ALLGATHER:
+        return PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, comm, r);
+    case TACOS_ALLTOALL:
+        return PMPI_Ialltoall(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, comm, r);
+    case TACOS_BROADCAST:
+        return PMPI_Ibcast(c->rbuf, c->rcount, c->rtype, c->root, comm, r);
+    case TACOS_REDUCE:
+        return PMPI_Ireduce(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op, c->root, comm, r);
+    case TACOS_REDUCE_SCATTER:
+        return c->block ? PMPI_Ireduce_scatter_block(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op,
+                                                     comm, r)
+                        : PMPI_Ireduce_scatter(c->sbuf, c->rbuf, o->ic_counts, c->rtype, c->op,
+                                               comm, r);
+    case TACOS_GATHER:
+        return PMPI_Igather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, c->root,
+                            comm, r);
+    case TACOS_SCATTER:
+        return PMPI_Iscatter(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+                             c->root, comm, r);
+    default:
+        return MPI_ERR_INTERN;
+    }
+}
+
+/* Under the lock: o (ordered) ran no fallback (done or failed), or waits
+ * to (fell_back); the fallbacks at the head of its state's order start,
+ * in the order their calls were made, which is the same on every rank
+ * (every rank decides alike for each call), while the decisions come in
+ * any order.  Those started go on as calls by hand do: done: the list of
+ * operations that failed to start. */
+static void order_settle(op_t *o, op_t **done)
+{
+    state_t *st = o->x.st;
+    if (!o->fell_back) { /* out of the order */
+        op_t **at = (op_t **)&st->order_head, *prev = NULL;
+        while (*at != o)
+            prev = *at, at = &(*at)->order_next;
+        *at = o->order_next;
+        if (st->order_tail == o)
+            st->order_tail = prev;
+        o->ordered = 0;
+    }
+    op_t *h;
+    while ((h = st->order_head) && h->fell_back) {
+        st->order_head = h->order_next;
+        if (!st->order_head)
+            st->order_tail = NULL;
+        h->ordered = 0;
+        h->fell_back = 0;
+        int rc = start_fallback(h);
+        if (rc != MPI_SUCCESS) {
+            h->status = rc;
+            h->next = *done, *done = h;
+        } else {
+            link_into(&by_hand_flight, &hand_lock, h);
+        }
+    }
+}
+
 void pmpi_progress(void)
 {
     progress_by_hand();
@@ -236,12 +314,18 @@ void pmpi_progress(void)
         return; /* nothing to do, or another thread does it */
     op_t *done = NULL;
     for (op_t *o = in_flight, *next; o; o = next) {
-        int finished = 0, rc = tacos_req_progress(o->req, &finished);
         next = o->next;
+        if (!pmpi_state_ready(o->x.st, 0)) /* (its first messages wait for its duplicates) */
+            continue;
+        int finished = 0, rc = tacos_req_progress(o->req, &finished);
         if (finished) {
             unlink_from(&in_flight, o);
             o->status = rc;
-            o->next = done, done = o;
+            int fell_back = o->fell_back = !rc && tacos_req_fell_back(o->req);
+            if (o->ordered)
+                order_settle(o, &done);
+            if (!fell_back) /* (one that fell back completes as calls by hand do) */
+                o->next = done, done = o;
         }
     }
     pthread_mutex_unlock(&lock);
@@ -269,6 +353,12 @@ static int start(op_t *o)
         return rc;
     o->active = 1;
     if ((rc = tacos_req_start(o->req)) != MPI_SUCCESS) {
+        op_t *done = NULL;
+        pthread_mutex_lock(&lock);
+        if (o->ordered) /* (the fallbacks after it may start) */
+            order_settle(o, &done);
+        pthread_mutex_unlock(&lock);
+        complete_all(done);
         complete(o, rc); /* the request completes with the error */
         return rc;
     }
@@ -352,6 +442,7 @@ static op_t *op_new(void)
     if (o) {
         o->handle = o->inner = MPI_REQUEST_NULL;
         o->types[0] = o->types[1] = MPI_DATATYPE_NULL;
+        o->ic.stype = o->ic.rtype = MPI_DATATYPE_NULL;
     }
     return o;
 }
@@ -407,8 +498,38 @@ static int own_memory(op_t *o, const tacos_call_t *call, tacos_call_t *own)
     return MPI_SUCCESS;
 }
 
+/* o may fall back: ic held, o last in st's order. */
+static int order(op_t *o, state_t *st, const pmpi_icall_t *ic)
+{
+    o->ic = *ic;
+    o->ic.stype = o->ic.rtype = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    if (ic->stype != MPI_DATATYPE_NULL)
+        rc = hold_type(ic->stype, &o->ic.stype);
+    if (rc == MPI_SUCCESS && ic->rtype != MPI_DATATYPE_NULL)
+        rc = hold_type(ic->rtype, &o->ic.rtype);
+    if (rc == MPI_SUCCESS && ic->rcounts) {
+        size_t n = (size_t)ic->nranks;
+        if (!(o->ic_counts = malloc(n * sizeof *o->ic_counts)))
+            return MPI_ERR_NO_MEM;
+        memcpy(o->ic_counts, ic->rcounts, n * sizeof *o->ic_counts);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&lock);
+    o->ordered = 1;
+    if (st->order_tail)
+        ((op_t *)st->order_tail)->order_next = o;
+    else
+        st->order_head = o;
+    st->order_tail = o;
+    pthread_mutex_unlock(&lock);
+    return MPI_SUCCESS;
+}
+
 int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
-                const tacos_args_t *a, int persistent, MPI_Request *request)
+                const tacos_args_t *a, int persistent, const pmpi_icall_t *ic,
+                MPI_Request *request)
 {
     /* the operation's number, taken before anything can fail on this rank:
      * one that fails here must not shift the tags of those after it */
@@ -456,6 +577,11 @@ int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
     unsigned half = (unsigned)tags / 2; /* known once issued */
     o->x.tag = FIRST_TAG + (int)(persistent ? half + seq % half : seq % half);
     *request = o->handle;
+    if (!persistent && (p->deferred || !p->agreed) && (rc = order(o, st, ic)) != MPI_SUCCESS) {
+        PMPI_Grequest_complete(o->handle); /* (not started: freed with its request) */
+        PMPI_Request_free(request);
+        return rc;
+    }
     if (!persistent && (rc = start(o)) != MPI_SUCCESS) {
         PMPI_Request_free(request); /* completed with the error: freed */
         return rc;

@@ -34,13 +34,18 @@ void pmpi_state_release(state_t *st)
 {
     if (st == &no_state || __atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    pmpi_state_ready(st, 1);
     tacos_comm_free(st->core);
     pmpi_stream_free(st->stream);
     if (st->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&st->comm);
+    if (st->fallback_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&st->fallback_comm);
     free(st->space.p);
     free(st->measure);
     free(st->measure_space.p);
+    free(st->setup);
+    free(st->setup_space.p);
     free(st);
     __atomic_sub_fetch(&live_states, 1, __ATOMIC_RELAXED);
 }
@@ -155,16 +160,50 @@ static void core_log(void *ctx, int level, const char *msg)
     pmpi_say(level, "%s", msg);
 }
 
-/* The measurements' transport (tacos_comm_ops_t.measure): whole messages
- * on TAG_MEASURE of st's private duplicate; none where its context cannot
- * be made (st->measure NULL: then the state is not made). */
-static tacos_transport_t measure_transport(state_t *st)
+/* A transport of the core's own (whole messages on `tag` of st's private
+ * duplicate) in *ctx; none where its context cannot be made (*ctx NULL:
+ * then the state is not made). */
+static tacos_transport_t own_transport(state_t *st, int tag, void **ctx, space_t *space)
 {
-    call_ctx_t *x = st ? st->measure = calloc(1, sizeof *x) : NULL;
+    call_ctx_t *x = st ? *ctx = calloc(1, sizeof *x) : NULL;
     if (!x)
         return (tacos_transport_t){0};
-    *x = (call_ctx_t){.st = st, .tag = TAG_MEASURE, .unit = MPI_BYTE, .space = &st->measure_space};
+    *x = (call_ctx_t){.st = st, .tag = tag, .unit = MPI_BYTE, .space = space};
     return pmpi_transport(x);
+}
+
+/* The core's callbacks, and the settings, of comm's state st (n ranks,
+ * this one me; on_host as tacos_comm_ops_t says). */
+static tacos_comm_ops_t state_ops(state_t *st, MPI_Comm comm, int me, int n, int spans,
+                                  const char *on_host, tacos_settings_t *set)
+{
+    static unsigned next_id; /* only names the communicator in messages and dumps */
+    const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
+    if (!lr) /* Open MPI's mpirun (a build against the MPI standard ABI) */
+        lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    tacos_comm_ops_t ops = {.ctx = st,
+                            .rank = me,
+                            .size = n,
+                            .local_rank = lr ? atoi(lr) : 0,
+                            .spans_hosts = spans,
+                            .on_host = on_host,
+                            .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
+                            .max_u64 = core_max_u64,
+                            .max_u64_idle = core_max_u64_idle,
+                            .allgather = core_allgather,
+                            .log = core_log,
+                            .agree_in_request = 1, /* (requests.c: its calls fall back in order) */
+                            .measure = own_transport(st, TAG_MEASURE, &st->measure,
+                                                     &st->measure_space),
+                            .setup = own_transport(st, TAG_SETUP, &st->setup, &st->setup_space)};
+    ops.setup_error = st->setup ? &((call_ctx_t *)st->setup)->error : NULL;
+    *set = *pmpi_settings();
+    void *on;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
+    if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
+        set->enable = on != NULL;
+    return ops;
 }
 
 /* on_host[r] = 1 for each rank r of comm in node (its ranks on this node);
@@ -201,24 +240,22 @@ static int mark_node(MPI_Comm comm, MPI_Comm node, int on_node, char *on_host)
  * call, so all of them), and they agree whether all succeeded. */
 static state_t *make_state(MPI_Comm comm)
 {
-    static unsigned next_id; /* only names the communicator in messages and dumps */
     int n, me, inter, ok;
     PMPI_Comm_test_inter(comm, &inter);
     PMPI_Comm_size(comm, &n);
     PMPI_Comm_rank(comm, &me);
     state_t *st = calloc(1, sizeof *st);
-    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm dup = MPI_COMM_NULL, fb = MPI_COMM_NULL;
     /* every rank here before the blocking collectives below (pmpi_arrived) */
     if (!inter && n >= 2)
         pmpi_arrived(comm); /* (an error: the same calls follow) */
-    /* a split in rank order: the same group, but unlike a dup it runs none
+    /* splits in rank order: the same group, but unlike a dup they run none
      * of the application's attribute copy (and later delete) callbacks */
-    if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS) {
+    if (!inter && n >= 2 && PMPI_Comm_split(comm, 0, me, &dup) == MPI_SUCCESS &&
+        PMPI_Comm_split(comm, 0, me, &fb) == MPI_SUCCESS) {
         /* errors come back here (then go to the application's handler) */
         PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-        const char *lr = getenv("MPI_LOCALRANKID"); /* set by MPICH's hydra */
-        if (!lr) /* Open MPI's mpirun (a build against the MPI standard ABI) */
-            lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+        PMPI_Comm_set_errhandler(fb, MPI_ERRORS_RETURN);
         /* whether some rank is on another node: where its node's
          * communicator is smaller than this one (on every rank alike) */
         MPI_Comm node;
@@ -239,27 +276,14 @@ static state_t *make_state(MPI_Comm comm)
         }
         int spans = on_node < n; /* the same on every rank, unless a split failed */
         PMPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, dup);
-        tacos_comm_ops_t ops = {.ctx = st,
-                                .rank = me,
-                                .size = n,
-                                .local_rank = lr ? atoi(lr) : 0,
-                                .spans_hosts = spans,
-                                .on_host = on_host,
-                                .id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED),
-                                .max_u64 = core_max_u64,
-                                .max_u64_idle = core_max_u64_idle,
-                                .allgather = core_allgather,
-                                .log = core_log,
-                                .measure = measure_transport(st)};
-        tacos_settings_t set = *pmpi_settings();
-        void *on;
-        int found = 0;
-        PMPI_Comm_get_attr(comm, enable_keyval, &on, &found);
-        if (found) /* the info key tacos_enable (agreed at the first plan like the rest) */
-            set.enable = on != NULL;
-        /* (without on_host, a rank would decide on IPC alone) */
-        if (st && st->measure && (on_host || !spans || !want_map))
-            st->core = tacos_comm_new(&set, &ops);
+        if (st) {
+            st->comm = dup, st->fallback_comm = fb;
+            tacos_settings_t set;
+            tacos_comm_ops_t ops = state_ops(st, comm, me, n, spans, on_host, &set);
+            /* (without on_host, a rank would decide on IPC alone) */
+            if (st->measure && st->setup && (on_host || !spans || !want_map))
+                st->core = tacos_comm_new(&set, &ops);
+        }
         free(on_host);
         int failed = !(st && st->core); /* anywhere */
         PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, dup);
@@ -276,9 +300,11 @@ static state_t *make_state(MPI_Comm comm)
     if (!st) {
         if (dup != MPI_COMM_NULL)
             PMPI_Comm_free(&dup);
+        if (fb != MPI_COMM_NULL)
+            PMPI_Comm_free(&fb);
         st = &no_state;
     } else {
-        st->comm = dup; /* MPI_COMM_NULL: intercommunicator or one rank */
+        st->comm = dup, st->fallback_comm = fb; /* MPI_COMM_NULL: intercommunicator or one rank */
         st->refs = 1;
         __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
     }
@@ -286,26 +312,167 @@ static state_t *make_state(MPI_Comm comm)
     return st;
 }
 
+/* ---- states made by a nonblocking call ------------------------------------------- */
+
+/* Each rank of MPI_COMM_WORLD's node, as the world rank of the node's first
+ * (from MPI_Init on; NULL where not known, on every rank alike). */
+static int *world_node;
+
+/* At MPI_Init: which node each rank of MPI_COMM_WORLD runs on. */
+static void map_world(void)
+{
+    int n, me, first = -1, have;
+    MPI_Comm node;
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int *map = malloc((size_t)n * sizeof *map);
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        first = me;
+        PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node);
+        PMPI_Comm_free(&node);
+    }
+    have = map && first >= 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (have && PMPI_Allgather(&first, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
+        world_node = map;
+    else
+        free(map);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        map_world();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        map_world();
+    return rc;
+}
+
+/* Whether every rank of comm (n ranks) is on this node, by the world's
+ * map, where it covers them: 1, 0, or -1 (no memory). */
+static int on_this_node(MPI_Comm comm, int n)
+{
+    if (!world_node)
+        return 0;
+    MPI_Group g, world;
+    int *r = malloc(2 * (size_t)n * sizeof *r), one = -1;
+    if (r && PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
+        PMPI_Comm_group(MPI_COMM_WORLD, &world);
+        for (int i = 0; i < n; i++)
+            r[i] = i;
+        one = PMPI_Group_translate_ranks(g, n, r, world, r + n) == MPI_SUCCESS;
+        for (int i = 0; one > 0 && i < n; i++)
+            one = r[n + i] != MPI_UNDEFINED && world_node[r[n + i]] == world_node[r[n]];
+        PMPI_Group_free(&world);
+        PMPI_Group_free(&g);
+    }
+    free(r);
+    return one;
+}
+
+state_t pmpi_short;
+static pthread_mutex_t dup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A nonblocking call's state of comm (n ranks, this one me, all on this
+ * node): its duplicates started (MPI_Comm_idup: the application's
+ * attribute copy callbacks run for them), its core made to agree in the
+ * call's request (tacos_setup_begin).  &pmpi_short where this rank cannot. */
+static state_t *make_early_state(MPI_Comm comm, int me, int n)
+{
+    state_t *st = calloc(1, sizeof *st);
+    if (!st)
+        return &pmpi_short;
+    st->comm = st->fallback_comm = MPI_COMM_NULL;
+    st->dup_req[0] = st->dup_req[1] = MPI_REQUEST_NULL;
+    tacos_settings_t set;
+    tacos_comm_ops_t ops = state_ops(st, comm, me, n, 0, NULL, &set);
+    if (st->measure && st->setup)
+        st->core = tacos_comm_new(&set, &ops);
+    if (!st->core || PMPI_Comm_idup(comm, &st->made[0], &st->dup_req[0]) != MPI_SUCCESS) {
+        st->refs = 1;
+        __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
+        pmpi_state_release(st);
+        pmpi_say(0, "no state for a communicator's first nonblocking call on rank %d (out of "
+                    "memory); the call fails", me);
+        return &pmpi_short;
+    }
+    /* (an error of the second: the first's completes in the next wait) */
+    PMPI_Comm_idup(comm, &st->made[1], &st->dup_req[1]);
+    st->pending = 1, st->refs = 1;
+    __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
+    PMPI_Comm_set_attr(comm, keyval, st);
+    return st;
+}
+
+int pmpi_state_ready(state_t *st, int wait)
+{
+    if (!__atomic_load_n(&st->pending, __ATOMIC_ACQUIRE))
+        return 1;
+    if (wait)
+        pthread_mutex_lock(&dup_lock);
+    else if (pthread_mutex_trylock(&dup_lock))
+        return 0;
+    int flag = 1, rc = MPI_SUCCESS;
+    if (st->pending) {
+        if (wait)
+            for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
+                rc = pmpi_wait(&st->dup_req[i], MPI_STATUS_IGNORE);
+        else
+            for (int i = 0, one; i < 2 && rc == MPI_SUCCESS; i++)
+                if ((rc = PMPI_Test(&st->dup_req[i], &one, MPI_STATUS_IGNORE)) == MPI_SUCCESS)
+                    flag &= one;
+        if (rc != MPI_SUCCESS) { /* (its messages fail with an invalid communicator) */
+            pmpi_say(0, "duplicating a communicator for its first nonblocking call failed (%d)",
+                     rc);
+            flag = 1;
+        }
+        if (flag) {
+            st->comm = st->made[0], st->fallback_comm = st->made[1];
+            for (int i = 0; rc == MPI_SUCCESS && i < 2; i++)
+                PMPI_Comm_set_errhandler(st->made[i], MPI_ERRORS_RETURN);
+            __atomic_store_n(&st->pending, 0, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&dup_lock);
+    return flag;
+}
+
 /* A communicator whose state is not made yet, to a nonblocking call. */
 state_t pmpi_unmade;
 
-/* The communicator's state, made at its first call if `make`: only a
- * blocking call makes it (that takes collectives; a nonblocking call must
- * not wait for other ranks), so where none is made yet the others get
- * `pmpi_unmade`.  NULL: fall back. */
+/* The communicator's state, made at its first call: by a blocking call
+ * (`make`) with collectives; by a nonblocking one (which must not wait for
+ * other ranks) only where every rank is on this node, with its duplicates
+ * under way; elsewhere the nonblocking calls get `pmpi_unmade`.  A
+ * blocking call's state is ready.  NULL: fall back. */
 state_t *pmpi_state_of(MPI_Comm comm, int make)
 {
     pthread_once(&once, init_once);
     state_t *st = NULL;
-    int found = 0;
+    int found = 0, inter = 0, n = 0, me = 0;
     if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
-    int inter = 0;
-    if (!found && !make) /* intercommunicators never get a state: they fall back */
-        return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter ? &pmpi_unmade : NULL;
+    if (!found && !make) { /* intercommunicators never get a state: they fall back */
+        if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+            return NULL;
+        PMPI_Comm_size(comm, &n);
+        PMPI_Comm_rank(comm, &me);
+        int here = n >= 2 ? on_this_node(comm, n) : 0;
+        return here < 0 ? &pmpi_short : here ? make_early_state(comm, me, n) : &pmpi_unmade;
+    }
     if (!found)
         st = make_state(comm);
+    if (st && st->core && make)
+        pmpi_state_ready(st, 1);
     return st && st->core ? st : NULL;
 }
 
@@ -355,8 +522,10 @@ int MPI_Barrier(MPI_Comm comm)
     if (comm != MPI_COMM_NULL)
         PMPI_Comm_get_attr(comm, unmade_keyval, &u, &marked);
     state_t *st = pmpi_state_of(comm, marked);
-    if (st == &pmpi_unmade) /* none, and no nonblocking call wanted one */
+    if (st == &pmpi_unmade || st == &pmpi_short) /* none, and no nonblocking call wanted one */
         st = NULL;
+    if (st)
+        pmpi_state_ready(st, 1);
     if (st && marked) {
         /* the keys are the same on every rank, unless one lacked the memory */
         int n[2] = {u->n, -u->n};
@@ -437,6 +606,8 @@ int MPI_Finalize(void)
         delete_state_of(MPI_COMM_SELF);
         __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
         pmpi_requests_finalize();
+        free(world_node);
+        world_node = NULL;
         int me;
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
         if (me == 0)

@@ -42,7 +42,7 @@
  * copies are messages to self under its tag. */
 enum {
     TAG_ALLREDUCE = 1, TAG_ALLGATHER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_MEASURE,
-    TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER
+    TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER, TAG_SETUP
 };
 
 /* Room for one PMPI_Waitsome/Testsome: statuses, requests, indices. */
@@ -63,7 +63,37 @@ typedef struct {
     int refs;           /* the attribute's, and one per operation */
     int spans_hosts;    /* some rank on another node (MPICH's locality; the same on every rank) */
     void *stream;       /* GPU buffers: the stream blocking calls stage through */
+    /* The calls whose request falls back run MPICH's nonblocking form on a
+     * duplicate of their own, in the order they were made (requests.c):
+     * the operations that may still fall back, oldest first. */
+    MPI_Comm fallback_comm;
+    void *order_head, *order_tail;
+    /* The exchange of settings and topology a nonblocking call starts
+     * (TAG_SETUP; the core's setup.c). */
+    void *setup;
+    space_t setup_space;
+    /* Made by a nonblocking call: its duplicates are under way (comm and
+     * fallback_comm are MPI_COMM_NULL until pmpi_state_ready). */
+    int pending;
+    MPI_Comm made[2];
+    MPI_Request dup_req[2];
 } state_t;
+
+/* A nonblocking call as MPICH's nonblocking form takes it (the arguments
+ * that matter on this rank; others MPI_DATATYPE_NULL): what its operation
+ * runs where its request falls back. */
+typedef struct {
+    tacos_coll_t coll;
+    int block; /* Reduce_scatter_block */
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount;
+    const int *rcounts; /* nranks of them */
+    int nranks;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    int root;
+} pmpi_icall_t;
 
 /* One call: what the transport and the datatype callbacks need. */
 typedef struct {
@@ -97,6 +127,12 @@ void pmpi_event(const char *name, int mode, const char *path, const char *why);
  * call); NULL: fall back. */
 extern state_t pmpi_unmade;
 state_t *pmpi_state_of(MPI_Comm comm, int make);
+/* A state a nonblocking call could not make on this rank (no memory): the
+ * call fails with MPI_ERR_NO_MEM (the other ranks may wait for its part). */
+extern state_t pmpi_short;
+/* Whether st's duplicates are made (wait: until they are, progressing
+ * the library's operations). */
+int pmpi_state_ready(state_t *st, int wait);
 void pmpi_state_release(state_t *st);
 /* A nonblocking call on a communicator whose state is not made yet: *why
  * it falls back, and its key recorded for the next MPI_Barrier. */
@@ -133,7 +169,8 @@ int pmpi_done(MPI_Comm comm, int rc);
  * (started now) or persistent (started by MPI_Start).  Holds st and
  * copies of the call's datatypes. */
 int pmpi_launch(state_t *st, const tacos_plan_t *p, const tacos_call_t *call,
-                const tacos_args_t *a, int persistent, MPI_Request *request);
+                const tacos_args_t *a, int persistent, const pmpi_icall_t *ic,
+                MPI_Request *request);
 /* Whether operations are in flight; progresses them all (never blocks). */
 int pmpi_busy(void);
 void pmpi_progress(void);

@@ -301,8 +301,11 @@ static void check_many_of(MPI_Comm comm, int testany, int count)
     int P;
     MPI_Comm_size(comm, &P);
     for (int i = 0; i < N; i++) {
-        make(&c[i], i % NKINDS, comm, count ? count + 997 * i : 1000, (i / NKINDS) % P,
-             (i / NKINDS) % 2 && i % NKINDS != BCAST);
+        int ip = (i / NKINDS) % 2 && i % NKINDS != BCAST;
+#ifdef MPICH_VERSION
+        ip &= !(fallback && i % NKINDS == RS); /* (MPICH 4.0.2's, see check_first_call) */
+#endif
+        make(&c[i], i % NKINDS, comm, count ? count + 997 * i : 1000, (i / NKINDS) % P, ip);
         fill(&c[i], 100 + i);
         post(&c[i], 0);
     }
@@ -363,6 +366,12 @@ static void check_first_call(int blocking_first)
             for (int root = 0; root < P; root++) {
                 if ((k != BCAST && k != REDUCE && root) || (k == BCAST && ip))
                     continue;
+#ifdef MPICH_VERSION
+                /* MPICH 4.0.2's own MPI_Ireduce_scatter in place aborts
+                 * on an overlapping memcpy (README) */
+                if (k == RS && ip && fallback)
+                    continue;
+#endif
                 coll_t c;
                 make(&c, k, comm, (blocking_first ? 7919 : 8209) + 2 * root + ip, root, ip);
                 fill(&c, 300 + k);

@@ -135,6 +135,51 @@ mpich 3 -- --persistent-only &&
             fail "persistent requests only: no $c schedule"
     done
 grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent requests only: an MPI_X_init fell back"
+# only nonblocking calls, on a communicator where nothing ran before
+# (--nonblocking-only, as in test_mpi.sh): the first call starts the
+# communicator's duplicates (MPI_Comm_idup) and the requests agree on
+# settings and topology, so every call runs a schedule from its first, a
+# late waiter's too; one rank alone, or ranks MPICH puts on nodes of their
+# own: MPICH's own until the first blocking point
+for np in 1 2 3 5 8; do
+    mpich "$np" -- --nonblocking-only || continue
+    want=$((np * (32 + 10 + 3 * np + 2 + 1)))
+    [ "$np" = 1 ] && want=0
+    [ "$one_node" = 1 ] || continue
+    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/out")
+    [ "$got" = "$want" ] || fail "nonblocking only np=$np: $got nonblocking schedules, want $want"
+done
+# ... with the default thresholds: the calls below them go to MPICH's own
+timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 4 env LD_PRELOAD="$LIB" "$CHECK" \
+    --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only, thresholds: exit $?"
+grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, thresholds: wrong results"
+[ "$one_node" = 1 ] && ! grep -q "event coll=reduce mode=nonblocking path=fallback reason=rooted_min_bytes" "$T/out" &&
+    fail "nonblocking only, thresholds: a Reduce below its threshold did not fall back"
+[ "$one_node" = 1 ] && ! grep -q "event coll=allgather mode=nonblocking path=schedule" "$T/out" &&
+    fail "nonblocking only, thresholds: no Allgather schedule"
+# ... with the library disabled on two ranks (settings that differ): every
+# request falls back, on every rank, to MPICH's own in the order the calls
+# were made (--fallback: no request freed while active)
+mpich 2 -- --nonblocking-only --fallback : -n 2 env LD_PRELOAD="$LIB" TACOS_ENABLE=0 \
+    "$CHECK" --nonblocking-only --fallback && [ "$one_node" = 1 ] && {
+    grep -q "mode=nonblocking path=schedule" "$T/out" &&
+        fail "nonblocking only, settings differ: a schedule ran"
+    grep -q "event coll=allgather mode=nonblocking path=fallback reason=off_or_settings_differ" "$T/out" ||
+        fail "nonblocking only, settings differ: no fall-back in the request"; }
+# ... where rank 1's second synthesis fails, or rank 2's schedule differs:
+# every rank falls back for that key's calls, and (--first-call) the size
+# falls back from the next blocking call on
+mpich 4 TACOS_FAULT=1:synth:2 -- --nonblocking-only && [ "$one_node" = 1 ] && {
+    got=$(grep -c "event coll=.* mode=nonblocking path=fallback reason=schedule_not_everywhere" "$T/out")
+    [ "$got" -gt 0 ] && [ $((got % 4)) = 0 ] ||
+        fail "nonblocking only, synthesis fault: $got fall-backs, not every rank's"; }
+for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
+    mpich 4 TACOS_FAULT=${f%%|*} -- --first-call && [ "$one_node" = 1 ] || continue
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
+        fail "first call, ${f#*|}: not every rank fell back"
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/out")" = 4 ] ||
+        fail "first call, ${f#*|}: the size did not fall back after the blocking call"
+done
 CHECK=$COLL_CHECK
 
 # MPI_Gather and MPI_Scatter (mpi_more_check's rooted checks against MPICH):
@@ -200,16 +245,19 @@ mpich 3 TACOS_STAGE=2 -- --quick &&
     { grep -q "path=copies reason=stage_min_bytes" "$T/out" ||
           fail "TACOS_STAGE=2, default TACOS_STAGE_MIN_BYTES: small calls not through host copies"; }
 # nonblocking and persistent: staged (both ways); on host copies, with the
-# library's own schedule on them (below TACOS_STAGE_MIN_BYTES) and with
-# MPICH's own (sizes not planned yet)
+# library's own schedule on them (below TACOS_STAGE_MIN_BYTES, and sizes
+# whose schedule the request agrees on: a fall-back there reads host
+# memory) and with MPICH's own (small calls before the ranks agreed)
 CHECK=${TACOS_MPICH_NBC_CHECK:-./mpi_nbc_check_mpich}
 for stage in 1 2; do
     mpich 4 TACOS_STAGE=$stage TACOS_STAGE_MIN_BYTES=0 -- --quick || continue
     grep -q "mode=nonblocking path=schedule .* stage=host" "$T/out" ||
         fail "mpi_nbc_check TACOS_STAGE=$stage: no operation staged"
 done
-grep -q "mode=nonblocking path=copies reason=no_state_yet" "$T/out" ||
-    fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call through host copies to MPICH's own"
+grep -q "mode=nonblocking path=copies reason=agreed_in_request" "$T/out" ||
+    fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call agreed in its request on host copies"
+grep -q "mode=nonblocking path=fallback reason=not_planned" "$T/out" ||
+    fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call on host copies to MPICH's own"
 # persistent and nonblocking calls through IPC (TACOS_STAGE=3), agreed at
 # their first start (nonblocking ones once a blocking collective tested the
 # communicator)
