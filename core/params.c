@@ -16,10 +16,12 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
     [TACOS_P_ENABLE] = {"enable", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 1, TACOS_PB_BOTH, 1,
         offsetof(tacos_settings_t, enable),
         "Run collectives through coll/tacos schedules. false: every call goes to the "
-         "previous component, except (Open MPI) a nonblocking call of 64 KiB or more made "
-         "before the communicator's first blocking collective, persistent initialization or "
-         "MPI_Barrier: it runs coll/tacos's textbook program, since every rank must run the "
-         "same program before the ranks have compared their settings"},
+         "previous component, except a nonblocking call of 64 KiB or more made before the "
+         "communicator's first blocking collective, persistent initialization or "
+         "MPI_Barrier: it agrees with the other ranks in its request first, then runs "
+         "coll/tacos's textbook program (Open MPI) or MPICH's own (MPICH) on every rank, "
+         "since every rank must run the same program before the ranks have compared their "
+         "settings"},
     [TACOS_P_PRIORITY] = {"priority", TACOS_PT_INT, 35, NULL, -2147483647, 2147483647, 1, 0, TACOS_PB_OMPI, 5,
         -1,
         "Selection priority among Open MPI's coll components (tuned's is 30); 0 or less: "
