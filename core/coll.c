@@ -989,6 +989,11 @@ void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt) { r->alt = alt; }
 
 int tacos_req_fell_back(const tacos_req_t *r) { return r->fell_back; }
 
+int tacos_req_decided(const tacos_req_t *r)
+{
+    return r->fell_back || (!r->deferred && !r->vote.phase && (r->exec || r->on_alt));
+}
+
 void tacos_req_free(tacos_req_t *r)
 {
     if (!r)

@@ -360,6 +360,9 @@ void tacos_req_set_alt(tacos_req_t *r, tacos_req_t *alt);
  * runs the call with the previous component, in the same order on every
  * rank (tacos_req_new order). */
 int tacos_req_fell_back(const tacos_req_t *r);
+/* Whether a started r knows what it runs (its schedule, its alt, or the
+ * fall-back): the same outcome on every rank, learned at different times. */
+int tacos_req_decided(const tacos_req_t *r);
 
 /* ---- textbook programs: a list of messages ------------------------------------- */
 

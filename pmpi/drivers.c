@@ -60,8 +60,6 @@ static _Thread_local struct {
             return by_hand_##name(mode, info, request, "no state", 2, __VA_ARGS__);          \
         if (then_ != 2 && !(st))                                                             \
             return FALLBACK(name, iname, __VA_ARGS__);                                       \
-        if ((st) == &pmpi_short)                                                             \
-            return pmpi_done(comm, MPI_ERR_NO_MEM);                                          \
         if (then_ != 2 && (st) == &pmpi_unmade && !(x.device && why_dev))                    \
             pmpi_want(comm, which, at, call.v.bytes, &(why));                                \
         tacos_call_facts_t f_ = {.on_copies = then_, .copies_why = hand.why,                 \

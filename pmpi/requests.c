@@ -80,6 +80,12 @@ typedef struct op {
 
 static op_t *in_flight, *persistent_ops;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Fall-backs started under `lock` (order_settle), for progress_by_hand to
+ * take into by_hand_flight: hand_lock may be held by this very thread
+ * (MPICH polls this library's requests from inside PMPI_Test).  Its lock
+ * is held across no other call. */
+static op_t *handed;
+static pthread_mutex_t handed_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Operations by hand in flight: tested outside `lock` (testing a request
  * of this library's progresses, and its errors are looked up, under it). */
 static op_t *by_hand_flight;
@@ -98,7 +104,8 @@ static int (*mpix_grequest_start)(MPI_Grequest_query_function *, MPI_Grequest_fr
 int pmpi_busy(void)
 {
     return __atomic_load_n(&in_flight, __ATOMIC_ACQUIRE) != NULL ||
-           __atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) != NULL;
+           __atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) != NULL ||
+           __atomic_load_n(&handed, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* Derived datatypes are duplicated: the application may free its own
@@ -188,9 +195,14 @@ static void complete(op_t *o, int rc)
     o->active = 0;
     int free_it = o->free_when_done, tag = o->signal_tag;
     MPI_Request h = o->handle;
-    if (!o->persistent)
-        release(o); /* scratch goes now; the request's query still reads the status */
+    state_t *st = NULL;
+    if (!o->persistent) { /* scratch goes now; the request's query still reads the status */
+        st = o->x.st, o->x.st = NULL; /* (its duplicates' attribute callbacks: not under the lock) */
+        release(o);
+    }
     pthread_mutex_unlock(&lock);
+    if (st)
+        pmpi_state_release(st);
     if (o->persistent) {
         MPI_Request s;
         if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, signal_comm, &s) == MPI_SUCCESS)
@@ -221,8 +233,20 @@ static void complete_all(op_t *done)
 /* The calls by hand whose call on the host copies completed. */
 static void progress_by_hand(void)
 {
-    if (!__atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&hand_lock))
+    if ((!__atomic_load_n(&by_hand_flight, __ATOMIC_ACQUIRE) &&
+         !__atomic_load_n(&handed, __ATOMIC_ACQUIRE)) ||
+        pthread_mutex_trylock(&hand_lock))
         return;
+    pthread_mutex_lock(&handed_lock);
+    for (op_t *o = handed, *next; o; o = next) {
+        next = o->next;
+        if ((o->next = by_hand_flight))
+            by_hand_flight->prev = o;
+        o->prev = NULL;
+        by_hand_flight = o;
+    }
+    __atomic_store_n(&handed, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&handed_lock);
     op_t *done = NULL;
     for (op_t *o = by_hand_flight, *next; o; o = next) {
         next = o->next;
@@ -272,13 +296,12 @@ static int start_fallback(op_t *o)
     }
 }
 
-/* Under the lock: o (ordered) ran no fallback (done or failed), or waits
- * to (fell_back); the fallbacks at the head of its state's order start,
- * in the order their calls were made, which is the same on every rank
- * (every rank decides alike for each call), while the decisions come in
- * any order.  Those started go on as calls by hand do: done: the list of
- * operations that failed to start. */
-static void order_settle(op_t *o, op_t **done)
+/* Under the lock: o (ordered) runs no fallback (decided otherwise, done or
+ * failed), or waits to (fell_back); the fallbacks at the head of its
+ * state's order start, in the order their calls were made, which is the
+ * same on every rank (every rank decides alike for each call), while the
+ * decisions come in any order.  Those started go on as calls by hand do. */
+static void order_settle(op_t *o)
 {
     state_t *st = o->x.st;
     if (!o->fell_back) { /* out of the order */
@@ -298,12 +321,15 @@ static void order_settle(op_t *o, op_t **done)
         h->ordered = 0;
         h->fell_back = 0;
         int rc = start_fallback(h);
-        if (rc != MPI_SUCCESS) {
-            h->status = rc;
-            h->next = *done, *done = h;
-        } else {
-            link_into(&by_hand_flight, &hand_lock, h);
+        if (rc != MPI_SUCCESS) { /* the other ranks' next fall-backs would meet the wrong call */
+            pmpi_say(0, "starting MPICH's own collective for a request that fell back failed "
+                        "(%d); the ranks' fall-backs would be out of step: aborting", rc);
+            PMPI_Abort(MPI_COMM_WORLD, rc);
         }
+        pthread_mutex_lock(&handed_lock);
+        h->prev = NULL, h->next = handed;
+        __atomic_store_n(&handed, h, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&handed_lock);
     }
 }
 
@@ -323,9 +349,11 @@ void pmpi_progress(void)
             o->status = rc;
             int fell_back = o->fell_back = !rc && tacos_req_fell_back(o->req);
             if (o->ordered)
-                order_settle(o, &done);
+                order_settle(o);
             if (!fell_back) /* (one that fell back completes as calls by hand do) */
                 o->next = done, done = o;
+        } else if (o->ordered && tacos_req_decided(o->req)) { /* (runs its schedule) */
+            order_settle(o);
         }
     }
     pthread_mutex_unlock(&lock);
@@ -353,12 +381,10 @@ static int start(op_t *o)
         return rc;
     o->active = 1;
     if ((rc = tacos_req_start(o->req)) != MPI_SUCCESS) {
-        op_t *done = NULL;
         pthread_mutex_lock(&lock);
         if (o->ordered) /* (the fallbacks after it may start) */
-            order_settle(o, &done);
+            order_settle(o);
         pthread_mutex_unlock(&lock);
-        complete_all(done);
         complete(o, rc); /* the request completes with the error */
         return rc;
     }

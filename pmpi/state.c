@@ -357,55 +357,61 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 }
 
 /* Whether every rank of comm (n ranks) is on this node, by the world's
- * map, where it covers them: 1, 0, or -1 (no memory). */
+ * map, where it covers them (translated a chunk at a time: no memory). */
 static int on_this_node(MPI_Comm comm, int n)
 {
-    if (!world_node)
-        return 0;
+    enum { CHUNK = 256 };
     MPI_Group g, world;
-    int *r = malloc(2 * (size_t)n * sizeof *r), one = -1;
-    if (r && PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
-        PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        for (int i = 0; i < n; i++)
-            r[i] = i;
-        one = PMPI_Group_translate_ranks(g, n, r, world, r + n) == MPI_SUCCESS;
-        for (int i = 0; one > 0 && i < n; i++)
-            one = r[n + i] != MPI_UNDEFINED && world_node[r[n + i]] == world_node[r[n]];
-        PMPI_Group_free(&world);
-        PMPI_Group_free(&g);
+    int in[CHUNK], out[CHUNK], one = world_node != NULL, node = -1;
+    if (!one || PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return 0;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    for (int at = 0; one && at < n; at += CHUNK) {
+        int k = n - at < CHUNK ? n - at : CHUNK;
+        for (int i = 0; i < k; i++)
+            in[i] = at + i;
+        one = PMPI_Group_translate_ranks(g, k, in, world, out) == MPI_SUCCESS;
+        for (int i = 0; one && i < k; i++) {
+            one = out[i] != MPI_UNDEFINED && (node < 0 || world_node[out[i]] == node);
+            node = one ? world_node[out[i]] : node;
+        }
     }
-    free(r);
+    PMPI_Group_free(&world);
+    PMPI_Group_free(&g);
     return one;
 }
 
-state_t pmpi_short;
 static pthread_mutex_t dup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A nonblocking call's state of comm (n ranks, this one me, all on this
  * node): its duplicates started (MPI_Comm_idup: the application's
- * attribute copy callbacks run for them), its core made to agree in the
- * call's request (tacos_setup_begin).  &pmpi_short where this rank cannot. */
+ * attribute copy callbacks run for them, and its delete callbacks when
+ * they are freed), its core made to agree in the call's request
+ * (tacos_setup_begin).  Every other rank starts the same: one that cannot
+ * (no memory, an idup refused) would leave them waiting for its part, so
+ * it aborts the job, saying why. */
 static state_t *make_early_state(MPI_Comm comm, int me, int n)
 {
     state_t *st = calloc(1, sizeof *st);
-    if (!st)
-        return &pmpi_short;
-    st->comm = st->fallback_comm = MPI_COMM_NULL;
-    st->dup_req[0] = st->dup_req[1] = MPI_REQUEST_NULL;
-    tacos_settings_t set;
-    tacos_comm_ops_t ops = state_ops(st, comm, me, n, 0, NULL, &set);
-    if (st->measure && st->setup)
-        st->core = tacos_comm_new(&set, &ops);
-    if (!st->core || PMPI_Comm_idup(comm, &st->made[0], &st->dup_req[0]) != MPI_SUCCESS) {
-        st->refs = 1;
-        __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
-        pmpi_state_release(st);
-        pmpi_say(0, "no state for a communicator's first nonblocking call on rank %d (out of "
-                    "memory); the call fails", me);
-        return &pmpi_short;
+    const char *why = "out of memory";
+    int rc = MPI_ERR_NO_MEM;
+    if (st) {
+        st->comm = st->fallback_comm = st->made[0] = st->made[1] = MPI_COMM_NULL;
+        st->dup_req[0] = st->dup_req[1] = MPI_REQUEST_NULL;
+        tacos_settings_t set;
+        tacos_comm_ops_t ops = state_ops(st, comm, me, n, 0, NULL, &set);
+        if (st->measure && st->setup)
+            st->core = tacos_comm_new(&set, &ops);
+        rc = st->core ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        for (int i = 0; rc == MPI_SUCCESS && i < 2; i++)
+            if ((rc = PMPI_Comm_idup(comm, &st->made[i], &st->dup_req[i])) != MPI_SUCCESS)
+                why = "MPI_Comm_idup failed";
     }
-    /* (an error of the second: the first's completes in the next wait) */
-    PMPI_Comm_idup(comm, &st->made[1], &st->dup_req[1]);
+    if (!st || rc != MPI_SUCCESS) {
+        pmpi_say(0, "no state for a communicator at its first nonblocking call on rank %d (%s); "
+                    "the other ranks would wait for this one: aborting", me, why);
+        PMPI_Abort(comm, rc);
+    }
     st->pending = 1, st->refs = 1;
     __atomic_add_fetch(&live_states, 1, __ATOMIC_RELAXED);
     PMPI_Comm_set_attr(comm, keyval, st);
@@ -449,9 +455,9 @@ int pmpi_state_ready(state_t *st, int wait)
 state_t pmpi_unmade;
 
 /* The communicator's state, made at its first call: by a blocking call
- * (`make`) with collectives; by a nonblocking one (which must not wait for
- * other ranks) only where every rank is on this node, with its duplicates
- * under way; elsewhere the nonblocking calls get `pmpi_unmade`.  A
+ * (`make` 1) with collectives; by a nonblocking one (0, which must not wait
+ * for other ranks) only where every rank is on this node, with its
+ * duplicates under way; elsewhere, and to a look-up (-1), `pmpi_unmade`.  A
  * blocking call's state is ready.  NULL: fall back. */
 state_t *pmpi_state_of(MPI_Comm comm, int make)
 {
@@ -461,17 +467,17 @@ state_t *pmpi_state_of(MPI_Comm comm, int make)
     if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &st, &found) != MPI_SUCCESS)
         return NULL;
-    if (!found && !make) { /* intercommunicators never get a state: they fall back */
+    if (!found && make <= 0) { /* intercommunicators never get a state: they fall back */
         if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
             return NULL;
         PMPI_Comm_size(comm, &n);
         PMPI_Comm_rank(comm, &me);
-        int here = n >= 2 ? on_this_node(comm, n) : 0;
-        return here < 0 ? &pmpi_short : here ? make_early_state(comm, me, n) : &pmpi_unmade;
+        int here = make == 0 && n >= 2 && on_this_node(comm, n);
+        return here ? make_early_state(comm, me, n) : &pmpi_unmade;
     }
     if (!found)
         st = make_state(comm);
-    if (st && st->core && make)
+    if (st && st->core && make > 0)
         pmpi_state_ready(st, 1);
     return st && st->core ? st : NULL;
 }
@@ -521,8 +527,8 @@ int MPI_Barrier(MPI_Comm comm)
     pthread_once(&once, init_once);
     if (comm != MPI_COMM_NULL)
         PMPI_Comm_get_attr(comm, unmade_keyval, &u, &marked);
-    state_t *st = pmpi_state_of(comm, marked);
-    if (st == &pmpi_unmade || st == &pmpi_short) /* none, and no nonblocking call wanted one */
+    state_t *st = pmpi_state_of(comm, marked ? 1 : -1);
+    if (st == &pmpi_unmade) /* none, and no nonblocking call wanted one */
         st = NULL;
     if (st)
         pmpi_state_ready(st, 1);

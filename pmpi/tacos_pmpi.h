@@ -122,14 +122,11 @@ void pmpi_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 void pmpi_event(const char *name, int mode, const char *path, const char *why);
 
 /* The per-communicator state (state.c).  pmpi_state_of: comm's, made at
- * its first call if `make` (a blocking call, or a persistent call's
- * initialization); &pmpi_unmade where none is made yet (to a nonblocking
- * call); NULL: fall back. */
+ * its first call: make 1 (a blocking call, or a persistent call's
+ * initialization), 0 (a nonblocking call: only where every rank is on this
+ * node), -1 a look-up; &pmpi_unmade where none is made; NULL: fall back. */
 extern state_t pmpi_unmade;
 state_t *pmpi_state_of(MPI_Comm comm, int make);
-/* A state a nonblocking call could not make on this rank (no memory): the
- * call fails with MPI_ERR_NO_MEM (the other ranks may wait for its part). */
-extern state_t pmpi_short;
 /* Whether st's duplicates are made (wait: until they are, progressing
  * the library's operations). */
 int pmpi_state_ready(state_t *st, int wait);

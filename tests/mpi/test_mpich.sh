@@ -173,6 +173,12 @@ mpich 4 TACOS_FAULT=1:synth:2 -- --nonblocking-only && [ "$one_node" = 1 ] && {
     got=$(grep -c "event coll=.* mode=nonblocking path=fallback reason=schedule_not_everywhere" "$T/out")
     [ "$got" -gt 0 ] && [ $((got % 4)) = 0 ] ||
         fail "nonblocking only, synthesis fault: $got fall-backs, not every rank's"; }
+# ... the same on GPU buffers (TACOS_STAGE=2): such calls run on host
+# copies, and their requests fall back from inside MPICH's poll of them
+# (once a hang: the fall-back took a lock its poller held)
+mpich 4 TACOS_FAULT=1:synth:2 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 -- --nonblocking-only &&
+    [ "$one_node" = 1 ] && ! grep -q "path=fallback reason=schedule_not_everywhere" "$T/out" &&
+    fail "nonblocking only, synthesis fault, TACOS_STAGE=2: no fall-back in the request"
 for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
     mpich 4 TACOS_FAULT=${f%%|*} -- --first-call && [ "$one_node" = 1 ] || continue
     [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=schedule_not_everywhere" "$T/out")" = 4 ] ||
