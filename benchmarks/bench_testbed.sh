@@ -4,7 +4,9 @@
 # (tests/testbed/testbed.sh; root). For each shape, one testbed and, per collective:
 #  job 1: osu_coll --ab with three duplicates of MPI_COMM_WORLD timed in
 #         alternating blocks: coll/tacos with its probed + measured topology,
-#         coll/tacos with the true topology file the testbed wrote, and tuned;
+#         coll/tacos with the true topology file the testbed wrote, and tuned
+#         (where the testbed wrote a topology.conf, a fourth: coll/tacos with
+#         it as coll_tacos_fabric_file);
 #  job 2: han alone (coll_han_priority 40, coll/tacos not loaded: with han as
 #         the component before coll/tacos, han's allgather hangs creating its
 #         sub-communicators during coll/tacos's set-up on this testbed), timed
@@ -38,16 +40,19 @@ for coll in $COLLS; do
     case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
         reduce | alltoall | gather | scatter) c=$coll ;; *) c=reduce-scatter ;; esac
     echo "## $coll"
+    # (with the shape's topology.conf also coll/tacos reading it: fabric)
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
         --variant tacos --variant "file:coll_tacos_topo_file=$TESTBED_TOPO" \
+        ${TESTBED_FABRIC:+--variant "fabric:coll_tacos_fabric_file=$TESTBED_FABRIC"} \
         --variant tuned:coll_tacos_enable=0 >"$TESTBED_DIR/a" 2>&1
     timeout 900 $TESTBED_MPIRUN --mca coll han,tuned,basic,inter,libnbc,self --mca coll_han_priority 40 \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" >"$TESTBED_DIR/b" 2>&1
-    printf "| bytes | tacos µs | tacos+file µs | tuned µs | han µs | tacos/tuned | tacos/file | han/tuned | modelled µs |\n"
-    printf "|---|---|---|---|---|---|---|---|---|\n"
-    grep -v '^#' "$TESTBED_DIR/a" | while read -r bytes tacos file tuned r1 r2; do
+    printf "| bytes | tacos µs | tacos+file µs | tacos+fabric µs | tuned µs | han µs | tacos/tuned | tacos/file | fabric/file | han/tuned | modelled µs |\n"
+    printf "|---|---|---|---|---|---|---|---|---|---|---|\n"
+    grep -v '^#' "$TESTBED_DIR/a" | while read -r bytes tacos file c3 c4 rest; do
         case $bytes in '' | *[!0-9]*) continue ;; esac # a line that is not a row (a warning)
+        if [ -n "${TESTBED_FABRIC:-}" ]; then fabric=$c3 tuned=$c4; else fabric=- tuned=$c3; fi
         han=$(awk -v b="$bytes" '$1 == b { print $2 }' "$TESTBED_DIR/b")
         best=
         for k in 1 2 4 8; do
@@ -55,9 +60,10 @@ for coll in $COLLS; do
                 --summary-json 2>/dev/null | sed 's/.*"collective_us":\([0-9.e+]*\).*/\1/')
             best=$(awk -v a="$best" -v b="$us" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
         done
-        awk -v B="$bytes" -v a="$tacos" -v f="$file" -v t="$tuned" -v h="$han" -v m="$best" \
-            'BEGIN { printf "| %d Ki | %.0f | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx | %.0f |\n",
-                     B / 1024, a, f, t, h, a / t, a / f, h / t, m }'
+        awk -v B="$bytes" -v a="$tacos" -v f="$file" -v x="$fabric" -v t="$tuned" -v h="$han" -v m="$best" \
+            'BEGIN { xs = x == "-" ? "-" : sprintf("%.0f", x); xr = x == "-" ? "-" : sprintf("%.2fx", x / f)
+                     printf "| %d Ki | %.0f | %.0f | %s | %.0f | %.0f | %.2fx | %.2fx | %s | %.2fx | %.0f |\n",
+                     B / 1024, a, f, xs, t, h, a / t, a / f, xr, h / t, m }'
     done
     grep -q "^#" "$TESTBED_DIR/a" || { echo "job 1 failed:"; tail -5 "$TESTBED_DIR/a"; }
     [ "${CHUNKS:-0}" = 1 ] || continue

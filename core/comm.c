@@ -108,7 +108,7 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->ops = *ops;
     pthread_mutex_init(&c->pool_lock, NULL);
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
-    c->s.topo_file = NULL;
+    c->s.topo_file = c->s.fabric_file = NULL;
     c->ops.on_host = NULL;
     int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0 && s->cuda_ipc_min_bytes >= 0;
     if (copy_host && (c->on_host = malloc((size_t)ops->size)))
@@ -124,7 +124,9 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     if (ops->agree_in_request && !ops->spans_hosts)
         c->setup_room = tacos_setup_reserve(c);
     int short_of_setup = ops->agree_in_request && !ops->spans_hosts && !c->setup_room;
-    if (!c->cache || !c->wanted || short_of_host || short_of_setup || (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file)))) {
+    int short_of_files = (s->topo_file && s->topo_file[0] && !(c->s.topo_file = strdup(s->topo_file))) ||
+                         (s->fabric_file && s->fabric_file[0] && !(c->s.fabric_file = strdup(s->fabric_file)));
+    if (!c->cache || !c->wanted || short_of_host || short_of_setup || short_of_files) {
         tacos_comm_free(c);
         return NULL;
     }
@@ -147,6 +149,7 @@ void tacos_comm_free(tacos_comm_t *c)
     tacos_setup_free(c->setup);
     tacos_setup_free(c->setup_room);
     free(c->s.topo_file);
+    free(c->s.fabric_file);
     free(c->on_host);
     free(c->host_ids);
     free(c);
@@ -231,7 +234,8 @@ static uint64_t sched_hash(const tacos_sched_t *s)
 static const char *const settings_names[] = {
     "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
     "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
-    "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes"};
+    "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes",
+    "fabric_file"};
 _Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
                "a name per setting compared");
 _Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
@@ -245,7 +249,8 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
         (uint64_t)s->probe, (uint64_t)s->calibrate, (uint64_t)s->measure,
         (uint64_t)s->cache_size, string_hash(s->topo_file), (uint64_t)s->nonblocking,
         (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
-        (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes};
+        (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes,
+        string_hash(s->fabric_file)};
     memcpy(v, w, sizeof w);
 }
 

@@ -69,6 +69,15 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "communicator's ranks, rank i = NPU i; its NPU count must equal the "
          "communicator's size (otherwise: an error message and the fall-back). Empty: "
          "the topology is probed (hwloc, UCX) and, across hosts, measured (probe, measure)"},
+    [TACOS_P_FABRIC_FILE] = {"fabric_file", TACOS_PT_STRING, 0, NULL, 0, 0, 1, 1, TACOS_PB_BOTH, 4,
+        offsetof(tacos_settings_t, fabric_file),
+        "Slurm topology.conf (tree plugin: SwitchName with Switches= or Nodes=) of the "
+         "switches between hosts. A communicator that spans hosts takes its switch tree "
+         "from it, each host on the leaf that lists its name, and measures only each "
+         "level's rate and latency (a few rounds of exchanges whatever the number of "
+         "hosts). A file that cannot be read, differs between ranks, or lacks a host: "
+         "one message and the measurement as without it. Empty: the network between "
+         "hosts is measured (measure). A topo_file overrides it"},
     [TACOS_P_CHUNKS] = {"chunks", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 1, TACOS_PB_BOTH, 5,
         offsetof(tacos_settings_t, chunks),
         "Chunks per rank the buffer is cut into for pipelining. 0: automatic: 1, 2, 4 "

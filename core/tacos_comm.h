@@ -34,6 +34,7 @@ typedef struct {
     long net_piece;  /* the largest message between hosts (transport piece), 0 none */
     int cuda_ipc_min_bytes; /* blocking calls on one host from this size agree on CUDA IPC; -1 never */
     char *topo_file; /* NULL: the probe */
+    char *fabric_file; /* NULL: the switches between hosts measured, not read */
     /* local: no message depends on them */
     int deterministic;
     int verbose;          /* >= 5: rank 0's schedule lines also give the optimal time */

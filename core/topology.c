@@ -464,6 +464,70 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
     return rc;
 }
 
+/* The fabric file's switch tree with each level's rate measured (0, *conf
+ * and *f set) where every rank read the same file and it lists every host;
+ * else nonzero after one message: the caller measures as without it. */
+static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs,
+                          tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
+{
+    char p[64], why[256];
+    int rc, ok = tacos_fabric_conf_read_file(c->s.fabric_file, conf) == TACOS_OK;
+    snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
+    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
+    uint64_t h = ok ? (*conf)->hash : 0, v[3] = {!(ok && x.sbuf && x.rbuf), h, ~h};
+    tacos_comm_param(c, "fabric_file", p);
+    if ((rc = c->ops.max_u64(c->ops.ctx, v, 3)))
+        goto out;
+    if (v[0] || v[1] != ~v[2]) { /* (all ok with one hash: max of h and of ~h agree) */
+        if (c->ops.rank == 0)
+            tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p,
+                           !ok      ? why
+                           : v[0]   ? "not read on every rank (or out of memory there)"
+                                    : "not the same file on every rank");
+        rc = TACOS_ERR_INVALID;
+        goto out;
+    }
+    tacos_net_comm_t nc = {&x, net_exchange, net_max};
+    if ((rc = tacos_fabric_net_measure(*conf, recs, c->ops.size, c->ops.rank, &nc, f)) &&
+        c->ops.rank == 0)
+        tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
+out:
+    if (rc) {
+        tacos_fabric_conf_free(*conf);
+        *conf = NULL;
+    }
+    if (!x.abandoned) {
+        free(x.sbuf);
+        free(x.rbuf);
+    }
+    return rc;
+}
+
+/* The records merged with the fabric's tree between hosts; rank 0 says
+ * what was measured. */
+static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
+                        const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f,
+                        tacos_topo_t **out)
+{
+    int rc = tacos_probe_merge_fabric(recs, c->ops.size, c->s.unwind_degree, !c->s.probe, conf,
+                                      f, out);
+    if (rc) {
+        tacos_comm_say(c, 0, "merging the fabric: %s", tacos_last_error());
+        return rc;
+    }
+    char *text = NULL, *save = NULL;
+    if (c->ops.rank == 0) {
+        tacos_comm_say(c, 5, "network between %d hosts from %s: %d rounds, %.1f ms",
+                       f->nhosts, c->s.fabric_file, f->rounds, f->measure_us / 1e3);
+        if (tacos_fabric_net_describe(conf, f, &text) == TACOS_OK)
+            for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                tacos_comm_say(c, 5, "  %s", l);
+        tacos_comm_say(c, 5, "topology %s; %zu links", (*out)->name, (*out)->nlinks);
+    }
+    free(text);
+    return 0;
+}
+
 int tacos_comm_records_topology(const tacos_comm_t *c, tacos_probe_record_t *recs,
                                 tacos_topo_t **out)
 {
@@ -492,18 +556,26 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
         tacos_comm_say(c, 0, "calibration failed (%d); using the probed figures", crc);
     /* decided from inputs identical on every rank: the records, the settings */
     tacos_net_t net = {0};
-    int have_net = 0, cached = 0;
-    if (ok && s->measure > 0 && tacos_comm_spans_hosts(recs, n)) {
+    tacos_fabric_conf_t *conf = NULL;
+    tacos_fabric_net_t fabric = {0};
+    int spans = tacos_comm_spans_hosts(recs, n), have_fabric = 0, have_net = 0, cached = 0;
+    if (ok && spans && s->fabric_file)
+        have_fabric = fabric_network(c, recs, &conf, &fabric) == 0;
+    if (ok && spans && !have_fabric && s->measure > 0) {
         have_net = measure_network(c, recs, &net, &cached) == 0;
         if (!have_net && c->ops.rank == 0)
             tacos_comm_say(c, 0, "using the probed network figures instead");
     }
-    if (!(rc = merge(c, recs, ok, have_net ? &net : NULL, out)) && c->ops.rank == 0) {
+    rc = have_fabric ? merge_fabric(c, recs, conf, &fabric, out)
+                     : merge(c, recs, ok, have_net ? &net : NULL, out);
+    if (!rc && c->ops.rank == 0) {
         if (have_net)
             say_network(c, recs, &net, cached);
         if (s->dump_dir && s->dump_dir[0])
             dump_records(c, recs);
     }
+    tacos_fabric_net_free(&fabric);
+    tacos_fabric_conf_free(conf);
     tacos_net_free(&net);
     free(recs);
     return rc;

@@ -393,7 +393,7 @@ static pthread_mutex_t dup_lock = PTHREAD_MUTEX_INITIALIZER;
 static state_t *make_early_state(MPI_Comm comm, int me, int n)
 {
     state_t *st = calloc(1, sizeof *st);
-    const char *why = "out of memory";
+    const char *cause = "out of memory";
     int rc = MPI_ERR_NO_MEM;
     if (st) {
         st->comm = st->fallback_comm = st->made[0] = st->made[1] = MPI_COMM_NULL;
@@ -405,11 +405,11 @@ static state_t *make_early_state(MPI_Comm comm, int me, int n)
         rc = st->core ? MPI_SUCCESS : MPI_ERR_NO_MEM;
         for (int i = 0; rc == MPI_SUCCESS && i < 2; i++)
             if ((rc = PMPI_Comm_idup(comm, &st->made[i], &st->dup_req[i])) != MPI_SUCCESS)
-                why = "MPI_Comm_idup failed";
+                cause = "MPI_Comm_idup failed";
     }
     if (!st || rc != MPI_SUCCESS) {
         pmpi_say(0, "no state for a communicator at its first nonblocking call on rank %d (%s); "
-                    "the other ranks would wait for this one: aborting", me, why);
+                    "the other ranks would wait for this one: aborting", me, cause);
         PMPI_Abort(comm, rc);
     }
     st->pending = 1, st->refs = 1;

@@ -19,25 +19,6 @@
 #pragma GCC visibility push(hidden)
 #endif
 
-/* Switch trees (fabric.c): switches are nodes npus.. after the ranks,
- * joined by ports (both directions at one rate and latency); lowered into
- * rank-to-rank links of a topology.  At most TACOS_MAX_SWITCHES switches. */
-#define TACOS_MAX_SWITCHES 4096
-typedef struct tacos_fabric tacos_fabric_t;
-int tacos_fabric_new(int npus, tacos_fabric_t **out);
-void tacos_fabric_free(tacos_fabric_t *f);
-/* Adds a switch named `name` (unique, not a number) whose groups each join
- * the next `degree` ones; *id its node id. */
-int tacos_fabric_add_switch(tacos_fabric_t *f, const char *name, int degree, int *id);
-/* The node id of the switch named `name`, or -1. */
-int tacos_fabric_switch(const tacos_fabric_t *f, const char *name);
-/* A port of switch sw (a node id) joining node (a rank or a switch). */
-int tacos_fabric_add_port(tacos_fabric_t *f, int node, int sw, double lat_us, double bw_gbps);
-/* Checks the tree (every switch has a port, a rank is on one switch, no
- * cycle) and adds its lowered links to t (not where t links the pair
- * already). */
-int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *t);
-
 /* xoshiro256** seeded through splitmix64: same seed, same stream, on every
  * machine. */
 typedef struct {

@@ -613,6 +613,9 @@ int tacos_fabric_conf_read_string(const char *text, const char *name, tacos_fabr
     }
     r.f->host_index = r.node_index.slot;
     r.f->host_index_cap = r.node_index.cap;
+    r.f->hash = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = text; *c; c++)
+        r.f->hash = (r.f->hash ^ (unsigned char)*c) * 1099511628211ull;
     *out = r.f;
     return TACOS_OK;
 }

@@ -753,8 +753,8 @@ out:
  * machine loses its core for milliseconds) had sent part of its data
  * already, and tests came out 0.01-0.2 of the time alone: noise that took
  * time away, which the shortest of the repetitions then kept. */
-static int exchange(const tacos_net_comm_t *c, const int *leader, const int *hosts, int k,
-                    const size_t *bytes, int reps, double *best)
+int tacos_net_exchange(const tacos_net_comm_t *c, const int *leader, const int *hosts, int k,
+                       const size_t *bytes, int reps, double *best)
 {
     int peers[2], token = 0;
     const size_t small[2] = {SMALL_BYTES, SMALL_BYTES};
@@ -797,9 +797,7 @@ static int max_all(const tacos_net_comm_t *c, double *v, int n)
     return c->max(c->ctx, v, n) ? tacos_error(TACOS_ERR_IO, "the caller's allreduce failed") : 0;
 }
 
-/* The max over every rank of v[0..n), and an error on every rank where an
- * exchange failed on any (`failed`: this rank's). */
-static int agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
+int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
 {
     double flag = failed;
     int rc;
@@ -812,7 +810,7 @@ static int agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
  * rank from them), or an error everywhere. */
 static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int failed)
 {
-    return agree_max(c, net->t_us, 3 * net->nhosts * net->nhosts, failed);
+    return tacos_net_agree_max(c, net->t_us, 3 * net->nhosts * net->nhosts, failed);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -868,11 +866,11 @@ static int pair_exchange(const tacos_net_comm_t *c, const int *leader, const tac
                    : k == 1 ? TACOS_NET_S1_BYTES
                             : (size_t)net->s2_bytes[(size_t)mine * (size_t)net->nhosts + (size_t)p];
     if (k)
-        return exchange(c, leader, &p, 1, &bytes, 1, &t[k]);
+        return tacos_net_exchange(c, leader, &p, 1, &bytes, 1, &t[k]);
     double small[SMALL_REPS], warm;
-    int rc = exchange(c, leader, &p, 1, &bytes, 1, &warm);
+    int rc = tacos_net_exchange(c, leader, &p, 1, &bytes, 1, &warm);
     for (int i = 0; i < SMALL_REPS && !rc; i++)
-        rc = exchange(c, leader, &p, 1, &bytes, 1, &small[i]);
+        rc = tacos_net_exchange(c, leader, &p, 1, &bytes, 1, &small[i]);
     if (rc)
         return rc;
     qsort(small, SMALL_REPS, sizeof *small, cmp_double);
@@ -1007,7 +1005,7 @@ static int pairs_again(const tacos_net_comm_t *c, const int *leader, tacos_net_t
             mp[2] = has_second(net, mine, p) ? mp[2] : mp[1];
         }
     }
-    if ((rc = agree_max(c, t, 3 * (int)hh, *failed)))
+    if ((rc = tacos_net_agree_max(c, t, 3 * (int)hh, *failed)))
         goto out;
     for (size_t k = 0; k < 3 * hh; k++)
         if (t[k] > 0)
@@ -1114,7 +1112,7 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, tacos_net_t *
             test_bytes(net, q, bytes);
             if (mine == q->x) {
                 int yz[2] = {q->y, q->z};
-                if ((*failed = exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
+                if ((*failed = tacos_net_exchange(c, leader, yz, 2, bytes, TEST_REPS, t) != TACOS_OK))
                     continue;
                 double ty = fitted_us(net, q->x, q->y, bytes[0]);
                 double tz = fitted_us(net, q->x, q->z, bytes[1]);
@@ -1122,7 +1120,7 @@ static int run_tests(const tacos_net_comm_t *c, const int *leader, tacos_net_t *
                 slow[3 * i + 1] = t[0] / ty;
                 slow[3 * i + 2] = t[1] / tz;
             } else {
-                *failed = exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
+                *failed = tacos_net_exchange(c, leader, &q->x, 1, &bytes[mine == q->z], TEST_REPS, t) !=
                           TACOS_OK;
             }
         }
@@ -1143,7 +1141,7 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
     int rc = tacos_net_fit(net, TACOS_NET_S1_BYTES);
     if (!rc)
         rc = run_tests(c, leader, net, mine, tests, ntests, run, together, slow, failed);
-    if (rc || (rc = agree_max(c, slow, 3 * ntests, *failed)))
+    if (rc || (rc = tacos_net_agree_max(c, slow, 3 * ntests, *failed)))
         return rc;
     for (int i = 0; i < ntests; i++) {
         double *kept[3] = {&tests[i].slow, &tests[i].slow_y, &tests[i].slow_z};

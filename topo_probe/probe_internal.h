@@ -34,6 +34,16 @@ int tacos_probe_nvml(tacos_probe_record_t *r, char (*busids)[16], int ngpus);
  * offers (dlopen of `lib`); classes it has nothing for keep their figures. */
 int tacos_probe_ucx(tacos_probe_record_t *r, const char *lib);
 
+/* The measurement's steps that fabric_net.c shares (net.c).  An exchange
+ * of this rank (a host's leader) with the leaders of hosts[0..k) (k <= 2),
+ * bytes[i] each way, `reps` times, timed from an untimed 8-byte token;
+ * best: the times of the repetition that ended soonest. */
+int tacos_net_exchange(const tacos_net_comm_t *c, const int *leader, const int *hosts, int k,
+                       const size_t *bytes, int reps, double *best);
+/* The max over every rank of v[0..n), and an error on every rank where an
+ * exchange failed on any (`failed`: this rank's). */
+int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -210,7 +210,7 @@ int tacos_probe_merge_net(const tacos_probe_record_t *recs, int n, int unwind_de
 
 /* ---- Slurm topology.conf, tree plugin (fabric_conf.c) ------------------ */
 
-/* Parsed only: nothing in coll/tacos reads a fabric file yet (issue 59).
+/* What coll_tacos_fabric_file names (tacos_fabric_net_measure below).
  * The grammar, limits and messages are in
  * docs/topology-and-schedule-files.md. */
 #define TACOS_FABRIC_MAX_BYTES (4 << 20)   /* a file or string */
@@ -256,6 +256,7 @@ typedef struct {
     tacos_fabric_node_t *nodes;      /* in the order listed */
     int *host_index;                 /* hash slots of nodes by host (fabric_conf.c) */
     size_t host_index_cap;
+    uint64_t hash;                   /* of the text read (FNV-1a): the same file */
 } tacos_fabric_conf_t;
 
 /* Reads topology.conf text; `name` (a path, or "<string>") starts every
@@ -269,6 +270,40 @@ void tacos_fabric_conf_free(tacos_fabric_conf_t *f);
  * node whose name up to its first '.' equals host's up to its first '.'
  * (the first in file order); -1 when none. */
 int tacos_fabric_conf_leaf_of(const tacos_fabric_conf_t *f, const char *host);
+
+/* The network between hosts from a fabric file: its tree, each host on the
+ * leaf that lists it, and each level's rate and latency as measured
+ * (fabric_net.c).  Per switch of the file (used: a host of the
+ * communicator is under it): port_*, a port of a leaf to one of its hosts;
+ * up_*, its port to its parent (roots: 0). */
+typedef struct {
+    int nhosts, nswitches;
+    int *leaf; /* [host] */
+    char *used;
+    double *port_gbps, *port_lat_us, *up_gbps, *up_lat_us;
+    int rounds;        /* exchange rounds run */
+    double measure_us; /* what the measurement took */
+} tacos_fabric_net_t;
+
+/* Collective over the n ranks of the records, as tacos_net_measure: the
+ * first rank of each host exchanges with others in a few rounds (the ports
+ * of each leaf, then the uplinks one level at a time); every rank gets the
+ * same *f.  Errors (the same on every rank): a host that no leaf of the
+ * file lists, hosts under different roots. */
+int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_record_t *recs,
+                             int n, int me, const tacos_net_comm_t *c, tacos_fabric_net_t *f);
+void tacos_fabric_net_free(tacos_fabric_net_t *f);
+/* One line per switch used: "s0: 4 hosts, port 0.0124 GB/s 50 us, uplink
+ * 0.0248 GB/s 5 us" (malloc'd text). */
+int tacos_fabric_net_describe(const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f,
+                              char **out);
+/* tacos_probe_merge with the links between hosts lowered from the fabric:
+ * for each local index l, a copy of the tree whose leaves hold the ranks
+ * of index l, every port's rate divided by the ranks per host (they share
+ * a host's port). */
+int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind_degree,
+                             int defaults_only, const tacos_fabric_conf_t *conf,
+                             const tacos_fabric_net_t *f, tacos_topo_t **out);
 
 /* JSON of one record (malloc'd text). */
 int tacos_probe_record_to_json(const tacos_probe_record_t *r, char **out);

@@ -209,6 +209,11 @@ $TESTBED_MPIRUN --mca coll_tacos_topo_file "$TESTBED_TOPO" --mca coll_tacos_min_
     --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     --mca coll_tacos_verbose 10 "$CHECK" --world >"$T/tree.out" 2>&1 ||
     echo "mpi_coll_check exit $?" >>"$T/tree.out"
+cp "$TESTBED_FABRIC" "$T/tree.conf" 2>/dev/null
+$TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
+    --mca coll_tacos_verbose 10 "$CHECK" --world >"$T/tree-fabric.out" 2>&1 ||
+    echo "mpi_coll_check exit $?" >>"$T/tree-fabric.out"
 EOF
 rm -rf "$T/tree" "$T/tree.out"
 timeout 600 bash "$SRC/testbed.sh" run tree16 -o "$T/tree" -- sh "$T/tree.sh" 2>"$T/testbed.err" ||
@@ -224,6 +229,24 @@ for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
     grep -q "coll:tacos: $c [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree.out" ||
         fail "tree16: coll/tacos never ran $c"
 done
+# ... and with its topology.conf (coll_tacos_fabric_file): the tree read,
+# each level's rate measured within 15 % of the emulated one (ports 100
+# Mbit/s, uplinks 200, at TCP goodput), the collectives right through it
+printf 'SwitchName=s0 Nodes=h0,h1,h2,h3\n' >"$T/want.conf"
+head -1 "$T/tree.conf" 2>/dev/null | cmp -s - "$T/want.conf" ||
+    { fail "tree16: topology.conf's first line"; cat "$T/tree.conf" >&2; }
+grep -q "mpi_coll_check: 0 failure" "$T/tree-fabric.out" ||
+    { fail "tree16, fabric file: mpi_coll_check"; tail -20 "$T/tree-fabric.out" >&2; }
+grep -q "coll:tacos: allreduce [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree-fabric.out" ||
+    fail "tree16, fabric file: coll/tacos never ran allreduce"
+goodput=$(sed -n 's/^goodput \([0-9.]*\).*/\1/p' "$T/tree/shape.txt")
+grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | awk -v g="$goodput" '
+    { for (i = 1; i < NF; i++) { if ($i == "port") port = $(i + 1); if ($i == "uplink") up = $(i + 3) } }
+    { want_p = 100 * g / 8 / 1000; want_u = 200 * g / 8 / 1000 }
+    port < 0.85 * want_p || port > 1.15 * want_p || up < 0.85 * want_u || up > 1.15 * want_u {
+        printf "%s port %s GB/s (want %.4g), uplink %s (want %.4g)\n", $0, port, want_p, up, want_u; bad = 1 }
+    { n++ } END { exit bad || n != 4 }' >"$T/rates" ||
+    { fail "tree16, fabric file: rates found"; cat "$T/rates" >&2; grep "coll:tacos:   s\|network between" "$T/tree-fabric.out" >&2; }
 
 IPC=1
 export IPC

@@ -18,7 +18,9 @@
 # topology.json (the true topology, tacos-topology format: NPUs = ranks, links =
 # physical links at TCP goodput; a switch alone = a non-blocking switch unwound
 # into a full mesh, a tree = named switches, each with its ports' rate, a host
-# of several ranks under one a switch of its own) and shape.txt.
+# of several ranks under one a switch of its own), topology.conf (the switches as
+# Slurm's tree plugin lists them, where every host is on one switch and on no
+# link of its own) and shape.txt.
 #
 # Layout:
 #   tacos-head  where COMMAND and mpirun run; bridge br0 10.77.0.254/24 (management,
@@ -35,7 +37,8 @@
 #   tacos-sK    switch K: address 10.77.101.(K+1), a veth "to-hJ" per host J on it
 #               and "to-sJ" per switch J linked to it (tbf at both ends: the port),
 #               routes to every host.
-# COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_MPIRUN (the mpirun prefix:
+# COMMAND runs in tacos-head with TESTBED_DIR, TESTBED_FABRIC (topology.conf, or
+# empty), TESTBED_MPIRUN (the mpirun prefix:
 # run "$TESTBED_MPIRUN ./prog"; ranks 0..n0-1 on h0, then h1, ...), TESTBED_MPIEXEC (the
 # same for MPICH: "$TESTBED_MPIEXEC ./prog"), TESTBED_NP,
 # TESTBED_HOSTS and TESTBED_TOPO exported; the environment reaches the ranks
@@ -307,7 +310,7 @@ tree_switch() {
 
 # write_files: hostfile, agent, topology.json, shape.txt into $OUT.
 write_files() {
-    local i k a b l m s bw members sep="" npus=0
+    local i k a b l m s t bw members kids hosts sep="" npus=0
     : >"$OUT/hostfile"
     for ((i = 0; i < N; i++)); do OFF[i]=$npus; npus=$((npus + RK[i])); echo "h$i slots=${RK[i]}" >>"$OUT/hostfile"; done
     NP=$npus
@@ -375,6 +378,20 @@ EOF
         [ "$NODES" = "$N" ] || printf '\n  ]'
         printf '\n}\n'
     } >"$OUT/topology.json"
+    # the switches as Slurm's topology.conf describes them (tree plugin),
+    # where every host is on one switch and on no link of its own
+    local on=0 direct=0
+    for ((s = N; s < NODES; s++)); do on=$((on + $(set -- ${SH[s]:-}; echo $#))); done
+    for ((k = 0; k < E; k++)); do [ "${LB[k]}" -lt "$N" ] && direct=1; done
+    rm -f "$OUT/topology.conf"
+    if [ "$NODES" != "$N" ] && [ "$on" = "$N" ] && [ "$direct" = 0 ]; then
+        for ((s = N; s < NODES; s++)); do
+            kids="" hosts=""
+            for ((t = N; t < NODES; t++)); do [ "${UP[t]-}" = "$s" ] && kids="$kids${kids:+,}$(nm "$t")"; done
+            for a in ${SH[s]:-}; do hosts="$hosts${hosts:+,}h$a"; done
+            echo "SwitchName=$(nm "$s")${kids:+ Switches=$kids}${hosts:+ Nodes=$hosts}"
+        done >"$OUT/topology.conf"
+    fi
     {
         echo "testbed $SHAPE: $N hosts, $NP ranks; tbf rate R $TBF at both ends of each link, MTU $MTU"
         echo "goodput $GOODPUT (TCP payload per byte of the rate)"
@@ -496,6 +513,9 @@ run() {
     setup || die 1 "set-up failed"
     rm -f "$OUT/.err"
     export TESTBED_DIR=$OUT TESTBED_NP=$NP TESTBED_HOSTS=$N TESTBED_TOPO=$OUT/topology.json
+    TESTBED_FABRIC="" # Slurm's topology.conf where the shape has one
+    [ -f "$OUT/topology.conf" ] && TESTBED_FABRIC=$OUT/topology.conf
+    export TESTBED_FABRIC
     export TESTBED_MPIRUN="mpirun --allow-run-as-root --oversubscribe --hostfile $OUT/hostfile -np $NP \
 --map-by slot --bind-to none --mca plm_rsh_agent $OUT/agent --mca plm_rsh_no_tree_spawn 1 \
 --mca oob_tcp_if_include $MGMT_NET --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include $HOST_NET \

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The rates of a fabric file's tree, measured (topo_probe/fabric_net.c),
+ * without MPI: one rank per host, each on its own thread, over an
+ * in-process switch tree modelled here (each link's two directions
+ * shared max-min fairly by the flows that cross it, latency per link),
+ * independently of fabric_net.c.  Checks the rates found against the
+ * model's at 16, 32 and 128 hosts, two and three levels, oversubscribed
+ * or not; that the rounds do not grow with the hosts; the errors; and the
+ * merge of the result into a topology that synthesizes.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tacos_probe.h"
+
+#define MAXN 192 /* hosts and switches */
+#define MAXH 128
+#define LINK_LAT_US 20.0
+
+/* ---- the modelled tree --------------------------------------------------------- */
+
+/* Nodes 0..h-1 hosts, h.. switches; up[v]: bytes/us of the link from v to
+ * its parent, each direction. */
+typedef struct {
+    int h, n, parent[MAXN];
+    double up[MAXN];
+} tree_t;
+
+static int depth_of(const tree_t *t, int v)
+{
+    int d = 0;
+    for (; t->parent[v] >= 0; v = t->parent[v])
+        d++;
+    return d;
+}
+
+/* The links flow a->b crosses: (v, 0) v's link upwards on a's side, (v, 1)
+ * downwards on b's; res[] = 2 * v + direction. */
+static int path_of(const tree_t *t, int a, int b, int *res)
+{
+    int k = 0, da = depth_of(t, a), db = depth_of(t, b);
+    while (da > db)
+        res[k++] = 2 * a, a = t->parent[a], da--;
+    while (db > da)
+        res[k++] = 2 * b + 1, b = t->parent[b], db--;
+    while (a != b) {
+        res[k++] = 2 * a, a = t->parent[a];
+        res[k++] = 2 * b + 1, b = t->parent[b];
+    }
+    return k;
+}
+
+/* Max-min fair rates of flows src[i]->dst[i] (progressive filling). */
+static void fair_rates(const tree_t *t, const int *src, const int *dst, int nf, double *rate)
+{
+    static int path[2 * MAXH][2 * MAXN], len[2 * MAXH];
+    char frozen[2 * MAXH] = {0};
+    double load[2 * MAXN];
+    int users[2 * MAXN];
+    for (int f = 0; f < nf; f++) {
+        len[f] = path_of(t, src[f], dst[f], path[f]);
+        rate[f] = 0;
+    }
+    for (int left = nf; left > 0;) {
+        memset(load, 0, sizeof load);
+        memset(users, 0, sizeof users);
+        for (int f = 0; f < nf; f++)
+            for (int i = 0; i < len[f]; i++) {
+                load[path[f][i]] += rate[f];
+                users[path[f][i]] += !frozen[f];
+            }
+        double step = INFINITY;
+        for (int r = 0; r < 2 * t->n; r++)
+            if (users[r])
+                step = fmin(step, (t->up[r / 2] - load[r]) / users[r]);
+        for (int f = 0; f < nf; f++)
+            rate[f] += frozen[f] ? 0 : step;
+        for (int f = 0; f < nf; f++)
+            for (int i = 0; i < len[f] && !frozen[f]; i++) {
+                int r = path[f][i];
+                double l = 0;
+                for (int g = 0; g < nf; g++)
+                    for (int j = 0; j < len[g]; j++)
+                        l += path[g][j] == r ? rate[g] : 0;
+                if (l >= t->up[r / 2] - 1e-9) {
+                    frozen[f] = 1;
+                    left--;
+                }
+            }
+    }
+}
+
+/* When each flow (all started together) has arrived, in us without the
+ * latency: the rates shared anew whenever one ends. */
+static void flows_end(const tree_t *t, const int *src, const int *dst, const double *bytes,
+                      int nf, double *end)
+{
+    double left[2 * MAXH], now = 0, r[2 * MAXH];
+    int running = 0, fs[2 * MAXH], fd[2 * MAXH], id[2 * MAXH];
+    for (int f = 0; f < nf; f++) {
+        left[f] = bytes[f], end[f] = 0;
+        running += left[f] > 0;
+    }
+    while (running > 0) {
+        int k = 0;
+        double step = INFINITY;
+        for (int f = 0; f < nf; f++)
+            if (left[f] > 0)
+                fs[k] = src[f], fd[k] = dst[f], id[k++] = f;
+        fair_rates(t, fs, fd, k, r);
+        for (int i = 0; i < k; i++)
+            step = fmin(step, left[id[i]] / r[i]);
+        now += step;
+        for (int i = 0; i < k; i++) {
+            int f = id[i];
+            left[f] -= r[i] * step;
+            if (left[f] <= 1e-9 * bytes[f]) {
+                left[f] = 0, running--;
+                end[f] = now;
+            }
+        }
+    }
+}
+
+static double path_lat(const tree_t *t, int a, int b)
+{
+    int res[2 * MAXN];
+    return LINK_LAT_US * path_of(t, a, b, res);
+}
+
+/* ---- one rank per host, on threads ------------------------------------------------ */
+
+typedef struct {
+    const tree_t *t;
+    int n;
+    pthread_barrier_t bar;
+    pthread_mutex_t lock;
+    pthread_cond_t timed;
+    int src[2 * MAXH], dst[2 * MAXH], who[2 * MAXH], nflows, waiting, at_max;
+    double bytes[2 * MAXH], end[MAXH];
+    unsigned long batches;
+    double *sum;
+    int len;
+} world_t;
+
+typedef struct {
+    world_t *w;
+    int rank, rc;
+    const tacos_fabric_conf_t *conf;
+    const tacos_probe_record_t *recs;
+    tacos_fabric_net_t f;
+    char why[256]; /* (errors are per thread) */
+} rank_t;
+
+/* The batch's flows, timed together once every rank waits for its
+ * exchange or has reached the next max (under the lock). */
+static void time_batch(world_t *w)
+{
+    if (!w->waiting || w->waiting + w->at_max < w->n)
+        return;
+    double end[2 * MAXH];
+    flows_end(w->t, w->src, w->dst, w->bytes, w->nflows, end);
+    for (int f = 0; f < w->nflows; f++) { /* an exchange ends when both ways did */
+        double back = 0;
+        for (int g = 0; g < w->nflows; g++)
+            if (w->src[g] == w->dst[f] && w->dst[g] == w->src[f])
+                back = end[g];
+        w->end[w->who[f]] = path_lat(w->t, w->src[f], w->dst[f]) + fmax(end[f], back);
+    }
+    w->nflows = w->waiting = 0;
+    w->batches++;
+    pthread_cond_broadcast(&w->timed);
+}
+
+static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t)
+{
+    rank_t *r = ctx;
+    world_t *w = r->w;
+    if (n != 1)
+        return 1; /* (fabric_net.c exchanges with one peer at a time) */
+    if (bytes[0] <= 8) {
+        t[0] = path_lat(w->t, r->rank, peers[0]);
+        return 0;
+    }
+    pthread_mutex_lock(&w->lock);
+    int f = w->nflows++;
+    w->src[f] = r->rank, w->dst[f] = peers[0], w->who[f] = r->rank;
+    w->bytes[f] = (double)bytes[0];
+    w->waiting++;
+    unsigned long batch = w->batches;
+    time_batch(w);
+    while (w->batches == batch)
+        pthread_cond_wait(&w->timed, &w->lock);
+    t[0] = w->end[r->rank];
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+static int fake_max(void *ctx, double *v, int n)
+{
+    rank_t *r = ctx;
+    world_t *w = r->w;
+    pthread_mutex_lock(&w->lock);
+    w->at_max++;
+    time_batch(w);
+    pthread_mutex_unlock(&w->lock);
+    pthread_barrier_wait(&w->bar);
+    if (r->rank == 0) {
+        free(w->sum);
+        w->sum = calloc((size_t)n + 1, sizeof *w->sum);
+        w->len = n;
+        w->at_max = 0;
+    }
+    pthread_barrier_wait(&w->bar);
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < n; i++)
+        w->sum[i] = fmax(w->sum[i], v[i]);
+    pthread_mutex_unlock(&w->lock);
+    pthread_barrier_wait(&w->bar);
+    for (int i = 0; i < n; i++)
+        v[i] = w->sum[i];
+    pthread_barrier_wait(&w->bar);
+    return 0;
+}
+
+static void *rank_main(void *arg)
+{
+    rank_t *r = arg;
+    tacos_net_comm_t c = {r, fake_exchange, fake_max};
+    r->rc = tacos_fabric_net_measure(r->conf, r->recs, r->w->n, r->rank, &c, &r->f);
+    snprintf(r->why, sizeof r->why, "%s", r->rc ? tacos_last_error() : "");
+    return NULL;
+}
+
+static char last_why[256]; /* rank 0's error */
+
+/* Measures tree t described by conf (host i named "hI"); every rank must
+ * get the same; rank 0's result in *out, its rc returned. */
+static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe_record_t *recs,
+                   tacos_fabric_net_t *out)
+{
+    static rank_t r[MAXH];
+    static pthread_t th[MAXH];
+    world_t w = {.t = t, .n = t->h};
+    pthread_barrier_init(&w.bar, NULL, (unsigned)t->h);
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.timed, NULL);
+    for (int i = 0; i < t->h; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "h%d", i);
+        tacos_probe_record_default(&recs[i], name);
+    }
+    for (int i = 0; i < t->h; i++) {
+        r[i] = (rank_t){&w, i, 0, conf, recs, {0}, ""};
+        pthread_create(&th[i], NULL, rank_main, &r[i]);
+    }
+    for (int i = 0; i < t->h; i++)
+        pthread_join(th[i], NULL);
+    int rc = r[0].rc, ns = conf->nswitches;
+    for (int i = 1; i < t->h; i++) {
+        CHECK(r[i].rc == rc, "rank %d rc %d, rank 0 %d", i, r[i].rc, rc);
+        CHECK(rc || (!memcmp(r[i].f.port_gbps, r[0].f.port_gbps, (size_t)ns * sizeof(double)) &&
+                     !memcmp(r[i].f.up_gbps, r[0].f.up_gbps, (size_t)ns * sizeof(double)) &&
+                     !memcmp(r[i].f.up_lat_us, r[0].f.up_lat_us, (size_t)ns * sizeof(double))),
+              "rank %d measured something else than rank 0", i);
+        tacos_fabric_net_free(&r[i].f);
+    }
+    *out = r[0].f;
+    snprintf(last_why, sizeof last_why, "%s", r[0].why);
+    free(w.sum);
+    pthread_barrier_destroy(&w.bar);
+    pthread_mutex_destroy(&w.lock);
+    pthread_cond_destroy(&w.timed);
+    return rc;
+}
+
+/* ---- shapes ------------------------------------------------------------------------- */
+
+/* `leaves` leaves of `per` hosts at port rate `port` (bytes/us), each leaf
+ * up at `up`; with `aggs` > 0, the leaves in `aggs` groups under
+ * aggregation switches up at `agg_up`, under one spine.  The tree in *t,
+ * its topology.conf in conf. */
+static void make_tree(tree_t *t, char *conf, size_t room, int leaves, int per, double port,
+                      double up, int aggs, double agg_up)
+{
+    int h = leaves * per, spine = h + leaves + aggs;
+    memset(t, 0, sizeof *t);
+    t->h = h, t->n = spine + 1;
+    t->parent[spine] = -1;
+    size_t at = 0;
+    for (int l = 0; l < leaves; l++) {
+        int leaf = h + l, agg = aggs ? h + leaves + l % aggs : spine;
+        for (int k = 0; k < per; k++)
+            t->parent[l * per + k] = leaf, t->up[l * per + k] = port;
+        t->parent[leaf] = agg, t->up[leaf] = up;
+        at += (size_t)snprintf(conf + at, room - at, "SwitchName=leaf%d Nodes=h[%d-%d]\n", l,
+                               l * per, l * per + per - 1);
+    }
+    for (int a = 0; a < aggs; a++) {
+        t->parent[h + leaves + a] = spine, t->up[h + leaves + a] = agg_up;
+        at += (size_t)snprintf(conf + at, room - at, "SwitchName=agg%d Switches=", a);
+        for (int l = a; l < leaves; l += aggs)
+            at += (size_t)snprintf(conf + at, room - at, "%sleaf%d", l == a ? "" : ",", l);
+        at += (size_t)snprintf(conf + at, room - at, "\n");
+    }
+    at += (size_t)snprintf(conf + at, room - at, "SwitchName=spine Switches=%s[0-%d]\n",
+                           aggs ? "agg" : "leaf", (aggs ? aggs : leaves) - 1);
+}
+
+static int by_name(const tacos_fabric_conf_t *c, const char *name)
+{
+    for (int s = 0; s < c->nswitches; s++)
+        if (!strcmp(c->switches[s].name, name))
+            return s;
+    return -1;
+}
+
+static int near(double got, double want) { return fabs(got - want) <= 0.1 * want; }
+
+static int last_rounds;
+
+/* Measures the shape and checks each level's rate within 10 % of the
+ * model's (bytes/us; the uplinks' `want_up` where they limit, else what
+ * their hosts' ports carry). */
+static void shape(const char *name, int leaves, int per, double port, double up, int aggs,
+                  double agg_up)
+{
+    static tree_t t;
+    static char text[16384];
+    static tacos_probe_record_t recs[MAXH];
+    make_tree(&t, text, sizeof text, leaves, per, port, up, aggs, agg_up);
+    tacos_fabric_conf_t *conf = NULL;
+    CHECK(tacos_fabric_conf_read_string(text, name, &conf) == TACOS_OK, "%s: %s", name,
+          tacos_last_error());
+    if (!conf)
+        return;
+    tacos_fabric_net_t f;
+    int rc = measure(&t, conf, recs, &f);
+    CHECK(rc == TACOS_OK, "%s: %s", name, last_why);
+    if (getenv("TEST_FABRIC_VERBOSE")) {
+        char *d = NULL;
+        if (!rc && tacos_fabric_net_describe(conf, &f, &d) == TACOS_OK)
+            printf("%s: %d rounds\n%s", name, f.rounds, d);
+        free(d);
+    }
+    if (rc) {
+        tacos_fabric_conf_free(conf);
+        return;
+    }
+    last_rounds = f.rounds;
+    double leaf_carries = fmin(up, per * port);
+    for (int l = 0; l < leaves; l++) {
+        char sw[32];
+        snprintf(sw, sizeof sw, "leaf%d", l);
+        int s = by_name(conf, sw);
+        CHECK(near(f.port_gbps[s] * 1e3, port), "%s: %s port %.4g GB/s, want %.4g", name, sw,
+              f.port_gbps[s], port / 1e3);
+        CHECK(near(f.up_gbps[s] * 1e3, leaf_carries), "%s: %s uplink %.4g GB/s, want %.4g",
+              name, sw, f.up_gbps[s], leaf_carries / 1e3);
+        CHECK(f.port_lat_us[s] > 0.5 * LINK_LAT_US && f.port_lat_us[s] < 2 * LINK_LAT_US,
+              "%s: %s port latency %.3g us, want about %g", name, sw, f.port_lat_us[s],
+              LINK_LAT_US);
+    }
+    for (int a = 0; a < aggs; a++) {
+        char sw[32];
+        snprintf(sw, sizeof sw, "agg%d", a);
+        int s = by_name(conf, sw), under = leaves / aggs;
+        double want = fmin(agg_up, under * leaf_carries);
+        CHECK(near(f.up_gbps[s] * 1e3, want), "%s: %s uplink %.4g GB/s, want %.4g", name, sw,
+              f.up_gbps[s], want / 1e3);
+    }
+    /* the merged topology: connected, and a schedule for it validates */
+    tacos_topo_t *topo = NULL;
+    rc = tacos_probe_merge_fabric(recs, t.h, 0, 0, conf, &f, &topo);
+    CHECK(rc == TACOS_OK && topo && tacos_topo_check_connected(topo) == TACOS_OK,
+          "%s: merged: %s", name, rc ? tacos_last_error() : "not connected");
+    if (!rc && t.h <= 32) {
+        tacos_synth_opts_t o = {.coll = TACOS_ALLREDUCE, .chunks_per_npu = 1,
+                                .size_bytes = 1 << 20, .seed = 1, .trials = 1};
+        tacos_sched_t *s = NULL;
+        CHECK(tacos_synthesize(topo, &o, &s) == TACOS_OK && tacos_sched_validate(s) == TACOS_OK,
+              "%s: a schedule on the merged fabric: %s", name, tacos_last_error());
+        tacos_sched_free(s);
+    }
+    tacos_topo_free(topo);
+    /* two ranks per host: a copy of the tree per local index, never a link
+     * from one index to the other across hosts */
+    static tacos_probe_record_t two[2 * MAXH];
+    for (int i = 0; i < 2 * t.h; i++)
+        two[i] = recs[i / 2];
+    topo = NULL;
+    rc = tacos_probe_merge_fabric(two, 2 * t.h, 0, 0, conf, &f, &topo);
+    CHECK(rc == TACOS_OK && topo && tacos_topo_check_connected(topo) == TACOS_OK,
+          "%s, 2 ranks per host: merged: %s", name, rc ? tacos_last_error() : "not connected");
+    if (!rc) {
+        CHECK(tacos_topo_find_link(topo, 0, 2) >= 0 && tacos_topo_find_link(topo, 0, 3) < 0,
+              "%s, 2 ranks per host: h0's rank 0 to h1's rank 0 %ld, to its rank 1 %ld", name,
+              tacos_topo_find_link(topo, 0, 2), tacos_topo_find_link(topo, 0, 3));
+        CHECK(tacos_topo_find_link(topo, 0, 1) >= 0, "%s, 2 ranks per host: no link within h0",
+              name);
+    }
+    tacos_topo_free(topo);
+    tacos_fabric_net_free(&f);
+    tacos_fabric_conf_free(conf);
+}
+
+static void test_shapes(void)
+{
+    /* the testbed's tree16: 100 Mbit/s ports, 2:1 uplinks (12.5 B/us) */
+    shape("tree16", 4, 4, 12.5, 25.0, 0, 0);
+    int r16 = last_rounds;
+    shape("32 hosts, 4:1", 8, 4, 12.5, 12.5, 0, 0);
+    shape("not oversubscribed", 4, 4, 12.5, 100.0, 0, 0);
+    shape("128 hosts, 2:1", 16, 8, 12.5, 50.0, 0, 0);
+    int r128 = last_rounds;
+    CHECK(r128 <= r16 + 1, "rounds grew with the hosts: %d at 16, %d at 128", r16, r128);
+    shape("three levels", 8, 4, 12.5, 25.0, 2, 40.0);
+    shape("three levels, odd leaves", 6, 2, 12.5, 25.0, 3, 25.0);
+    shape("uneven leaves", 5, 3, 12.5, 12.5, 0, 0);
+}
+
+static void test_errors(void)
+{
+    static tree_t t;
+    static tacos_probe_record_t recs[MAXH];
+    char text[256];
+    make_tree(&t, text, sizeof text, 2, 2, 12.5, 25.0, 0, 0);
+    const char *bad[] = {"SwitchName=a Nodes=h[0-2]\nSwitchName=top Switches=a\n",
+                         "SwitchName=a Nodes=h[0-1]\nSwitchName=b Nodes=h[2-3]\n"};
+    const char *want[] = {"host h3 is not a node", "under different trees"};
+    for (int i = 0; i < 2; i++) {
+        tacos_fabric_conf_t *conf = NULL;
+        CHECK(tacos_fabric_conf_read_string(bad[i], "bad", &conf) == TACOS_OK, "%s",
+              tacos_last_error());
+        tacos_fabric_net_t f;
+        int rc = conf ? measure(&t, conf, recs, &f) : -1;
+        CHECK(rc != TACOS_OK && strstr(last_why, want[i]), "bad fabric %d: rc %d, '%s', want '%s'",
+              i, rc, last_why, want[i]);
+        tacos_fabric_conf_free(conf);
+    }
+}
+
+int main(void)
+{
+    test_shapes();
+    test_errors();
+    return check_report("test_fabric_net");
+}
