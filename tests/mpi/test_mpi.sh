@@ -234,11 +234,11 @@ done
 grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent only: an initialization fell back"
 
 # Exact counts of events read each rank's own output (mpirun
-# --output-filename, below $T/of; ranks_out gathers it into $T/ranks): on
+# --output-filename, below $T/of; ranks_out gathers it into $T/per_rank.out): on
 # the terminal, Open MPI forwards the ranks' output in chunks, not lines,
 # and a line of one rank was once cut by another's (a count one short).
 OF="--output-filename $T/of"
-ranks_out() { cat "$T"/of/*/rank.*/stderr >"$T/ranks" 2>/dev/null; rm -rf "$T/of"; }
+ranks_out() { cat "$T"/of/*/rank.*/stderr >"$T/per_rank.out" 2>/dev/null; rm -rf "$T/of"; }
 # nonblocking calls of sizes not planned yet, after one blocking call
 # (mpi_nbc_check --first-call): each runs a schedule from its first call,
 # agreed in its request; where one rank's synthesis fails (TACOS_FAULT
@@ -253,7 +253,7 @@ for np in 1 2 3 5 8; do
     # 32 outstanding, then each kind alone (Bcast at each root, Reduce at
     # each in place or not), one after a blocking call of its size, one freed
     want=$((np * (32 + 10 + 3 * np + 2)))
-    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/ranks")
+    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/per_rank.out")
     [ "$got" = "$want" ] || fail "first call np=$np: $got nonblocking schedules, want $want"
 done
 # only nonblocking calls, on a communicator where nothing ran before
@@ -267,7 +267,7 @@ for np in 2 3 5 8; do
     ranks_out
     grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only np=$np: wrong results"
     want=$((np * (32 + 10 + 3 * np + 2 + 1)))
-    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/ranks")
+    got=$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=$np " "$T/per_rank.out")
     [ "$got" = "$want" ] || fail "nonblocking only np=$np: $got nonblocking schedules, want $want"
 done
 # ... with the default thresholds: the calls below them run the textbook
@@ -309,7 +309,7 @@ TACOS_FAULT=1:synth:2 timeout 300 mpirun --allow-run-as-root --oversubscribe -np
     $OF $NO_MIN "$NBC" --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only, synthesis fault: exit $?"
 ranks_out
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, synthesis fault: wrong results"
-got=$(grep -c "event coll=.* mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/ranks")
+got=$(grep -c "event coll=.* mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/per_rank.out")
 [ "$got" -gt 0 ] && [ $((got % 4)) = 0 ] ||
     fail "nonblocking only, synthesis fault: $got textbook programs, not every rank's"
 # ... where rank 2's schedule differs (TACOS_FAULT RANK:hash:N), the same;
@@ -321,9 +321,9 @@ for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
         $OF $NO_MIN "$NBC" --first-call >"$T/out" 2>&1 || fail "$what: exit $?"
     ranks_out
     grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "$what: wrong results"
-    [ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/ranks")" = 4 ] ||
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=textbook reason=schedule_not_everywhere" "$T/per_rank.out")" = 4 ] ||
         fail "$what: not every rank ran the textbook program"
-    [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/ranks")" = 4 ] ||
+    [ "$(grep -c "event coll=allreduce mode=nonblocking path=fallback reason=no_schedule" "$T/per_rank.out")" = 4 ] ||
         fail "$what: the size did not fall back after the blocking call"
 done
 # a cache of 2 entries: plans evicted while calls that agree on them run
@@ -333,7 +333,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
     fail "first call, cache of 2: exit $?"
 ranks_out
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "first call, cache of 2: wrong results"
-[ "$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=4 " "$T/ranks")" = $((4 * 56)) ] ||
+[ "$(grep -c "event coll=.* mode=nonblocking path=schedule .* ranks=4 " "$T/per_rank.out")" = $((4 * 56)) ] ||
     fail "first call, cache of 2: not every call ran a schedule"
 
 # coll_tacos_nonblocking=0: every nonblocking and persistent call to libnbc, saying why
