@@ -140,9 +140,12 @@ grep -q "mode=persistent path=fallback" "$T/out" && fail "persistent requests on
 # communicator's duplicates (MPI_Comm_idup) and the requests agree on
 # settings and topology, so every call runs a schedule from its first, a
 # late waiter's too; one rank alone, or ranks MPICH puts on nodes of their
-# own: MPICH's own until the first blocking point
+# own: MPICH's own until the first blocking point (then --fallback: no
+# in-place Ireduce_scatter, which MPICH's own gets wrong, README)
+nbo=--nonblocking-only
+[ "$one_node" = 1 ] || nbo="--nonblocking-only --fallback"
 for np in 1 2 3 5 8; do
-    mpich "$np" -- --nonblocking-only || continue
+    mpich "$np" -- $nbo || continue
     want=$((np * (32 + 10 + 3 * np + 2 + 1)))
     [ "$np" = 1 ] && want=0
     [ "$one_node" = 1 ] || continue
@@ -151,7 +154,7 @@ for np in 1 2 3 5 8; do
 done
 # ... with the default thresholds: the calls below them go to MPICH's own
 timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 4 env LD_PRELOAD="$LIB" "$CHECK" \
-    --nonblocking-only >"$T/out" 2>&1 || fail "nonblocking only, thresholds: exit $?"
+    $nbo >"$T/out" 2>&1 || fail "nonblocking only, thresholds: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, thresholds: wrong results"
 [ "$one_node" = 1 ] && ! grep -q "event coll=reduce mode=nonblocking path=fallback reason=rooted_min_bytes" "$T/out" &&
     fail "nonblocking only, thresholds: a Reduce below its threshold did not fall back"
@@ -169,14 +172,14 @@ mpich 2 -- --nonblocking-only --fallback : -n 2 env LD_PRELOAD="$LIB" TACOS_ENAB
 # ... where rank 1's second synthesis fails, or rank 2's schedule differs:
 # every rank falls back for that key's calls, and (--first-call) the size
 # falls back from the next blocking call on
-mpich 4 TACOS_FAULT=1:synth:2 -- --nonblocking-only && [ "$one_node" = 1 ] && {
+mpich 4 TACOS_FAULT=1:synth:2 -- $nbo && [ "$one_node" = 1 ] && {
     got=$(grep -c "event coll=.* mode=nonblocking path=fallback reason=schedule_not_everywhere" "$T/out")
     [ "$got" -gt 0 ] && [ $((got % 4)) = 0 ] ||
         fail "nonblocking only, synthesis fault: $got fall-backs, not every rank's"; }
 # ... the same on GPU buffers (TACOS_STAGE=2): such calls run on host
 # copies, and their requests fall back from inside MPICH's poll of them
 # (once a hang: the fall-back took a lock its poller held)
-mpich 4 TACOS_FAULT=1:synth:2 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 -- --nonblocking-only &&
+mpich 4 TACOS_FAULT=1:synth:2 TACOS_STAGE=2 TACOS_STAGE_MIN_BYTES=0 -- $nbo &&
     [ "$one_node" = 1 ] && ! grep -q "path=fallback reason=schedule_not_everywhere" "$T/out" &&
     fail "nonblocking only, synthesis fault, TACOS_STAGE=2: no fall-back in the request"
 for f in "1:synth:2|synthesis fault" "2:hash:2|schedules differ"; do
@@ -262,7 +265,7 @@ for stage in 1 2; do
 done
 grep -q "mode=nonblocking path=copies reason=agreed_in_request" "$T/out" ||
     fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call agreed in its request on host copies"
-grep -q "mode=nonblocking path=fallback reason=not_planned" "$T/out" ||
+[ "$one_node" = 1 ] && ! grep -q "mode=nonblocking path=fallback reason=not_planned" "$T/out" &&
     fail "mpi_nbc_check TACOS_STAGE=2: no nonblocking call on host copies to MPICH's own"
 # persistent and nonblocking calls through IPC (TACOS_STAGE=3), agreed at
 # their first start (nonblocking ones once a blocking collective tested the
