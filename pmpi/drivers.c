@@ -94,10 +94,6 @@ static _Thread_local struct {
                         : pmpi_memory_bind(NULL, &call, &x) ? MPI_ERR_OTHER                  \
                         : pmpi_launch(st, p, &call, a, mode == PERSISTENT, ic, request))
 
-/* The call as MPICH's nonblocking form takes it (pmpi_icall_t): its
- * datatypes that matter on this rank (else MPI_DATATYPE_NULL) first. */
-#define ICALL(stype_, rtype_, ...)                                                            \
-    pmpi_icall_t ic = {.stype = (stype_), .rtype = (rtype_), __VA_ARGS__}
 
 static int run_blocking(state_t *st, const tacos_plan_t *p, tacos_call_t *call, call_ctx_t *x,
                         const tacos_args_t *a)
@@ -164,8 +160,8 @@ int pmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, 
     tacos_data_t s = pmpi_data(sbuf, (size_t)count, &dtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)count, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
-          .rcount = count, .op = op);
+    pmpi_icall_t ic = {.coll = TACOS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                       .rcount = count, .op = op};
     return RUN(st, p, &a, &ic);
 }
 
@@ -188,8 +184,8 @@ int pmpi_allgather(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf
                                           : pmpi_data(sbuf, (size_t)scount, &sdtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    ICALL(sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sdtype, rdtype, .coll = TACOS_ALLGATHER,
-          .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount);
+    pmpi_icall_t ic = {.coll = TACOS_ALLGATHER,
+                       .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount};
     return RUN(st, p, &a, &ic);
 }
 
@@ -214,8 +210,8 @@ int pmpi_alltoall(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
                                           : pmpi_data(sbuf, (size_t)scount * (size_t)n, &sdtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)rcount * (size_t)n, &rdtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r};
-    ICALL(sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sdtype, rdtype, .coll = TACOS_ALLTOALL,
-          .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount);
+    pmpi_icall_t ic = {.coll = TACOS_ALLTOALL,
+                       .sbuf = sbuf, .scount = scount, .rbuf = rbuf, .rcount = rcount};
     return RUN(st, p, &a, &ic);
 }
 
@@ -229,8 +225,8 @@ int pmpi_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
     PLAN(st, TACOS_BROADCAST, root, why, p, Bcast, Ibcast, buf, count, dtype, root, comm);
     tacos_data_t d = pmpi_data(buf, (size_t)count, &dtype);
     tacos_args_t a = {.recv = &d, .root = root};
-    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_BROADCAST, .rbuf = buf, .rcount = count,
-          .root = root);
+    pmpi_icall_t ic = {.coll = TACOS_BROADCAST, .rbuf = buf, .rcount = count,
+                       .root = root};
     return RUN(st, p, &a, &ic);
 }
 
@@ -249,8 +245,8 @@ int pmpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI
     tacos_data_t s = pmpi_data(sbuf, (size_t)count, &dtype);
     tacos_data_t r = pmpi_data(rbuf, (size_t)count, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .root = root};
-    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
-          .rcount = count, .op = op, .root = root);
+    pmpi_icall_t ic = {.coll = TACOS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                       .rcount = count, .op = op, .root = root};
     return RUN(st, p, &a, &ic);
 }
 
@@ -269,8 +265,8 @@ int pmpi_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Data
          rbuf, rcount, dtype, op, comm);
     tacos_data_t s = pmpi_data(sbuf, total, &dtype), r = pmpi_data(rbuf, total, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .each = (size_t)rcount};
-    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE_SCATTER, .block = 1, .sbuf = sbuf,
-          .rbuf = rbuf, .rcount = rcount, .op = op);
+    pmpi_icall_t ic = {.coll = TACOS_REDUCE_SCATTER, .block = 1, .sbuf = sbuf,
+                       .rbuf = rbuf, .rcount = rcount, .op = op};
     return RUN(st, p, &a, &ic);
 }
 
@@ -291,8 +287,8 @@ int pmpi_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_D
          dtype, op, comm);
     tacos_data_t s = pmpi_data(sbuf, total, &dtype), r = pmpi_data(rbuf, total, &dtype);
     tacos_args_t a = {.send = sbuf == MPI_IN_PLACE ? NULL : &s, .recv = &r, .counts = rcounts};
-    ICALL(MPI_DATATYPE_NULL, dtype, .coll = TACOS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
-          .rcounts = rcounts, .nranks = n, .op = op);
+    pmpi_icall_t ic = {.coll = TACOS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+                       .rcounts = rcounts, .nranks = n, .op = op};
     return RUN(st, p, &a, &ic);
 }
 
@@ -334,12 +330,8 @@ int pmpi_rooted(int gathers, const void *sbuf, int scount, MPI_Datatype sdtype, 
     tacos_data_t all = at_root ? pmpi_data(all_buf, all_count, &all_type) : (tacos_data_t){0};
     const tacos_data_t *o = in_place ? NULL : &own, *l = at_root ? &all : NULL;
     tacos_args_t a = {.send = gathers ? o : l, .recv = gathers ? l : o, .root = root};
-    /* the root's own block's type, and the others' buffers at the root only */
-    MPI_Datatype own_held = in_place ? MPI_DATATYPE_NULL : own_type;
-    MPI_Datatype all_held = at_root ? all_type : MPI_DATATYPE_NULL;
-    ICALL(gathers ? own_held : all_held, gathers ? all_held : own_held,
-          .coll = gathers ? TACOS_GATHER : TACOS_SCATTER, .sbuf = sbuf, .scount = scount,
-          .rbuf = rbuf, .rcount = rcount, .root = root);
+    pmpi_icall_t ic = {.coll = gathers ? TACOS_GATHER : TACOS_SCATTER, .sbuf = sbuf,
+                       .scount = scount, .rbuf = rbuf, .rcount = rcount, .root = root};
     return RUN(st, p, &a, &ic);
 }
 

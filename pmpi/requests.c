@@ -70,7 +70,7 @@ typedef struct op {
     struct op *prev, *next; /* in flight (in_flight, or by_hand_flight) */
     struct op *later;       /* persistent ones, all */
     /* A nonblocking call whose request may fall back (a plan not agreed
-     * yet): the call as MPICH takes it (its types and counts held), in its
+     * yet): the call as MPICH takes it (its counts held; types: above), in its
      * state's order until it ran a schedule or its fallback started */
     pmpi_icall_t ic;
     int *ic_counts;
@@ -126,11 +126,10 @@ static void release(op_t *o)
         (o->persistent ? MPI_Request_free : PMPI_Request_free)(&o->inner);
     for (int i = 0; i < 2; i++)
         pmpi_unmirror(&o->mm[i], 0);
-    MPI_Datatype *held[] = {&o->types[0], &o->types[1], &o->ic.stype, &o->ic.rtype};
-    for (int i = 0; i < 4; i++) {
-        if (*held[i] != MPI_DATATYPE_NULL && !pmpi_named(*held[i]))
-            PMPI_Type_free(held[i]);
-        *held[i] = MPI_DATATYPE_NULL;
+    for (int i = 0; i < 2; i++) {
+        if (o->types[i] != MPI_DATATYPE_NULL && !pmpi_named(o->types[i]))
+            PMPI_Type_free(&o->types[i]);
+        o->types[i] = MPI_DATATYPE_NULL;
     }
     free(o->ic_counts);
     o->ic_counts = NULL;
@@ -263,33 +262,35 @@ static void progress_by_hand(void)
     complete_all(done);
 }
 
-/* MPICH's nonblocking form of o's call on its state's fallback duplicate. */
+/* MPICH's nonblocking form of o's call on its state's fallback duplicate,
+ * with the datatypes o holds (send, recv: those that matter on this rank). */
 static int start_fallback(op_t *o)
 {
     const pmpi_icall_t *c = &o->ic;
     MPI_Comm comm = o->x.st->fallback_comm;
     MPI_Request *r = &o->inner;
+    MPI_Datatype stype = o->types[0], rtype = o->types[1];
     switch (c->coll) {
     case TACOS_ALLREDUCE:
-        return PMPI_Iallreduce(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op, comm, r);
+        return PMPI_Iallreduce(c->sbuf, c->rbuf, c->rcount, rtype, c->op, comm, r);
     case TACOS_ALLGATHER:
-        return PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, comm, r);
+        return PMPI_Iallgather(c->sbuf, c->scount, stype, c->rbuf, c->rcount, rtype, comm, r);
     case TACOS_ALLTOALL:
-        return PMPI_Ialltoall(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, comm, r);
+        return PMPI_Ialltoall(c->sbuf, c->scount, stype, c->rbuf, c->rcount, rtype, comm, r);
     case TACOS_BROADCAST:
-        return PMPI_Ibcast(c->rbuf, c->rcount, c->rtype, c->root, comm, r);
+        return PMPI_Ibcast(c->rbuf, c->rcount, rtype, c->root, comm, r);
     case TACOS_REDUCE:
-        return PMPI_Ireduce(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op, c->root, comm, r);
+        return PMPI_Ireduce(c->sbuf, c->rbuf, c->rcount, rtype, c->op, c->root, comm, r);
     case TACOS_REDUCE_SCATTER:
-        return c->block ? PMPI_Ireduce_scatter_block(c->sbuf, c->rbuf, c->rcount, c->rtype, c->op,
+        return c->block ? PMPI_Ireduce_scatter_block(c->sbuf, c->rbuf, c->rcount, rtype, c->op,
                                                      comm, r)
-                        : PMPI_Ireduce_scatter(c->sbuf, c->rbuf, o->ic_counts, c->rtype, c->op,
+                        : PMPI_Ireduce_scatter(c->sbuf, c->rbuf, o->ic_counts, rtype, c->op,
                                                comm, r);
     case TACOS_GATHER:
-        return PMPI_Igather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, c->root,
+        return PMPI_Igather(c->sbuf, c->scount, stype, c->rbuf, c->rcount, rtype, c->root,
                             comm, r);
     case TACOS_SCATTER:
-        return PMPI_Iscatter(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+        return PMPI_Iscatter(c->sbuf, c->scount, stype, c->rbuf, c->rcount, rtype,
                              c->root, comm, r);
     default:
         return MPI_ERR_INTERN;
@@ -468,7 +469,6 @@ static op_t *op_new(void)
     if (o) {
         o->handle = o->inner = MPI_REQUEST_NULL;
         o->types[0] = o->types[1] = MPI_DATATYPE_NULL;
-        o->ic.stype = o->ic.rtype = MPI_DATATYPE_NULL;
     }
     return o;
 }
@@ -524,24 +524,16 @@ static int own_memory(op_t *o, const tacos_call_t *call, tacos_call_t *own)
     return MPI_SUCCESS;
 }
 
-/* o may fall back: ic held, o last in st's order. */
+/* o may fall back: ic and its counts held, o last in st's order. */
 static int order(op_t *o, state_t *st, const pmpi_icall_t *ic)
 {
     o->ic = *ic;
-    o->ic.stype = o->ic.rtype = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    if (ic->stype != MPI_DATATYPE_NULL)
-        rc = hold_type(ic->stype, &o->ic.stype);
-    if (rc == MPI_SUCCESS && ic->rtype != MPI_DATATYPE_NULL)
-        rc = hold_type(ic->rtype, &o->ic.rtype);
-    if (rc == MPI_SUCCESS && ic->rcounts) {
+    if (ic->rcounts) {
         size_t n = (size_t)ic->nranks;
         if (!(o->ic_counts = malloc(n * sizeof *o->ic_counts)))
             return MPI_ERR_NO_MEM;
         memcpy(o->ic_counts, ic->rcounts, n * sizeof *o->ic_counts);
     }
-    if (rc != MPI_SUCCESS)
-        return rc;
     pthread_mutex_lock(&lock);
     o->ordered = 1;
     if (st->order_tail)

@@ -79,9 +79,9 @@ typedef struct {
     MPI_Request dup_req[2];
 } state_t;
 
-/* A nonblocking call as MPICH's nonblocking form takes it (the arguments
- * that matter on this rank; others MPI_DATATYPE_NULL): what its operation
- * runs where its request falls back. */
+/* A nonblocking call as MPICH's nonblocking form takes it, but for its
+ * datatypes (the operation holds them with the call's data): what its
+ * operation runs where its request falls back. */
 typedef struct {
     tacos_coll_t coll;
     int block; /* Reduce_scatter_block */
@@ -90,7 +90,6 @@ typedef struct {
     int scount, rcount;
     const int *rcounts; /* nranks of them */
     int nranks;
-    MPI_Datatype stype, rtype;
     MPI_Op op;
     int root;
 } pmpi_icall_t;
