@@ -280,7 +280,6 @@ static state_t *make_state(MPI_Comm comm)
         int spans = on_node < n; /* the same on every rank, unless a split failed */
         PMPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, dup);
         if (st) {
-            st->comm = dup, st->fallback_comm = fb;
             tacos_settings_t set;
             tacos_comm_ops_t ops = state_ops(st, comm, me, n, spans, on_host, &set);
             /* (without on_host, a rank would decide on IPC alone) */
