@@ -401,6 +401,21 @@ int tacos_comm_spans_hosts(const tacos_probe_record_t *recs, int n)
     return 0;
 }
 
+/* Whether the records are on more than `most` hosts (most < 64). */
+static int more_hosts_than(const tacos_probe_record_t *recs, int n, int most)
+{
+    uint64_t seen[64];
+    int k = 0;
+    for (int i = 0; i < n && k <= most; i++) {
+        int j = 0;
+        while (j < k && seen[j] != recs[i].host_id)
+            j++;
+        if (j == k)
+            seen[k++] = recs[i].host_id;
+    }
+    return k > most;
+}
+
 /* Each pair of hosts as measured, for the verbose summary (rank 0). */
 static void say_network(const tacos_comm_t *c, const tacos_probe_record_t *recs,
                         const tacos_net_t *net, int cached)
@@ -466,16 +481,20 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
 
 /* The fabric file's switch tree with each level's rate measured (0, *conf
  * and *f set) where every rank read the same file and it lists every host;
- * else nonzero after one message: the caller measures as without it. */
-static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs,
-                          tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
+ * else nonzero after one message: the caller measures as without it.
+ * With no file (path NULL): the tree inferred (*text: as topology.conf). */
+static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, const char *path,
+                          tacos_fabric_conf_t **conf, char **text, tacos_fabric_net_t *f)
 {
     char p[64], why[256];
-    int rc, ok = tacos_fabric_conf_read_file(c->s.fabric_file, conf) == TACOS_OK;
+    int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK;
     snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
     net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
-    uint64_t h = ok ? (*conf)->hash : 0, v[3] = {!(ok && x.sbuf && x.rbuf), h, ~h};
-    tacos_comm_param(c, "fabric_file", p);
+    uint64_t h = ok && path ? (*conf)->hash : 0, v[3] = {!(ok && x.sbuf && x.rbuf), h, ~h};
+    if (path)
+        tacos_comm_param(c, "fabric_file", p);
+    else
+        snprintf(p, sizeof p, "inferring the switch tree between hosts");
     if ((rc = c->ops.max_u64(c->ops.ctx, v, 3)))
         goto out;
     if (v[0] || v[1] != ~v[2]) { /* (all ok with one hash: max of h and of ~h agree) */
@@ -488,8 +507,9 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs,
         goto out;
     }
     tacos_net_comm_t nc = {&x, net_exchange, net_max};
-    if ((rc = tacos_fabric_net_measure(*conf, recs, c->ops.size, c->ops.rank, &nc, f)) &&
-        c->ops.rank == 0)
+    rc = path ? tacos_fabric_net_measure(*conf, recs, c->ops.size, c->ops.rank, &nc, f)
+              : tacos_fabric_infer(recs, c->ops.size, c->ops.rank, &nc, conf, text, f);
+    if (rc && c->ops.rank == 0)
         tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
 out:
     if (rc) {
@@ -504,10 +524,10 @@ out:
 }
 
 /* The records merged with the fabric's tree between hosts; rank 0 says
- * what was measured. */
+ * what was measured (text: the tree inferred, else from the file). */
 static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
-                        const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f,
-                        tacos_topo_t **out)
+                        const tacos_fabric_conf_t *conf, const char *text,
+                        const tacos_fabric_net_t *f, tacos_topo_t **out)
 {
     int rc = tacos_probe_merge_fabric(recs, c->ops.size, c->s.unwind_degree, !c->s.probe, conf,
                                       f, out);
@@ -515,16 +535,20 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
         tacos_comm_say(c, 0, "merging the fabric: %s", tacos_last_error());
         return rc;
     }
-    char *text = NULL, *save = NULL;
+    char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
-        tacos_comm_say(c, 5, "network between %d hosts from %s: %d rounds, %.1f ms",
-                       f->nhosts, c->s.fabric_file, f->rounds, f->measure_us / 1e3);
-        if (tacos_fabric_net_describe(conf, f, &text) == TACOS_OK)
-            for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        tacos_comm_say(c, 5, "network between %d hosts %s%s: %d rounds, %.1f ms", f->nhosts,
+                       text ? "inferred" : "from ", text ? "" : c->s.fabric_file, f->rounds,
+                       f->measure_us / 1e3);
+        for (char *l = text ? strtok_r((char *)text, "\n", &save) : NULL; l;
+             l = strtok_r(NULL, "\n", &save))
+            tacos_comm_say(c, 5, "  %s", l);
+        if (tacos_fabric_net_describe(conf, f, &lines) == TACOS_OK)
+            for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
                 tacos_comm_say(c, 5, "  %s", l);
         tacos_comm_say(c, 5, "topology %s; %zu links", (*out)->name, (*out)->nlinks);
     }
-    free(text);
+    free(lines);
     return 0;
 }
 
@@ -559,14 +583,18 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     tacos_fabric_conf_t *conf = NULL;
     tacos_fabric_net_t fabric = {0};
     int spans = tacos_comm_spans_hosts(recs, n), have_fabric = 0, have_net = 0, cached = 0;
+    char *inferred = NULL;
     if (ok && spans && s->fabric_file)
-        have_fabric = fabric_network(c, recs, &conf, &fabric) == 0;
+        have_fabric = fabric_network(c, recs, s->fabric_file, &conf, NULL, &fabric) == 0;
+    if (ok && spans && !have_fabric && s->measure > 0 &&
+        more_hosts_than(recs, n, TACOS_FABRIC_INFER_HOSTS))
+        have_fabric = fabric_network(c, recs, NULL, &conf, &inferred, &fabric) == 0;
     if (ok && spans && !have_fabric && s->measure > 0) {
         have_net = measure_network(c, recs, &net, &cached) == 0;
         if (!have_net && c->ops.rank == 0)
             tacos_comm_say(c, 0, "using the probed network figures instead");
     }
-    rc = have_fabric ? merge_fabric(c, recs, conf, &fabric, out)
+    rc = have_fabric ? merge_fabric(c, recs, conf, inferred, &fabric, out)
                      : merge(c, recs, ok, have_net ? &net : NULL, out);
     if (!rc && c->ops.rank == 0) {
         if (have_net)
@@ -576,6 +604,7 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     }
     tacos_fabric_net_free(&fabric);
     tacos_fabric_conf_free(conf);
+    free(inferred);
     tacos_net_free(&net);
     free(recs);
     return rc;

@@ -43,14 +43,14 @@
  * 0.86 of their rate. */
 #define PORT_REPS 2
 
-static double now_us(void)
+double tacos_fabric_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static size_t sized(double bytes)
+size_t tacos_fabric_sized(double bytes)
 {
     if (!(bytes < TACOS_NET_MAX_BYTES))
         return TACOS_NET_MAX_BYTES;
@@ -64,7 +64,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double tacos_fabric_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -144,7 +144,7 @@ static int round_of(meter_t *m, int np, const int *a, const int *b, const size_t
 }
 
 /* bytes per microsecond of an exchange of `bytes` in t us of which t8 latency. */
-static double rate_of(size_t bytes, double t8, double t)
+double tacos_fabric_rate(size_t bytes, double t8, double t)
 {
     return t > t8 ? (double)bytes / (t - t8) : (double)bytes / t;
 }
@@ -263,7 +263,8 @@ static int measure_ports(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, dou
     if ((rc = round_of(m, np, a, b, bytes, 1, t8, tt)))
         goto out;
     for (int i = 0; i < np; i++) /* the size that takes about SECOND_US */
-        bytes[i] = sized(rate_of(TACOS_NET_S1_BYTES, t8[i], tt[i]) * SECOND_US);
+        bytes[i] =
+            tacos_fabric_sized(tacos_fabric_rate(TACOS_NET_S1_BYTES, t8[i], tt[i]) * SECOND_US);
     double *t8b = r; /* (the second round's 8-byte times: r until the rates) */
     if ((rc = round_of(m, np, a, b, bytes, PORT_REPS, t8b, tt)))
         goto out;
@@ -272,21 +273,21 @@ static int measure_ports(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, dou
         l[i] = t8[i] / 2; /* two ports */
     }
     for (int i = 0; i < np; i++)
-        tt[i] = rate_of(bytes[i], t8[i], tt[i]);
+        tt[i] = tacos_fabric_rate(bytes[i], t8[i], tt[i]);
     double all_rate = 0, all_lat = 0;
     if (np) {
         memcpy(r, tt, (size_t)np * sizeof *r);
-        all_rate = median(r, np);
+        all_rate = tacos_fabric_median(r, np);
         memcpy(r, l, (size_t)np * sizeof *r);
-        all_lat = median(r, np);
+        all_lat = tacos_fabric_median(r, np);
     }
     for (int s = 0; s < ns; s++) { /* (r and the 8-byte times as scratch) */
         int k = 0;
         for (int i = 0; i < np; i++)
             if (f->leaf[a[i]] == s && f->leaf[b[i]] == s)
                 r[k] = tt[i], t8[k++] = l[i];
-        port[s] = k ? median(r, k) : all_rate;
-        port_lat[s] = k ? median(t8, k) : all_lat;
+        port[s] = k ? tacos_fabric_median(r, k) : all_rate;
+        port_lat[s] = k ? tacos_fabric_median(t8, k) : all_lat;
     }
 out:
     free(a);
@@ -359,7 +360,8 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
         if (!nf)
             continue;
         for (int i = 0; i < nf; i++)
-            bytes[i] = sized(fmin(port[f->leaf[a[i]]], port[f->leaf[b[i]]]) * SECOND_US);
+            bytes[i] =
+                tacos_fabric_sized(fmin(port[f->leaf[a[i]]], port[f->leaf[b[i]]]) * SECOND_US);
         if ((rc = round_of(m, nf, a, b, bytes, 1, t8, tt)))
             break;
         /* per pair of children (its flows are consecutive): what crossed
@@ -369,7 +371,7 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
             double crossed = 0;
             memset(set, 0, (size_t)h);
             for (; k < nf && pc[2 * k] == x && pc[2 * k + 1] == y; k++) {
-                crossed += rate_of(bytes[k], t8[k], tt[k]);
+                crossed += tacos_fabric_rate(bytes[k], t8[k], tt[k]);
                 set[a[k]] = set[b[k]] = 1;
                 /* the path's latency less what the levels under x and y
                  * take: their two uplinks */
@@ -404,7 +406,7 @@ out:
 int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_record_t *recs,
                              int n, int me, const tacos_net_comm_t *c, tacos_fabric_net_t *f)
 {
-    double t0 = now_us();
+    double t0 = tacos_fabric_now_us();
     int ns = conf->nswitches, rc = TACOS_OK;
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     int *leader = malloc((size_t)n * sizeof *leader);
@@ -491,7 +493,7 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
         f->up_gbps[s] = isfinite(up[s]) ? up[s] / 1e3 : 0;
     }
     f->rounds = m.rounds;
-    f->measure_us = now_us() - t0;
+    f->measure_us = tacos_fabric_now_us() - t0;
 out:
     if (rc)
         tacos_fabric_net_free(f);

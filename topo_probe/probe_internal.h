@@ -44,6 +44,15 @@ int tacos_net_exchange(const tacos_net_comm_t *c, const int *leader, const int *
  * exchange failed on any (`failed`: this rank's). */
 int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed);
 
+/* fabric_net.c's steps that fabric_infer.c shares: the monotonic clock in
+ * us; a size for `bytes` (a multiple of 4 KiB, at least TACOS_NET_S1_BYTES,
+ * at most TACOS_NET_MAX_BYTES); bytes per us of an exchange of `bytes` in t
+ * us of which t8 latency; the median of v[0..n) (sorts v). */
+double tacos_fabric_now_us(void);
+size_t tacos_fabric_sized(double bytes);
+double tacos_fabric_rate(size_t bytes, double t8, double t);
+double tacos_fabric_median(double *v, int n);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

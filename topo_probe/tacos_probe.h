@@ -297,6 +297,18 @@ void tacos_fabric_net_free(tacos_fabric_net_t *f);
  * 0.0248 GB/s 5 us" (malloc'd text). */
 int tacos_fabric_net_describe(const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f,
                               char **out);
+/* Without a fabric file, communicators over more than this many hosts have
+ * their switch tree inferred (tacos_fabric_infer); over fewer, every pair
+ * of hosts is measured (tacos_net_measure). */
+#define TACOS_FABRIC_INFER_HOSTS 8
+/* Collective as tacos_fabric_net_measure, without a file: infers which
+ * hosts share a leaf switch, in h/2 rounds for h hosts (fabric_infer.c),
+ * and measures that tree's rates.  *conf: the tree as a fabric file would
+ * give it (leaves tacos-leafL, under tacos-root where there are several);
+ * *text (unless NULL): its topology.conf text; f: as from
+ * tacos_fabric_net_measure, the rounds and time including the inference. */
+int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const tacos_net_comm_t *c,
+                       tacos_fabric_conf_t **conf, char **text, tacos_fabric_net_t *f);
 /* tacos_probe_merge with the links between hosts lowered from the fabric:
  * for each local index l, a copy of the tree whose leaves hold the ranks
  * of index l, every port's rate divided by the ranks per host (they share

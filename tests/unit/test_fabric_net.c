@@ -80,18 +80,16 @@ static void fair_rates(const tree_t *t, const int *src, const int *dst, int nf, 
                 step = fmin(step, (t->up[r / 2] - load[r]) / users[r]);
         for (int f = 0; f < nf; f++)
             rate[f] += frozen[f] ? 0 : step;
+        memset(load, 0, sizeof load);
         for (int f = 0; f < nf; f++)
-            for (int i = 0; i < len[f] && !frozen[f]; i++) {
-                int r = path[f][i];
-                double l = 0;
-                for (int g = 0; g < nf; g++)
-                    for (int j = 0; j < len[g]; j++)
-                        l += path[g][j] == r ? rate[g] : 0;
-                if (l >= t->up[r / 2] - 1e-9) {
+            for (int i = 0; i < len[f]; i++)
+                load[path[f][i]] += rate[f];
+        for (int f = 0; f < nf; f++)
+            for (int i = 0; i < len[f] && !frozen[f]; i++)
+                if (load[path[f][i]] >= t->up[path[f][i] / 2] - 1e-9) {
                     frozen[f] = 1;
                     left--;
                 }
-            }
     }
 }
 
@@ -142,7 +140,7 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t timed;
     int src[2 * MAXH], dst[2 * MAXH], who[2 * MAXH], nflows, waiting, at_max;
-    double bytes[2 * MAXH], end[MAXH];
+    double bytes[2 * MAXH], end[2 * MAXH]; /* end[2 * rank + i]: its exchange with peers[i] */
     unsigned long batches;
     double *sum;
     int len;
@@ -151,9 +149,11 @@ typedef struct {
 typedef struct {
     world_t *w;
     int rank, rc;
-    const tacos_fabric_conf_t *conf;
+    const tacos_fabric_conf_t *conf; /* NULL: infer the tree */
     const tacos_probe_record_t *recs;
     tacos_fabric_net_t f;
+    tacos_fabric_conf_t *inferred;
+    char *text;
     char why[256]; /* (errors are per thread) */
 } rank_t;
 
@@ -181,22 +181,26 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
 {
     rank_t *r = ctx;
     world_t *w = r->w;
-    if (n != 1)
-        return 1; /* (fabric_net.c exchanges with one peer at a time) */
+    if (n < 1 || n > 2)
+        return 1;
     if (bytes[0] <= 8) {
-        t[0] = path_lat(w->t, r->rank, peers[0]);
+        for (int i = 0; i < n; i++)
+            t[i] = path_lat(w->t, r->rank, peers[i]);
         return 0;
     }
     pthread_mutex_lock(&w->lock);
-    int f = w->nflows++;
-    w->src[f] = r->rank, w->dst[f] = peers[0], w->who[f] = r->rank;
-    w->bytes[f] = (double)bytes[0];
+    for (int i = 0; i < n; i++) {
+        int f = w->nflows++;
+        w->src[f] = r->rank, w->dst[f] = peers[i], w->who[f] = 2 * r->rank + i;
+        w->bytes[f] = (double)bytes[i];
+    }
     w->waiting++;
     unsigned long batch = w->batches;
     time_batch(w);
     while (w->batches == batch)
         pthread_cond_wait(&w->timed, &w->lock);
-    t[0] = w->end[r->rank];
+    for (int i = 0; i < n; i++)
+        t[i] = w->end[2 * r->rank + i];
     pthread_mutex_unlock(&w->lock);
     return 0;
 }
@@ -232,17 +236,20 @@ static void *rank_main(void *arg)
 {
     rank_t *r = arg;
     tacos_net_comm_t c = {r, fake_exchange, fake_max};
-    r->rc = tacos_fabric_net_measure(r->conf, r->recs, r->w->n, r->rank, &c, &r->f);
+    r->rc = r->conf ? tacos_fabric_net_measure(r->conf, r->recs, r->w->n, r->rank, &c, &r->f)
+                    : tacos_fabric_infer(r->recs, r->w->n, r->rank, &c, &r->inferred, &r->text,
+                                         &r->f);
     snprintf(r->why, sizeof r->why, "%s", r->rc ? tacos_last_error() : "");
     return NULL;
 }
 
 static char last_why[256]; /* rank 0's error */
 
-/* Measures tree t described by conf (host i named "hI"); every rank must
- * get the same; rank 0's result in *out, its rc returned. */
+/* Measures tree t described by conf (host i named "hI"), or with conf
+ * NULL infers it (rank 0's tree in *inferred, its text in *text); every
+ * rank must get the same; rank 0's result in *out, its rc returned. */
 static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe_record_t *recs,
-                   tacos_fabric_net_t *out)
+                   tacos_fabric_net_t *out, tacos_fabric_conf_t **inferred, char **text)
 {
     static rank_t r[MAXH];
     static pthread_t th[MAXH];
@@ -256,14 +263,18 @@ static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe
         tacos_probe_record_default(&recs[i], name);
     }
     for (int i = 0; i < t->h; i++) {
-        r[i] = (rank_t){&w, i, 0, conf, recs, {0}, ""};
+        r[i] = (rank_t){&w, i, 0, conf, recs, {0}, NULL, NULL, ""};
         pthread_create(&th[i], NULL, rank_main, &r[i]);
     }
     for (int i = 0; i < t->h; i++)
         pthread_join(th[i], NULL);
-    int rc = r[0].rc, ns = conf->nswitches;
+    int rc = r[0].rc, ns = rc ? 0 : conf ? conf->nswitches : r[0].inferred->nswitches;
     for (int i = 1; i < t->h; i++) {
         CHECK(r[i].rc == rc, "rank %d rc %d, rank 0 %d", i, r[i].rc, rc);
+        CHECK(conf || rc || !strcmp(r[i].text, r[0].text), "rank %d inferred\n%s, rank 0\n%s", i,
+              r[i].text, r[0].text);
+        tacos_fabric_conf_free(r[i].inferred);
+        free(r[i].text);
         CHECK(rc || (!memcmp(r[i].f.port_gbps, r[0].f.port_gbps, (size_t)ns * sizeof(double)) &&
                      !memcmp(r[i].f.up_gbps, r[0].f.up_gbps, (size_t)ns * sizeof(double)) &&
                      !memcmp(r[i].f.up_lat_us, r[0].f.up_lat_us, (size_t)ns * sizeof(double))),
@@ -271,6 +282,8 @@ static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe
         tacos_fabric_net_free(&r[i].f);
     }
     *out = r[0].f;
+    if (inferred)
+        *inferred = r[0].inferred, *text = r[0].text;
     snprintf(last_why, sizeof last_why, "%s", r[0].why);
     free(w.sum);
     pthread_barrier_destroy(&w.bar);
@@ -340,7 +353,7 @@ static void shape(const char *name, int leaves, int per, double port, double up,
     if (!conf)
         return;
     tacos_fabric_net_t f;
-    int rc = measure(&t, conf, recs, &f);
+    int rc = measure(&t, conf, recs, &f, NULL, NULL);
     CHECK(rc == TACOS_OK, "%s: %s", name, last_why);
     if (getenv("TEST_FABRIC_VERBOSE")) {
         char *d = NULL;
@@ -424,6 +437,111 @@ static void test_shapes(void)
     shape("uneven leaves", 5, 3, 12.5, 12.5, 0, 0);
 }
 
+/* ---- the tree inferred ----------------------------------------------------------- */
+
+/* Leaves of size[l] hosts (in host order, or shuffled with `seed` > 0) at
+ * port rate `port`, each up at its ports' sum over `ratio` (a leaf of
+ * `whole` hosts of which size[l] in the communicator: whole * port / ratio;
+ * whole 0: size[l]), under one spine. */
+static void make_leaves(tree_t *t, const int *size, int leaves, double port, double ratio,
+                        int whole, unsigned seed)
+{
+    int h = 0;
+    for (int l = 0; l < leaves; l++)
+        h += size[l];
+    memset(t, 0, sizeof *t);
+    t->h = h, t->n = h + leaves + 1;
+    t->parent[h + leaves] = -1;
+    for (int l = 0, x = 0; l < leaves; l++) {
+        for (int k = 0; k < size[l]; k++, x++)
+            t->parent[x] = h + l, t->up[x] = port;
+        t->parent[h + l] = h + leaves;
+        t->up[h + l] = (whole ? whole : size[l]) * port / ratio;
+    }
+    for (int x = h - 1; seed && x > 0; x--) { /* Fisher-Yates with an LCG */
+        seed = seed * 1103515245u + 12345u;
+        int y = (int)((seed >> 8) % (unsigned)(x + 1)), p = t->parent[x];
+        t->parent[x] = t->parent[y], t->parent[y] = p;
+    }
+}
+
+/* Infers tree t and checks the leaves found (with `ratio` <= 1 one leaf:
+ * no uplink limits), each level's rate within 10 % of the model's, and the
+ * rounds (h/2 and a few). */
+static void infer(const char *name, const int *size, int leaves, double port, double ratio,
+                  int whole, unsigned seed)
+{
+    static tree_t t;
+    static tacos_probe_record_t recs[MAXH];
+    make_leaves(&t, size, leaves, port, ratio, whole, seed);
+    tacos_fabric_net_t f;
+    tacos_fabric_conf_t *conf = NULL;
+    char *text = NULL;
+    int rc = measure(&t, NULL, recs, &f, &conf, &text);
+    CHECK(rc == TACOS_OK, "%s: %s", name, last_why);
+    if (rc)
+        return;
+    if (getenv("TEST_FABRIC_VERBOSE")) {
+        char *d = NULL;
+        if (tacos_fabric_net_describe(conf, &f, &d) == TACOS_OK)
+            printf("%s: %d rounds, %.0f ms\n%s%s", name, f.rounds, f.measure_us / 1e3, text, d);
+        free(d);
+    }
+    /* hosts of leaves whose uplink never limits them (all of them where
+     * ratio <= 1) are one switch to the measurement, however grouped */
+    int h = t.h, wrong = 0;
+    for (int x = 0; x < h; x++)
+        for (int y = x + 1; y < h; y++) {
+            int free_x = t.up[t.parent[x]] >= size[t.parent[x] - h] * port;
+            int free_y = t.up[t.parent[y]] >= size[t.parent[y] - h] * port;
+            wrong += !(free_x && free_y) &&
+                     (f.leaf[x] == f.leaf[y]) != (t.parent[x] == t.parent[y]);
+        }
+    CHECK(!wrong, "%s: %d pairs of hosts on the wrong leaves:\n%s", name, wrong, text);
+    CHECK(f.rounds <= h / 2 + 6, "%s: %d rounds for %d hosts", name, f.rounds, h);
+    /* the rates: every port; the uplinks that limit where every leaf has
+     * as many hosts (fabric_net.c pairs leaves' hosts one to one: a leaf
+     * paired with a smaller one is found at what the pair carried) */
+    int even = 1;
+    for (int l = 1; l < leaves; l++)
+        even &= size[l] == size[0];
+    for (int x = 0; x < h && !wrong; x++) {
+        int s = f.leaf[x], l = t.parent[x] - h;
+        CHECK(near(f.port_gbps[s] * 1e3, port), "%s: %s port %.4g GB/s, want %.4g", name,
+              conf->switches[s].name, f.port_gbps[s], port / 1e3);
+        double up = t.up[t.parent[x]];
+        CHECK(!even || up >= size[l] * port || near(f.up_gbps[s] * 1e3, up),
+              "%s: %s uplink %.4g GB/s, want %.4g", name, conf->switches[s].name, f.up_gbps[s],
+              up / 1e3);
+    }
+    tacos_fabric_net_free(&f);
+    tacos_fabric_conf_free(conf);
+    free(text);
+}
+
+static void test_infer(void)
+{
+    const int four[32] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+                          4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
+    const int eight[16] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+    const int uneven[] = {6, 2, 5, 3, 4};
+    const int partial[] = {2, 4, 4, 4, 2};
+    infer("inferred tree16", four, 4, 12.5, 2, 0, 0);
+    infer("inferred 32 hosts, 4:1", four, 8, 12.5, 4, 0, 0);
+    infer("inferred, not oversubscribed", four, 4, 12.5, 1, 0, 0);
+    infer("inferred tree16, shuffled", four, 4, 12.5, 2, 0, 7);
+    infer("inferred uneven leaves", uneven, 5, 12.5, 2, 0, 0);
+    infer("inferred partial leaves", partial, 5, 12.5, 2, 4, 0);
+    const int big[] = {16, 16, 16, 16}, first3[] = {3, 8, 8, 8, 5},
+              two[] = {2, 2, 2, 2, 2, 2, 2, 2};
+    infer("inferred 128 hosts, 2:1", eight, 16, 12.5, 2, 0, 0);
+    infer("inferred 32 hosts, 2:1, shuffled", four, 8, 12.5, 2, 0, 3);
+    infer("inferred 64 hosts, leaves of 16, 2:1", big, 4, 12.5, 2, 0, 0);
+    infer("inferred 64 hosts, leaves of 16, 3:2", big, 4, 12.5, 1.5, 0, 0);
+    infer("inferred 32 hosts from mid-leaf, 4:1", first3, 5, 12.5, 4, 8, 0);
+    infer("inferred 16 hosts, leaves of 2, 2:1", two, 8, 12.5, 2, 0, 0);
+}
+
 static void test_errors(void)
 {
     static tree_t t;
@@ -438,7 +556,7 @@ static void test_errors(void)
         CHECK(tacos_fabric_conf_read_string(bad[i], "bad", &conf) == TACOS_OK, "%s",
               tacos_last_error());
         tacos_fabric_net_t f;
-        int rc = conf ? measure(&t, conf, recs, &f) : -1;
+        int rc = conf ? measure(&t, conf, recs, &f, NULL, NULL) : -1;
         CHECK(rc != TACOS_OK && strstr(last_why, want[i]), "bad fabric %d: rc %d, '%s', want '%s'",
               i, rc, last_why, want[i]);
         tacos_fabric_conf_free(conf);
@@ -448,6 +566,7 @@ static void test_errors(void)
 int main(void)
 {
     test_shapes();
+    test_infer();
     test_errors();
     return check_report("test_fabric_net");
 }
