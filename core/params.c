@@ -125,8 +125,10 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         "Links between hosts when a communicator spans several. 1: measure them (one "
          "rank per host exchanges messages with the others) at the first collective that "
          "needs the topology, and reuse the result for later communicators over the same "
-         "hosts in this job; 2: measure again for every communicator; 0: never (the "
-         "probed figures: one network switch). A topo_file overrides it"},
+         "hosts in this job (over more than 8 hosts: infer their leaf switches and "
+         "measure each level's rate, for every communicator); 2: measure again for every "
+         "communicator; 0: never (the probed figures: one network switch). A topo_file or "
+         "fabric_file overrides it"},
     [TACOS_P_CACHE_SIZE] = {"cache_size", TACOS_PT_INT, 32, NULL, 1, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, cache_size),
         "Schedules kept per communicator, one per (collective, root, power-of-two size "

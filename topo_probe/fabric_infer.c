@@ -309,11 +309,17 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
     for (size_t i = 0; i < (size_t)h * (size_t)h; i++)
         share[i] = share[i] > 0 ? port / share[i] : 0;
     int nleaves = find_leaves(rate, share, weight, h, leaf, renum);
-    if (!(made = conf_text(recs, leader, leaf, h, nleaves))) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory inferring a switch tree");
-        goto out;
-    }
-    if ((rc = tacos_fabric_conf_read_string(made, "the inferred switch tree", conf)))
+    /* the tree as a fabric file: a rank short of memory tells the others
+     * (a parse error is the same on every rank) */
+    made = conf_text(recs, leader, leaf, h, nleaves);
+    rc = made ? tacos_fabric_conf_read_string(made, "the inferred switch tree", conf)
+              : TACOS_ERR_NOMEM;
+    lacking = !made || rc == TACOS_ERR_NOMEM;
+    if (c->max(c->ctx, &lacking, 1))
+        rc = tacos_error(TACOS_ERR_IO, "the caller's allreduce failed");
+    else if (lacking > 0)
+        rc = tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory inferring the switch tree");
+    if (rc)
         goto out;
     if ((rc = tacos_fabric_net_measure(*conf, recs, n, me, c, f)))
         goto out;

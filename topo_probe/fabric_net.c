@@ -415,31 +415,27 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
     double *port = NULL, *up = NULL, *lo = NULL, *lat_sum = NULL;
     int *lat_n = NULL;
     char *free_ = NULL;
-    if (!host || !local || !leader) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory measuring %d ranks", n);
-        goto out;
-    }
-    int h = f->nhosts = tacos_probe_hosts(recs, n, host, local);
-    for (int i = n - 1; i >= 0; i--)
-        leader[host[i]] = i;
-    f->nswitches = ns;
-    f->leaf = malloc((size_t)h * sizeof *f->leaf);
-    f->used = calloc((size_t)ns, 1);
-    f->port_gbps = calloc((size_t)ns, sizeof *f->port_gbps);
-    f->port_lat_us = calloc((size_t)ns, sizeof *f->port_lat_us);
-    f->up_gbps = calloc((size_t)ns, sizeof *f->up_gbps);
-    f->up_lat_us = calloc((size_t)ns, sizeof *f->up_lat_us);
-    port = calloc((size_t)ns, sizeof *port), up = calloc((size_t)ns, sizeof *up);
-    lo = calloc((size_t)ns, sizeof *lo), lat_sum = calloc((size_t)ns, sizeof *lat_sum);
-    lat_n = calloc((size_t)ns, sizeof *lat_n), free_ = calloc((size_t)ns, 1);
-    if (!f->leaf || !f->used || !f->port_gbps || !f->port_lat_us || !f->up_gbps ||
-        !f->up_lat_us || !port || !up || !lo || !lat_sum || !lat_n || !free_) {
-        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory for a fabric of %d switches", ns);
-        goto out;
+    int h = 0, nomem = !host || !local || !leader;
+    if (!nomem) {
+        h = f->nhosts = tacos_probe_hosts(recs, n, host, local);
+        for (int i = n - 1; i >= 0; i--)
+            leader[host[i]] = i;
+        f->nswitches = ns;
+        f->leaf = malloc((size_t)h * sizeof *f->leaf);
+        f->used = calloc((size_t)ns, 1);
+        f->port_gbps = calloc((size_t)ns, sizeof *f->port_gbps);
+        f->port_lat_us = calloc((size_t)ns, sizeof *f->port_lat_us);
+        f->up_gbps = calloc((size_t)ns, sizeof *f->up_gbps);
+        f->up_lat_us = calloc((size_t)ns, sizeof *f->up_lat_us);
+        port = calloc((size_t)ns, sizeof *port), up = calloc((size_t)ns, sizeof *up);
+        lo = calloc((size_t)ns, sizeof *lo), lat_sum = calloc((size_t)ns, sizeof *lat_sum);
+        lat_n = calloc((size_t)ns, sizeof *lat_n), free_ = calloc((size_t)ns, 1);
+        nomem = !f->leaf || !f->used || !f->port_gbps || !f->port_lat_us || !f->up_gbps ||
+                !f->up_lat_us || !port || !up || !lo || !lat_sum || !lat_n || !free_;
     }
     /* every host on a leaf of the file, all under one root: the same on
      * every rank (the same records, the same file) */
-    for (int x = 0, root = -1; x < h && !rc; x++) {
+    for (int x = 0, root = -1; x < h && !rc && !nomem; x++) {
         const char *name = recs[leader[x]].host;
         if ((f->leaf[x] = tacos_fabric_conf_leaf_of(conf, name)) < 0) {
             rc = tacos_error(TACOS_ERR_INVALID, "host %s is not a node of the fabric file", name);
@@ -455,7 +451,18 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
                              conf->switches[r].name);
         root = r;
     }
-    if (rc || (rc = tree_make(&t, conf, f)))
+    if (!rc && !nomem && tree_make(&t, conf, f))
+        nomem = 1;
+    /* a rank short of memory tells the others before any exchange (what
+     * else fails above fails alike on every rank) */
+    double lacking = nomem;
+    if (c->max(c->ctx, &lacking, 1))
+        rc = tacos_error(TACOS_ERR_IO, "the caller's allreduce failed");
+    else if (lacking > 0)
+        rc = tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring the fabric of %d "
+                                          "ranks",
+                         n);
+    if (rc)
         goto out;
     int mine = leader[host[me]] == me ? host[me] : -1;
     meter_t m = {c, leader, mine, 0};

@@ -15,7 +15,8 @@ static const char usage[] =
     "using the i-th visible GPU), as JSON.  With --all, run under mpirun: rank 0\n"
     "prints the merged topology of all ranks in the JSON format tacos-synth\n"
     "--topology and coll_tacos_topo_file read; when the ranks span several hosts,\n"
-    "the links between them are measured as coll/tacos measures them.\n"
+    "the links between them are measured as coll/tacos measures them (above 8\n"
+    "hosts: the leaf switches inferred, each level's rate measured).\n"
     "\n"
     "  --hwloc-xml FILE   read a saved machine (lstopo --of xml) instead of this one\n"
     "  --cpuset LIST      the record's binding, as PUs (default: this process's)\n"
@@ -147,6 +148,20 @@ static void print_network(const tacos_probe_record_t *recs, int n, const tacos_n
     free(text);
 }
 
+/* Rank 0's report of the tree inferred between hosts, on stderr. */
+static void print_tree(const tacos_fabric_conf_t *tree, char *text, const tacos_fabric_net_t *f)
+{
+    char *lines = NULL, *save = NULL;
+    fprintf(stderr, "tacos-probe: network between %d hosts inferred in %.1f ms (%d rounds)\n",
+            f->nhosts, f->measure_us / 1e3, f->rounds);
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "tacos-probe:   %s\n", l);
+    if (tacos_fabric_net_describe(tree, f, &lines) == TACOS_OK)
+        for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+            fprintf(stderr, "tacos-probe:   %s\n", l);
+    free(lines);
+}
+
 /* Under mpirun: allgather the records, measure the network between hosts,
  * rank 0 merges and prints. */
 static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char *out)
@@ -165,11 +180,25 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
     MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
                   MPI_COMM_WORLD);
     tacos_net_t net = {0};
-    int hosts = 1;
-    for (int i = 1; i < n; i++)
-        hosts += all[i].host_id != all[0].host_id;
+    tacos_fabric_conf_t *tree = NULL;
+    tacos_fabric_net_t fabric = {0};
+    char *tree_text = NULL;
+    int hosts = 0;
+    for (int i = 0; i < n; i++) { /* (hosts: those of the ranks before i not on its host) */
+        int j = 0;
+        while (j < i && all[j].host_id != all[i].host_id)
+            j++;
+        hosts += j == i;
+    }
     tacos_net_comm_t comm = {NULL, mpi_exchange, mpi_max};
     int have_net = measure && hosts > 1 && tacos_probe_check(all, n) == TACOS_OK;
+    if (have_net && hosts > TACOS_FABRIC_INFER_HOSTS) { /* as the component: the tree inferred */
+        if (tacos_fabric_infer(all, n, rank, &comm, &tree, &tree_text, &fabric) && rank == 0)
+            fprintf(stderr, "tacos-probe: inferring the switch tree: %s; measuring every pair\n",
+                    tacos_last_error());
+    }
+    if (tree)
+        have_net = 0;
     if (have_net && tacos_net_measure(all, n, rank, &comm, &net)) {
         if (rank == 0)
             fprintf(stderr, "tacos-probe: measuring the network: %s; the probed figures stand "
@@ -182,7 +211,10 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
         char *json = NULL, summary[512];
         if (have_net)
             print_network(all, n, &net);
-        if (tacos_probe_merge_net(all, n, degree, 0, have_net ? &net : NULL, &t) ||
+        if (tree)
+            print_tree(tree, tree_text, &fabric);
+        if ((tree ? tacos_probe_merge_fabric(all, n, degree, 0, tree, &fabric, &t)
+                  : tacos_probe_merge_net(all, n, degree, 0, have_net ? &net : NULL, &t)) ||
             tacos_topo_to_json(t, &json)) {
             fprintf(stderr, "tacos-probe: %s\n", tacos_last_error());
             rc = 1;
@@ -196,6 +228,9 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     tacos_net_free(&net);
+    tacos_fabric_net_free(&fabric);
+    tacos_fabric_conf_free(tree);
+    free(tree_text);
     free(all);
     MPI_Finalize();
     return rc;
