@@ -64,7 +64,7 @@
 static int ring_round(const tacos_net_comm_t *c, const int *leader, int mine, int h, int r,
                       size_t bytes, double *v)
 {
-    int peers[2] = {0, 0}, k = 0, failed = 0, rc;
+    int peers[2] = {0, 0}, k = 0, failed = 0;
     double t8[2] = {0, 0}, t[2] = {0, 0}, sync = 0;
     memset(v, 0, 4 * (size_t)h * sizeof *v);
     if (mine >= 0) {
@@ -81,9 +81,7 @@ static int ring_round(const tacos_net_comm_t *c, const int *leader, int mine, in
         v[4 * mine] = t8[0], v[4 * mine + 1] = t8[k - 1];
         v[4 * mine + 2] = t[0], v[4 * mine + 3] = t[k - 1];
     }
-    if ((rc = tacos_net_agree_max(c, v, 4 * h, failed)))
-        return rc;
-    return TACOS_OK;
+    return tacos_net_agree_max(c, v, 4 * h, failed);
 }
 
 /* The share of round r's measured pairs that were slow: rate times the
@@ -249,19 +247,11 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
     }
     /* every rank learns whether any lacks the memory (one returning alone
      * would leave the others in the exchanges) */
-    double lacking =
-        !(host && local && leader && rate && share && v && best && leaf && renum && weight);
-    if (c->max(c->ctx, &lacking, 1)) {
-        rc = tacos_error(TACOS_ERR_IO, "the caller's allreduce failed");
+    rc = tacos_net_agree_memory(c, !(host && local && leader && rate && share && v && best &&
+                                     leaf && renum && weight),
+                                "inferring the switch tree");
+    if (rc)
         goto out;
-    }
-    if (lacking > 0) {
-        rc = tacos_error(TACOS_ERR_NOMEM,
-                         "a rank ran out of memory inferring the switch tree "
-                         "of %d ranks",
-                         n);
-        goto out;
-    }
     for (int i = n - 1; i >= 0; i--)
         leader[host[i]] = i;
     int mine = leader[host[me]] == me ? host[me] : -1;
@@ -314,11 +304,9 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
     made = conf_text(recs, leader, leaf, h, nleaves);
     rc = made ? tacos_fabric_conf_read_string(made, "the inferred switch tree", conf)
               : TACOS_ERR_NOMEM;
-    lacking = !made || rc == TACOS_ERR_NOMEM;
-    if (c->max(c->ctx, &lacking, 1))
-        rc = tacos_error(TACOS_ERR_IO, "the caller's allreduce failed");
-    else if (lacking > 0)
-        rc = tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory inferring the switch tree");
+    int short_somewhere = tacos_net_agree_memory(c, !made || rc == TACOS_ERR_NOMEM,
+                                                 "inferring the switch tree");
+    rc = rc ? rc : short_somewhere;
     if (rc)
         goto out;
     if ((rc = tacos_fabric_net_measure(*conf, recs, n, me, c, f)))

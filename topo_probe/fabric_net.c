@@ -101,15 +101,17 @@ static int round_of(meter_t *m, int np, const int *a, const int *b, const size_t
 {
     double *v = calloc(4 * (size_t)(np ? np : 1), sizeof *v), sync = 0;
     int i = 0, side = 0, failed = 0, rc;
-    if (!v) /* (every rank fails alike only if every rank is short: agreed below) */
-        failed = 1;
+    if ((rc = tacos_net_agree_memory(m->c, !v, "measuring the fabric"))) {
+        free(v);
+        return rc;
+    }
     while (i < np && m->mine != a[i] && m->mine != b[i])
         i++;
     if (i < np)
         side = m->mine == b[i];
     int peer = i < np ? (side ? a[i] : b[i]) : -1;
     const size_t small = SMALL_BYTES;
-    if (peer >= 0 && !failed)
+    if (peer >= 0)
         failed = tacos_net_exchange(m->c, m->leader, &peer, 1, &small, SMALL_REPS,
                                     &v[4 * i + side]) != TACOS_OK;
     if ((rc = m->c->max(m->c->ctx, &sync, 1) ? TACOS_ERR_IO : 0)) {
@@ -119,18 +121,7 @@ static int round_of(meter_t *m, int np, const int *a, const int *b, const size_t
     if (peer >= 0 && !failed)
         failed = tacos_net_exchange(m->c, m->leader, &peer, 1, &bytes[i], reps,
                                     &v[4 * i + 2 + side]) != TACOS_OK;
-    double lacking = !v;
-    if (!v) {
-        rc = m->c->max(m->c->ctx, &lacking, 1) ? TACOS_ERR_IO : TACOS_ERR_NOMEM;
-        return tacos_error(rc, "measuring the fabric: an exchange or the memory for it failed");
-    }
-    if ((rc = m->c->max(m->c->ctx, &lacking, 1) ? tacos_error(TACOS_ERR_IO, "the caller's "
-                                                                            "allreduce failed")
-                                                 : 0) ||
-        (rc = lacking > 0 ? tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring "
-                                                         "the fabric")
-                          : 0) ||
-        (rc = tacos_net_agree_max(m->c, v, 4 * np, failed))) {
+    if ((rc = tacos_net_agree_max(m->c, v, 4 * np, failed))) {
         free(v);
         return rc;
     }
@@ -454,14 +445,10 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
     if (!rc && !nomem && tree_make(&t, conf, f))
         nomem = 1;
     /* a rank short of memory tells the others before any exchange (what
-     * else fails above fails alike on every rank) */
-    double lacking = nomem;
-    if (c->max(c->ctx, &lacking, 1))
-        rc = tacos_error(TACOS_ERR_IO, "the caller's allreduce failed");
-    else if (lacking > 0)
-        rc = tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory measuring the fabric of %d "
-                                          "ranks",
-                         n);
+     * else fails above fails alike on every rank; every rank agrees,
+     * whatever failed here) */
+    int short_somewhere = tacos_net_agree_memory(c, nomem, "measuring the fabric");
+    rc = rc ? rc : short_somewhere;
     if (rc)
         goto out;
     int mine = leader[host[me]] == me ? host[me] : -1;

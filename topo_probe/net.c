@@ -806,6 +806,15 @@ int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
     return flag > 0 ? tacos_error(TACOS_ERR_INVALID, "an exchange between hosts failed") : 0;
 }
 
+int tacos_net_agree_memory(const tacos_net_comm_t *c, int short_here, const char *what)
+{
+    double flag = short_here;
+    int rc = max_all(c, &flag, 1);
+    if (rc)
+        return rc;
+    return flag > 0 ? tacos_error(TACOS_ERR_NOMEM, "a rank ran out of memory %s", what) : 0;
+}
+
 /* Every rank's times on every rank (the sizes are computed alike on every
  * rank from them), or an error everywhere. */
 static int agree_times(const tacos_net_comm_t *c, tacos_net_t *net, int failed)

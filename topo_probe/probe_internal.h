@@ -43,6 +43,10 @@ int tacos_net_exchange(const tacos_net_comm_t *c, const int *leader, const int *
 /* The max over every rank of v[0..n), and an error on every rank where an
  * exchange failed on any (`failed`: this rank's). */
 int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed);
+/* TACOS_ERR_NOMEM on every rank ("a rank ran out of memory <what>") where
+ * any rank is short (`short_here`: this one), else 0: agreed before any
+ * exchange, so that no rank returns alone and leaves others waiting. */
+int tacos_net_agree_memory(const tacos_net_comm_t *c, int short_here, const char *what);
 
 /* fabric_net.c's steps that fabric_infer.c shares: the monotonic clock in
  * us; a size for `bytes` (a multiple of 4 KiB, at least TACOS_NET_S1_BYTES,
