@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "model_comm.h"
 #include "tacos_probe.h"
 
 #define MAXN 192 /* hosts and switches */
@@ -134,16 +135,10 @@ static double path_lat(const tree_t *t, int a, int b)
 /* ---- one rank per host, on threads ------------------------------------------------ */
 
 typedef struct {
+    model_comm_t m;
     const tree_t *t;
-    int n;
-    pthread_barrier_t bar;
-    pthread_mutex_t lock;
-    pthread_cond_t timed;
-    int src[2 * MAXH], dst[2 * MAXH], who[2 * MAXH], nflows, waiting, at_max;
+    int src[2 * MAXH], dst[2 * MAXH], who[2 * MAXH]; /* the batch's flows */
     double bytes[2 * MAXH], end[2 * MAXH]; /* end[2 * rank + i]: its exchange with peers[i] */
-    unsigned long batches;
-    double *sum;
-    int len;
 } world_t;
 
 typedef struct {
@@ -157,24 +152,20 @@ typedef struct {
     char why[256]; /* (errors are per thread) */
 } rank_t;
 
-/* The batch's flows, timed together once every rank waits for its
- * exchange or has reached the next max (under the lock). */
-static void time_batch(world_t *w)
+/* Times the batch's flows on the tree (model_comm_t's time_flows). */
+static void time_flows(void *ctx)
 {
-    if (!w->waiting || w->waiting + w->at_max < w->n)
-        return;
+    world_t *w = ctx;
+    int nflows = w->m.nflows;
     double end[2 * MAXH];
-    flows_end(w->t, w->src, w->dst, w->bytes, w->nflows, end);
-    for (int f = 0; f < w->nflows; f++) { /* an exchange ends when both ways did */
+    flows_end(w->t, w->src, w->dst, w->bytes, nflows, end);
+    for (int f = 0; f < nflows; f++) { /* an exchange ends when both ways did */
         double back = 0;
-        for (int g = 0; g < w->nflows; g++)
+        for (int g = 0; g < nflows; g++)
             if (w->src[g] == w->dst[f] && w->dst[g] == w->src[f])
                 back = end[g];
         w->end[w->who[f]] = path_lat(w->t, w->src[f], w->dst[f]) + fmax(end[f], back);
     }
-    w->nflows = w->waiting = 0;
-    w->batches++;
-    pthread_cond_broadcast(&w->timed);
 }
 
 static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t)
@@ -188,56 +179,31 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
             t[i] = path_lat(w->t, r->rank, peers[i]);
         return 0;
     }
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->m.lock);
     for (int i = 0; i < n; i++) {
-        int f = w->nflows++;
+        int f = w->m.nflows++;
         w->src[f] = r->rank, w->dst[f] = peers[i], w->who[f] = 2 * r->rank + i;
         w->bytes[f] = (double)bytes[i];
     }
-    w->waiting++;
-    unsigned long batch = w->batches;
-    time_batch(w);
-    while (w->batches == batch)
-        pthread_cond_wait(&w->timed, &w->lock);
+    model_wait_batch(&w->m);
     for (int i = 0; i < n; i++)
         t[i] = w->end[2 * r->rank + i];
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->m.lock);
     return 0;
 }
 
 static int fake_max(void *ctx, double *v, int n)
 {
     rank_t *r = ctx;
-    world_t *w = r->w;
-    pthread_mutex_lock(&w->lock);
-    w->at_max++;
-    time_batch(w);
-    pthread_mutex_unlock(&w->lock);
-    pthread_barrier_wait(&w->bar);
-    if (r->rank == 0) {
-        free(w->sum);
-        w->sum = calloc((size_t)n + 1, sizeof *w->sum);
-        w->len = n;
-        w->at_max = 0;
-    }
-    pthread_barrier_wait(&w->bar);
-    pthread_mutex_lock(&w->lock);
-    for (int i = 0; i < n; i++)
-        w->sum[i] = fmax(w->sum[i], v[i]);
-    pthread_mutex_unlock(&w->lock);
-    pthread_barrier_wait(&w->bar);
-    for (int i = 0; i < n; i++)
-        v[i] = w->sum[i];
-    pthread_barrier_wait(&w->bar);
-    return 0;
+    return model_max(&r->w->m, r->rank, v, n);
 }
 
 static void *rank_main(void *arg)
 {
     rank_t *r = arg;
     tacos_net_comm_t c = {r, fake_exchange, fake_max};
-    r->rc = r->conf ? tacos_fabric_net_measure(r->conf, r->recs, r->w->n, r->rank, &c, &r->f)
-                    : tacos_fabric_infer(r->recs, r->w->n, r->rank, &c, &r->inferred, &r->text,
+    r->rc = r->conf ? tacos_fabric_net_measure(r->conf, r->recs, r->w->m.n, r->rank, &c, &r->f)
+                    : tacos_fabric_infer(r->recs, r->w->m.n, r->rank, &c, &r->inferred, &r->text,
                                          &r->f);
     snprintf(r->why, sizeof r->why, "%s", r->rc ? tacos_last_error() : "");
     return NULL;
@@ -253,10 +219,8 @@ static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe
 {
     static rank_t r[MAXH];
     static pthread_t th[MAXH];
-    world_t w = {.t = t, .n = t->h};
-    pthread_barrier_init(&w.bar, NULL, (unsigned)t->h);
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_cond_init(&w.timed, NULL);
+    world_t w = {.t = t};
+    model_comm_init(&w.m, t->h, time_flows, &w);
     for (int i = 0; i < t->h; i++) {
         char name[16];
         snprintf(name, sizeof name, "h%d", i);
@@ -285,10 +249,7 @@ static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe
     if (inferred)
         *inferred = r[0].inferred, *text = r[0].text;
     snprintf(last_why, sizeof last_why, "%s", r[0].why);
-    free(w.sum);
-    pthread_barrier_destroy(&w.bar);
-    pthread_mutex_destroy(&w.lock);
-    pthread_cond_destroy(&w.timed);
+    model_comm_fini(&w.m);
     return rc;
 }
 

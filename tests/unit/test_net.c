@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "model_comm.h"
 #include "tacos_probe.h"
 
 #define MAXH 8
@@ -183,24 +184,18 @@ static void exchange_alone(const cluster_t *c, int x, const int *peers, int n,
 
 /* The exchanges above 8 bytes between two of the measurement's
  * allreduces run at once, as they do on a network: a rank's flows wait
- * here until every rank is either waiting too or in the next allreduce,
- * and then all are timed together (flows_end). */
+ * (model_comm.h) until every rank is either waiting too or in the next
+ * allreduce, and then all are timed together (time_flows, flows_end). */
 typedef struct {
     int rank, src, dst;
     double bytes;
 } flow_t;
 
 typedef struct {
+    model_comm_t m;
     const cluster_t *c;
-    int n, host_of_rank[MAXR];
-    pthread_barrier_t bar;
-    pthread_mutex_t lock;
-    pthread_cond_t timed; /* a batch of flows has been timed */
-    double *sum;          /* the max being built */
-    int len;
+    int host_of_rank[MAXR];
     flow_t flow[MAXF]; /* the batch: each rank's flows to its peers */
-    int nflows, waiting, at_max;
-    unsigned long batches;
     double end[MAXR][2]; /* a rank's exchanges with its peers in the last batch */
     int stalled; /* the stall_host's stall is spent */
     int second_spent[MAXH]; /* host x's part of the stall_second stall is spent */
@@ -218,33 +213,29 @@ typedef struct {
     tacos_net_t net;
 } rank_t;
 
-/* Times the batch once every rank waits for it or has reached the next
- * allreduce (with w->lock held). */
-static void time_batch(world_t *w)
+/* Times the batch's flows on the cluster (model_comm_t's time_flows). */
+static void time_flows(void *ctx)
 {
-    if (!w->waiting || w->waiting + w->at_max < w->n)
-        return;
+    world_t *w = ctx;
+    int nflows = w->m.nflows;
     int src[MAXF] = {0}, dst[MAXF] = {0};
     double bytes[MAXF] = {0}, end[MAXF];
-    for (int f = 0; f < w->nflows; f++)
+    for (int f = 0; f < nflows; f++)
         src[f] = w->flow[f].src, dst[f] = w->flow[f].dst, bytes[f] = w->flow[f].bytes;
-    flows_end(w->c, src, dst, bytes, w->nflows, end);
-    for (int f = 1, counted = 0; f < w->nflows && !counted; f++)
+    flows_end(w->c, src, dst, bytes, nflows, end);
+    for (int f = 1, counted = 0; f < nflows && !counted; f++)
         if (w->flow[f].rank == w->flow[f - 1].rank)
             counted = ++w->test_batches;
     /* a rank's exchange with a peer: its flow there and the peer's back */
-    for (int f = 0, mine = 0; f < w->nflows; f++, mine++) {
+    for (int f = 0, mine = 0; f < nflows; f++, mine++) {
         if (f && w->flow[f].rank != w->flow[f - 1].rank)
             mine = 0;
         double back = 0;
-        for (int g = 0; g < w->nflows; g++)
+        for (int g = 0; g < nflows; g++)
             if (w->flow[g].src == dst[f] && w->flow[g].dst == src[f])
                 back = end[g];
         w->end[w->flow[f].rank][mine] = LAT_US + fmax(end[f], back);
     }
-    w->nflows = w->waiting = 0;
-    w->batches++;
-    pthread_cond_broadcast(&w->timed);
 }
 
 static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes, double *t)
@@ -259,14 +250,10 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
         exchange_alone(w->c, x, hp, n, bytes, t);
         return 0;
     }
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->m.lock);
     for (int i = 0; i < n; i++)
-        w->flow[w->nflows++] = (flow_t){r->rank, x, hp[i], (double)bytes[i]};
-    w->waiting++;
-    unsigned long batch = w->batches;
-    time_batch(w);
-    while (w->batches == batch)
-        pthread_cond_wait(&w->timed, &w->lock);
+        w->flow[w->m.nflows++] = (flow_t){r->rank, x, hp[i], (double)bytes[i]};
+    model_wait_batch(&w->m);
     for (int i = 0; i < n; i++)
         t[i] = w->end[r->rank][i];
     if (n == 2 && x == w->c->stall_host && !w->stalled) {
@@ -281,43 +268,21 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
             t[0] *= 1.5;
         }
     }
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->m.lock);
     return 0;
 }
 
 static int fake_max(void *ctx, double *v, int n)
 {
     rank_t *r = ctx;
-    world_t *w = r->w;
-    pthread_mutex_lock(&w->lock);
-    w->at_max++;
-    time_batch(w);
-    pthread_mutex_unlock(&w->lock);
-    pthread_barrier_wait(&w->bar);
-    if (r->rank == 0) {
-        free(w->sum);
-        w->sum = calloc((size_t)n + 1, sizeof *w->sum);
-        w->len = n;
-        w->at_max = 0; /* every rank is here: none exchanges before the last barrier */
-    }
-    pthread_barrier_wait(&w->bar);
-    pthread_mutex_lock(&w->lock);
-    int bad = w->len != n;
-    for (int i = 0; i < n && !bad; i++)
-        w->sum[i] = fmax(w->sum[i], v[i]);
-    pthread_mutex_unlock(&w->lock);
-    pthread_barrier_wait(&w->bar);
-    for (int i = 0; i < n && !bad; i++)
-        v[i] = w->sum[i];
-    pthread_barrier_wait(&w->bar);
-    return bad;
+    return model_max(&r->w->m, r->rank, v, n);
 }
 
 static void *rank_main(void *arg)
 {
     rank_t *r = arg;
     tacos_net_comm_t c = {r, fake_exchange, fake_max};
-    r->rc = tacos_net_measure(r->recs, r->w->n, r->rank, &c, &r->net);
+    r->rc = tacos_net_measure(r->recs, r->w->m.n, r->rank, &c, &r->net);
     return NULL;
 }
 
@@ -331,12 +296,10 @@ static int last_seconds, last_pair_exchanges, last_test_steps;
 static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net_t *out,
                    tacos_probe_record_t *recs)
 {
-    world_t w = {.c = c, .n = n};
+    world_t w = {.c = c};
     rank_t r[MAXR];
     pthread_t th[MAXR];
-    pthread_barrier_init(&w.bar, NULL, (unsigned)n);
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_cond_init(&w.timed, NULL);
+    model_comm_init(&w.m, n, time_flows, &w);
     for (int i = 0; i < n; i++) {
         w.host_of_rank[i] = host_of_rank[i];
         char name[16];
@@ -364,10 +327,7 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
     last_seconds = w.seconds;
     last_pair_exchanges = w.pair_exchanges;
     last_test_steps = w.test_batches;
-    free(w.sum);
-    pthread_barrier_destroy(&w.bar);
-    pthread_mutex_destroy(&w.lock);
-    pthread_cond_destroy(&w.timed);
+    model_comm_fini(&w.m);
     return rc;
 }
 
