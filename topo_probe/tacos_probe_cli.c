@@ -171,7 +171,8 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     tacos_probe_record_t mine, *all = malloc((size_t)n * sizeof *all);
-    if (!all) {
+    int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
+    if (!all || !host || !local) {
         fprintf(stderr, "tacos-probe: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -183,13 +184,9 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
     tacos_fabric_conf_t *tree = NULL;
     tacos_fabric_net_t fabric = {0};
     char *tree_text = NULL;
-    int hosts = 0;
-    for (int i = 0; i < n; i++) { /* (hosts: those of the ranks before i not on its host) */
-        int j = 0;
-        while (j < i && all[j].host_id != all[i].host_id)
-            j++;
-        hosts += j == i;
-    }
+    int hosts = tacos_probe_hosts(all, n, host, local);
+    free(host);
+    free(local);
     tacos_net_comm_t comm = {NULL, mpi_exchange, mpi_max};
     int have_net = measure && hosts > 1 && tacos_probe_check(all, n) == TACOS_OK;
     if (have_net && hosts > TACOS_FABRIC_INFER_HOSTS) { /* as the component: the tree inferred */
