@@ -9,23 +9,27 @@
  * it carries.  In ring round r (r = 1 .. h/2) every host exchanges with the
  * hosts r before and r after it (in host order, around) at once: every pair
  * of hosts meets in exactly one round, and each leaf whose hosts are a run
- * of m in host order sends 2 min(r, m) flows through its uplink.  A pair is
- * slow where its rate is below UP_LIMITED of a port's share (the hosts'
- * median of the most their two flows carried in any round).  The rounds
- * stop early where ALL_SLOW_STOP rounds in a row had only slow pairs.
+ * of m in host order sends 2 min(r, m) flows through its uplink.  A round's
+ * pairs, as shares of a port's share (the hosts' median of the most their
+ * two flows carried in any round), split in two classes where they are
+ * farthest apart; the slower class is slow where the faster ran SEPARATE
+ * times its rate, every pair where even the faster is below ALL_SLOW, none
+ * else.  The rounds stop where ALL_SLOW_STOP rounds in a row had only slow
+ * pairs (where a leaf's hosts are a run in host order, no later round meets
+ * two hosts of one leaf).
  *
  * What a pair says is weighed by its round: the share of the round's pairs
  * that were slow, for a fast pair, and less that for a slow one.  A round
- * that filled no uplink (small r) says nothing: its cross pairs are as fast
- * as the others, and a slow pair there was noise.  Each host, in host
- * order, joins the leaf whose hosts' pairs with it say most where that is
- * not negative (a leaf of its own where none is); then each moves to the
- * leaf that fits it best (or one of its own) until none moves.  Hosts that
- * no uplink limits (not oversubscribed, or too few of a leaf's hosts in the
- * communicator to fill its uplink) may share a leaf: the network carries
- * them as one switch would.  An uplink shows only where it is
- * oversubscribed by clearly more than 1/UP_LIMITED (1.25:1) and its leaf's
- * hosts fill it.
+ * whose classes are not apart (small r: no uplink full) says nothing: on
+ * the emulated tree its pairs ran at 0.8-1.3 of their share whether they
+ * crossed an uplink or not.  Each host, in host order, joins the leaf
+ * whose hosts' pairs with it say most where that is not negative (a leaf
+ * of its own where none is); then each moves to the leaf that fits it best
+ * (or one of its own) until none moves.  Hosts that no uplink limits (not
+ * oversubscribed, or too few of a leaf's hosts in the communicator to fill
+ * its uplink) may share a leaf: the network carries them as one switch
+ * would.  An uplink shows only where it is oversubscribed by about
+ * SEPARATE (1.35:1) or more and its leaf's hosts fill it.
  *
  * Every rank computes the same from the same times (the callers' max over
  * every rank after each round).
@@ -39,21 +43,34 @@
 
 #define SMALL_BYTES 8
 #define SMALL_REPS 3
-/* The size of a round's exchanges: about ROUND_US at a port's share (two
- * flows a host), at least TACOS_NET_S1_BYTES.  Where more flows cross an
- * uplink than it carries, its switch queues what they send faster: on the
- * emulated 16-host tree (queues of 200 KiB) S1 overflowed them in some
- * runs, and TCP waited out its 200 ms retransmission timeout in a round
- * or two; with 32-45 KiB no round stalled, but the times were latency and
- * noise, and the leaves came out wrong in 6 runs of 6. */
+/* The size of a round's exchanges until one fills uplinks: about ROUND_US
+ * at a port's share (two flows a host), at least TACOS_NET_S1_BYTES.  With
+ * 32-45 KiB from the start the times of the rounds that filled no uplink
+ * were latency and noise (a port's share 1.2-1.4x the true one). */
 #define ROUND_US 7500.0
+/* Once this share of a round's pairs were slow, the later rounds (more of
+ * whose pairs cross uplinks) exchange CONFIRM_BYTES: on the emulated
+ * 16-host tree the round in which every flow crossed an uplink overflowed
+ * its 200 KiB queue in half the runs at TACOS_NET_S1_BYTES (a 200 ms TCP
+ * retransmission timeout); with 8 flows of 32 KiB an uplink's queue holds
+ * what they send before TCP's windows grow. */
+#define CONFIRM_SHARE 0.5
+#define CONFIRM_BYTES 49152
 /* The rounds stop after this many in a row in which every pair was slow
  * (where a leaf's hosts are a run in host order: no leaf is longer than
- * the rounds' r, and no later round meets two hosts of one leaf). */
-#define ALL_SLOW_STOP 2
-/* A pair slower than this share of a port's share crossed a full uplink
- * (fabric_net.c's threshold). */
-#define UP_LIMITED 0.8
+ * the rounds' r, and no later round meets two hosts of one leaf; where
+ * they are not, later rounds would have met some, and the moves below
+ * have only the rounds measured). */
+#define ALL_SLOW_STOP 1
+/* A round whose faster class is below this share of a port's share had
+ * every pair cross a full uplink (fabric_net.c's UP_LIMITED). */
+#define ALL_SLOW 0.8
+/* A round's slower pairs crossed a full uplink where the faster ones ran
+ * this many times their rate (on the emulated 16-host tree at 2:1, the
+ * first round that filled the uplinks: 0.63-0.82 of a port's share across
+ * them, 0.96-1.17 within a leaf; rounds that filled none: 0.79-1.30, their
+ * classes 1.2 apart). */
+#define SEPARATE 1.35
 /* Passes that move hosts between the leaves grown (each host at most once
  * a pass; they end where none moved). */
 #define MOVE_PASSES 4
@@ -84,20 +101,49 @@ static int ring_round(const tacos_net_comm_t *c, const int *leader, int mine, in
     return tacos_net_agree_max(c, v, 4 * h, failed);
 }
 
-/* The share of round r's measured pairs that were slow: rate times the
- * flows per host (flows[]) below UP_LIMITED of a port's rate. */
-static double slow_share(const double *rate, const double *flows, int h, int r, double port)
+/* Which of round r's pairs were slow, and what the round says: q[] (room
+ * for h) the pairs' rates over a port's share (rate times the flows per
+ * host, flows[], over `port`), sorted and split in two where the classes
+ * are farthest apart (the most between-class variance).  Where even the
+ * faster class is below ALL_SLOW, every pair crossed a full uplink: *cut
+ * INFINITY, weight 1.  Where the classes are apart by SEPARATE, the slower
+ * are slow: *cut between them, weight their share of the round.  Else the
+ * round filled no uplink (or too little to tell from noise): *cut 0,
+ * weight 0. */
+static double classify(const double *rate, const double *flows, int h, int r, double port,
+                       double *q, double *cut)
 {
-    int slow = 0, pairs = 0;
+    int n = 0;
     for (int x = 0; x < h; x++) {
         int y = (x + r) % h;
         size_t i = (size_t)x * (size_t)h + (size_t)y;
         if ((2 * r == h && y < x) || rate[i] <= 0)
             continue;
-        pairs++;
-        slow += rate[i] * flows[i] < UP_LIMITED * port;
+        q[n++] = rate[i] * flows[i] / port;
     }
-    return pairs ? (double)slow / pairs : 0;
+    *cut = 0;
+    if (n < 2)
+        return 0;
+    tacos_fabric_median(q, n); /* (sorts q) */
+    double total = 0, below = 0, most = -1, lo = 0, hi = 0;
+    int k = 1;
+    for (int i = 0; i < n; i++)
+        total += q[i];
+    for (int i = 1; i < n; i++) { /* slower class q[0..i) */
+        below += q[i - 1];
+        double ml = below / i, mu = (total - below) / (n - i);
+        double between = (double)i * (n - i) * (mu - ml) * (mu - ml);
+        if (between > most)
+            most = between, k = i, lo = ml, hi = mu;
+    }
+    if (hi < ALL_SLOW) {
+        *cut = INFINITY;
+        return 1;
+    }
+    if (hi < SEPARATE * lo)
+        return 0;
+    *cut = (q[k - 1] + q[k]) / 2;
+    return (double)k / n;
 }
 
 /* The rate (bytes/us) of pair (x, x+r) in round r: both ends' times. */
@@ -108,33 +154,38 @@ static double pair_rate(const double *v, int h, int x, int r, size_t bytes)
     return tacos_fabric_rate(bytes, t8, t);
 }
 
-/* What pair x, y says of their sharing a leaf: the share of its round's
- * pairs that were slow, for a fast pair, and less that for a slow one (a
- * round without slow pairs filled no uplink: its fast pairs say nothing,
- * and a slow pair there was noise; where every pair was slow, one fast
- * pair is surely under one leaf); unmeasured 0.  weight[r]: round r's
- * share. */
-static double evidence(const double *rate, const double *share, const double *weight, int h, int x,
-                       int y)
+/* What the ring rounds measured: rate[x*h+y] of each pair (0 unmeasured),
+ * share[x*h+y] a port's share in its round, and round r's cut[r] and
+ * weight[r] (classify). */
+typedef struct {
+    const double *rate, *share, *cut, *weight;
+    int h;
+} rounds_t;
+
+/* What pair x, y says of their sharing a leaf: its round's weight (the
+ * share of the round's pairs that were slow), for a fast pair, and less
+ * that for a slow one (where every pair was slow, one fast pair is surely
+ * under one leaf; a round that filled no uplink says nothing); unmeasured
+ * 0. */
+static double evidence(const rounds_t *m, int x, int y)
 {
-    size_t i = (size_t)x * (size_t)h + (size_t)y;
-    if (x == y || rate[i] <= 0)
+    size_t i = (size_t)x * (size_t)m->h + (size_t)y;
+    if (x == y || m->rate[i] <= 0)
         return 0;
     int d = abs(x - y);
-    double w = weight[d < h - d ? d : h - d];
-    return rate[i] < UP_LIMITED * share[i] ? -w : w;
+    d = d < m->h - d ? d : m->h - d;
+    return m->rate[i] < m->cut[d] * m->share[i] ? -m->weight[d] : m->weight[d];
 }
 
 /* What host x's pairs with the hosts of leaf l (but x) say together;
  * -INFINITY where none was measured (nothing says x belongs there). */
-static double fit(const double *rate, const double *share, const double *weight, const int *leaf,
-                  int h, int x, int l)
+static double fit(const rounds_t *m, const int *leaf, int x, int l)
 {
     double sum = 0;
     int measured = 0;
-    for (int y = 0; y < h; y++)
-        if (leaf[y] == l && y != x && rate[(size_t)x * (size_t)h + (size_t)y] > 0) {
-            sum += evidence(rate, share, weight, h, x, y);
+    for (int y = 0; y < m->h; y++)
+        if (leaf[y] == l && y != x && m->rate[(size_t)x * (size_t)m->h + (size_t)y] > 0) {
+            sum += evidence(m, x, y);
             measured++;
         }
     return measured ? sum : -INFINITY;
@@ -155,22 +206,20 @@ static int renumber(int *leaf, int h, int nleaves, int *renum)
     return k;
 }
 
-/* The leaves from the pairs' rates (rate[x*h+y], 0 unmeasured): each host
- * in host order joins the leaf it fits best where that fit is not negative
- * (the first such; a leaf of its own where none), then each moves to the
- * leaf it fits best (or one of its own, fit 0) until none moves.  leaf[x]
- * numbered from 0 in order of first host; returns how many (renum: room
- * for 2h + 1). */
-static int find_leaves(const double *rate, const double *share, const double *weight, int h,
-                       int *leaf, int *renum)
+/* The leaves from what the rounds measured (m): each host in host order
+ * joins the leaf it fits best where that fit is not negative (the first
+ * such; a leaf of its own where none), then each moves to the leaf it fits
+ * best (or one of its own, fit 0) until none moves.  leaf[x] numbered from
+ * 0 in order of first host; returns how many (renum: room for 2h + 1). */
+static int find_leaves(const rounds_t *m, int *leaf, int *renum)
 {
-    int nleaves = 0;
+    int h = m->h, nleaves = 0;
     for (int x = 0; x < h; x++)
         leaf[x] = -1;
     for (int x = 0; x < h; x++) {
         double most = -INFINITY;
         for (int l = 0; l < nleaves; l++) {
-            double f = fit(rate, share, weight, leaf, h, x, l);
+            double f = fit(m, leaf, x, l);
             if (f >= 0 && f > most)
                 most = f, leaf[x] = l;
         }
@@ -182,10 +231,10 @@ static int find_leaves(const double *rate, const double *share, const double *we
         moved = 0;
         for (int x = 0; x < h; x++) {
             int best = leaf[x];
-            double most = fit(rate, share, weight, leaf, h, x, best);
+            double most = fit(m, leaf, x, best);
             most = most == -INFINITY ? 0 : most; /* (alone: a leaf of its own) */
             for (int l = 0; l <= nleaves; l++) { /* (nleaves: a leaf of its own) */
-                double f = l == nleaves ? 0 : fit(rate, share, weight, leaf, h, x, l);
+                double f = l == nleaves ? 0 : fit(m, leaf, x, l);
                 if (l != leaf[x] && f > most)
                     most = f, best = l;
             }
@@ -230,7 +279,7 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
     double t0 = tacos_fabric_now_us();
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     int *leader = malloc((size_t)n * sizeof *leader), h = 0, rc = TACOS_OK, rounds = 0;
-    double *rate = NULL, *share = NULL, *v = NULL, *best = NULL, *weight = NULL;
+    double *rate = NULL, *share = NULL, *v = NULL, *best = NULL, *weight = NULL, *cut = NULL;
     int *leaf = NULL, *renum = NULL;
     char *made = NULL;
     *conf = NULL;
@@ -242,21 +291,24 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
         v = malloc(4 * (size_t)h * sizeof *v);
         best = calloc((size_t)h, sizeof *best);
         weight = calloc((size_t)h / 2 + 1, sizeof *weight);
+        cut = calloc((size_t)h / 2 + 1, sizeof *cut);
         leaf = malloc((size_t)h * sizeof *leaf);
         renum = malloc((2 * (size_t)h + 1) * sizeof *renum);
     }
     /* every rank learns whether any lacks the memory (one returning alone
      * would leave the others in the exchanges) */
-    rc = tacos_net_agree_memory(c, !(host && local && leader && rate && share && v && best &&
-                                     leaf && renum && weight),
-                                "inferring the switch tree");
+    rc = tacos_net_agree_memory(
+        c,
+        !(host && local && leader && rate && share && v && best && leaf && renum && weight && cut),
+        "inferring the switch tree");
     if (rc)
         goto out;
     for (int i = n - 1; i >= 0; i--)
         leader[host[i]] = i;
     int mine = leader[host[me]] == me ? host[me] : -1;
     /* the size: S1 in round 1, then about ROUND_US at the share it showed
-     * (round 1 again where that is more) */
+     * (round 1 again where that is more), CONFIRM_BYTES once uplinks are
+     * full */
     size_t bytes = TACOS_NET_S1_BYTES;
     for (int r = 1, all_slow = 0; r <= h / 2 && all_slow < ALL_SLOW_STOP; r++) {
         if ((rc = ring_round(c, leader, mine, h, r, bytes, v)))
@@ -285,27 +337,30 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
                 continue;
             }
         }
-        all_slow = slow_share(rate, share, h, r, port) == 1 ? all_slow + 1 : 0;
+        double slow = classify(rate, share, h, r, port, v, &cut[r]); /* (v: scratch) */
+        all_slow = isinf(cut[r]) ? all_slow + 1 : 0;
+        if (slow >= CONFIRM_SHARE && bytes > CONFIRM_BYTES)
+            bytes = CONFIRM_BYTES;
     }
     if (rc)
         goto out;
     /* a port's share per pair: the hosts' median of their best, over the
      * flows per host of the pair's round */
-    double *m = v; /* (4h >= h doubles of scratch) */
-    memcpy(m, best, (size_t)h * sizeof *m);
-    double port = tacos_fabric_median(m, h);
+    memcpy(v, best, (size_t)h * sizeof *v); /* (v: 4h >= h doubles of scratch) */
+    double port = tacos_fabric_median(v, h);
     for (int r = 1; r <= h / 2; r++)
-        weight[r] = slow_share(rate, share, h, r, port);
+        weight[r] = classify(rate, share, h, r, port, v, &cut[r]);
     for (size_t i = 0; i < (size_t)h * (size_t)h; i++)
         share[i] = share[i] > 0 ? port / share[i] : 0;
-    int nleaves = find_leaves(rate, share, weight, h, leaf, renum);
+    rounds_t measured = {rate, share, cut, weight, h};
+    int nleaves = find_leaves(&measured, leaf, renum);
     /* the tree as a fabric file: a rank short of memory tells the others
      * (a parse error is the same on every rank) */
     made = conf_text(recs, leader, leaf, h, nleaves);
     rc = made ? tacos_fabric_conf_read_string(made, "the inferred switch tree", conf)
               : TACOS_ERR_NOMEM;
-    int short_somewhere = tacos_net_agree_memory(c, !made || rc == TACOS_ERR_NOMEM,
-                                                 "inferring the switch tree");
+    int short_somewhere =
+        tacos_net_agree_memory(c, !made || rc == TACOS_ERR_NOMEM, "inferring the switch tree");
     rc = rc ? rc : short_somewhere;
     if (rc)
         goto out;
@@ -332,6 +387,7 @@ out:
     free(v);
     free(best);
     free(weight);
+    free(cut);
     free(leaf);
     free(renum);
     return rc;

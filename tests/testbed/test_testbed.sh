@@ -221,6 +221,10 @@ $TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_
 $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
     --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_verbose 10 "$CHECK" --world \
     >"$T/tree-infer.out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/tree-infer.out"
+# a second inference alone (the leaves are checked in either: the
+# measurement is statistical)
+$TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 "$OSU" allreduce \
+    --min 4096 --max 4096 >"$T/tree-infer2.out" 2>&1 || echo "osu_coll exit $?" >>"$T/tree-infer2.out"
 EOF
 rm -rf "$T/tree" "$T/tree.out"
 timeout 600 bash "$SRC/testbed.sh" run tree16 -o "$T/tree" -- sh "$T/tree.sh" 2>"$T/testbed.err" ||
@@ -236,15 +240,26 @@ for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
     grep -q "coll:tacos: $c [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree.out" ||
         fail "tree16: coll/tacos never ran $c"
 done
-# ... and without a file: a tree inferred, the collectives right through it
-# (the leaves it found are printed, not checked: right in about 6 runs of 10
-# there, benchmarks/bench_infer.sh)
+# ... and without a file: a tree inferred, the collectives right through it,
+# and its leaves the testbed's in one of two inferences (right in 20 runs of
+# 20 there, benchmarks/results/2026-11-29-infer-tree16-classes.md; the
+# measurement is statistical)
 grep -q "mpi_coll_check: 0 failure" "$T/tree-infer.out" ||
     { fail "tree16, inferred: mpi_coll_check"; tail -20 "$T/tree-infer.out" >&2; }
 grep -q "network between 16 hosts inferred" "$T/tree-infer.out" ||
     { fail "tree16, inferred: no tree inferred"; grep "network" "$T/tree-infer.out" >&2; }
-echo "tree16, inferred leaves: $(sed -n 's/.*coll:tacos:   SwitchName=tacos-leaf[0-9]* Nodes=//p' \
-    "$T/tree-infer.out" | paste -sd' ')"
+# the leaves in a file's lines "...Nodes=a,b,c": each sorted, then all
+leaves_in() {
+    sed -n "s/^$2SwitchName=[^ ]* Nodes=//p" "$1" | while read -r l; do
+        echo "$l" | tr ',' '\n' | sort | paste -sd,
+    done | sort | paste -sd' '
+}
+want=$(leaves_in "$T/tree.conf" "")
+got=$(leaves_in "$T/tree-infer.out" ".*coll:tacos:   ")
+got2=$(leaves_in "$T/tree-infer2.out" ".*coll:tacos:   ")
+echo "tree16, inferred leaves: $got; again: $got2"
+[ -n "$want" ] && { [ "$got" = "$want" ] || [ "$got2" = "$want" ]; } ||
+    fail "tree16, inferred: leaves $got and $got2, not the testbed's $want"
 # ... and with its topology.conf (coll_tacos_fabric_file): the tree read,
 # each level's rate measured within 15 % of the emulated one (ports 100
 # Mbit/s, uplinks 200, at TCP goodput), the collectives right through it
