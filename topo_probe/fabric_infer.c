@@ -49,11 +49,14 @@
  * were latency and noise (a port's share 1.2-1.4x the true one). */
 #define ROUND_US 7500.0
 /* Once this share of a round's pairs were slow, the later rounds (more of
- * whose pairs cross uplinks) exchange CONFIRM_BYTES: on the emulated
- * 16-host tree the round in which every flow crossed an uplink overflowed
- * its 200 KiB queue in half the runs at TACOS_NET_S1_BYTES (a 200 ms TCP
- * retransmission timeout); with 8 flows of 32 KiB an uplink's queue holds
- * what they send before TCP's windows grow. */
+ * whose pairs cross uplinks) exchange CONFIRM_BYTES.  On the emulated
+ * 16-host tree (queues of 200 KiB, 8 flows through each in the round where
+ * every flow crossed an uplink) that round overflowed a queue in about half
+ * the runs at 128 and at 64 KiB (TCP then waits out its 200 ms
+ * retransmission timeout); at 32 KiB in none, but the queue took in a
+ * flow's first bytes at a port's rate and pairs across leaves looked fast
+ * (leaves right in 18 runs of 20); at 48 KiB the leaves were right in 20
+ * of 20 and 2 runs took over 0.5 s. */
 #define CONFIRM_SHARE 0.5
 #define CONFIRM_BYTES 49152
 /* The rounds stop after this many in a row in which every pair was slow
@@ -105,8 +108,8 @@ static int ring_round(const tacos_net_comm_t *c, const int *leader, int mine, in
  * for h) the pairs' rates over a port's share (rate times the flows per
  * host, flows[], over `port`), sorted and split in two where the classes
  * are farthest apart (the most between-class variance).  Where even the
- * faster class is below ALL_SLOW, every pair crossed a full uplink: *cut
- * INFINITY, weight 1.  Where the classes are apart by SEPARATE, the slower
+ * faster class is below ALL_SLOW (or is one pair below a port's share:
+ * noise), every pair crossed a full uplink: *cut INFINITY, weight 1.  Where the classes are apart by SEPARATE, the slower
  * are slow: *cut between them, weight their share of the round.  Else the
  * round filled no uplink (or too little to tell from noise): *cut 0,
  * weight 0. */
@@ -114,10 +117,10 @@ static double classify(const double *rate, const double *flows, int h, int r, do
                        double *q, double *cut)
 {
     int n = 0;
-    for (int x = 0; x < h; x++) {
+    for (int x = 0; x < h && port > 0 && isfinite(port); x++) {
         int y = (x + r) % h;
         size_t i = (size_t)x * (size_t)h + (size_t)y;
-        if ((2 * r == h && y < x) || rate[i] <= 0)
+        if ((2 * r == h && y < x) || !(rate[i] > 0) || !isfinite(rate[i]))
             continue;
         q[n++] = rate[i] * flows[i] / port;
     }
@@ -136,7 +139,7 @@ static double classify(const double *rate, const double *flows, int h, int r, do
         if (between > most)
             most = between, k = i, lo = ml, hi = mu;
     }
-    if (hi < ALL_SLOW) {
+    if (hi < ALL_SLOW || (k == n - 1 && hi < 1)) { /* (one pair alone: at a port's share) */
         *cut = INFINITY;
         return 1;
     }
@@ -314,17 +317,17 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
         if ((rc = ring_round(c, leader, mine, h, r, bytes, v)))
             break;
         rounds++;
-        int two = 2 * r != h;
+        int two_peers = 2 * r != h;
         for (int x = 0; x < h; x++) {
             size_t xy = (size_t)x * (size_t)h + (size_t)((x + r) % h);
             size_t yx = (size_t)((x + r) % h) * (size_t)h + (size_t)x;
             rate[xy] = rate[yx] = pair_rate(v, h, x, r, bytes);
-            share[xy] = share[yx] = two ? 2 : 1; /* flows per host: the divisor (below) */
+            share[xy] = share[yx] = two_peers ? 2 : 1; /* flows per host: the divisor (below) */
         }
         for (int x = 0; x < h; x++) { /* each host's best: what its flows carried */
             size_t row = (size_t)x * (size_t)h;
             best[x] = fmax(best[x], rate[row + (size_t)((x + r) % h)] +
-                                        (two ? rate[row + (size_t)((x - r + h) % h)] : 0));
+                                        (two_peers ? rate[row + (size_t)((x - r + h) % h)] : 0));
         }
         memcpy(v, best, (size_t)h * sizeof *v); /* (scratch: the round is read) */
         double port = tacos_fabric_median(v, h);
@@ -337,8 +340,8 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
                 continue;
             }
         }
-        double slow = classify(rate, share, h, r, port, v, &cut[r]); /* (v: scratch) */
-        all_slow = isinf(cut[r]) ? all_slow + 1 : 0;
+        double now, slow = classify(rate, share, h, r, port, v, &now); /* (v: scratch) */
+        all_slow = isinf(now) ? all_slow + 1 : 0;
         if (slow >= CONFIRM_SHARE && bytes > CONFIRM_BYTES)
             bytes = CONFIRM_BYTES;
     }
