@@ -71,8 +71,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "the topology is probed (hwloc, UCX) and, across hosts, measured (probe, measure)"},
     [TACOS_P_FABRIC_FILE] = {"fabric_file", TACOS_PT_STRING, 0, NULL, 0, 0, 1, 1, TACOS_PB_BOTH, 4,
         offsetof(tacos_settings_t, fabric_file),
-        "Slurm topology.conf (tree plugin: SwitchName with Switches= or Nodes=) of the "
-         "switches between hosts. A communicator that spans hosts takes its switch tree "
+        "Slurm topology.conf (tree plugin: SwitchName with Switches= or Nodes=) or "
+         "topology.yaml (its cluster_default tree) of the switches between hosts. A communicator that spans hosts takes its switch tree "
          "from it, each host on the leaf that lists its name, and measures only each "
          "level's rate and latency (a few rounds of exchanges whatever the number of "
          "hosts). A file that cannot be read, differs between ranks, or lacks a host: "
@@ -126,7 +126,7 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "rank per host exchanges messages with the others) at the first collective that "
          "needs the topology, and reuse the result for later communicators over the same "
          "hosts in this job (over more than 8 hosts: infer their leaf switches and "
-         "measure each level's rate, for every communicator); 2: measure again for every "
+         "measure each level's rate, kept the same way); 2: measure again for every "
          "communicator; 0: never (the probed figures: one network switch). A topo_file or "
          "fabric_file overrides it"},
     [TACOS_P_CACHE_SIZE] = {"cache_size", TACOS_PT_INT, 32, NULL, 1, 2147483647, 1, 0, TACOS_PB_BOTH, 6,

@@ -257,7 +257,7 @@ typedef struct net_cache {
     tacos_net_t net;
 } net_cache_t;
 static net_cache_t *net_cache;
-static pthread_mutex_t net_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Copies src's figures into dst (both allocated for the same hosts). */
 static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
@@ -273,10 +273,22 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     dst->note = src->note;
 }
 
-static void host_ids(const tacos_probe_record_t *recs, int n, const int *host, uint64_t *ids)
+/* The cache's key: the ids of the communicator's hosts in the order of
+ * their first rank (*ids, malloc'd); returns how many, -1 where memory is
+ * short. */
+static int host_key(const tacos_probe_record_t *recs, int n, uint64_t **ids)
 {
-    for (int i = n - 1; i >= 0; i--)
-        ids[host[i]] = recs[i].host_id;
+    int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
+    int h = -1;
+    *ids = malloc((size_t)n * sizeof **ids);
+    if (host && local && *ids) {
+        h = tacos_probe_hosts(recs, n, host, local);
+        for (int i = n - 1; i >= 0; i--)
+            (*ids)[host[i]] = recs[i].host_id;
+    }
+    free(host);
+    free(local);
+    return h;
 }
 
 /* A copy of the cached measurement of these hosts into *net (allocated),
@@ -284,14 +296,14 @@ static void host_ids(const tacos_probe_record_t *recs, int n, const int *host, u
 static int cache_find(const uint64_t *ids, int h, tacos_net_t *net)
 {
     int found = 0;
-    pthread_mutex_lock(&net_cache_lock);
+    pthread_mutex_lock(&cache_lock);
     for (net_cache_t *e = net_cache; e && !found; e = e->next)
         if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids) &&
             tacos_net_alloc(net, h) == TACOS_OK) {
             copy_net(net, &e->net);
             found = 1;
         }
-    pthread_mutex_unlock(&net_cache_lock);
+    pthread_mutex_unlock(&cache_lock);
     return found;
 }
 
@@ -307,10 +319,110 @@ static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
     memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
     e->nhosts = h;
     copy_net(&e->net, net);
-    pthread_mutex_lock(&net_cache_lock);
+    pthread_mutex_lock(&cache_lock);
     e->next = net_cache;
     net_cache = e;
-    pthread_mutex_unlock(&net_cache_lock);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Switch trees inferred between hosts, kept for the job as measurements
+ * are: the tree's topology.conf text, its measured rates, their hash. */
+typedef struct tree_cache {
+    struct tree_cache *next;
+    int nhosts;
+    uint64_t *host_ids, hash;
+    char *text;
+    tacos_fabric_net_t f;
+} tree_cache_t;
+static tree_cache_t *tree_cache;
+
+/* FNV-1a of n bytes from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A tree's hash, never 0: its text and its rates. */
+static uint64_t tree_hash(const char *text, const tacos_fabric_net_t *f)
+{
+    uint64_t h = fnv(1469598103934665603ull, text, strlen(text));
+    size_t ns = (size_t)f->nswitches * sizeof(double);
+    h = fnv(fnv(h, f->port_gbps, ns), f->port_lat_us, ns);
+    h = fnv(fnv(h, f->up_gbps, ns), f->up_lat_us, ns);
+    return h | 1;
+}
+
+/* Frees a tree read or inferred: its text, its switches, its rates. */
+static void drop_tree(char **text, tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
+{
+    if (text) {
+        free(*text);
+        *text = NULL;
+    }
+    tacos_fabric_conf_free(*conf);
+    *conf = NULL;
+    tacos_fabric_net_free(f);
+}
+
+static tree_cache_t *tree_cache_entry(const uint64_t *ids, int h)
+{
+    for (tree_cache_t *e = tree_cache; e; e = e->next)
+        if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids))
+            return e;
+    return NULL;
+}
+
+/* The cached tree of these hosts: *text (malloc'd), *conf read from it, *f
+ * a copy of its rates; returns its hash, or 0 (nothing set) where there is
+ * none or memory is short. */
+static uint64_t tree_cache_find(const uint64_t *ids, int h, char **text,
+                                tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
+{
+    uint64_t hash = 0;
+    pthread_mutex_lock(&cache_lock);
+    tree_cache_t *e = tree_cache_entry(ids, h);
+    if (e && (*text = strdup(e->text)) && tacos_fabric_net_copy(f, &e->f) == TACOS_OK)
+        hash = e->hash;
+    pthread_mutex_unlock(&cache_lock);
+    if (hash && tacos_fabric_conf_read_string(*text, "the cached switch tree", conf))
+        hash = 0;
+    if (!hash)
+        drop_tree(text, conf, f);
+    return hash;
+}
+
+/* Keeps the tree for these hosts (in place of one kept before). */
+static void tree_cache_add(const uint64_t *ids, int h, const char *text,
+                           const tacos_fabric_net_t *f)
+{
+    tree_cache_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->host_ids = malloc((size_t)h * sizeof *ids)) || !(e->text = strdup(text)) ||
+        tacos_fabric_net_copy(&e->f, f)) {
+        if (e) {
+            free(e->host_ids);
+            free(e->text);
+        }
+        free(e);
+        return; /* not kept: inferred again next time */
+    }
+    memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
+    e->nhosts = h;
+    e->hash = tree_hash(text, f);
+    pthread_mutex_lock(&cache_lock);
+    tree_cache_t *old = tree_cache_entry(ids, h);
+    if (old) { /* (its figures, where another rank lacked them) */
+        free(old->text);
+        tacos_fabric_net_free(&old->f);
+        old->text = e->text, old->f = e->f, old->hash = e->hash;
+        free(e->host_ids);
+        free(e);
+    } else {
+        e->next = tree_cache;
+        tree_cache = e;
+    }
+    pthread_mutex_unlock(&cache_lock);
 }
 
 /* Rank 0's cached copy on every rank (the others' copies may come from
@@ -347,18 +459,12 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
 static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, tacos_net_t *net,
                            int *cached)
 {
-    int n = c->ops.size;
-    int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
-    uint64_t *ids = malloc((size_t)n * sizeof *ids);
+    uint64_t *ids = NULL;
+    int h = host_key(recs, c->ops.size, &ids), rc;
     /* untouched unless measured (calloc: zero pages mapped on first use) */
     net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
-    int rc, h = 0, ok = host && local && ids && x.sbuf && x.rbuf;
-    *cached = 0;
-    if (ok) {
-        h = tacos_probe_hosts(recs, n, host, local);
-        host_ids(recs, n, host, ids);
-        *cached = c->s.measure == 1 && cache_find(ids, h, net);
-    }
+    int ok = h > 0 && x.sbuf && x.rbuf;
+    *cached = ok && c->s.measure == 1 && cache_find(ids, h, net);
     /* every rank learns whether any lacks memory or the cached figures */
     double v[2] = {!ok, !*cached};
     if ((rc = tacos_comm_max_nonneg(c, v, 2)) || v[0] > 0) {
@@ -375,7 +481,7 @@ static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, ta
         tacos_net_free(net);
     *cached = 0;
     tacos_net_comm_t nc = {&x, net_exchange, net_max};
-    if ((rc = tacos_net_measure(recs, n, c->ops.rank, &nc, net))) {
+    if ((rc = tacos_net_measure(recs, c->ops.size, c->ops.rank, &nc, net))) {
         tacos_comm_say(c, 0, "measuring the network between %d hosts: %s", h, tacos_last_error());
         goto out;
     }
@@ -383,8 +489,6 @@ static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, ta
 out:
     if (rc && *cached)
         tacos_net_free(net);
-    free(host);
-    free(local);
     free(ids);
     if (!x.abandoned) {
         free(x.sbuf);
@@ -482,40 +586,56 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
 /* The fabric file's switch tree with each level's rate measured (0, *conf
  * and *f set) where every rank read the same file and it lists every host;
  * else nonzero after one message: the caller measures as without it.
- * With no file (path NULL): the tree inferred (*text: as topology.conf). */
+ * With no file (path NULL): the tree inferred (*text: as topology.conf),
+ * or with coll_tacos_measure 1 the job's earlier inference over the same
+ * hosts where every rank has the same (*cached set). */
 static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, const char *path,
-                          tacos_fabric_conf_t **conf, char **text, tacos_fabric_net_t *f)
+                          tacos_fabric_conf_t **conf, char **text, tacos_fabric_net_t *f,
+                          int *cached)
 {
     char p[64], why[256];
-    int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK;
+    int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK, h = 0;
     snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
+    uint64_t *ids = NULL, hit = 0;
+    if (!path && c->s.measure == 1 && (h = host_key(recs, c->ops.size, &ids)) > 0)
+        hit = tree_cache_find(ids, h, text, conf, f);
     net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
-    uint64_t h = ok && path ? (*conf)->hash : 0, v[3] = {!(ok && x.sbuf && x.rbuf), h, ~h};
+    uint64_t key = ok && path ? (*conf)->hash : hit;
+    uint64_t v[4] = {!(ok && x.sbuf && x.rbuf), !hit, key, ~key};
+    *cached = 0;
     if (path)
         tacos_comm_param(c, "fabric_file", p);
     else
         snprintf(p, sizeof p, "inferring the switch tree between hosts");
-    if ((rc = c->ops.max_u64(c->ops.ctx, v, 3)))
+    if ((rc = c->ops.max_u64(c->ops.ctx, v, 4)))
         goto out;
-    if (v[0] || v[1] != ~v[2]) { /* (all ok with one hash: max of h and of ~h agree) */
+    if (v[0] || (path && v[2] != ~v[3])) { /* (one hash everywhere: max of h and of ~h agree) */
         if (c->ops.rank == 0)
             tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p,
-                           !ok      ? why
-                           : v[0]   ? "not read on every rank (or out of memory there)"
-                                    : "not the same file on every rank");
+                           !ok     ? why
+                           : !path ? "out of memory on a rank"
+                           : v[0]  ? "not read on every rank (or out of memory there)"
+                                   : "not the same file on every rank");
         rc = TACOS_ERR_INVALID;
         goto out;
     }
+    if (!path && !v[1] && v[2] == ~v[3]) { /* every rank has the same tree cached */
+        *cached = 1;
+        goto out;
+    }
+    if (hit) /* not on every rank, or not the same: inferred again */
+        drop_tree(text, conf, f);
     tacos_net_comm_t nc = {&x, net_exchange, net_max};
     rc = path ? tacos_fabric_net_measure(*conf, recs, c->ops.size, c->ops.rank, &nc, f)
               : tacos_fabric_infer(recs, c->ops.size, c->ops.rank, &nc, conf, text, f);
     if (rc && c->ops.rank == 0)
         tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
+    if (!rc && !path && h > 0)
+        tree_cache_add(ids, h, *text, f);
 out:
-    if (rc) {
-        tacos_fabric_conf_free(*conf);
-        *conf = NULL;
-    }
+    if (rc)
+        drop_tree(text, conf, f);
+    free(ids);
     if (!x.abandoned) {
         free(x.sbuf);
         free(x.rbuf);
@@ -527,7 +647,7 @@ out:
  * what was measured (text: the tree inferred, else from the file). */
 static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
                         const tacos_fabric_conf_t *conf, const char *text,
-                        const tacos_fabric_net_t *f, tacos_topo_t **out)
+                        const tacos_fabric_net_t *f, int cached, tacos_topo_t **out)
 {
     int rc = tacos_probe_merge_fabric(recs, c->ops.size, c->s.unwind_degree, !c->s.probe, conf,
                                       f, out);
@@ -537,9 +657,14 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
     }
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
-        tacos_comm_say(c, 5, "network between %d hosts %s%s: %d rounds, %.1f ms", f->nhosts,
-                       text ? "inferred" : "from ", text ? "" : c->s.fabric_file, f->rounds,
-                       f->measure_us / 1e3);
+        if (cached)
+            tacos_comm_say(c, 5, "network between %d hosts from this job's earlier inference "
+                                 "(%d rounds, %.1f ms then)",
+                           f->nhosts, f->rounds, f->measure_us / 1e3);
+        else
+            tacos_comm_say(c, 5, "network between %d hosts %s%s: %d rounds, %.1f ms", f->nhosts,
+                           text ? "inferred" : "from ", text ? "" : c->s.fabric_file, f->rounds,
+                           f->measure_us / 1e3);
         for (char *l = text ? strtok_r((char *)text, "\n", &save) : NULL; l;
              l = strtok_r(NULL, "\n", &save))
             tacos_comm_say(c, 5, "  %s", l);
@@ -585,16 +710,16 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     int spans = tacos_comm_spans_hosts(recs, n), have_fabric = 0, have_net = 0, cached = 0;
     char *inferred = NULL;
     if (ok && spans && s->fabric_file)
-        have_fabric = fabric_network(c, recs, s->fabric_file, &conf, NULL, &fabric) == 0;
+        have_fabric = fabric_network(c, recs, s->fabric_file, &conf, NULL, &fabric, &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0 &&
         more_hosts_than(recs, n, TACOS_FABRIC_INFER_HOSTS))
-        have_fabric = fabric_network(c, recs, NULL, &conf, &inferred, &fabric) == 0;
+        have_fabric = fabric_network(c, recs, NULL, &conf, &inferred, &fabric, &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0) {
         have_net = measure_network(c, recs, &net, &cached) == 0;
         if (!have_net && c->ops.rank == 0)
             tacos_comm_say(c, 0, "using the probed network figures instead");
     }
-    rc = have_fabric ? merge_fabric(c, recs, conf, inferred, &fabric, out)
+    rc = have_fabric ? merge_fabric(c, recs, conf, inferred, &fabric, cached, out)
                      : merge(c, recs, ok, have_net ? &net : NULL, out);
     if (!rc && c->ops.rank == 0) {
         if (have_net)

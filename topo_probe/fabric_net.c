@@ -83,6 +83,41 @@ void tacos_fabric_net_free(tacos_fabric_net_t *f)
     memset(f, 0, sizeof *f);
 }
 
+/* f's arrays for h hosts and ns switches, zeroed; TACOS_ERR_NOMEM (f
+ * freed) where memory is short. */
+static int net_alloc(tacos_fabric_net_t *f, int h, int ns)
+{
+    size_t hs = h > 0 ? (size_t)h : 1, nss = ns > 0 ? (size_t)ns : 1;
+    memset(f, 0, sizeof *f);
+    f->nhosts = h, f->nswitches = ns;
+    f->leaf = calloc(hs, sizeof *f->leaf);
+    f->used = calloc(nss, 1);
+    f->port_gbps = calloc(nss, sizeof *f->port_gbps);
+    f->port_lat_us = calloc(nss, sizeof *f->port_lat_us);
+    f->up_gbps = calloc(nss, sizeof *f->up_gbps);
+    f->up_lat_us = calloc(nss, sizeof *f->up_lat_us);
+    if (f->leaf && f->used && f->port_gbps && f->port_lat_us && f->up_gbps && f->up_lat_us)
+        return TACOS_OK;
+    tacos_fabric_net_free(f);
+    return TACOS_ERR_NOMEM;
+}
+
+int tacos_fabric_net_copy(tacos_fabric_net_t *dst, const tacos_fabric_net_t *src)
+{
+    if (net_alloc(dst, src->nhosts, src->nswitches))
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory copying a fabric");
+    size_t h = (size_t)src->nhosts, ns = (size_t)src->nswitches;
+    memcpy(dst->leaf, src->leaf, h * sizeof *dst->leaf);
+    memcpy(dst->used, src->used, ns);
+    memcpy(dst->port_gbps, src->port_gbps, ns * sizeof *dst->port_gbps);
+    memcpy(dst->port_lat_us, src->port_lat_us, ns * sizeof *dst->port_lat_us);
+    memcpy(dst->up_gbps, src->up_gbps, ns * sizeof *dst->up_gbps);
+    memcpy(dst->up_lat_us, src->up_lat_us, ns * sizeof *dst->up_lat_us);
+    dst->rounds = src->rounds;
+    dst->measure_us = src->measure_us;
+    return TACOS_OK;
+}
+
 /* ---- rounds ---------------------------------------------------------------- */
 
 typedef struct {
@@ -408,21 +443,14 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
     char *free_ = NULL;
     int h = 0, nomem = !host || !local || !leader;
     if (!nomem) {
-        h = f->nhosts = tacos_probe_hosts(recs, n, host, local);
+        h = tacos_probe_hosts(recs, n, host, local);
         for (int i = n - 1; i >= 0; i--)
             leader[host[i]] = i;
-        f->nswitches = ns;
-        f->leaf = malloc((size_t)h * sizeof *f->leaf);
-        f->used = calloc((size_t)ns, 1);
-        f->port_gbps = calloc((size_t)ns, sizeof *f->port_gbps);
-        f->port_lat_us = calloc((size_t)ns, sizeof *f->port_lat_us);
-        f->up_gbps = calloc((size_t)ns, sizeof *f->up_gbps);
-        f->up_lat_us = calloc((size_t)ns, sizeof *f->up_lat_us);
+        nomem = net_alloc(f, h, ns) != TACOS_OK;
         port = calloc((size_t)ns, sizeof *port), up = calloc((size_t)ns, sizeof *up);
         lo = calloc((size_t)ns, sizeof *lo), lat_sum = calloc((size_t)ns, sizeof *lat_sum);
         lat_n = calloc((size_t)ns, sizeof *lat_n), free_ = calloc((size_t)ns, 1);
-        nomem = !f->leaf || !f->used || !f->port_gbps || !f->port_lat_us || !f->up_gbps ||
-                !f->up_lat_us || !port || !up || !lo || !lat_sum || !lat_n || !free_;
+        nomem = nomem || !port || !up || !lo || !lat_sum || !lat_n || !free_;
     }
     /* every host on a leaf of the file, all under one root: the same on
      * every rank (the same records, the same file) */

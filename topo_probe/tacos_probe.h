@@ -293,6 +293,9 @@ typedef struct {
 int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_record_t *recs,
                              int n, int me, const tacos_net_comm_t *c, tacos_fabric_net_t *f);
 void tacos_fabric_net_free(tacos_fabric_net_t *f);
+/* A copy of src in *dst (allocated; TACOS_ERR_NOMEM, dst empty, where
+ * memory is short). */
+int tacos_fabric_net_copy(tacos_fabric_net_t *dst, const tacos_fabric_net_t *src);
 /* One line per switch used: "s0: 4 hosts, port 0.0124 GB/s 50 us, uplink
  * 0.0248 GB/s 5 us" (malloc'd text). */
 int tacos_fabric_net_describe(const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f,

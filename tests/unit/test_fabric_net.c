@@ -495,14 +495,25 @@ static void infer(const shape_t *s)
     for (int l = 1; l < leaves; l++)
         even &= size[l] == size[0];
     for (int x = 0; x < h && !wrong && !s->noise; x++) {
-        int s = f.leaf[x], l = t.parent[x] - h;
-        CHECK(near(f.port_gbps[s] * 1e3, port), "%s: %s port %.4g GB/s, want %.4g", name,
-              conf->switches[s].name, f.port_gbps[s], port / 1e3);
+        int sw = f.leaf[x], l = t.parent[x] - h;
+        CHECK(near(f.port_gbps[sw] * 1e3, port), "%s: %s port %.4g GB/s, want %.4g", name,
+              conf->switches[sw].name, f.port_gbps[sw], port / 1e3);
         double up = t.up[t.parent[x]];
-        CHECK(!even || up >= size[l] * port || near(f.up_gbps[s] * 1e3, up),
-              "%s: %s uplink %.4g GB/s, want %.4g", name, conf->switches[s].name, f.up_gbps[s],
-              up / 1e3);
+        CHECK(!even || up >= size[l] * port || near(f.up_gbps[sw] * 1e3, up),
+              "%s: %s uplink %.4g GB/s, want %.4g", name, conf->switches[sw].name,
+              f.up_gbps[sw], up / 1e3);
     }
+    /* a copy (the component's cache of inferred trees) is the same */
+    tacos_fabric_net_t g;
+    size_t ns = (size_t)f.nswitches * sizeof(double);
+    CHECK(tacos_fabric_net_copy(&g, &f) == TACOS_OK && g.nhosts == h &&
+              g.nswitches == f.nswitches && g.rounds == f.rounds &&
+              !memcmp(g.leaf, f.leaf, (size_t)h * sizeof *g.leaf) &&
+              !memcmp(g.used, f.used, (size_t)f.nswitches) && !memcmp(g.port_gbps, f.port_gbps, ns) &&
+              !memcmp(g.port_lat_us, f.port_lat_us, ns) && !memcmp(g.up_gbps, f.up_gbps, ns) &&
+              !memcmp(g.up_lat_us, f.up_lat_us, ns),
+          "%s: a copy differs", name);
+    tacos_fabric_net_free(&g);
     tacos_fabric_net_free(&f);
     tacos_fabric_conf_free(conf);
     free(text);
