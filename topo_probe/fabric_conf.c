@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Slurm's topology.conf (the tree plugin's SwitchName lines) and its
  * hostlist expressions, read into a checked forest of switches and the
- * nodes under them (issue 59).  Every limit is checked before the memory it
+ * nodes under them (issue 59); a topology.yaml's tree read as those lines
+ * (fabric_yaml.c).  Every limit is checked before the memory it
  * bounds is allocated, so a hostile range fails fast with a message. */
 #include <ctype.h>
 #include <stdio.h>
@@ -585,6 +586,44 @@ static int read_lines(reader_t *r, const char *text)
     return rc;
 }
 
+/* Reads a topology.yaml's tree: its switches as topology.conf lines, each
+ * read with the YAML line of its switch. */
+static int read_yaml(reader_t *r, const char *text)
+{
+    char *lines = NULL, *s;
+    int *at = NULL, n = 0, rc = tacos_fabric_yaml_lines(text, r->name, &lines, &at, &n);
+    s = lines;
+    for (int i = 0; i < n && !rc; i++) {
+        char *e = strchr(s, '\n');
+        *e = '\0';
+        rc = read_line(r, s, at[i]);
+        s = e + 1;
+    }
+    free(lines);
+    free(at);
+    return rc;
+}
+
+/* Whether text is a topology.yaml: its name ends in .yaml or .yml, or its
+ * first line that is not blank or a comment is "---" or starts "- ". */
+static int is_yaml(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    if ((len > 5 && !strcasecmp(name + len - 5, ".yaml")) ||
+        (len > 4 && !strcasecmp(name + len - 4, ".yml")))
+        return 1;
+    for (const char *s = text; *s;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r')
+            s++;
+        if (*s != '#' && *s != '\n')
+            return !strncmp(s, "---", 3) || (s[0] == '-' && (s[1] == ' ' || s[1] == '\n'));
+        while (*s && *s != '\n')
+            s++;
+        s += *s == '\n';
+    }
+    return 0;
+}
+
 int tacos_fabric_conf_read_string(const char *text, const char *name, tacos_fabric_conf_t **out)
 {
     if (!text || !out)
@@ -597,7 +636,7 @@ int tacos_fabric_conf_read_string(const char *text, const char *name, tacos_fabr
     reader_t r = {.name = name};
     if (!(r.f = calloc(1, sizeof *r.f)))
         return tacos_error(TACOS_ERR_NOMEM, "out of memory reading a fabric file");
-    int rc = read_lines(&r, text);
+    int rc = is_yaml(text, name) ? read_yaml(&r, text) : read_lines(&r, text);
     if (!rc && !r.f->nswitches)
         rc = tacos_error(TACOS_ERR_PARSE, "%s: no SwitchName lines", name);
     if (!rc)

@@ -48,6 +48,12 @@ int tacos_net_agree_max(const tacos_net_comm_t *c, double *v, int n, int failed)
  * exchange, so that no rank returns alone and leaves others waiting. */
 int tacos_net_agree_memory(const tacos_net_comm_t *c, int short_here, const char *what);
 
+/* The tree of a Slurm topology.yaml (fabric_yaml.c) as topology.conf
+ * lines: *lines (malloc'd) one "SwitchName=... Switches=... Nodes=..." line
+ * per switch, *at (malloc'd) the YAML line of each of the *n; messages
+ * name `name` and the line. */
+int tacos_fabric_yaml_lines(const char *text, const char *name, char **lines, int **at, int *n);
+
 /* fabric_net.c's steps that fabric_infer.c shares: the monotonic clock in
  * us; a size for `bytes` (a multiple of 4 KiB, at least TACOS_NET_S1_BYTES,
  * at most TACOS_NET_MAX_BYTES); bytes per us of an exchange of `bytes` in t

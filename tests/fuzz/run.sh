@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Fuzzes the parsers with libFuzzer (clang -fsanitize=fuzzer,address):
 # topology JSON, schedule JSON, hwloc XML through the probe, Slurm's
-# topology.conf and hostlists (fabric).
+# topology.conf, topology.yaml and hostlists (fabric).
 #   tests/fuzz/run.sh [SECONDS per target, default 60] [OUTDIR]
 # Seeds: tests/fixtures (+ the regression inputs in tests/fixtures/fuzz).
 # Crashing or slow inputs land in OUTDIR/<target>/ (crash-*, timeout-*,
@@ -37,7 +37,7 @@ for target in ${TACOS_FUZZ_TARGETS:-topo sched hwloc fabric}; do
                "$top"/synth/tacos-synth -t rfs:2x2x2 -c reduce --root 3 \
                    -o "$corpus/red.json" >/dev/null 2>&1 || true ;;
         hwloc) cp "$top"/tests/fixtures/hwloc/*.xml "$corpus"/ ;;
-        fabric) cp "$top"/tests/fixtures/fabric/*.conf "$corpus"/ ;;
+        fabric) cp "$top"/tests/fixtures/fabric/*.conf "$top"/tests/fixtures/fabric/*.yaml "$corpus"/ ;;
     esac
     [ -d "$top/tests/fixtures/fuzz/$target" ] && cp "$top/tests/fixtures/fuzz/$target"/* "$corpus"/ 2>/dev/null || true
     # hwloc 2.9 leaks the objects of an XML it fails to load (inside

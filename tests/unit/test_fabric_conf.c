@@ -246,6 +246,114 @@ static void test_strings(void)
     CHECK_ERR(tacos_fabric_conf_read_string(NULL, "x", &f), TACOS_ERR_ARG, "NULL");
 }
 
+/* Slurm's topology.yaml: the tree topology read as topology.conf lines. */
+static void check_yaml(const char *text, int nswitches, int nnodes, int nroots)
+{
+    tacos_fabric_conf_t *f = NULL;
+    int rc = tacos_fabric_conf_read_string(text, "t.yaml", &f);
+    CHECK(rc == TACOS_OK, "'%s': %s", text, tacos_last_error());
+    if (rc)
+        return;
+    CHECK(f->nswitches == nswitches && f->nnodes == nnodes && f->nroots == nroots,
+          "'%s': %d switches %d nodes %d roots", text, f->nswitches, f->nnodes, f->nroots);
+    tacos_fabric_conf_free(f);
+}
+
+static void check_bad_yaml(const char *text, const char *needle)
+{
+    tacos_fabric_conf_t *f = NULL;
+    CHECK_ERR(tacos_fabric_conf_read_string(text, "t.yaml", &f), TACOS_ERR_PARSE, needle);
+    CHECK(f == NULL, "output set on failure");
+}
+
+static void test_yaml(void)
+{
+    /* the fixture: two_level.conf's tree, leaves written four ways */
+    tacos_fabric_conf_t *f = NULL, *g = read_fixture("two_level.conf");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fabric/two_level.yaml", FIXTURES);
+    int rc = tacos_fabric_conf_read_file(path, &f);
+    CHECK(rc == TACOS_OK, "two_level.yaml: %s", tacos_last_error());
+    if (!rc && g) {
+        CHECK(f->nswitches == g->nswitches && f->nnodes == g->nnodes && f->nroots == 1,
+              "two_level.yaml: %d switches %d nodes %d roots", f->nswitches, f->nnodes,
+              f->nroots);
+        for (int i = 0; i < g->nnodes && i < f->nnodes; i++)
+            CHECK(!strcmp(f->nodes[i].host, g->nodes[i].host) &&
+                      !strcmp(f->switches[f->nodes[i].leaf].name,
+                              g->switches[g->nodes[i].leaf].name),
+                  "two_level.yaml: node %d %s", i, f->nodes[i].host);
+        CHECK(f->switches[1].line == 19 && f->switches[4].parent == -1, "line %d",
+              f->switches[1].line);
+    }
+    tacos_fabric_conf_free(f);
+    tacos_fabric_conf_free(g);
+    snprintf(path, sizeof path, "%s/fabric/bad_indent.yaml", FIXTURES);
+    f = NULL;
+    CHECK_ERR(tacos_fabric_conf_read_file(path, &f), TACOS_ERR_PARSE,
+              "bad_indent.yaml:6: indented unlike the lines before it");
+
+    /* Slurm's example; by content where the name says nothing */
+    tacos_fabric_conf_t *h = NULL;
+    CHECK(tacos_fabric_conf_read_string("- topology: topo1\n  cluster_default: True\n  tree:\n"
+                                        "    switches:\n    - switch: sw_root\n"
+                                        "      nodes: node[01-04]\n",
+                                        "fabric", &h) == TACOS_OK &&
+              h->nswitches == 1 && h->nnodes == 4,
+          "Slurm's example: %s", tacos_last_error());
+    tacos_fabric_conf_free(h);
+    /* the default tree over the first; lists indented under their key */
+    check_yaml("- topology: a\n  tree:\n    switches:\n      - switch: s\n        nodes: x\n"
+               "- topology: b\n  cluster_default: true\n  tree:\n    switches:\n"
+               "      - switch: t\n        children: [u, v]\n      - switch: u\n"
+               "        nodes: y[1-3]\n      - switch: v\n        nodes: z\n",
+               3, 4, 1);
+    check_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n      nodes: x\n"
+               "- topology: b\n  tree:\n    switches:\n    - switch: t\n      nodes: y\n",
+               1, 1, 1); /* no default: the first */
+
+    check_bad_yaml("- topology: a\n  flat: true\n", "t.yaml: no tree topology");
+    check_bad_yaml("- topology: a\n  tree:\n    switches: []\n", "t.yaml:3: the tree has no");
+    check_bad_yaml("topology: a\n", "t.yaml:1: not a list of topologies");
+    check_bad_yaml("- tree:\n    switches:\n    - switch: s\n      nodes: x\n",
+                   "t.yaml:1: a topology without 'topology: NAME'");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n      nodes: x\n"
+                   "      speed: 10\n",
+                   "t.yaml:6: unknown key 'speed'");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - nodes: x\n",
+                   "t.yaml:4: a switch without 'switch: NAME'");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n      nodes: x\n"
+                   "    - switch: s\n      nodes: y\n",
+                   "t.yaml:6: switch s is defined again (first on line 4)");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n      nodes: x\n"
+                   "    - switch: t\n      nodes: x\n",
+                   "t.yaml:6: node x is under switch t and under switch s (line 4)");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n"
+                   "      nodes: n[1-3\n",
+                   "t.yaml:4: Nodes=n[1-3: missing ']'");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n"
+                   "      children: t\n",
+                   "t.yaml:4: switch s lists switch t, which is not defined");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n"
+                   "      nodes: [a, [b]]\n",
+                   "t.yaml:5: a flow list inside a flow list");
+    check_bad_yaml("- topology: a\n  tree: &x\n", "t.yaml:2: '&'");
+    check_bad_yaml("- topology: a\n\ttree:\n", "t.yaml:2: a tab indents the line");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n"
+                   "      nodes: x\nx: 1\n",
+                   "t.yaml:6: indented unlike the lines before it");
+    check_bad_yaml("- topology: a\n  topology: b\n", "t.yaml:2: key 'topology' given twice");
+    check_bad_yaml("- topology: a\n  tree:\n    switches:\n    - switch: s\n"
+                   "      nodes: a b\n",
+                   "t.yaml:5: Nodes 'a b' holds a blank");
+    char deep[2048] = "- topology: a\n  tree:\n";
+    for (int d = 0; d < 20; d++) {
+        size_t at = strlen(deep);
+        snprintf(deep + at, sizeof deep - at, "%*sk%d:\n", 4 + 2 * d, "", d);
+    }
+    check_bad_yaml(deep, "nested more than 16 deep");
+}
+
 /* The limits, each just over. */
 static void test_limits(void)
 {
@@ -290,5 +398,6 @@ int main(void)
     test_three_level();
     test_strings();
     test_limits();
+    test_yaml();
     return check_report("test_fabric_conf");
 }
