@@ -169,10 +169,12 @@ static void test_three_level(void)
     tacos_fabric_conf_free(f);
 }
 
-static void check_conf(const char *text, int nswitches, int nnodes, int nroots)
+/* text read as the file `name` (its kind by its name): so many switches,
+ * nodes and roots; check_bad_read: a parse error holding needle. */
+static void check_read(const char *name, const char *text, int nswitches, int nnodes, int nroots)
 {
     tacos_fabric_conf_t *f = NULL;
-    int rc = tacos_fabric_conf_read_string(text, "t.conf", &f);
+    int rc = tacos_fabric_conf_read_string(text, name, &f);
     CHECK(rc == TACOS_OK, "'%s': %s", text, tacos_last_error());
     if (rc)
         return;
@@ -181,11 +183,21 @@ static void check_conf(const char *text, int nswitches, int nnodes, int nroots)
     tacos_fabric_conf_free(f);
 }
 
-static void check_bad_conf(const char *text, const char *needle)
+static void check_bad_read(const char *name, const char *text, const char *needle)
 {
     tacos_fabric_conf_t *f = NULL;
-    CHECK_ERR(tacos_fabric_conf_read_string(text, "t.conf", &f), TACOS_ERR_PARSE, needle);
+    CHECK_ERR(tacos_fabric_conf_read_string(text, name, &f), TACOS_ERR_PARSE, needle);
     CHECK(f == NULL, "output set on failure");
+}
+
+static void check_conf(const char *text, int nswitches, int nnodes, int nroots)
+{
+    check_read("t.conf", text, nswitches, nnodes, nroots);
+}
+
+static void check_bad_conf(const char *text, const char *needle)
+{
+    check_bad_read("t.conf", text, needle);
 }
 
 static void test_strings(void)
@@ -249,21 +261,12 @@ static void test_strings(void)
 /* Slurm's topology.yaml: the tree topology read as topology.conf lines. */
 static void check_yaml(const char *text, int nswitches, int nnodes, int nroots)
 {
-    tacos_fabric_conf_t *f = NULL;
-    int rc = tacos_fabric_conf_read_string(text, "t.yaml", &f);
-    CHECK(rc == TACOS_OK, "'%s': %s", text, tacos_last_error());
-    if (rc)
-        return;
-    CHECK(f->nswitches == nswitches && f->nnodes == nnodes && f->nroots == nroots,
-          "'%s': %d switches %d nodes %d roots", text, f->nswitches, f->nnodes, f->nroots);
-    tacos_fabric_conf_free(f);
+    check_read("t.yaml", text, nswitches, nnodes, nroots);
 }
 
 static void check_bad_yaml(const char *text, const char *needle)
 {
-    tacos_fabric_conf_t *f = NULL;
-    CHECK_ERR(tacos_fabric_conf_read_string(text, "t.yaml", &f), TACOS_ERR_PARSE, needle);
-    CHECK(f == NULL, "output set on failure");
+    check_bad_read("t.yaml", text, needle);
 }
 
 static void test_yaml(void)
