@@ -86,6 +86,7 @@ static int tacos_open(void)
 static int tacos_close(void)
 {
     opal_progress_unregister(mca_coll_tacos_progress); /* where it was registered */
+    tacos_comm_forget_networks();
     if (mca_coll_tacos_component.output >= 0)
         opal_output_close(mca_coll_tacos_component.output);
     mca_coll_tacos_component.output = -1;

@@ -186,10 +186,7 @@ static int agree(tacos_comm_t *c, int ok, uint64_t h, int *agreed)
     return rc;
 }
 
-/* FNV-1a over 64-bit words, from FNV_OFFSET. */
-#define FNV_OFFSET 1469598103934665603ull
-
-static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
+uint64_t tacos_comm_hash_words(uint64_t h, const uint64_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         h = (h ^ v[i]) * 1099511628211ull;
@@ -198,35 +195,35 @@ static uint64_t hash_words(uint64_t h, const uint64_t *v, size_t n)
 
 static uint64_t string_hash(const char *s)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = TACOS_HASH_OFFSET;
     for (; s && *s; s++) {
         uint64_t v = (unsigned char)*s;
-        h = hash_words(h, &v, 1);
+        h = tacos_comm_hash_words(h, &v, 1);
     }
     return s ? h : 0;
 }
 
 uint64_t tacos_comm_topo_hash(const tacos_topo_t *t)
 {
-    uint64_t h = FNV_OFFSET ^ (uint64_t)t->npus;
+    uint64_t h = TACOS_HASH_OFFSET ^ (uint64_t)t->npus;
     for (size_t i = 0; i < t->nlinks; i++) {
         const tacos_link_t *l = &t->links[i];
         uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
         memcpy(&v[2], &l->lat_us, 8);
         memcpy(&v[3], &l->bw_gbps, 8);
-        h = hash_words(h, v, 4);
+        h = tacos_comm_hash_words(h, v, 4);
     }
     return h;
 }
 
 static uint64_t sched_hash(const tacos_sched_t *s)
 {
-    uint64_t h = FNV_OFFSET ^ s->nxfers;
+    uint64_t h = TACOS_HASH_OFFSET ^ s->nxfers;
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
                      (uint64_t)x->reduce << 63;
-        h = hash_words(h, &v, 1);
+        h = tacos_comm_hash_words(h, &v, 1);
     }
     return h;
 }

@@ -197,6 +197,9 @@ const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[6
  * callback's status or a TACOS_ERR_* code, with a message. */
 int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out);
 
+/* FNV-1a over 64-bit words, from h (TACOS_HASH_OFFSET to start). */
+#define TACOS_HASH_OFFSET 1469598103934665603ull
+uint64_t tacos_comm_hash_words(uint64_t h, const uint64_t *v, size_t n);
 
 /* Element-wise maximum over the ranks of v[0..n), every value >= 0 and
  * finite, not -0.0 (one max_u64 in place: such doubles order as their bits

@@ -130,6 +130,10 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
 void tacos_comm_free(tacos_comm_t *c);
 const tacos_settings_t *tacos_comm_settings(const tacos_comm_t *c);
 
+/* Frees the networks kept for the job (measured or inferred between hosts;
+ * coll_tacos_measure 1) once no communicator is being set up any more. */
+void tacos_comm_forget_networks(void);
+
 /* The plan for a call of `bytes` bytes of type signature (equal on every
  * rank) in *plan, or NULL with *why.  Every reason is decided from inputs
  * equal on every rank; the first call agrees on the settings, the first of

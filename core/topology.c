@@ -4,7 +4,9 @@
  * probe record (probed once per process), exchanged with one allgather,
  * optionally calibrated with ping-pongs; when the ranks span several hosts,
  * the links between hosts measured (libtacos-probe's tacos_net_measure over
- * the binding's exchange, cached per job); merged by libtacos-probe.  Any
+ * the binding's exchange) or their switch tree inferred or read from a
+ * fabric file, the measured or inferred network kept for the job; merged by
+ * libtacos-probe.  Any
  * problem falls back to the default model (hosts only), with a message.
  */
 #include <pthread.h>
@@ -240,6 +242,20 @@ static int net_exchange(void *ctx, const int *peers, int n, const size_t *bytes,
     return exchange(x->c, peers, n, x->sbuf, bytes, x->rbuf, bytes, t_us, &x->abandoned);
 }
 
+/* The exchange's buffers (calloc: zero pages mapped on first use). */
+static net_ctx_t net_ctx_new(tacos_comm_t *c)
+{
+    return (net_ctx_t){c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
+}
+
+static void net_ctx_free(net_ctx_t *x)
+{
+    if (!x->abandoned) {
+        free(x->sbuf);
+        free(x->rbuf);
+    }
+}
+
 static int net_max(void *ctx, double *v, int n)
 {
     tacos_comm_t *c = ((net_ctx_t *)ctx)->c;
@@ -247,17 +263,6 @@ static int net_max(void *ctx, double *v, int n)
         return tacos_comm_max_nonneg(c, v, n);
     return c->ops.max_u64_idle(c->ops.ctx, (uint64_t *)(void *)v, n); /* as max_nonneg */
 }
-
-/* Measurements kept for the job, keyed by the communicator's hosts in the
- * order of their first rank. */
-typedef struct net_cache {
-    struct net_cache *next;
-    int nhosts;
-    uint64_t *host_ids;
-    tacos_net_t net;
-} net_cache_t;
-static net_cache_t *net_cache;
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Copies src's figures into dst (both allocated for the same hosts). */
 static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
@@ -273,9 +278,8 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     dst->note = src->note;
 }
 
-/* The cache's key: the ids of the communicator's hosts in the order of
- * their first rank (*ids, malloc'd); returns how many, -1 where memory is
- * short. */
+/* The hosts' key: their ids in the order of their first rank (*ids,
+ * malloc'd); returns how many, -1 where memory is short. */
 static int host_key(const tacos_probe_record_t *recs, int n, uint64_t **ids)
 {
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
@@ -291,69 +295,6 @@ static int host_key(const tacos_probe_record_t *recs, int n, uint64_t **ids)
     return h;
 }
 
-/* A copy of the cached measurement of these hosts into *net (allocated),
- * or 0 when there is none. */
-static int cache_find(const uint64_t *ids, int h, tacos_net_t *net)
-{
-    int found = 0;
-    pthread_mutex_lock(&cache_lock);
-    for (net_cache_t *e = net_cache; e && !found; e = e->next)
-        if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids) &&
-            tacos_net_alloc(net, h) == TACOS_OK) {
-            copy_net(net, &e->net);
-            found = 1;
-        }
-    pthread_mutex_unlock(&cache_lock);
-    return found;
-}
-
-static void cache_add(const uint64_t *ids, int h, const tacos_net_t *net)
-{
-    net_cache_t *e = calloc(1, sizeof *e);
-    if (!e || !(e->host_ids = malloc((size_t)h * sizeof *ids)) || tacos_net_alloc(&e->net, h)) {
-        if (e)
-            free(e->host_ids);
-        free(e);
-        return; /* not cached: measured again next time */
-    }
-    memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
-    e->nhosts = h;
-    copy_net(&e->net, net);
-    pthread_mutex_lock(&cache_lock);
-    e->next = net_cache;
-    net_cache = e;
-    pthread_mutex_unlock(&cache_lock);
-}
-
-/* Switch trees inferred between hosts, kept for the job as measurements
- * are: the tree's topology.conf text, its measured rates, their hash. */
-typedef struct tree_cache {
-    struct tree_cache *next;
-    int nhosts;
-    uint64_t *host_ids, hash;
-    char *text;
-    tacos_fabric_net_t f;
-} tree_cache_t;
-static tree_cache_t *tree_cache;
-
-/* FNV-1a of n bytes from h. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
-    return h;
-}
-
-/* A tree's hash, never 0: its text and its rates. */
-static uint64_t tree_hash(const char *text, const tacos_fabric_net_t *f)
-{
-    uint64_t h = fnv(1469598103934665603ull, text, strlen(text));
-    size_t ns = (size_t)f->nswitches * sizeof(double);
-    h = fnv(fnv(h, f->port_gbps, ns), f->port_lat_us, ns);
-    h = fnv(fnv(h, f->up_gbps, ns), f->up_lat_us, ns);
-    return h | 1;
-}
-
 /* Frees a tree read or inferred: its text, its switches, its rates. */
 static void drop_tree(char **text, tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
 {
@@ -366,63 +307,143 @@ static void drop_tree(char **text, tacos_fabric_conf_t **conf, tacos_fabric_net_
     tacos_fabric_net_free(f);
 }
 
-static tree_cache_t *tree_cache_entry(const uint64_t *ids, int h)
+/* What the job keeps between communicators for a set of hosts (their
+ * host_key): the pairs' measurement, or the switch tree inferred (its
+ * topology.conf text, its rates, their hash).  A later communicator over
+ * the same hosts uses it only where every rank keeps the same. */
+typedef struct kept {
+    struct kept *next;
+    int is_tree, nhosts;
+    uint64_t *host_ids, hash;
+    tacos_net_t net;      /* !is_tree */
+    char *text;           /* is_tree */
+    tacos_fabric_net_t f; /* is_tree */
+} kept_t;
+static kept_t *kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kept_free(kept_t *e)
 {
-    for (tree_cache_t *e = tree_cache; e; e = e->next)
-        if (e->nhosts == h && !memcmp(e->host_ids, ids, (size_t)h * sizeof *ids))
-            return e;
+    if (!e)
+        return;
+    free(e->host_ids);
+    tacos_net_free(&e->net);
+    free(e->text);
+    tacos_fabric_net_free(&e->f);
+    free(e);
+}
+
+/* The link to the entry kept of this kind for these hosts, or to the list's
+ * end (kept_lock held). */
+static kept_t **kept_slot(int is_tree, const uint64_t *ids, int h)
+{
+    kept_t **s = &kept;
+    while (*s && ((*s)->is_tree != is_tree || (*s)->nhosts != h ||
+                  memcmp((*s)->host_ids, ids, (size_t)h * sizeof *ids)))
+        s = &(*s)->next;
+    return s;
+}
+
+/* A new entry for these hosts, its payload for the caller to fill; NULL
+ * where memory is short (then nothing is kept: measured again next time). */
+static kept_t *kept_new(int is_tree, const uint64_t *ids, int h)
+{
+    kept_t *e = calloc(1, sizeof *e);
+    if (e && (e->host_ids = malloc((size_t)h * sizeof *ids))) {
+        memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
+        e->is_tree = is_tree;
+        e->nhosts = h;
+        return e;
+    }
+    free(e);
     return NULL;
 }
 
-/* The cached tree of these hosts: *text (malloc'd), *conf read from it, *f
- * a copy of its rates; returns its hash, or 0 (nothing set) where there is
- * none or memory is short. */
-static uint64_t tree_cache_find(const uint64_t *ids, int h, char **text,
-                                tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
+/* Keeps e in place of what was kept of its kind for its hosts (that may
+ * differ from other ranks', which measured again without it). */
+static void keep(kept_t *e)
 {
-    uint64_t hash = 0;
-    pthread_mutex_lock(&cache_lock);
-    tree_cache_t *e = tree_cache_entry(ids, h);
-    if (e && (*text = strdup(e->text)) && tacos_fabric_net_copy(f, &e->f) == TACOS_OK)
-        hash = e->hash;
-    pthread_mutex_unlock(&cache_lock);
-    if (hash && tacos_fabric_conf_read_string(*text, "the cached switch tree", conf))
-        hash = 0;
-    if (!hash)
-        drop_tree(text, conf, f);
-    return hash;
+    pthread_mutex_lock(&kept_lock);
+    kept_t **s = kept_slot(e->is_tree, e->host_ids, e->nhosts), *old = *s;
+    e->next = old ? old->next : NULL;
+    *s = e;
+    pthread_mutex_unlock(&kept_lock);
+    kept_free(old);
 }
 
-/* Keeps the tree for these hosts (in place of one kept before). */
-static void tree_cache_add(const uint64_t *ids, int h, const char *text,
-                           const tacos_fabric_net_t *f)
+void tacos_comm_forget_networks(void)
 {
-    tree_cache_t *e = calloc(1, sizeof *e);
-    if (!e || !(e->host_ids = malloc((size_t)h * sizeof *ids)) || !(e->text = strdup(text)) ||
-        tacos_fabric_net_copy(&e->f, f)) {
-        if (e) {
-            free(e->host_ids);
-            free(e->text);
+    pthread_mutex_lock(&kept_lock);
+    while (kept) {
+        kept_t *e = kept;
+        kept = e->next;
+        kept_free(e);
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
+/* A copy of the measurement kept for these hosts into *net (allocated),
+ * or 0 when there is none. */
+static int find_net(const uint64_t *ids, int h, tacos_net_t *net)
+{
+    pthread_mutex_lock(&kept_lock);
+    kept_t *e = *kept_slot(0, ids, h);
+    int found = e && tacos_net_alloc(net, h) == TACOS_OK;
+    if (found)
+        copy_net(net, &e->net);
+    pthread_mutex_unlock(&kept_lock);
+    return found;
+}
+
+static void keep_net(const uint64_t *ids, int h, const tacos_net_t *net)
+{
+    kept_t *e = kept_new(0, ids, h);
+    if (e && tacos_net_alloc(&e->net, h) == TACOS_OK) {
+        copy_net(&e->net, net);
+        keep(e);
+    } else
+        kept_free(e);
+}
+
+/* A tree's hash, never 0: its text's (conf->hash) and its rates. */
+static uint64_t tree_hash(const tacos_fabric_conf_t *conf, const tacos_fabric_net_t *f)
+{
+    uint64_t h = conf->hash;
+    const double *rates[] = {f->port_gbps, f->port_lat_us, f->up_gbps, f->up_lat_us};
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < f->nswitches; i++) {
+            uint64_t w;
+            memcpy(&w, &rates[r][i], sizeof w);
+            h = tacos_comm_hash_words(h, &w, 1);
         }
-        free(e);
-        return; /* not kept: inferred again next time */
-    }
-    memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
-    e->nhosts = h;
-    e->hash = tree_hash(text, f);
-    pthread_mutex_lock(&cache_lock);
-    tree_cache_t *old = tree_cache_entry(ids, h);
-    if (old) { /* (its figures, where another rank lacked them) */
-        free(old->text);
-        tacos_fabric_net_free(&old->f);
-        old->text = e->text, old->f = e->f, old->hash = e->hash;
-        free(e->host_ids);
-        free(e);
-    } else {
-        e->next = tree_cache;
-        tree_cache = e;
-    }
-    pthread_mutex_unlock(&cache_lock);
+    return h | 1;
+}
+
+/* The tree kept for these hosts: *text (malloc'd), *conf read from it, *f
+ * a copy of its rates; returns its hash, or 0 (nothing set) where there is
+ * none or memory is short. */
+static uint64_t find_tree(const uint64_t *ids, int h, char **text, tacos_fabric_conf_t **conf,
+                          tacos_fabric_net_t *f)
+{
+    int found = 0;
+    pthread_mutex_lock(&kept_lock);
+    kept_t *e = *kept_slot(1, ids, h);
+    if (e && (*text = strdup(e->text)) && tacos_fabric_net_copy(f, &e->f) == TACOS_OK)
+        found = 1;
+    pthread_mutex_unlock(&kept_lock);
+    if (found && tacos_fabric_conf_read_string(*text, "the kept switch tree", conf) == TACOS_OK)
+        return tree_hash(*conf, f);
+    drop_tree(text, conf, f);
+    return 0;
+}
+
+static void keep_tree(const uint64_t *ids, int h, const char *text, const tacos_fabric_net_t *f)
+{
+    kept_t *e = kept_new(1, ids, h);
+    if (e && (e->text = strdup(text)) && tacos_fabric_net_copy(&e->f, f) == TACOS_OK)
+        keep(e);
+    else
+        kept_free(e);
 }
 
 /* Rank 0's cached copy on every rank (the others' copies may come from
@@ -453,18 +474,17 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
     return rc;
 }
 
-/* The measured network between the communicator's hosts, from the job's
- * cache when every rank has it (measure 1), else measured now.  Returns 0
- * with *net filled, or an error (message printed). */
-static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, tacos_net_t *net,
-                           int *cached)
+/* The measured network between the communicator's h hosts (ids: their
+ * host_key), kept from earlier in the job where every rank has it (measure
+ * 1), else measured now.  Returns 0 with *net filled, or an error (message
+ * printed). */
+static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, const uint64_t *ids,
+                           int h, tacos_net_t *net, int *cached)
 {
-    uint64_t *ids = NULL;
-    int h = host_key(recs, c->ops.size, &ids), rc;
-    /* untouched unless measured (calloc: zero pages mapped on first use) */
-    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
+    int rc;
+    net_ctx_t x = net_ctx_new(c);
     int ok = h > 0 && x.sbuf && x.rbuf;
-    *cached = ok && c->s.measure == 1 && cache_find(ids, h, net);
+    *cached = ok && c->s.measure == 1 && find_net(ids, h, net);
     /* every rank learns whether any lacks memory or the cached figures */
     double v[2] = {!ok, !*cached};
     if ((rc = tacos_comm_max_nonneg(c, v, 2)) || v[0] > 0) {
@@ -485,15 +505,11 @@ static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, ta
         tacos_comm_say(c, 0, "measuring the network between %d hosts: %s", h, tacos_last_error());
         goto out;
     }
-    cache_add(ids, h, net);
+    keep_net(ids, h, net);
 out:
     if (rc && *cached)
         tacos_net_free(net);
-    free(ids);
-    if (!x.abandoned) {
-        free(x.sbuf);
-        free(x.rbuf);
-    }
+    net_ctx_free(&x);
     return rc;
 }
 
@@ -587,19 +603,19 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
  * and *f set) where every rank read the same file and it lists every host;
  * else nonzero after one message: the caller measures as without it.
  * With no file (path NULL): the tree inferred (*text: as topology.conf),
- * or with coll_tacos_measure 1 the job's earlier inference over the same
- * hosts where every rank has the same (*cached set). */
+ * or with coll_tacos_measure 1 the job's earlier inference over the same h
+ * hosts (ids) where every rank keeps the same (*cached set). */
 static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, const char *path,
-                          tacos_fabric_conf_t **conf, char **text, tacos_fabric_net_t *f,
-                          int *cached)
+                          const uint64_t *ids, int h, tacos_fabric_conf_t **conf, char **text,
+                          tacos_fabric_net_t *f, int *cached)
 {
     char p[64], why[256];
-    int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK, h = 0;
+    int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK;
     snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
-    uint64_t *ids = NULL, hit = 0;
-    if (!path && c->s.measure == 1 && (h = host_key(recs, c->ops.size, &ids)) > 0)
-        hit = tree_cache_find(ids, h, text, conf, f);
-    net_ctx_t x = {c, calloc(1, TACOS_NET_MAX_BYTES), malloc(2 * TACOS_NET_MAX_BYTES), 0};
+    uint64_t hit = 0;
+    if (!path && c->s.measure == 1 && h > 0)
+        hit = find_tree(ids, h, text, conf, f);
+    net_ctx_t x = net_ctx_new(c);
     uint64_t key = ok && path ? (*conf)->hash : hit;
     uint64_t v[4] = {!(ok && x.sbuf && x.rbuf), !hit, key, ~key};
     *cached = 0;
@@ -631,15 +647,11 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, con
     if (rc && c->ops.rank == 0)
         tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
     if (!rc && !path && h > 0)
-        tree_cache_add(ids, h, *text, f);
+        keep_tree(ids, h, *text, f);
 out:
     if (rc)
         drop_tree(text, conf, f);
-    free(ids);
-    if (!x.abandoned) {
-        free(x.sbuf);
-        free(x.rbuf);
-    }
+    net_ctx_free(&x);
     return rc;
 }
 
@@ -709,13 +721,17 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     tacos_fabric_net_t fabric = {0};
     int spans = tacos_comm_spans_hosts(recs, n), have_fabric = 0, have_net = 0, cached = 0;
     char *inferred = NULL;
+    uint64_t *ids = NULL; /* (h < 0 where memory is short: nothing kept or found) */
+    int h = ok && spans ? host_key(recs, n, &ids) : 0;
     if (ok && spans && s->fabric_file)
-        have_fabric = fabric_network(c, recs, s->fabric_file, &conf, NULL, &fabric, &cached) == 0;
+        have_fabric = fabric_network(c, recs, s->fabric_file, ids, h, &conf, NULL, &fabric,
+                                     &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0 &&
         more_hosts_than(recs, n, TACOS_FABRIC_INFER_HOSTS))
-        have_fabric = fabric_network(c, recs, NULL, &conf, &inferred, &fabric, &cached) == 0;
+        have_fabric =
+            fabric_network(c, recs, NULL, ids, h, &conf, &inferred, &fabric, &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0) {
-        have_net = measure_network(c, recs, &net, &cached) == 0;
+        have_net = measure_network(c, recs, ids, h, &net, &cached) == 0;
         if (!have_net && c->ops.rank == 0)
             tacos_comm_say(c, 0, "using the probed network figures instead");
     }
@@ -731,6 +747,7 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
     tacos_fabric_conf_free(conf);
     free(inferred);
     tacos_net_free(&net);
+    free(ids);
     free(recs);
     return rc;
 }

@@ -623,6 +623,7 @@ int MPI_Finalize(void)
         delete_state_of(MPI_COMM_SELF);
         __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
         pmpi_requests_finalize();
+        tacos_comm_forget_networks();
         free(world_node);
         world_node = NULL;
         int me;
