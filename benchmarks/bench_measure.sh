@@ -15,7 +15,10 @@
 # pair routed through a switch alone (h0 s0 h1) is right as a link at the
 # port's rate (the measurement sees hosts, not switches).
 #
-# Columns: the measuring time (ms, as tacos-probe reports it); "pairs right":
+# Columns: the measuring time (ms, as tacos-probe reports it) and each
+# phase's median (pairs: the S1 rounds; second sizes, with the pairs
+# measured again apart; tests: for shared paths; reruns: those that
+# confirm); "pairs right":
 # pairs of hosts measured as what they are (a link where the shape has one,
 # a path through the right relay where it routes them), over all runs;
 # "runs right": runs with every pair right; "links GB/s ÷ true": each
@@ -37,14 +40,14 @@ while [ "$i" -lt "$RUNS" ]; do
         eval p=\$PROBE_$v
         [ -n "$p" ] || continue
         echo "run $v"
-        $TESTBED_MPIRUN "$p" --all -o "$TESTBED_DIR/measured.json" 2>&1 | grep "network between\|  h[0-9]* - "
+        $TESTBED_MPIRUN "$p" --all -o "$TESTBED_DIR/measured.json" 2>&1 | grep "network between\|phases (ms)\|  h[0-9]* - "
     done
     i=$((i + 1))
 done
 EOF
 
-echo "| shape | build | runs | ms min | ms median | ms max | pairs right | runs right | links GB/s ÷ true | off > 15 % |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| shape | build | runs | ms min | ms median | ms max | phases ms (median): pairs / second sizes / tests / reruns | pairs right | runs right | links GB/s ÷ true | off > 15 % |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for shape in $SHAPES; do
     out=$(bash "$B/tests/testbed/testbed.sh" run "$shape" -r "$RANKS" -- \
         sh -c 'cat "$TESTBED_DIR/shape.txt"; sh "$0"' "$JOB") || {
@@ -66,6 +69,8 @@ for shape in $SHAPES; do
         /^run / { on = ($2 == V); if (on) { runs++; pairs_run[runs] = 0; wrong[runs] = 0 } next }
         !on { next }
         /network between/ { for (i = 1; i <= NF; i++) if ($i == "ms") t[runs] = $(i - 1) }
+        /phases \(ms\):/ { ps = $0; sub(/.*phases \(ms\): */, "", ps); np = split(ps, ph, /, /)
+                          for (p = 1; p <= np; p++) { nw = split(ph[p], w, / /); pt[p, runs] = w[nw] + 0 } }
         / h[0-9]* - h[0-9]*:/ {
             for (i = 1; i <= NF; i++) if ($i ~ /^h[0-9]+$/ && $(i + 1) == "-") { a = $i; b = $(i + 2); sub(/:$/, "", b) }
             k = a "-" b; got = "link"
@@ -83,9 +88,15 @@ for shape in $SHAPES; do
             n = 0; for (i = 1; i <= runs; i++) if (t[i] != "") s[++n] = t[i] + 0
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { x = s[i]; s[i] = s[j]; s[j] = x }
             good = 0; for (i = 1; i <= runs; i++) good += (wrong[i] == 0 && t[i] != "")
-            printf "| %s (%s/host) | %s | %d | %.0f | %.0f | %.0f | %d/%d | %d/%d | %.2f–%.2f | %d/%d |\n",
+            phases = ""
+            for (p = 1; p <= np; p++) { # each phase's median (builds without phases: -)
+                m = 0; for (i = 1; i <= runs; i++) if ((p, i) in pt) v[++m] = pt[p, i]
+                for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+                phases = phases (p > 1 ? " / " : "") (m ? sprintf("%.0f", m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2) : "-")
+            }
+            printf "| %s (%s/host) | %s | %d | %.0f | %.0f | %.0f | %s | %d/%d | %d/%d | %.2f–%.2f | %d/%d |\n",
                 S, R, V == "A" ? "this" : "PROBE_B", runs, s[1], n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2, s[n],
-                right, pairs, good, runs, lo, hi, off, links
+                phases == "" ? "-" : phases, right, pairs, good, runs, lo, hi, off, links
         }'
     done
 done

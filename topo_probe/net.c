@@ -1182,10 +1182,21 @@ static int mark(const tacos_net_test_t *tests, int ntests, int phase, char *run)
     return marked;
 }
 
+const char *const tacos_net_phase_names[TACOS_NET_PHASES] = {"pairs", "second sizes", "tests",
+                                                             "reruns"};
+
+/* Phase p took from *t until now; *t: now. */
+static void phase_ends(tacos_net_t *net, int p, double *t)
+{
+    double end = now_us();
+    net->phase_us[p] = end - *t;
+    *t = end;
+}
+
 int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tacos_net_comm_t *c,
                       tacos_net_t *net)
 {
-    double t0 = now_us();
+    double t0 = now_us(), t = t0;
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     int *leader = malloc((size_t)n * sizeof *leader), rc = TACOS_OK, failed = 0;
     tacos_net_test_t *tests = NULL;
@@ -1211,10 +1222,13 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
      * computed alike on every rank and fail on every rank or none (short of
      * memory, a rank runs no test but still takes part) */
     if ((rc = pair_rounds(c, leader, net, mine, 1, &failed)) ||
-        (rc = agree_times(c, net, failed)) ||
-        (rc = second_sizes(c, leader, net, mine, &failed)) ||
+        (rc = agree_times(c, net, failed)))
+        goto out;
+    phase_ends(net, 0, &t);
+    if ((rc = second_sizes(c, leader, net, mine, &failed)) ||
         (rc = tacos_net_fit(net, TACOS_NET_S1_BYTES)))
         goto out;
+    phase_ends(net, 1, &t);
     flag = tacos_net_tests(net, &tests, &ntests) != TACOS_OK;
     if ((rc = max_all(c, &flag, 1)))
         goto out;
@@ -1238,11 +1252,13 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
             (rc = run_marked(c, leader, net, mine, tests, ntests, run, 1, &failed)))
             goto out;
     tacos_net_classify(net, tests, ntests);
+    phase_ends(net, 2, &t);
     if (mark(tests, ntests, 2, run)) {
         if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, 0, &failed)))
             goto out;
         tacos_net_classify(net, tests, ntests);
     }
+    phase_ends(net, 3, &t);
     tacos_net_classes(net);
     net->measure_us = now_us() - t0;
 out:

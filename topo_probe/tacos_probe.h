@@ -123,6 +123,12 @@ int tacos_probe_hosts(const tacos_probe_record_t *recs, int n, int *host, int *l
 #define TACOS_NET_S1_BYTES (128 * 1024)
 #define TACOS_NET_MAX_BYTES (4 << 20) /* the second size: at most this */
 
+/* The measurement's phases, timed: the pairs' S1 rounds, their second
+ * sizes (and the pairs measured again apart), the tests for shared paths
+ * (the screens and the tests they let through), the reruns that confirm. */
+#define TACOS_NET_PHASES 4
+extern const char *const tacos_net_phase_names[TACOS_NET_PHASES];
+
 /* What was measured between hosts (numbered as tacos_probe_hosts does). */
 typedef struct {
     int nhosts;
@@ -135,6 +141,7 @@ typedef struct {
     int ntests;            /* concurrent tests run for shared paths (reruns too) */
     int test_steps;        /* the steps they ran in (tests without a host in common at once) */
     double measure_us;     /* time the measurement took */
+    double phase_us[TACOS_NET_PHASES]; /* of it: tacos_net_phase_names' */
     const char *note;      /* NULL, or what could not be separated */
 } tacos_net_t;
 

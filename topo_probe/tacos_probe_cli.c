@@ -142,6 +142,10 @@ static void print_network(const tacos_probe_record_t *recs, int n, const tacos_n
             net->nhosts, net->measure_us / 1e3, tacos_net_rounds(net->nhosts), net->ntests,
             net->test_steps,
             net->note ? ": " : "", net->note ? net->note : "");
+    fprintf(stderr, "tacos-probe:   phases (ms):");
+    for (int p = 0; p < TACOS_NET_PHASES; p++)
+        fprintf(stderr, "%s %s %.1f", p ? "," : "", tacos_net_phase_names[p], net->phase_us[p] / 1e3);
+    fprintf(stderr, "\n");
     if (tacos_net_describe(recs, n, net, &text) == TACOS_OK)
         for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
             fprintf(stderr, "tacos-probe:   %s\n", l);
