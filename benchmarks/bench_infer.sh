@@ -2,18 +2,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # What inferring the switch tree between hosts costs and finds on the
 # emulated cluster (tests/testbed/testbed.sh; root): one testbed of SHAPE
-# (default tree16, the only shape with switches under switches) and RUNS
-# jobs (default 10), each MPI_Allreduce of 4 KiB through coll/tacos with no
-# fabric file, whose measurement infers the tree (more than 8 hosts).  Each
-# job's line: the time and rounds the component reports, the leaves it
-# found, and whether they are the testbed's (its topology.conf: the hosts of
-# each leaf switch, in any order).
+# (default tree16; any shape with leaf switches, e.g. 2 leaves of 2 hosts:
+# 4:0-s0@100,1-s0@100,2-s1@100,3-s1@100,s0-s2@100,s1-s2@100) and RUNS jobs
+# (default 10), each MPI_Allreduce of 4 KiB through coll/tacos with no
+# fabric file and coll_tacos_infer_hosts 1, whose first call infers the
+# tree (as the default does over more than 8 hosts).  Each job's line: the
+# time and rounds the component reports, whether the leaves it found are
+# the testbed's (its topology.conf: the hosts of each leaf switch, in any
+# order), and each leaf's port and uplink rate as measured over the true
+# one (the testbed's rate times its TCP goodput, shape.txt), lowest and
+# highest over the leaves.
 #
 #   benchmarks/bench_infer.sh [SHAPE]
 B=$(cd "$(dirname "$0")/.." && pwd)
 SHAPE=${1:-tree16}
 RUNS=${RUNS:-10}
-export RUNS B
+DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
+OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+export RUNS B OMPI_MCA_mca_base_component_path
 JOB=${TMPDIR:-/tmp}/bench_infer_job.sh
 cat >"$JOB" <<'EOS'
 want=$(sed -n 's/^SwitchName=[^ ]* Nodes=//p' "$TESTBED_FABRIC" | tr ',' ' ' |
@@ -22,17 +28,39 @@ i=0
 while [ "$i" -lt "$RUNS" ]; do
     i=$((i + 1))
     out=$($TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 \
-        "$B/benchmarks/osu_coll" allreduce --min 4096 --max 4096 2>&1)
+        --mca coll_tacos_infer_hosts 1 "$B/benchmarks/osu_coll" allreduce --min 4096 --max 4096 2>&1)
     line=$(echo "$out" | sed -n 's/.*network between \([0-9]*\) hosts inferred: \([0-9]*\) rounds, \([0-9.]*\) ms.*/\3 \2/p')
     got=$(echo "$out" | sed -n 's/.*coll:tacos:   SwitchName=tacos-leaf[0-9]* Nodes=//p' |
         while read -r l; do echo "$l" | tr ',' '\n' | sort | paste -sd,; done | sort | paste -sd' ')
     right=no
     [ -n "$got" ] && [ "$got" = "$want" ] && right=yes
-    echo "| $i | ${line% *} | ${line#* } | $right | $got |"
+    # each leaf's rates over the true ones: a leaf's hosts' link and its
+    # testbed switch's uplink (the one switch link of a leaf)
+    rates=$({ cat "$TESTBED_DIR/shape.txt"; echo "$out"; } | awk '
+        function ratio(x) { if (lo[k] == "" || x < lo[k]) lo[k] = x; if (hi[k] == "" || x > hi[k]) hi[k] = x }
+        /^goodput / { g = $2 }
+        /^link h[0-9]*-s/ { split($2, e, /[-:]/); port[e[1]] = $3; sw[e[1]] = e[2] }
+        /^link s[0-9]*-s/ { split($2, e, /[-:]/); for (j = 1; j <= 2; j++) { nsw[e[j]]++; up[e[j]] = $3 } }
+        /SwitchName=tacos-leaf[0-9]* Nodes=/ { sub(/.*SwitchName=/, ""); split($2, h, /[=,]/); first[$1] = h[2] }
+        /coll:tacos:   tacos-leaf[0-9]*: .* port / {
+            for (j = 1; j <= NF; j++) if ($j ~ /^tacos-leaf[0-9]*:$/) { l = $j; sub(/:$/, "", l) }
+            for (j = 1; j <= NF; j++) if ($j == "GB/s") gb[l, ++ng[l]] = $(j - 1)
+        }
+        END {
+            for (l in first) {
+                x = first[l]; s = sw[x]
+                if (!g || !port[x] || !ng[l]) continue
+                k = "port"; ratio(gb[l, 1] / (port[x] * g / 8000))
+                if (ng[l] > 1 && nsw[s] == 1) { k = "up"; ratio(gb[l, 2] / (up[s] * g / 8000)) }
+            }
+            printf "%s | %s", lo["port"] == "" ? "-" : sprintf("%.2f–%.2f", lo["port"], hi["port"]),
+                lo["up"] == "" ? "-" : sprintf("%.2f–%.2f", lo["up"], hi["up"])
+        }')
+    echo "| $i | ${line% *} | ${line#* } | $right | $rates | $got |"
 done
 EOS
-echo "| run | ms | rounds | right | leaves found |"
-echo "|---|---|---|---|---|"
+echo "| run | ms | rounds | right | port ÷ true | uplink ÷ true | leaves found |"
+echo "|---|---|---|---|---|---|---|"
 bash "$B/tests/testbed/testbed.sh" run "$SHAPE" -- sh "$JOB"
 rc=$?
 rm -f "$JOB"

@@ -89,7 +89,7 @@ for shape in $SHAPES; do
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { x = s[i]; s[i] = s[j]; s[j] = x }
             good = 0; for (i = 1; i <= runs; i++) good += (wrong[i] == 0 && t[i] != "")
             phases = ""
-            for (p = 1; p <= np; p++) { # each phase's median (builds without phases: -)
+            for (p = 1; p <= np; p++) { # the median of each phase (builds without phases: -)
                 m = 0; for (i = 1; i <= runs; i++) if ((p, i) in pt) v[++m] = pt[p, i]
                 for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
                 phases = phases (p > 1 ? " / " : "") (m ? sprintf("%.0f", m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2) : "-")

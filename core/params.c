@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tacos_probe.h" /* TACOS_FABRIC_INFER_HOSTS */
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -125,10 +127,18 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         "Links between hosts when a communicator spans several. 1: measure them (one "
          "rank per host exchanges messages with the others) at the first collective that "
          "needs the topology, and reuse the result for later communicators over the same "
-         "hosts in this job (over more than 8 hosts: infer their leaf switches and "
-         "measure each level's rate, kept the same way); 2: measure again for every "
+         "hosts in this job (over more than infer_hosts hosts: infer their leaf switches "
+         "and measure each level's rate, kept the same way); 2: measure again for every "
          "communicator; 0: never (the probed figures: one network switch). A topo_file or "
          "fabric_file overrides it"},
+    [TACOS_P_INFER_HOSTS] = {"infer_hosts", TACOS_PT_INT, TACOS_FABRIC_INFER_HOSTS, NULL, 1,
+        TACOS_FABRIC_INFER_MAX_HOSTS, 1, 0, TACOS_PB_BOTH, 5, offsetof(tacos_settings_t, infer_hosts),
+        "Over more than this many hosts (and no fabric_file), the measurement between "
+         "hosts infers their switch tree: which hosts share a leaf switch, and each "
+         "level's rate, in rounds of disjoint exchanges. Up to it, every pair of hosts is "
+         "measured and tested for shared paths, which finds direct links and relays of "
+         "any shape but cannot describe a leaf's uplink. 1: infer on every communicator "
+         "that spans hosts"},
     [TACOS_P_CACHE_SIZE] = {"cache_size", TACOS_PT_INT, 32, NULL, 1, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, cache_size),
         "Schedules kept per communicator, one per (collective, root, power-of-two size "

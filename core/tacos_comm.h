@@ -28,6 +28,7 @@ typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
     int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */
     int probe, calibrate, measure, cache_size;
+    int infer_hosts; /* over more hosts than this, the switch tree is inferred */
     int nonblocking; /* 0: nonblocking and persistent calls fall back */
     int v_schedules; /* 1: bindings may run the v-variants through schedules
                       * (tacos_args_t.sizes; tacos_comm_v_schedules) */

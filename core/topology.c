@@ -524,7 +524,7 @@ int tacos_comm_spans_hosts(const tacos_probe_record_t *recs, int n)
 /* Whether the records are on more than `most` hosts (most < 64). */
 static int more_hosts_than(const tacos_probe_record_t *recs, int n, int most)
 {
-    uint64_t seen[64];
+    uint64_t seen[TACOS_FABRIC_INFER_MAX_HOSTS + 1];
     int k = 0;
     for (int i = 0; i < n && k <= most; i++) {
         int j = 0;
@@ -727,7 +727,7 @@ int tacos_comm_probed_topology(tacos_comm_t *c, tacos_topo_t **out)
         have_fabric = fabric_network(c, recs, s->fabric_file, ids, h, &conf, NULL, &fabric,
                                      &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0 &&
-        more_hosts_than(recs, n, TACOS_FABRIC_INFER_HOSTS))
+        more_hosts_than(recs, n, s->infer_hosts))
         have_fabric =
             fabric_network(c, recs, NULL, ids, h, &conf, &inferred, &fabric, &cached) == 0;
     if (ok && spans && !have_fabric && s->measure > 0) {

@@ -309,8 +309,10 @@ int tacos_fabric_net_describe(const tacos_fabric_conf_t *conf, const tacos_fabri
                               char **out);
 /* Without a fabric file, communicators over more than this many hosts have
  * their switch tree inferred (tacos_fabric_infer); over fewer, every pair
- * of hosts is measured (tacos_net_measure). */
+ * of hosts is measured (tacos_net_measure).  The default of the component's
+ * infer_hosts (tacos-probe --infer-hosts), which takes at most MAX. */
 #define TACOS_FABRIC_INFER_HOSTS 8
+#define TACOS_FABRIC_INFER_MAX_HOSTS 64 /* the most coll_tacos_infer_hosts takes */
 /* Collective as tacos_fabric_net_measure, without a file: infers which
  * hosts share a leaf switch, in h/2 rounds for h hosts (fabric_infer.c),
  * and measures that tree's rates.  *conf: the tree as a fabric file would

@@ -16,7 +16,7 @@ static const char usage[] =
     "prints the merged topology of all ranks in the JSON format tacos-synth\n"
     "--topology and coll_tacos_topo_file read; when the ranks span several hosts,\n"
     "the links between them are measured as coll/tacos measures them (above 8\n"
-    "hosts: the leaf switches inferred, each level's rate measured).\n"
+    "hosts, --infer-hosts: the leaf switches inferred, each level's rate measured).\n"
     "\n"
     "  --hwloc-xml FILE   read a saved machine (lstopo --of xml) instead of this one\n"
     "  --cpuset LIST      the record's binding, as PUs (default: this process's)\n"
@@ -34,6 +34,9 @@ static const char usage[] =
     "  --all              merge every rank's record (under mpirun)\n"
     "  --no-measure       with --all: do not measure the links between hosts (one\n"
     "                     network switch with the probed figures)\n"
+    "  --infer-hosts N    with --all: over more than N hosts (1-64, default 8) infer\n"
+    "                     the switch tree, up to N measure every pair, as\n"
+    "                     coll_tacos_infer_hosts does\n"
     "  --piece BYTES      with --all: measure with messages of at most BYTES, as\n"
     "                     coll/tacos sends between hosts (coll_tacos_net_piece_bytes;\n"
     "                     default 65280, what it uses over Open MPI's TCP with the\n"
@@ -73,6 +76,7 @@ static int emit(const char *path, const char *text)
 
 static char net_sbuf[TACOS_NET_MAX_BYTES], net_rbuf[2 * TACOS_NET_MAX_BYTES];
 static size_t net_piece = 65280; /* --piece */
+static int infer_hosts; /* --infer-hosts */
 
 /* Both ways with each peer at once, in pieces of at most net_piece bytes;
  * a peer's time is when its last piece arrived. */
@@ -193,7 +197,7 @@ static int probe_all(tacos_probe_opts_t *o, int degree, int measure, const char 
     free(local);
     tacos_net_comm_t comm = {NULL, mpi_exchange, mpi_max};
     int have_net = measure && hosts > 1 && tacos_probe_check(all, n) == TACOS_OK;
-    if (have_net && hosts > TACOS_FABRIC_INFER_HOSTS) { /* as the component: the tree inferred */
+    if (have_net && hosts > infer_hosts) { /* as the component: the tree inferred */
         if (tacos_fabric_infer(all, n, rank, &comm, &tree, &tree_text, &fabric) && rank == 0)
             fprintf(stderr, "tacos-probe: inferring the switch tree: %s; measuring every pair\n",
                     tacos_last_error());
@@ -286,7 +290,7 @@ out:
 int main(int argc, char **argv)
 {
     enum { XML = 256, CPUSET, LOCAL, CVD, NOGPU, RANKS, DEGREE, UCXLIB, NOUCX, NONVML, HOST, ALL,
-           NOMEASURE, PIECE };
+           NOMEASURE, PIECE, INFER };
     static const struct option opts[] = {
         {"hwloc-xml", required_argument, 0, XML}, {"cpuset", required_argument, 0, CPUSET},
         {"local-rank", required_argument, 0, LOCAL},
@@ -295,11 +299,13 @@ int main(int argc, char **argv)
         {"ucx-lib", required_argument, 0, UCXLIB}, {"no-ucx", no_argument, 0, NOUCX},
         {"no-nvml", no_argument, 0, NONVML}, {"hostname", required_argument, 0, HOST},
         {"all", no_argument, 0, ALL}, {"no-measure", no_argument, 0, NOMEASURE},
-        {"piece", required_argument, 0, PIECE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"piece", required_argument, 0, PIECE}, {"infer-hosts", required_argument, 0, INFER},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     tacos_probe_opts_t o;
     tacos_probe_opts_init(&o);
     const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *out = NULL;
     int nranks = 0, degree = 0, all = 0, nogpu = 0, measure = 1, c;
+    infer_hosts = TACOS_FABRIC_INFER_HOSTS;
     if (env && to_int(env, 0, &o.local_rank))
         o.local_rank = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -333,6 +339,10 @@ int main(int argc, char **argv)
             net_piece = (size_t)p;
             break;
         }
+        case INFER:
+            if (to_int(optarg, 1, &infer_hosts) || infer_hosts > TACOS_FABRIC_INFER_MAX_HOSTS)
+                return bad_usage("--infer-hosts needs an integer from 1 to 64");
+            break;
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return bad_usage("unknown option");

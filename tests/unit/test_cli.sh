@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # tacos-synth from the command line: summaries, files, determinism, and clear
-# errors with the documented exit codes for bad flags and bad files.
+# errors with the documented exit codes for bad flags and bad files; and
+# tacos-probe's bad flags.
 S=${TACOS_SYNTH:-../../synth/tacos-synth}
 T=${TACOS_TMP:-./tmp}/cli
 FIX=$(dirname "$0")/../fixtures
@@ -15,8 +16,8 @@ expect() {
     shift 2
     "$S" "$@" >"$T/out" 2>"$T/err"
     rc=$?
-    [ "$rc" = "$code" ] || fail "tacos-synth $*: exit $rc, want $code ($(cat "$T/err"))"
-    grep -qF -- "$needle" "$T/err" "$T/out" || fail "tacos-synth $*: no '$needle' in output: $(cat "$T/err")"
+    [ "$rc" = "$code" ] || fail "$(basename "$S") $*: exit $rc, want $code ($(cat "$T/err"))"
+    grep -qF -- "$needle" "$T/err" "$T/out" || fail "$(basename "$S") $*: no '$needle' in output: $(cat "$T/err")"
 }
 
 expect 0 "usage: tacos-synth" --help
@@ -82,6 +83,13 @@ expect 1 "not connected" -t line:5 --failed-npus 2 -c allgather
 expect 1 "cannot open" -t "$T/nope.json"
 printf '{"npus": 2, "links": [' >"$T/broken.json"
 expect 1 "broken.json: malformed JSON" -t "$T/broken.json"
+
+# tacos-probe's bad usage (exit 2, what is wrong named)
+S=${TACOS_PROBE:-../../topo_probe/tacos-probe}
+for n in 0 65 x; do
+    expect 2 "--infer-hosts needs an integer from 1 to 64" --all --infer-hosts $n
+done
+expect 2 "--piece needs 0 or an integer >= 1024" --all --piece 5
 
 [ "$fails" = 0 ] && echo "test_cli: all passed" || echo "test_cli: $fails failure(s)"
 [ "$fails" = 0 ]
