@@ -25,7 +25,8 @@
  * crossed an uplink or not.  Each host, in host order, joins the leaf
  * whose hosts' pairs with it say most where that is not negative (a leaf
  * of its own where none is); then each moves to the leaf that fits it best
- * (or one of its own) until none moves.  Hosts that no uplink limits (not
+ * (or one of its own) until none moves; a host left alone joins the leaf
+ * it fits best unless more than one slow pair says otherwise (ALONE).  Hosts that no uplink limits (not
  * oversubscribed, or too few of a leaf's hosts in the communicator to fill
  * its uplink) may share a leaf: the network carries them as one switch
  * would.  An uplink shows only where it is oversubscribed by about
@@ -77,6 +78,17 @@
 /* Passes that move hosts between the leaves grown (each host at most once
  * a pass; they end where none moved). */
 #define MOVE_PASSES 4
+/* A host left alone on a leaf joins the leaf it fits best where that fit
+ * is at least -ALONE: one pair slowed in a round whose slower class was
+ * most of its pairs says no more than that.  On the emulated trees (2:1)
+ * a pair under one leaf came out slow with the pairs that crossed uplinks
+ * (0.70 and 0.88 of a port's share against 1.1-1.2 for its kind) in 3
+ * runs of 40 (tree8: the round in which the uplinks were just full; tree16:
+ * noise), and left a host alone there (fit -0.75 and -0.81).  A host that
+ * is alone on its leaf is slow with other leaves' hosts in every round
+ * that fills their uplinks: -1 for the round in which every pair was slow,
+ * and its share of slow pairs for each other round that filled them. */
+#define ALONE 0.9
 
 /* Ring round r: every leader exchanges `bytes` with the hosts r after and
  * r before it (one where 2r == h).  v[4x..4x+3]: host x's 8-byte and long
@@ -212,8 +224,10 @@ static int renumber(int *leaf, int h, int nleaves, int *renum)
 /* The leaves from what the rounds measured (m): each host in host order
  * joins the leaf it fits best where that fit is not negative (the first
  * such; a leaf of its own where none), then each moves to the leaf it fits
- * best (or one of its own, fit 0) until none moves.  leaf[x] numbered from
- * 0 in order of first host; returns how many (renum: room for 2h + 1). */
+ * best (or one of its own, fit 0) until none moves; last, each host left
+ * alone joins the leaf it fits best where that is at least -ALONE.
+ * leaf[x] numbered from 0 in order of first host; returns how many (renum:
+ * room for 2h + 1). */
 static int find_leaves(const rounds_t *m, int *leaf, int *renum)
 {
     int h = m->h, nleaves = 0;
@@ -248,7 +262,20 @@ static int find_leaves(const rounds_t *m, int *leaf, int *renum)
         }
         nleaves = renumber(leaf, h, nleaves, renum);
     }
-    return nleaves;
+    for (int x = 0; x < h; x++) {
+        int alone = 1, best = leaf[x];
+        for (int y = 0; y < h && alone; y++)
+            alone = y == x || leaf[y] != leaf[x];
+        double most = -INFINITY;
+        for (int l = 0; l < nleaves && alone; l++) {
+            double f = l == leaf[x] ? -INFINITY : fit(m, leaf, x, l);
+            if (f > most)
+                most = f, best = l;
+        }
+        if (most >= -ALONE)
+            leaf[x] = best;
+    }
+    return renumber(leaf, h, nleaves, renum);
 }
 
 /* The tree as topology.conf text: leaves tacos-leafL (Nodes = their hosts'
