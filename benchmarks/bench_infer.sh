@@ -18,6 +18,7 @@ B=$(cd "$(dirname "$0")/.." && pwd)
 SHAPE=${1:-tree16}
 RUNS=${RUNS:-10}
 DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
+[ -n "$DIR" ] || { echo "bench_infer: ompi_info gave no pkglibdir (Open MPI installed?)" >&2; exit 1; }
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
 export RUNS B OMPI_MCA_mca_base_component_path
 JOB=${TMPDIR:-/tmp}/bench_infer_job.sh
@@ -29,14 +30,14 @@ while [ "$i" -lt "$RUNS" ]; do
     i=$((i + 1))
     out=$($TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 \
         --mca coll_tacos_infer_hosts 1 "$B/benchmarks/osu_coll" allreduce --min 4096 --max 4096 2>&1)
-    line=$(echo "$out" | sed -n 's/.*network between \([0-9]*\) hosts inferred: \([0-9]*\) rounds, \([0-9.]*\) ms.*/\3 \2/p')
-    got=$(echo "$out" | sed -n 's/.*coll:tacos:   SwitchName=tacos-leaf[0-9]* Nodes=//p' |
+    line=$(printf '%s\n' "$out" | sed -n 's/.*network between \([0-9]*\) hosts inferred: \([0-9]*\) rounds, \([0-9.]*\) ms.*/\3 \2/p')
+    got=$(printf '%s\n' "$out" | sed -n 's/.*coll:tacos:   SwitchName=tacos-leaf[0-9]* Nodes=//p' |
         while read -r l; do echo "$l" | tr ',' '\n' | sort | paste -sd,; done | sort | paste -sd' ')
     right=no
     [ -n "$got" ] && [ "$got" = "$want" ] && right=yes
     # each leaf's rates over the true ones: a leaf's hosts' link and its
     # testbed switch's uplink (the one switch link of a leaf)
-    rates=$({ cat "$TESTBED_DIR/shape.txt"; echo "$out"; } | awk '
+    rates=$({ cat "$TESTBED_DIR/shape.txt"; printf '%s\n' "$out"; } | awk '
         function ratio(x) { if (lo[k] == "" || x < lo[k]) lo[k] = x; if (hi[k] == "" || x > hi[k]) hi[k] = x }
         /^goodput / { g = $2 }
         /^link h[0-9]*-s/ { split($2, e, /[-:]/); port[e[1]] = $3; sw[e[1]] = e[2] }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "comm_internal.h"
+#include "tacos_probe.h" /* TACOS_FABRIC_INFER_MAX_HOSTS */
 
 
 void tacos_comm_say(const tacos_comm_t *c, int level, const char *fmt, ...)
@@ -108,6 +109,9 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->ops = *ops;
     pthread_mutex_init(&c->pool_lock, NULL);
     c->s.cache_size = s->cache_size > 0 ? s->cache_size : 1;
+    c->s.infer_hosts = s->infer_hosts < 1                              ? 1
+                       : s->infer_hosts > TACOS_FABRIC_INFER_MAX_HOSTS ? TACOS_FABRIC_INFER_MAX_HOSTS
+                                                                       : s->infer_hosts;
     c->s.topo_file = c->s.fabric_file = NULL;
     c->ops.on_host = NULL;
     int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0 && s->cuda_ipc_min_bytes >= 0;

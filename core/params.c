@@ -136,9 +136,10 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         "Over more than this many hosts (and no fabric_file), the measurement between "
          "hosts infers their switch tree: which hosts share a leaf switch, and each "
          "level's rate, in rounds of disjoint exchanges. Up to it, every pair of hosts is "
-         "measured and tested for shared paths, which finds direct links and relays of "
-         "any shape but cannot describe a leaf's uplink. 1: infer on every communicator "
-         "that spans hosts"},
+         "measured (rounds that grow with the hosts) and tested for shared paths where "
+         "the tests fit (about 8 hosts; above, every pair becomes a link), which finds "
+         "direct links and relays of any shape but cannot describe a leaf's uplink. 1: "
+         "infer on every communicator that spans hosts"},
     [TACOS_P_CACHE_SIZE] = {"cache_size", TACOS_PT_INT, 32, NULL, 1, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, cache_size),
         "Schedules kept per communicator, one per (collective, root, power-of-two size "

@@ -275,6 +275,8 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
     dst->ntests = src->ntests;
     dst->test_steps = src->test_steps;
+    dst->measure_us = src->measure_us;
+    memcpy(dst->phase_us, src->phase_us, sizeof dst->phase_us);
     dst->note = src->note;
 }
 
@@ -309,12 +311,12 @@ static void drop_tree(char **text, tacos_fabric_conf_t **conf, tacos_fabric_net_
 
 /* What the job keeps between communicators for a set of hosts (their
  * host_key): the pairs' measurement, or the switch tree inferred (its
- * topology.conf text, its rates, their hash).  A later communicator over
+ * topology.conf text and its rates).  A later communicator over
  * the same hosts uses it only where every rank keeps the same. */
 typedef struct kept {
     struct kept *next;
     int is_tree, nhosts;
-    uint64_t *host_ids, hash;
+    uint64_t *host_ids;
     tacos_net_t net;      /* !is_tree */
     char *text;           /* is_tree */
     tacos_fabric_net_t f; /* is_tree */
@@ -505,7 +507,8 @@ static int measure_network(tacos_comm_t *c, const tacos_probe_record_t *recs, co
         tacos_comm_say(c, 0, "measuring the network between %d hosts: %s", h, tacos_last_error());
         goto out;
     }
-    keep_net(ids, h, net);
+    if (c->s.measure == 1)
+        keep_net(ids, h, net);
 out:
     if (rc && *cached)
         tacos_net_free(net);
@@ -521,11 +524,14 @@ int tacos_comm_spans_hosts(const tacos_probe_record_t *recs, int n)
     return 0;
 }
 
-/* Whether the records are on more than `most` hosts (most < 64). */
+/* Whether the records are on more than `most` hosts (at most
+ * TACOS_FABRIC_INFER_MAX_HOSTS: tacos_comm_new clamps infer_hosts).  No
+ * allocation: a rank short of memory must decide as the others. */
 static int more_hosts_than(const tacos_probe_record_t *recs, int n, int most)
 {
     uint64_t seen[TACOS_FABRIC_INFER_MAX_HOSTS + 1];
     int k = 0;
+    most = most < TACOS_FABRIC_INFER_MAX_HOSTS ? most : TACOS_FABRIC_INFER_MAX_HOSTS;
     for (int i = 0; i < n && k <= most; i++) {
         int j = 0;
         while (j < k && seen[j] != recs[i].host_id)
@@ -646,7 +652,7 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, con
               : tacos_fabric_infer(recs, c->ops.size, c->ops.rank, &nc, conf, text, f);
     if (rc && c->ops.rank == 0)
         tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
-    if (!rc && !path && h > 0)
+    if (!rc && !path && h > 0 && c->s.measure == 1)
         keep_tree(ids, h, *text, f);
 out:
     if (rc)

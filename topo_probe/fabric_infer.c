@@ -26,10 +26,10 @@
  * whose hosts' pairs with it say most where that is not negative (a leaf
  * of its own where none is); then each moves to the leaf that fits it best
  * (or one of its own) until none moves; a host left alone joins the leaf
- * it fits best unless more than one slow pair says otherwise (ALONE).  Hosts that no uplink limits (not
- * oversubscribed, or too few of a leaf's hosts in the communicator to fill
- * its uplink) may share a leaf: the network carries them as one switch
- * would.  An uplink shows only where it is oversubscribed by about
+ * it fits best where one slow pair at most says otherwise (ALONE).  Hosts
+ * that no uplink limits (not oversubscribed, or too few of a leaf's hosts
+ * in the communicator to fill its uplink) may share a leaf: the network
+ * carries them as one switch would.  An uplink shows only where it is oversubscribed by about
  * SEPARATE (1.35:1) or more and its leaf's hosts fill it.
  *
  * Every rank computes the same from the same times (the callers' max over
@@ -78,9 +78,9 @@
 /* Passes that move hosts between the leaves grown (each host at most once
  * a pass; they end where none moved). */
 #define MOVE_PASSES 4
-/* A host left alone on a leaf joins the leaf it fits best where that fit
- * is at least -ALONE: one pair slowed in a round whose slower class was
- * most of its pairs says no more than that.  On the emulated trees (2:1)
+/* A host left alone on a leaf joins the leaf it fits best where one pair
+ * at most says otherwise, and no more than ALONE: one pair slowed in a
+ * round whose slower class was most of its pairs says no more than that.  On the emulated trees (2:1)
  * a pair under one leaf came out slow with the pairs that crossed uplinks
  * (0.70 and 0.88 of a port's share against 1.1-1.2 for its kind) in 3
  * runs of 40 (tree8: the round in which the uplinks were just full; tree16:
@@ -225,7 +225,8 @@ static int renumber(int *leaf, int h, int nleaves, int *renum)
  * joins the leaf it fits best where that fit is not negative (the first
  * such; a leaf of its own where none), then each moves to the leaf it fits
  * best (or one of its own, fit 0) until none moves; last, each host left
- * alone joins the leaf it fits best where that is at least -ALONE.
+ * alone joins the leaf it fits best where that fit is at least -ALONE and
+ * one pair at most is slow.
  * leaf[x] numbered from 0 in order of first host; returns how many (renum:
  * room for 2h + 1). */
 static int find_leaves(const rounds_t *m, int *leaf, int *renum)
@@ -272,7 +273,10 @@ static int find_leaves(const rounds_t *m, int *leaf, int *renum)
             if (f > most)
                 most = f, best = l;
         }
-        if (most >= -ALONE)
+        int slow = 0; /* pairs with the best leaf's hosts that say "apart" */
+        for (int y = 0; y < h && most >= -ALONE; y++)
+            slow += leaf[y] == best && y != x && evidence(m, x, y) < 0;
+        if (most >= -ALONE && slow <= 1)
             leaf[x] = best;
     }
     return renumber(leaf, h, nleaves, renum);

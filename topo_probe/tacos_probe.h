@@ -141,8 +141,8 @@ typedef struct {
     int ntests;            /* concurrent tests run for shared paths (reruns too) */
     int test_steps;        /* the steps they ran in (tests without a host in common at once) */
     double measure_us;     /* time the measurement took */
-    double phase_us[TACOS_NET_PHASES]; /* of it: tacos_net_phase_names' */
     const char *note;      /* NULL, or what could not be separated */
+    double phase_us[TACOS_NET_PHASES]; /* of measure_us: tacos_net_phase_names' */
 } tacos_net_t;
 
 /* How the measurement reaches the other ranks (the caller binds MPI).

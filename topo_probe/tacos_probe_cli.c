@@ -76,7 +76,8 @@ static int emit(const char *path, const char *text)
 
 static char net_sbuf[TACOS_NET_MAX_BYTES], net_rbuf[2 * TACOS_NET_MAX_BYTES];
 static size_t net_piece = 65280; /* --piece */
-static int infer_hosts; /* --infer-hosts */
+static int infer_hosts = TACOS_FABRIC_INFER_HOSTS; /* --infer-hosts */
+_Static_assert(TACOS_FABRIC_INFER_MAX_HOSTS == 64, "--infer-hosts's usage and message say 64");
 
 /* Both ways with each peer at once, in pieces of at most net_piece bytes;
  * a peer's time is when its last piece arrived. */
@@ -305,7 +306,6 @@ int main(int argc, char **argv)
     tacos_probe_opts_init(&o);
     const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *out = NULL;
     int nranks = 0, degree = 0, all = 0, nogpu = 0, measure = 1, c;
-    infer_hosts = TACOS_FABRIC_INFER_HOSTS;
     if (env && to_int(env, 0, &o.local_rank))
         o.local_rank = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {

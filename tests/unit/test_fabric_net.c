@@ -537,6 +537,7 @@ static void test_infer(void)
     const int partial[] = {2, 4, 4, 4, 2};
     const int big[] = {16, 16, 16, 16}, first3[] = {3, 8, 8, 8, 5},
               two[] = {2, 2, 2, 2, 2, 2, 2, 2};
+    const int lone_first[] = {1, 5, 5, 5}, lone_last[] = {5, 5, 5, 1}, lone_mid[] = {4, 4, 1, 4};
     const shape_t shapes[] = {
         {"inferred tree16", four, 4, 2, 0, 0, 0, 0, {0, 0}},
         {"inferred 32 hosts, 4:1", four, 8, 4, 0, 0, 0, 0, {0, 0}},
@@ -560,6 +561,10 @@ static void test_infer(void)
          * tree16 in 3 runs of 40): no host is left alone for it */
         {"inferred tree16, a pair under one leaf slow", four, 4, 2, 0, 0, 0, 1.6, {12, 15}},
         {"inferred 8 hosts, a pair under one leaf slow", four, 2, 2, 0, 0, 0, 1.6, {0, 2}},
+        /* and a host that is alone on its leaf stays alone */
+        {"inferred a leaf of one host first, 2:1", lone_first, 4, 2, 0, 0, 0, 0, {0, 0}},
+        {"inferred a leaf of one host last, 2:1", lone_last, 4, 2, 0, 0, 0, 0, {0, 0}},
+        {"inferred a leaf of one host amid, 4:1, noisy", lone_mid, 4, 4, 0, 0, 0.25, 0, {0, 0}},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         infer(&shapes[i]);
