@@ -351,12 +351,12 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* ---- programs --------------------------------------------------------------- */
 
-/* Synthesizes (coll, root, size class) for k = 1, 2, 4, 8 until one is
- * clearly slower (by a tenth) than the best so far, keeps the one the model
- * times fastest (the same on every rank) and makes this rank's program and
- * its state, not agreed yet (made->agreed 0, made->hash the schedule's);
- * returns whether it did (else made holds nothing).  *s: the schedule,
- * the caller's to free (NULL where synthesis failed). */
+/* Synthesizes (coll, root, size class) with the chunks setting, or where
+ * it is 0 with tacos_synthesize_auto up to k = 8 (the same on every rank),
+ * and makes this rank's program and its state, not agreed yet
+ * (made->agreed 0, made->hash the schedule's); returns whether it did
+ * (else made holds nothing).  *s: the schedule, the caller's to free (NULL
+ * where synthesis failed). */
 int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_coll_t coll,
                          int root, int size_class, tacos_plan_t *made, tacos_sched_t **sched)
 {
@@ -364,25 +364,12 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_sched_t *s = NULL;
     int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
-    for (int k = st->chunks > 0 ? st->chunks : 1; ok && k <= (st->chunks > 0 ? st->chunks : 8);
-         k *= 2) {
-        tacos_synth_opts_t o = {coll, root, k, (uint64_t)1 << size_class, (uint64_t)st->seed,
-                                st->trials > 0 ? st->trials : 1};
-        tacos_sched_t *cand = NULL;
-        ok = !fault && tacos_synthesize(topo, &o, &cand) == TACOS_OK;
-        if (ok && (!s || cand->time_us < s->time_us)) {
-            tacos_sched_free(s);
-            s = cand;
-            made->k = k;
-        } else {
-            int clearly = ok && cand->time_us > 1.1 * s->time_us;
-            tacos_sched_free(cand);
-            if (clearly)
-                break; /* larger k cost more and, on every shape measured, do not
-                          turn faster again; a tie may (pairs4: k = 2 models 0.2%
-                          slower than k = 1, k = 8 1.6x faster) */
-        }
-    }
+    tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
+                            (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
+    ok = !fault && (st->chunks > 0 ? tacos_synthesize(topo, &o, &s)
+                                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, &s)) ==
+                       TACOS_OK;
+    made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
         tacos_comm_say(c, 0, "%s synthesis on %s: %s; that size falls back", tacos_coll_name(coll),

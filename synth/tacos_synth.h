@@ -233,6 +233,14 @@ typedef struct {
  * schedule). Runs `trials` seeds derived from `seed`, keeps the fastest. */
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                      tacos_sched_t **out);
+/* The first-call policy of coll/tacos (tacos-synth -k auto): synthesizes
+ * with chunks_per_npu k = 1, 2, 4, ... up to max_k until one models slower
+ * by more than a tenth than the best so far, and keeps the fastest
+ * (opts->chunks_per_npu ignored; the schedule's says which).  Any
+ * synthesis that fails fails it.  coll/tacos goes up to TACOS_AUTO_MAX_K. */
+#define TACOS_AUTO_MAX_K 8
+int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
+                          tacos_sched_t **out);
 void tacos_sched_free(tacos_sched_t *s);
 
 /* TACOS-ILP: tacos_synthesize, then every phase (All-Gather or Broadcast,

@@ -46,7 +46,10 @@ static const char usage[] =
     "                            its send buffer; gather/scatter: the root's).\n"
     "                            Suffixes B KB MB GB (10^3) KiB MiB GiB (2^10) (default 1MiB)\n"
     "      --chunk-size SIZE     instead of --size: bytes of one chunk\n"
-    "  -k, --chunks-per-npu K    chunks per NPU; one chunk = size / (K x NPUs) (default 1)\n"
+    "  -k, --chunks-per-npu K    chunks per NPU; one chunk = size / (K x NPUs) (default 1).\n"
+    "                            auto: as coll/tacos at a first call, K = 1, 2, 4, 8\n"
+    "                            until one models over a tenth slower, the fastest\n"
+    "                            kept (synthesis: the time of all tried)\n"
     "\n"
     "Search and output:\n"
     "      --seed S              PRNG seed (default 1); same seed, same schedule\n"
@@ -437,8 +440,9 @@ int main(int argc, char **argv)
                                  optarg);
             break;
         case 'k':
-            if (parse_long(optarg, 1, 1 << 20, &k))
-                return die_usage("--chunks-per-npu '%s': expected an integer >= 1", optarg);
+            if (strcmp(optarg, "auto") ? parse_long(optarg, 1, 1 << 20, &k) : (k = 0))
+                return die_usage("--chunks-per-npu '%s': expected an integer >= 1 or auto",
+                                 optarg);
             break;
         case O_SEED: {
             char *end;
@@ -507,6 +511,8 @@ int main(int argc, char **argv)
             return die_usage("%s", "missing --topology (see --help for the shapes)");
         if (have_size && chunk_size)
             return die_usage("%s", "give --size or --chunk-size, not both");
+        if (!k && (chunk_size || ilp))
+            return die_usage("%s", "--chunks-per-npu auto takes --size and --method greedy");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
@@ -518,7 +524,8 @@ int main(int argc, char **argv)
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
         double t0 = now_s();
         if ((rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
-                      : tacos_synthesize(topo, &o, &s)))
+                  : k ? tacos_synthesize(topo, &o, &s)
+                      : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, &s)))
             goto fail;
         r.ilp = ilp;
         r.synth_s = now_s() - t0;

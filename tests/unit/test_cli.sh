@@ -84,6 +84,26 @@ expect 1 "cannot open" -t "$T/nope.json"
 printf '{"npus": 2, "links": [' >"$T/broken.json"
 expect 1 "broken.json: malformed JSON" -t "$T/broken.json"
 
+# -k auto: the component's first-call policy, checked against the fixed k:
+# the fastest of 1, 2, 4, 8 up to the first more than a tenth slower than
+# the best before it
+for shape in "ring:8 -c allreduce -s 64MiB" "mesh2d:4x4 -c allgather -s 1MiB" \
+    "rfs:2x4x2 --bw 200,100,50 -c reduce-scatter -s 4MiB" "fs:2x4 --bw 100,25 --lat 0.5,2 -c broadcast -s 16MiB"; do
+    want=$(for k in 1 2 4 8; do
+        # shellcheck disable=SC2086
+        "$S" -t $shape -k $k --summary-json | sed 's/.*"collective_us":\([0-9.e+]*\).*/\1/'
+    done | awk '{ if (best == "" || $1 < best) { best = $1; k = NR }
+                  else if ($1 > 1.1 * best) exit }
+                END { printf "%d %s", 2 ^ (k - 1), best }')
+    # shellcheck disable=SC2086
+    got=$("$S" -t $shape -k auto --summary-json |
+        sed 's/.*"chunks_per_npu":\([0-9]*\),.*"collective_us":\([0-9.e+]*\).*/\1 \2/')
+    [ "$got" = "$want" ] || fail "-t $shape -k auto: chose k and time '$got', want '$want'"
+done
+expect 2 "expected an integer >= 1 or auto" -t ring:4 -k some
+expect 2 "--chunks-per-npu auto takes --size and --method greedy" -t ring:4 -k auto --chunk-size 1KiB
+expect 2 "--chunks-per-npu auto takes --size and --method greedy" -t ring:4 -k auto --method ilp
+
 # tacos-probe's bad usage (exit 2, what is wrong named)
 S=${TACOS_PROBE:-../../topo_probe/tacos-probe}
 for n in 0 65 x; do
