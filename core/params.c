@@ -77,7 +77,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "topology.yaml (its cluster_default tree) of the switches between hosts. A communicator that spans hosts takes its switch tree "
          "from it, each host on the leaf that lists its name, and measures only each "
          "level's rate and latency (a few rounds of exchanges whatever the number of "
-         "hosts). A file that cannot be read, differs between ranks, or lacks a host: "
+         "hosts; with measure 1 kept for later communicators over the same hosts). A "
+         "file that cannot be read, differs between ranks, or lacks a host: "
          "one message and the measurement as without it. Empty: the network between "
          "hosts is measured (measure). A topo_file overrides it"},
     [TACOS_P_CHUNKS] = {"chunks", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 1, TACOS_PB_BOTH, 5,

@@ -310,16 +310,17 @@ static void drop_tree(char **text, tacos_fabric_conf_t **conf, tacos_fabric_net_
 }
 
 /* What the job keeps between communicators for a set of hosts (their
- * host_key): the pairs' measurement, or the switch tree inferred (its
- * topology.conf text and its rates).  A later communicator over
- * the same hosts uses it only where every rank keeps the same. */
+ * host_key): the pairs' measurement, the switch tree inferred (its
+ * topology.conf text and its rates), or a fabric file's rates (keyed by
+ * the file's hash too).  A later communicator over the same hosts uses it
+ * only where every rank keeps the same. */
 typedef struct kept {
     struct kept *next;
     int is_tree, nhosts;
-    uint64_t *host_ids;
-    tacos_net_t net;      /* !is_tree */
-    char *text;           /* is_tree */
-    tacos_fabric_net_t f; /* is_tree */
+    uint64_t *host_ids, file; /* file: the fabric file's hash, 0 inferred */
+    tacos_net_t net;          /* !is_tree */
+    char *text;               /* is_tree, inferred */
+    tacos_fabric_net_t f;     /* is_tree */
 } kept_t;
 static kept_t *kept;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -335,12 +336,12 @@ static void kept_free(kept_t *e)
     free(e);
 }
 
-/* The link to the entry kept of this kind for these hosts, or to the list's
- * end (kept_lock held). */
-static kept_t **kept_slot(int is_tree, const uint64_t *ids, int h)
+/* The link to the entry kept of this kind (and file) for these hosts, or
+ * to the list's end (kept_lock held). */
+static kept_t **kept_slot(int is_tree, uint64_t file, const uint64_t *ids, int h)
 {
     kept_t **s = &kept;
-    while (*s && ((*s)->is_tree != is_tree || (*s)->nhosts != h ||
+    while (*s && ((*s)->is_tree != is_tree || (*s)->file != file || (*s)->nhosts != h ||
                   memcmp((*s)->host_ids, ids, (size_t)h * sizeof *ids)))
         s = &(*s)->next;
     return s;
@@ -348,12 +349,13 @@ static kept_t **kept_slot(int is_tree, const uint64_t *ids, int h)
 
 /* A new entry for these hosts, its payload for the caller to fill; NULL
  * where memory is short (then nothing is kept: measured again next time). */
-static kept_t *kept_new(int is_tree, const uint64_t *ids, int h)
+static kept_t *kept_new(int is_tree, uint64_t file, const uint64_t *ids, int h)
 {
     kept_t *e = calloc(1, sizeof *e);
     if (e && (e->host_ids = malloc((size_t)h * sizeof *ids))) {
         memcpy(e->host_ids, ids, (size_t)h * sizeof *ids);
         e->is_tree = is_tree;
+        e->file = file;
         e->nhosts = h;
         return e;
     }
@@ -366,7 +368,7 @@ static kept_t *kept_new(int is_tree, const uint64_t *ids, int h)
 static void keep(kept_t *e)
 {
     pthread_mutex_lock(&kept_lock);
-    kept_t **s = kept_slot(e->is_tree, e->host_ids, e->nhosts), *old = *s;
+    kept_t **s = kept_slot(e->is_tree, e->file, e->host_ids, e->nhosts), *old = *s;
     e->next = old ? old->next : NULL;
     *s = e;
     pthread_mutex_unlock(&kept_lock);
@@ -389,7 +391,7 @@ void tacos_comm_forget_networks(void)
 static int find_net(const uint64_t *ids, int h, tacos_net_t *net)
 {
     pthread_mutex_lock(&kept_lock);
-    kept_t *e = *kept_slot(0, ids, h);
+    kept_t *e = *kept_slot(0, 0, ids, h);
     int found = e && tacos_net_alloc(net, h) == TACOS_OK;
     if (found)
         copy_net(net, &e->net);
@@ -399,7 +401,7 @@ static int find_net(const uint64_t *ids, int h, tacos_net_t *net)
 
 static void keep_net(const uint64_t *ids, int h, const tacos_net_t *net)
 {
-    kept_t *e = kept_new(0, ids, h);
+    kept_t *e = kept_new(0, 0, ids, h);
     if (e && tacos_net_alloc(&e->net, h) == TACOS_OK) {
         copy_net(&e->net, net);
         keep(e);
@@ -421,28 +423,35 @@ static uint64_t tree_hash(const tacos_fabric_conf_t *conf, const tacos_fabric_ne
     return h | 1;
 }
 
-/* The tree kept for these hosts: *text (malloc'd), *conf read from it, *f
- * a copy of its rates; returns its hash, or 0 (nothing set) where there is
- * none or memory is short. */
-static uint64_t find_tree(const uint64_t *ids, int h, char **text, tacos_fabric_conf_t **conf,
-                          tacos_fabric_net_t *f)
+/* The tree kept for these hosts: inferred (file 0), *text (malloc'd) and
+ * *conf read from it; or the rates of the fabric file whose hash is `file`
+ * (*conf, read by the caller, left alone; text NULL); *f a copy of its
+ * rates.  Returns its hash, or 0 (nothing set) where there is none or
+ * memory is short. */
+static uint64_t find_tree(uint64_t file, const uint64_t *ids, int h, char **text,
+                          tacos_fabric_conf_t **conf, tacos_fabric_net_t *f)
 {
     int found = 0;
     pthread_mutex_lock(&kept_lock);
-    kept_t *e = *kept_slot(1, ids, h);
-    if (e && (*text = strdup(e->text)) && tacos_fabric_net_copy(f, &e->f) == TACOS_OK)
+    kept_t *e = *kept_slot(1, file, ids, h);
+    if (e && (file || (*text = strdup(e->text))) && tacos_fabric_net_copy(f, &e->f) == TACOS_OK)
         found = 1;
     pthread_mutex_unlock(&kept_lock);
-    if (found && tacos_fabric_conf_read_string(*text, "the kept switch tree", conf) == TACOS_OK)
+    if (found && (file || tacos_fabric_conf_read_string(*text, "the kept switch tree", conf) ==
+                              TACOS_OK))
         return tree_hash(*conf, f);
-    drop_tree(text, conf, f);
+    if (file)
+        tacos_fabric_net_free(f);
+    else
+        drop_tree(text, conf, f);
     return 0;
 }
 
-static void keep_tree(const uint64_t *ids, int h, const char *text, const tacos_fabric_net_t *f)
+static void keep_tree(uint64_t file, const uint64_t *ids, int h, const char *text,
+                      const tacos_fabric_net_t *f)
 {
-    kept_t *e = kept_new(1, ids, h);
-    if (e && (e->text = strdup(text)) && tacos_fabric_net_copy(&e->f, f) == TACOS_OK)
+    kept_t *e = kept_new(1, file, ids, h);
+    if (e && (file || (e->text = strdup(text))) && tacos_fabric_net_copy(&e->f, f) == TACOS_OK)
         keep(e);
     else
         kept_free(e);
@@ -618,18 +627,18 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, con
     char p[64], why[256];
     int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK;
     snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
-    uint64_t hit = 0;
-    if (!path && c->s.measure == 1 && h > 0)
-        hit = find_tree(ids, h, text, conf, f);
+    /* the tree and rates kept, inferred or a file's (file: its hash) */
+    uint64_t file = ok && path ? (*conf)->hash : 0, hit = 0;
+    if (ok && c->s.measure == 1 && h > 0)
+        hit = find_tree(file, ids, h, text, conf, f);
     net_ctx_t x = net_ctx_new(c);
-    uint64_t key = ok && path ? (*conf)->hash : hit;
-    uint64_t v[4] = {!(ok && x.sbuf && x.rbuf), !hit, key, ~key};
+    uint64_t v[6] = {!(ok && x.sbuf && x.rbuf), !hit, file, ~file, hit, ~hit};
     *cached = 0;
     if (path)
         tacos_comm_param(c, "fabric_file", p);
     else
         snprintf(p, sizeof p, "inferring the switch tree between hosts");
-    if ((rc = c->ops.max_u64(c->ops.ctx, v, 4)))
+    if ((rc = c->ops.max_u64(c->ops.ctx, v, 6)))
         goto out;
     if (v[0] || (path && v[2] != ~v[3])) { /* (one hash everywhere: max of h and of ~h agree) */
         if (c->ops.rank == 0)
@@ -641,19 +650,21 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, con
         rc = TACOS_ERR_INVALID;
         goto out;
     }
-    if (!path && !v[1] && v[2] == ~v[3]) { /* every rank has the same tree cached */
+    if (!v[1] && v[4] == ~v[5]) { /* every rank keeps the same tree and rates */
         *cached = 1;
         goto out;
     }
-    if (hit) /* not on every rank, or not the same: inferred again */
+    if (hit && path) /* not on every rank, or not the same: measured again */
+        tacos_fabric_net_free(f);
+    else if (hit)
         drop_tree(text, conf, f);
     tacos_net_comm_t nc = {&x, net_exchange, net_max};
     rc = path ? tacos_fabric_net_measure(*conf, recs, c->ops.size, c->ops.rank, &nc, f)
               : tacos_fabric_infer(recs, c->ops.size, c->ops.rank, &nc, conf, text, f);
     if (rc && c->ops.rank == 0)
         tacos_comm_say(c, 0, "%s: %s; measuring the network instead", p, tacos_last_error());
-    if (!rc && !path && h > 0 && c->s.measure == 1)
-        keep_tree(ids, h, *text, f);
+    if (!rc && h > 0 && c->s.measure == 1)
+        keep_tree(file, ids, h, path ? NULL : *text, f);
 out:
     if (rc)
         drop_tree(text, conf, f);
@@ -676,9 +687,11 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
         if (cached)
-            tacos_comm_say(c, 5, "network between %d hosts from this job's earlier inference "
-                                 "(%d rounds, %.1f ms then)",
-                           f->nhosts, f->rounds, f->measure_us / 1e3);
+            tacos_comm_say(c, 5, "network between %d hosts %s%s%s (%d rounds, %.1f ms then)",
+                           f->nhosts, text ? "from this job's earlier inference" : "from ",
+                           text ? "" : c->s.fabric_file,
+                           text ? "" : ", rates from this job's earlier measurement", f->rounds,
+                           f->measure_us / 1e3);
         else
             tacos_comm_say(c, 5, "network between %d hosts %s%s: %d rounds, %.1f ms", f->nhosts,
                            text ? "inferred" : "from ", text ? "" : c->s.fabric_file, f->rounds,

@@ -214,6 +214,11 @@ $TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_
     --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0 \
     --mca coll_tacos_verbose 10 "$CHECK" --world >"$T/tree-fabric.out" 2>&1 ||
     echo "mpi_coll_check exit $?" >>"$T/tree-fabric.out"
+# two duplicates of MPI_COMM_WORLD with the file: the second takes the
+# rates the first measured
+$TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_verbose 5 "$OSU" allreduce --min 4096 --max 4096 --ab 1 --variant a \
+    --variant b >"$T/tree-fabric2.out" 2>&1 || echo "osu_coll exit $?" >>"$T/tree-fabric2.out"
 # without either: the tree inferred (more than 8 hosts).  Last: its rounds
 # overflow the switches' queues, and run before the fabric file's job it
 # once left that job's uplinks at 0.35-0.6 of their rate (a stalled round,
@@ -275,8 +280,12 @@ grep -q "mpi_coll_check: 0 failure" "$T/tree-fabric.out" ||
     { fail "tree16, fabric file: mpi_coll_check"; tail -20 "$T/tree-fabric.out" >&2; }
 grep -q "coll:tacos: allreduce [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree-fabric.out" ||
     fail "tree16, fabric file: coll/tacos never ran allreduce"
+grep -q "network between 16 hosts from .*, rates from this job's earlier measurement" \
+    "$T/tree-fabric2.out" ||
+    { fail "tree16, fabric file: a duplicate did not reuse the job's rates"; grep network "$T/tree-fabric2.out" >&2; }
 goodput=$(sed -n 's/^goodput \([0-9.]*\).*/\1/p' "$T/tree/shape.txt")
-grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | awk -v g="$goodput" '
+# (the first communicator's: a later one over the same hosts prints its kept rates again)
+grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | head -4 | awk -v g="$goodput" '
     { for (i = 1; i < NF; i++) { if ($i == "port") port = $(i + 1); if ($i == "uplink") up = $(i + 3) } }
     { want_p = 100 * g / 8 / 1000; want_u = 200 * g / 8 / 1000 }
     port < 0.85 * want_p || port > 1.15 * want_p || up < 0.85 * want_u || up > 1.15 * want_u {
