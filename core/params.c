@@ -130,8 +130,9 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "needs the topology, and reuse the result for later communicators over the same "
          "hosts in this job (over more than infer_hosts hosts: infer their leaf switches "
          "and measure each level's rate, kept the same way); 2: measure again for every "
-         "communicator; 0: never (the probed figures: one network switch). A topo_file or "
-         "fabric_file overrides it"},
+         "communicator; 0: never (the probed figures: one network switch). A topo_file "
+         "overrides it; with a fabric_file it only says whether the rates measured on its "
+         "tree are kept (1)"},
     [TACOS_P_INFER_HOSTS] = {"infer_hosts", TACOS_PT_INT, TACOS_FABRIC_INFER_HOSTS, NULL, 1,
         TACOS_FABRIC_INFER_MAX_HOSTS, 1, 0, TACOS_PB_BOTH, 5, offsetof(tacos_settings_t, infer_hosts),
         "Over more than this many hosts (and no fabric_file), the measurement between "

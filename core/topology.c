@@ -617,9 +617,10 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
 /* The fabric file's switch tree with each level's rate measured (0, *conf
  * and *f set) where every rank read the same file and it lists every host;
  * else nonzero after one message: the caller measures as without it.
- * With no file (path NULL): the tree inferred (*text: as topology.conf),
- * or with coll_tacos_measure 1 the job's earlier inference over the same h
- * hosts (ids) where every rank keeps the same (*cached set). */
+ * With no file (path NULL): the tree inferred (*text: as topology.conf).
+ * With coll_tacos_measure 1, the rates (and the inferred tree) kept from
+ * earlier in the job for the same h hosts (ids) and file, where every rank
+ * keeps the same (*cached set). */
 static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, const char *path,
                           const uint64_t *ids, int h, tacos_fabric_conf_t **conf, char **text,
                           tacos_fabric_net_t *f, int *cached)
@@ -628,7 +629,7 @@ static int fabric_network(tacos_comm_t *c, const tacos_probe_record_t *recs, con
     int rc, ok = !path || tacos_fabric_conf_read_file(path, conf) == TACOS_OK;
     snprintf(why, sizeof why, "%s", ok ? "" : tacos_last_error());
     /* the tree and rates kept, inferred or a file's (file: its hash) */
-    uint64_t file = ok && path ? (*conf)->hash : 0, hit = 0;
+    uint64_t file = ok && path ? (*conf)->hash | 1 : 0, hit = 0; /* (never 0: inferred) */
     if (ok && c->s.measure == 1 && h > 0)
         hit = find_tree(file, ids, h, text, conf, f);
     net_ctx_t x = net_ctx_new(c);

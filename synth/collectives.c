@@ -415,6 +415,9 @@ int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     tacos_sched_t *best = NULL;
     int rc = TACOS_OK;
     *out = NULL;
+    if (max_k < 1)
+        return tacos_error(TACOS_ERR_ARG, "automatic chunks per NPU up to %d: want 1 or more",
+                           max_k);
     for (int k = 1; k <= max_k; k *= 2) {
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
