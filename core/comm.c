@@ -367,7 +367,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
                             (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
     ok = !fault && (st->chunks > 0 ? tacos_synthesize(topo, &o, &s)
-                                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, &s)) ==
+                                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s)) ==
                        TACOS_OK;
     made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;

@@ -409,8 +409,27 @@ int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, taco
     return tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
 }
 
+int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                          tacos_hier_t hier, tacos_sched_t **out)
+{
+    tacos_sched_t *best = NULL, *levels = NULL;
+    int rc = hier == TACOS_HIER_LEVELS ? TACOS_OK : tacos_synthesize(topo, o, &best);
+    if (!rc && hier != TACOS_HIER_FLAT) {
+        rc = tacos_synthesize_hier(topo, o, &levels);
+        if (rc == TACOS_ERR_TOPO && hier == TACOS_HIER_AUTO)
+            rc = TACOS_OK; /* no levels: flat it is */
+        else if (!rc)
+            tacos_sched_keep_faster(&best, &levels);
+    }
+    if (rc)
+        tacos_sched_free(best);
+    else
+        *out = best;
+    return rc;
+}
+
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
-                          tacos_sched_t **out)
+                          tacos_hier_t hier, tacos_sched_t **out)
 {
     tacos_sched_t *best = NULL;
     int rc = TACOS_OK;
@@ -422,7 +441,7 @@ int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
         tacos_sched_t *cand = NULL;
-        if ((rc = tacos_synthesize(topo, &ok, &cand)))
+        if ((rc = tacos_synthesize_with(topo, &ok, hier, &cand)))
             break;
         if (!best || cand->time_us < best->time_us) {
             tacos_sched_free(best);

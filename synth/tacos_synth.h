@@ -233,13 +233,31 @@ typedef struct {
  * schedule). Runs `trials` seeds derived from `seed`, keeps the fastest. */
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                      tacos_sched_t **out);
+/* Flat: the greedy over the whole topology (tacos_synthesize); levels:
+ * tacos_synthesize_hier; auto: both where the topology has levels, the one
+ * the model times faster kept (flat where it has none). */
+typedef enum { TACOS_HIER_FLAT, TACOS_HIER_LEVELS, TACOS_HIER_AUTO } tacos_hier_t;
+int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                          tacos_hier_t hier, tacos_sched_t **out);
 /* The first-call policy of coll/tacos (tacos-synth -k auto): synthesizes
- * with chunks_per_npu k = 1, 2, 4, ... up to max_k until one models slower
- * by more than a tenth than the best so far, and keeps the fastest
- * (opts->chunks_per_npu ignored; the schedule's says which).  Any
- * synthesis that fails fails it.  coll/tacos goes up to TACOS_AUTO_MAX_K. */
+ * (tacos_synthesize_with) with chunks_per_npu k = 1, 2, 4, ... up to max_k
+ * until one models slower by more than a tenth than the best so far, and
+ * keeps the fastest (opts->chunks_per_npu ignored; the schedule's says
+ * which).  Any synthesis that fails fails it.  coll/tacos goes up to
+ * TACOS_AUTO_MAX_K, flat. */
 #define TACOS_AUTO_MAX_K 8
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
+                          tacos_hier_t hier, tacos_sched_t **out);
+/* Hierarchical synthesis (All-Gather, Reduce-Scatter, All-Reduce): the NPUs
+ * as G groups of L (a product shape's first dimension, else the components
+ * joined by links faster than the slowest) and L rails (the l-th member of
+ * each group); each level synthesized on its own links, once per distinct
+ * set of links, and the levels joined into one schedule (All-Reduce:
+ * Reduce-Scatter in the groups, All-Reduce on the rails, All-Gather in the
+ * groups), each transfer starting as soon as its link and chunk allow.
+ * TACOS_ERR_TOPO when the topology has no such levels or a group or rail is
+ * not connected by its own links. */
+int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                           tacos_sched_t **out);
 void tacos_sched_free(tacos_sched_t *s);
 

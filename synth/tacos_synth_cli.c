@@ -51,6 +51,13 @@ static const char usage[] =
     "                            auto: as coll/tacos at a first call, K = 1, 2, 4, 8\n"
     "                            until one models over a tenth slower, the fastest\n"
     "                            kept (synthesis: the time of all tried)\n"
+    "      --hierarchy flat|levels|auto  flat (default): the greedy over the whole\n"
+    "                            topology. levels: All-Gather, Reduce-Scatter and\n"
+    "                            All-Reduce composed from groups (a shape's first\n"
+    "                            dimension, else what links faster than the slowest\n"
+    "                            join) and rails (the i-th member of every group),\n"
+    "                            each synthesized on its own links. auto: both where\n"
+    "                            the topology has levels, the faster kept\n"
     "\n"
     "Search and output:\n"
     "      --seed S              PRNG seed (default 1); same seed, same schedule\n"
@@ -367,7 +374,7 @@ int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
-           O_METHOD, O_ILP_SECONDS };
+           O_METHOD, O_ILP_SECONDS, O_HIERARCHY };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -383,9 +390,11 @@ int main(int argc, char **argv)
         {"heatmap", required_argument, 0, O_HEATMAP}, {"utilization", required_argument, 0, O_UTIL},
         {"method", required_argument, 0, O_METHOD},
         {"ilp-seconds", required_argument, 0, O_ILP_SECONDS},
+        {"hierarchy", required_argument, 0, O_HIERARCHY},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ilp = 0;
     double ilp_seconds = 60;
+    tacos_hier_t hier = TACOS_HIER_FLAT;
     const char *topo_arg = NULL, *out_path = NULL, *wtopo = NULL, *validate_path = NULL;
     const char *heatmap = NULL, *utilization = NULL;
     char *compare_list = NULL;
@@ -462,6 +471,13 @@ int main(int argc, char **argv)
                 return die_usage("--method '%s': expected greedy or ilp", optarg);
             ilp = strcmp(optarg, "ilp") == 0;
             break;
+        case O_HIERARCHY:
+            if (!strcmp(optarg, "flat") || !strcmp(optarg, "levels") || !strcmp(optarg, "auto"))
+                hier = optarg[0] == 'f' ? TACOS_HIER_FLAT
+                       : optarg[0] == 'l' ? TACOS_HIER_LEVELS : TACOS_HIER_AUTO;
+            else
+                return die_usage("--hierarchy '%s': expected flat, levels or auto", optarg);
+            break;
         case O_ILP_SECONDS: {
             char *end;
             ilp_seconds = strtod(optarg, &end);
@@ -514,6 +530,8 @@ int main(int argc, char **argv)
             return die_usage("%s", "give --size or --chunk-size, not both");
         if (!k && (chunk_size || ilp))
             return die_usage("%s", "--chunks-per-npu auto takes --size and --method greedy");
+        if (hier != TACOS_HIER_FLAT && ilp)
+            return die_usage("%s", "--hierarchy levels or auto takes --method greedy");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
@@ -525,8 +543,8 @@ int main(int argc, char **argv)
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
         double t0 = now_s();
         if ((rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
-                  : k ? tacos_synthesize(topo, &o, &s)
-                      : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, &s)))
+                  : k ? tacos_synthesize_with(topo, &o, hier, &s)
+                      : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         r.ilp = ilp;
         r.synth_s = now_s() - t0;

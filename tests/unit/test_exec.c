@@ -698,6 +698,34 @@ int main(void)
     }
     CHECK(runs > 2000, "only %d runs", runs);
 
+    /* hierarchical schedules (tacos_synthesize_hier): groups of 3 joined in
+     * rails, groups forwarding on a ring; copies and reductions mixed */
+    const char *leveled[] = {"fs:3x2", "rs:3x2", "sf:2x3"};
+    const tacos_coll_t hier_colls[] = {TACOS_ALLREDUCE, TACOS_REDUCE_SCATTER, TACOS_ALLGATHER};
+    for (size_t t = 0; t < sizeof leveled / sizeof *leveled; t++) {
+        tacos_topo_t *topo = NULL;
+        double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+        CHECK_OK(tacos_topo_generate(leveled[t], bw, 2, lat, 2, 1, &topo));
+        for (size_t c = 0; topo && c < sizeof hier_colls / sizeof *hier_colls; c++)
+            for (int k = 1; k <= 2; k++) {
+                tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1};
+                tacos_sched_t *s = NULL;
+                CHECK_OK(tacos_synthesize_hier(topo, &o, &s));
+                for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)
+                    for (int in_place = 0; in_place <= 1; in_place++) {
+                        char what[160];
+                        snprintf(what, sizeof what, "%s levels %s k=%d count %zu%s", leveled[t],
+                                 tacos_coll_name(hier_colls[c]), k, counts[i],
+                                 in_place ? " in place" : "");
+                        run_and_check(s, counts[i], in_place, -1, (size_t)(k - 1) * 20, 0, what);
+                    }
+                if (s)
+                    run_and_check(s, 1000, 0, (int)s->nxfers / 2, 0, 0, "levels, a send fails");
+                tacos_sched_free(s);
+            }
+        tacos_topo_free(topo);
+    }
+
     /* a program that can never make progress is refused, not waited on */
     tacos_op_t op = {TACOS_OP_SEND, 0, 0, 1, 0, 0, 1, 0};
     size_t self = 0, off[3] = {0, 4, 8};

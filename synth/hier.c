@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hierarchical synthesis: the topology seen as G groups (hosts) of L members
+ * each, and L rails (the l-th member of every group).  All-Gather is a rail
+ * All-Gather then a group All-Gather; Reduce-Scatter a group Reduce-Scatter
+ * then a rail Reduce-Scatter; All-Reduce a group Reduce-Scatter, a rail
+ * All-Reduce on 1/L of the data and a group All-Gather.  Each level is
+ * synthesized by the greedy on its own small topology (once where the
+ * groups, or the rails, have the same links), and the levels are joined into
+ * one schedule on the whole topology: every transfer in level order starts
+ * when its link is free and its sender holds the chunk, so a rail starts on
+ * a chunk as soon as the group has reduced it.
+ *
+ * Chunks: the global chunk c (k per NPU) belongs to NPU c / k.  In a group
+ * level (k * G chunks per member) member l's chunk j = q*k + r is the global
+ * chunk r of the NPU at position l of group q; in a rail level (k per
+ * member) rail member q's chunk r is the global chunk r of that NPU.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+    int groups, size; /* G groups of L members */
+    int *member;      /* member[g * L + l]: NPU id, ascending in a group */
+} levels_t;
+
+static int find(int *parent, int v)
+{
+    while (parent[v] != v)
+        v = parent[v] = parent[parent[v]];
+    return v;
+}
+
+/* Groups: a product shape's first dimension, else the components joined by
+ * links faster than the slowest.  0 when the topology has no two levels of
+ * equal groups. */
+static int find_levels(const tacos_topo_t *t, levels_t *lv)
+{
+    int n = t->npus, *parent = malloc(n * sizeof *parent), *first = malloc(n * sizeof *first);
+    int *count = calloc(n, sizeof *count), found = 0;
+    lv->member = malloc(n * sizeof *lv->member);
+    if (!parent || !first || !count || !lv->member) {
+        found = -1;
+        goto out;
+    }
+    double slowest = 0;
+    for (size_t i = 0; i < t->nlinks; i++)
+        if (!i || t->links[i].bw_gbps < slowest)
+            slowest = t->links[i].bw_gbps;
+    for (int v = 0; v < n; v++)
+        parent[v] = t->ndims >= 2 ? v - v % t->dims[0] : v;
+    for (size_t i = 0; t->ndims < 2 && i < t->nlinks; i++)
+        if (t->links[i].bw_gbps > slowest)
+            parent[find(parent, t->links[i].src)] = find(parent, t->links[i].dst);
+    int groups = 0;
+    for (int v = 0; v < n; v++) { /* groups numbered by their smallest NPU */
+        int r = find(parent, v);
+        if (!count[r]++)
+            first[r] = groups++;
+    }
+    int size = n / groups;
+    if (groups < 2 || size < 2 || groups * size != n)
+        goto out;
+    for (int v = 0; v < n; v++)
+        if (count[find(parent, v)] != size)
+            goto out;
+    memset(count, 0, n * sizeof *count);
+    for (int v = 0; v < n; v++) {
+        int g = first[find(parent, v)];
+        lv->member[g * size + count[g]++] = v;
+    }
+    lv->groups = groups;
+    lv->size = size;
+    found = 1;
+out:
+    free(parent);
+    free(first);
+    free(count);
+    return found;
+}
+
+/* The links among npus[0..n) (pos[v]: v's index there, or -1), renumbered;
+ * NULL-free on success.  TACOS_ERR_TOPO when they do not join them all. */
+static int sub_topo(const tacos_topo_t *t, const int *npus, int n, int *pos, tacos_topo_t **out)
+{
+    tacos_topo_t *s;
+    int rc = tacos_topo_create(n, "level", &s);
+    for (int i = 0; !rc && i < n; i++)
+        pos[npus[i]] = i;
+    for (size_t i = 0; !rc && i < t->nlinks; i++) {
+        const tacos_link_t *l = &t->links[i];
+        if (pos[l->src] >= 0 && pos[l->dst] >= 0)
+            rc = tacos_topo_add_link(s, pos[l->src], pos[l->dst], l->lat_us, l->bw_gbps);
+    }
+    for (int i = 0; i < n; i++)
+        pos[npus[i]] = -1;
+    if (!rc && !(rc = tacos_topo_finalize(s)))
+        rc = tacos_topo_check_connected(s);
+    if (rc) {
+        tacos_topo_free(s);
+        return rc == TACOS_ERR_NOMEM ? rc : TACOS_ERR_TOPO;
+    }
+    *out = s;
+    return TACOS_OK;
+}
+
+static int same_links(const tacos_topo_t *a, const tacos_topo_t *b)
+{
+    return a->nlinks == b->nlinks && !memcmp(a->links, b->links, a->nlinks * sizeof *a->links);
+}
+
+/* One level's collective on each of its `count` sets of `n` NPUs (set i:
+ * npus[i * stride_set + j * stride_member]), synthesized once per distinct
+ * set of links; appended to *all with the set's NPU and chunk numbers. */
+typedef struct {
+    const tacos_topo_t *topo;
+    const tacos_synth_opts_t *o;
+    const levels_t *lv;
+    int *pos;
+    tacos_xfer_t *x; /* start_us: the level's own start; reduce: the level */
+    size_t n, cap;
+} compose_t;
+
+static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
+{
+    const levels_t *lv = c->lv;
+    int sets = rails ? lv->size : lv->groups, n = rails ? lv->groups : lv->size;
+    int k = c->o->chunks_per_npu, per = rails ? k : k * lv->groups;
+    int *npus = malloc(n * sizeof *npus), rc = TACOS_OK;
+    tacos_topo_t *kept = NULL;
+    tacos_sched_t *s = NULL;
+    if (!npus)
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+    for (int set = 0; set < sets && !rc; set++) {
+        for (int j = 0; j < n; j++)
+            npus[j] = rails ? lv->member[j * lv->size + set] : lv->member[set * lv->size + j];
+        tacos_topo_t *sub = NULL;
+        if ((rc = sub_topo(c->topo, npus, n, c->pos, &sub)))
+            break;
+        if (!kept || !same_links(kept, sub)) {
+            tacos_synth_opts_t o = *c->o;
+            o.coll = coll;
+            o.chunks_per_npu = per;
+            o.size_bytes = c->o->size_bytes / (rails ? lv->size : 1);
+            if (!o.size_bytes)
+                o.size_bytes = 1;
+            tacos_sched_free(s);
+            s = NULL;
+            tacos_topo_free(kept);
+            kept = sub;
+            if ((rc = tacos_synthesize(sub, &o, &s)))
+                break;
+        } else {
+            tacos_topo_free(sub);
+        }
+        tacos_xfer_t *x = realloc(c->x, (c->n + s->nxfers + 1) * sizeof *x);
+        if (!x) {
+            rc = tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+            break;
+        }
+        c->x = x;
+        for (size_t i = 0; i < s->nxfers; i++) {
+            const tacos_xfer_t *y = &s->xfers[i];
+            int owner = y->chunk / per, r = y->chunk % per; /* member `owner`'s chunk r */
+            int npu = rails ? lv->member[owner * lv->size + set]
+                            : lv->member[(r / k) * lv->size + owner];
+            /* reduce: 2 * level + reduces (the rail All-Reduce's All-Gather is
+             * a level of its own) */
+            int lvl = level + (coll == TACOS_ALLREDUCE && !y->reduce);
+            x[c->n++] = (tacos_xfer_t){y->start_us, y->end_us, npu * k + r % k, npus[y->src],
+                                       npus[y->dst], 4 * lvl + 2 * rails + !!y->reduce};
+        }
+    }
+    tacos_topo_free(kept);
+    tacos_sched_free(s);
+    free(npus);
+    return rc;
+}
+
+/* Level order: level by level; a rail level in its own start order, a group
+ * level chunk by chunk in the order the adjacent rail level takes them (a
+ * group's Reduce-Scatter completes first the chunks its rail sends first;
+ * its All-Gather spreads first those the rail delivered first).  Every
+ * chunk's transfers within a level keep their start order. */
+typedef struct {
+    int level, chunk;
+    double rail_us, start_us;
+    size_t i;
+} order_t;
+
+static int by_order(const void *a, const void *b)
+{
+    const order_t *x = a, *y = b;
+    if (x->level != y->level)
+        return x->level - y->level;
+    if (x->rail_us != y->rail_us)
+        return (x->rail_us > y->rail_us) - (x->rail_us < y->rail_us);
+    if (x->chunk != y->chunk)
+        return x->chunk - y->chunk;
+    return (x->start_us > y->start_us) - (x->start_us < y->start_us);
+}
+
+static int level_order(compose_t *c, int nchunks)
+{
+    const levels_t *lv = c->lv;
+    size_t n = c->n, G = (size_t)lv->groups, cells = (size_t)nchunks * G;
+    int *group = malloc(c->topo->npus * sizeof *group), first = -1, last = -1, rc = TACOS_OK;
+    double *at = malloc((2 * cells + 1) * sizeof *at); /* first rail level, last */
+    order_t *o = malloc((n + 1) * sizeof *o);
+    tacos_xfer_t *x = malloc((n + 1) * sizeof *x);
+    if (!group || !at || !o || !x) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+        goto out;
+    }
+    for (int v = 0; v < lv->groups * lv->size; v++)
+        group[lv->member[v]] = v / lv->size;
+    for (size_t i = 0; i < 2 * cells; i++)
+        at[i] = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (c->x[i].reduce & 2) {
+            int level = c->x[i].reduce / 4;
+            first = first < 0 || level < first ? level : first;
+            last = level > last ? level : last;
+        }
+    for (size_t i = 0; i < n; i++) { /* when the rail levels take each (chunk, group) */
+        const tacos_xfer_t *y = &c->x[i];
+        int level = y->reduce / 4;
+        if (!(y->reduce & 2) || (level != first && level != last))
+            continue;
+        for (int end = 0; end < 2; end++) {
+            double t = end ? y->end_us : y->start_us;
+            size_t cell = (size_t)y->chunk * G + group[end ? y->dst : y->src];
+            if (level == first && t < at[cell])
+                at[cell] = t;
+            if (level == last && t < at[cells + cell])
+                at[cells + cell] = t;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tacos_xfer_t *y = &c->x[i];
+        int level = y->reduce / 4;
+        size_t cell = (size_t)y->chunk * G + group[y->src];
+        double rail = y->reduce & 2 ? y->start_us : level < first ? at[cell] : at[cells + cell];
+        o[i] = (order_t){level, y->chunk, rail, y->start_us, i};
+    }
+    qsort(o, n, sizeof *o, by_order);
+    for (size_t i = 0; i < n; i++)
+        x[i] = c->x[o[i].i];
+    free(c->x);
+    c->x = x;
+    x = NULL;
+out:
+    free(group);
+    free(at);
+    free(o);
+    free(x);
+    return rc;
+}
+
+/* A transfer's chunk at its sender (send) or receiver (arrival), for the
+ * dependencies: a send waits for every earlier arrival of its chunk there. */
+typedef struct {
+    uint64_t key; /* npu * nchunks + chunk */
+    size_t xfer;  /* index in level order */
+    int arrival;
+} end_t;
+
+static int by_key_order(const void *a, const void *b)
+{
+    const end_t *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->xfer > y->xfer) - (x->xfer < y->xfer);
+}
+
+typedef struct {
+    compose_t *c;
+    tacos_heap_t *ready; /* per link: ready transfers by level order */
+    char *busy;          /* per link */
+    tacos_heap_t *events; /* (end, transfer) */
+    double chunk;
+} list_t;
+
+/* Link l, if idle, starts its first ready transfer at time t. */
+static int start(list_t *q, size_t l, double t)
+{
+    if (q->busy[l] || !q->ready[l].n)
+        return TACOS_OK;
+    tacos_xfer_t *x = &q->c->x[tacos_heap_pop(&q->ready[l]).id];
+    q->busy[l] = 1;
+    x->start_us = t;
+    x->end_us = t + tacos_link_cost_us(&q->c->topo->links[l], q->chunk);
+    return tacos_heap_push(q->events, (tacos_heap_item_t){x->end_us, 0, (size_t)(x - q->c->x)});
+}
+
+/* The levels' transfers as a list schedule: a transfer is ready when every
+ * arrival of its chunk at its sender earlier in level order has ended; a
+ * link that frees starts its ready transfer earliest in level order. */
+static int retime(compose_t *c, tacos_sched_t *s)
+{
+    size_t n = c->n, nl = c->topo->nlinks;
+    end_t *e = malloc((2 * n + 1) * sizeof *e);
+    size_t *link = malloc((n + 1) * sizeof *link), *pending = calloc(n + 1, sizeof *pending);
+    size_t *after = malloc((n + 1) * sizeof *after); /* arrival's first later entry */
+    tacos_heap_t *ready = calloc(nl + 1, sizeof *ready), events = {0};
+    char *busy = calloc(nl + 1, 1);
+    int rc = TACOS_OK;
+    if (!e || !link || !pending || !after || !ready || !busy ||
+        (rc = tacos_sched_reserve(s, n)) || (rc = level_order(c, s->nchunks))) {
+        rc = rc ? rc : tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tacos_xfer_t *x = &c->x[i];
+        link[i] = (size_t)tacos_topo_find_link(c->topo, x->src, x->dst);
+        e[2 * i] = (end_t){(uint64_t)x->src * s->nchunks + x->chunk, i, 0};
+        e[2 * i + 1] = (end_t){(uint64_t)x->dst * s->nchunks + x->chunk, i, 1};
+    }
+    qsort(e, 2 * n, sizeof *e, by_key_order);
+    for (size_t i = 0, arrived = 0; i < 2 * n; i++) {
+        if (i && e[i].key != e[i - 1].key)
+            arrived = 0;
+        if (e[i].arrival) {
+            after[e[i].xfer] = i + 1;
+            arrived++;
+        } else {
+            pending[e[i].xfer] = arrived;
+        }
+    }
+    list_t q = {c, ready, busy, &events, tacos_sched_chunk_bytes(s)};
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!pending[i])
+            rc = tacos_heap_push(&ready[link[i]], (tacos_heap_item_t){(double)i, 0, i});
+    for (size_t l = 0; l < nl && !rc; l++)
+        rc = start(&q, l, 0);
+    while (events.n && !rc) {
+        tacos_heap_item_t ev = tacos_heap_pop(&events);
+        size_t done = ev.id, key = after[done] - 1;
+        busy[link[done]] = 0;
+        for (size_t j = after[done]; j < 2 * n && e[j].key == e[key].key && !rc; j++)
+            if (!e[j].arrival && !--pending[e[j].xfer] &&
+                !(rc = tacos_heap_push(&ready[link[e[j].xfer]],
+                                       (tacos_heap_item_t){(double)e[j].xfer, 0, e[j].xfer})))
+                rc = start(&q, link[e[j].xfer], ev.k1);
+        if (!rc)
+            rc = start(&q, link[done], ev.k1);
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        tacos_xfer_t x = c->x[i];
+        x.reduce &= 1;
+        s->xfers[s->nxfers++] = x;
+    }
+out:
+    for (size_t l = 0; ready && l < nl; l++)
+        free(ready[l].v);
+    free(ready);
+    free(events.v);
+    free(e);
+    free(link);
+    free(pending);
+    free(after);
+    free(busy);
+    return rc;
+}
+
+int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                          tacos_sched_t **out)
+{
+    static const struct {
+        tacos_coll_t coll;
+        int nlevels;
+        tacos_coll_t level[3];
+        int rails[3];
+    } plans[] = {
+        {TACOS_ALLGATHER, 2, {TACOS_ALLGATHER, TACOS_ALLGATHER}, {1, 0}},
+        {TACOS_REDUCE_SCATTER, 2, {TACOS_REDUCE_SCATTER, TACOS_REDUCE_SCATTER}, {0, 1}},
+        {TACOS_ALLREDUCE, 3, {TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE, TACOS_ALLGATHER}, {0, 1, 0}},
+    };
+    levels_t lv = {0};
+    compose_t c = {topo, o, &lv, NULL, NULL, 0, 0};
+    tacos_sched_t *s = NULL;
+    int p = 0, rc = TACOS_OK;
+    while (p < 3 && plans[p].coll != o->coll)
+        p++;
+    if (!topo->in_off)
+        return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
+    if (p == 3)
+        return tacos_error(TACOS_ERR_TOPO, "no hierarchical %s (All-Gather, Reduce-Scatter and "
+                           "All-Reduce only)", tacos_coll_name(o->coll));
+    int found = find_levels(topo, &lv);
+    if (found <= 0) {
+        rc = found ? tacos_error(TACOS_ERR_NOMEM, "out of memory finding levels")
+                   : tacos_error(TACOS_ERR_TOPO, "%s has no two levels of equal groups",
+                                 topo->name);
+        goto out;
+    }
+    if (!(c.pos = malloc(topo->npus * sizeof *c.pos))) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+        goto out;
+    }
+    memset(c.pos, 0xff, topo->npus * sizeof *c.pos);
+    for (int i = 0, level = 0; i < plans[p].nlevels && !rc; i++) {
+        /* the rail All-Reduce is two levels: its Reduce-Scatter and All-Gather */
+        rc = add_level(&c, level, plans[p].level[i], plans[p].rails[i]);
+        level += plans[p].level[i] == TACOS_ALLREDUCE ? 2 : 1;
+    }
+    if (rc == TACOS_ERR_TOPO)
+        rc = tacos_error(TACOS_ERR_TOPO, "%s: a group or rail of %d x %d is not connected by "
+                         "its own links", topo->name, lv.groups, lv.size);
+    if (!rc)
+        rc = tacos_sched_alloc(o->coll, topo->npus, o->chunks_per_npu, o->root, o->size_bytes, topo,
+                               &s);
+    if (!rc && !(rc = retime(&c, s))) {
+        tacos_sched_sort(s);
+        *out = s;
+        s = NULL;
+    }
+out:
+    tacos_sched_free(s);
+    free(lv.member);
+    free(c.pos);
+    free(c.x);
+    return rc;
+}
