@@ -112,6 +112,9 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
     c->s.infer_hosts = s->infer_hosts < 1                              ? 1
                        : s->infer_hosts > TACOS_FABRIC_INFER_MAX_HOSTS ? TACOS_FABRIC_INFER_MAX_HOSTS
                                                                        : s->infer_hosts;
+    c->s.hierarchy = s->hierarchy < TACOS_HIER_FLAT || s->hierarchy > TACOS_HIER_AUTO
+                         ? TACOS_HIER_AUTO
+                         : s->hierarchy;
     c->s.topo_file = c->s.fabric_file = NULL;
     c->ops.on_host = NULL;
     int copy_host = ops->spans_hosts && ops->on_host && ops->size > 0 && s->cuda_ipc_min_bytes >= 0;
@@ -236,7 +239,7 @@ static const char *const settings_names[] = {
     "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
     "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
     "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes",
-    "fabric_file", "infer_hosts"};
+    "fabric_file", "infer_hosts", "hierarchy"};
 _Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
                "a name per setting compared");
 _Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
@@ -251,7 +254,7 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
         (uint64_t)s->cache_size, string_hash(s->topo_file), (uint64_t)s->nonblocking,
         (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
         (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes,
-        string_hash(s->fabric_file), (uint64_t)s->infer_hosts};
+        string_hash(s->fabric_file), (uint64_t)s->infer_hosts, (uint64_t)s->hierarchy};
     memcpy(v, w, sizeof w);
 }
 
@@ -351,8 +354,20 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* ---- programs --------------------------------------------------------------- */
 
-/* Synthesizes (coll, root, size class) with the chunks setting, or where
- * it is 0 with tacos_synthesize_auto up to k = 8 (the same on every rank),
+/* With o's k, or where it is 0 tacos_synthesize_auto's; levels where the
+ * topology has them and the collective composes, else flat. */
+static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                             tacos_hier_t hier, tacos_sched_t **s)
+{
+    int rc = o->chunks_per_npu > 0 ? tacos_synthesize_with(topo, o, hier, s)
+                                   : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
+    if (rc != TACOS_ERR_TOPO || hier != TACOS_HIER_LEVELS)
+        return rc;
+    return synthesize_levels(topo, o, TACOS_HIER_FLAT, s);
+}
+
+/* Synthesizes (coll, root, size class) with the chunks and hierarchy
+ * settings (tacos_synthesize_auto where chunks is 0; the same on every rank),
  * and makes this rank's program and its state, not agreed yet
  * (made->agreed 0, made->hash the schedule's); returns whether it did
  * (else made holds nothing).  *s: the schedule, the caller's to free (NULL
@@ -366,9 +381,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
                             (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
-    ok = !fault && (st->chunks > 0 ? tacos_synthesize(topo, &o, &s)
-                                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s)) ==
-                       TACOS_OK;
+    ok = !fault && synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, &s) == TACOS_OK;
     made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
@@ -412,9 +425,9 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
         !tacos_optimal_bound(topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
-    tacos_comm_say(c, 5, "%s root %d k=%d for %zu-byte class: %zu transfers, %.3f us modelled%s",
-                   coll, made->root, made->k, (size_t)s->size_bytes, s->nxfers, s->time_us,
-                   optimal);
+    tacos_comm_say(c, 5, "%s root %d k=%d%s for %zu-byte class: %zu transfers, %.3f us modelled%s",
+                   coll, made->root, made->k, s->levels ? " in levels" : "", (size_t)s->size_bytes,
+                   s->nxfers, s->time_us, optimal);
 }
 
 /* make_plan, then the ranks agree on the schedule (a collective). */

@@ -278,22 +278,38 @@ static int by_key_order(const void *a, const void *b)
 
 typedef struct {
     compose_t *c;
-    tacos_heap_t *ready; /* per link: ready transfers by level order */
-    char *busy;          /* per link */
-    tacos_heap_t *events; /* (end, transfer) */
+    tacos_heap_t *ready;  /* per link: ready transfers by level order */
+    char *busy;           /* per link */
+    size_t *next, *succ;  /* per link: its next rail transfer; per transfer: the next on its link */
+    tacos_heap_t events;  /* (end, transfer) */
     double chunk;
 } list_t;
 
-/* Link l, if idle, starts its first ready transfer at time t. */
+/* Link l, if idle, starts at time t its first ready transfer; a rail link
+ * only the next of its level's order (taking a later one that is ready
+ * can delay the one the rail's pipeline waits for by a whole transfer). */
 static int start(list_t *q, size_t l, double t)
 {
     if (q->busy[l] || !q->ready[l].n)
         return TACOS_OK;
-    tacos_xfer_t *x = &q->c->x[tacos_heap_pop(&q->ready[l]).id];
+    size_t i = q->ready[l].v[0].id;
+    tacos_xfer_t *x = &q->c->x[i];
+    if (x->reduce & 2) {
+        if (i != q->next[l])
+            return TACOS_OK;
+        q->next[l] = q->succ[i];
+    }
+    tacos_heap_pop(&q->ready[l]);
     q->busy[l] = 1;
     x->start_us = t;
     x->end_us = t + tacos_link_cost_us(&q->c->topo->links[l], q->chunk);
-    return tacos_heap_push(q->events, (tacos_heap_item_t){x->end_us, 0, (size_t)(x - q->c->x)});
+    return tacos_heap_push(&q->events, (tacos_heap_item_t){x->end_us, 0, i});
+}
+
+static int ready(list_t *q, size_t i, size_t l, double t)
+{
+    int rc = tacos_heap_push(&q->ready[l], (tacos_heap_item_t){(double)i, 0, i});
+    return rc ? rc : start(q, l, t);
 }
 
 /* The levels' transfers as a list schedule: a transfer is ready when every
@@ -305,17 +321,22 @@ static int retime(compose_t *c, tacos_sched_t *s)
     end_t *e = malloc((2 * n + 1) * sizeof *e);
     size_t *link = malloc((n + 1) * sizeof *link), *pending = calloc(n + 1, sizeof *pending);
     size_t *after = malloc((n + 1) * sizeof *after); /* arrival's first later entry */
-    tacos_heap_t *ready = calloc(nl + 1, sizeof *ready), events = {0};
-    char *busy = calloc(nl + 1, 1);
+    list_t q = {c, calloc(nl + 1, sizeof *q.ready), calloc(nl + 1, 1),
+                malloc((nl + 1) * sizeof *q.next), malloc((n + 1) * sizeof *q.succ), {0}, 0};
     int rc = TACOS_OK;
-    if (!e || !link || !pending || !after || !ready || !busy ||
+    if (!e || !link || !pending || !after || !q.ready || !q.busy || !q.next || !q.succ ||
         (rc = tacos_sched_reserve(s, n)) || (rc = level_order(c, s->nchunks))) {
         rc = rc ? rc : tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
+    q.chunk = tacos_sched_chunk_bytes(s);
+    for (size_t l = 0; l < nl; l++)
+        q.next[l] = n;
+    for (size_t i = n; i-- > 0;) {
         const tacos_xfer_t *x = &c->x[i];
         link[i] = (size_t)tacos_topo_find_link(c->topo, x->src, x->dst);
+        q.succ[i] = q.next[link[i]];
+        q.next[link[i]] = i;
         e[2 * i] = (end_t){(uint64_t)x->src * s->nchunks + x->chunk, i, 0};
         e[2 * i + 1] = (end_t){(uint64_t)x->dst * s->nchunks + x->chunk, i, 1};
     }
@@ -330,21 +351,16 @@ static int retime(compose_t *c, tacos_sched_t *s)
             pending[e[i].xfer] = arrived;
         }
     }
-    list_t q = {c, ready, busy, &events, tacos_sched_chunk_bytes(s)};
     for (size_t i = 0; i < n && !rc; i++)
         if (!pending[i])
-            rc = tacos_heap_push(&ready[link[i]], (tacos_heap_item_t){(double)i, 0, i});
-    for (size_t l = 0; l < nl && !rc; l++)
-        rc = start(&q, l, 0);
-    while (events.n && !rc) {
-        tacos_heap_item_t ev = tacos_heap_pop(&events);
+            rc = ready(&q, i, link[i], 0);
+    while (q.events.n && !rc) {
+        tacos_heap_item_t ev = tacos_heap_pop(&q.events);
         size_t done = ev.id, key = after[done] - 1;
-        busy[link[done]] = 0;
+        q.busy[link[done]] = 0;
         for (size_t j = after[done]; j < 2 * n && e[j].key == e[key].key && !rc; j++)
-            if (!e[j].arrival && !--pending[e[j].xfer] &&
-                !(rc = tacos_heap_push(&ready[link[e[j].xfer]],
-                                       (tacos_heap_item_t){(double)e[j].xfer, 0, e[j].xfer})))
-                rc = start(&q, link[e[j].xfer], ev.k1);
+            if (!e[j].arrival && !--pending[e[j].xfer])
+                rc = ready(&q, e[j].xfer, link[e[j].xfer], ev.k1);
         if (!rc)
             rc = start(&q, link[done], ev.k1);
     }
@@ -354,15 +370,17 @@ static int retime(compose_t *c, tacos_sched_t *s)
         s->xfers[s->nxfers++] = x;
     }
 out:
-    for (size_t l = 0; ready && l < nl; l++)
-        free(ready[l].v);
-    free(ready);
-    free(events.v);
+    for (size_t l = 0; q.ready && l < nl; l++)
+        free(q.ready[l].v);
+    free(q.ready);
+    free(q.busy);
+    free(q.next);
+    free(q.succ);
+    free(q.events.v);
     free(e);
     free(link);
     free(pending);
     free(after);
-    free(busy);
     return rc;
 }
 
@@ -415,6 +433,7 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                                &s);
     if (!rc && !(rc = retime(&c, s))) {
         tacos_sched_sort(s);
+        s->levels = 1;
         *out = s;
         s = NULL;
     }

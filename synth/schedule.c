@@ -13,7 +13,7 @@ int tacos_sched_alloc(tacos_coll_t coll, int npus, int chunks_per_npu, int root,
         return tacos_error(TACOS_ERR_NOMEM, "out of memory allocating a schedule");
     *s = (tacos_sched_t){coll, npus, chunks_per_npu,
                          (int)tacos_coll_nchunks(coll, npus, chunks_per_npu), root, size_bytes,
-                         0, 0, NULL, NULL, 0};
+                         0, 0, NULL, NULL, 0, 0};
     if (topo) {
         int rc = tacos_topo_copy(topo, &s->topo);
         if (rc) {

@@ -218,6 +218,8 @@ typedef struct {
     /* 1 for step-based algorithms (baselines): times are logical steps, and
      * the chunks one pair exchanges in one step travel as one message. */
     int steps;
+    /* 1 when composed from levels (tacos_synthesize_hier); not in files */
+    int levels;
 } tacos_sched_t;
 
 typedef struct {

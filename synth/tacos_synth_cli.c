@@ -231,7 +231,8 @@ static void print_json(const report_t *r)
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
            s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, r->optimal_us,
            s->time_us > 0 ? r->optimal_us / s->time_us : 1.0, s->nxfers);
-    printf(",\"method\":\"%s\"", r->ilp ? "ilp" : "greedy");
+    printf(",\"method\":\"%s\",\"hierarchy\":\"%s\"", r->ilp ? "ilp" : "greedy",
+           s->levels ? "levels" : "flat");
     if (r->ilp)
         printf(",\"ilp_proven\":%s", r->ilp_proven ? "true" : "false");
     if (r->sim) {
@@ -260,8 +261,9 @@ static void print_summary(const report_t *r, int json)
            tacos_coll_name(s->coll), (unsigned long long)s->size_bytes, s->chunks_per_npu,
            s->nchunks, tacos_sched_chunk_bytes(s));
     if (r->synth_s >= 0)
-        printf("synthesis     %.3f s (seed %llu, %d trial%s)\n", r->synth_s,
-               (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s");
+        printf("synthesis     %.3f s (seed %llu, %d trial%s%s)\n", r->synth_s,
+               (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s",
+               s->levels ? ", in levels" : "");
     printf("time          %.3f us\n", s->time_us);
     printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
            100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));

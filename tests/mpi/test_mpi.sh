@@ -55,6 +55,11 @@ run 4 "" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
+# in levels (hierarchy 1): 2 hosts x 4 ranks and 4 x 2, groups and rails
+run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_tacos_hierarchy 1 \
+    -- --quick
+run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
+    --mca coll_tacos_chunks 2 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 # the executor's staging (the GPU path) on host memory: every message
 # through staging space, every local copy and reduction through the memory

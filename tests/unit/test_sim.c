@@ -13,7 +13,7 @@ static tacos_sched_t *handmade(tacos_topo_t *topo, const tacos_xfer_t *x, size_t
 {
     tacos_sched_t *s = calloc(1, sizeof *s);
     *s = (tacos_sched_t){TACOS_ALLGATHER, topo->npus, 1, topo->npus, 0,
-                         (uint64_t)topo->npus * 1000, 0, n, malloc(n * sizeof *x), topo, 0};
+                         (uint64_t)topo->npus * 1000, 0, n, malloc(n * sizeof *x), topo, 0, 0};
     memcpy(s->xfers, x, n * sizeof *x);
     return s;
 }
