@@ -21,6 +21,9 @@
 # reduce; also alltoall, gather, scatter), MIN/MAX bytes (65536/16777216), ROUNDS (3); CHUNKS=1 adds a job
 # timing coll/tacos's automatic chunk count against 1, 2, 4 and 8 chunks per
 # rank (coll_tacos_chunks through MPI_T), ratios to the automatic one.
+# HIER=1 adds a job timing coll/tacos in levels (coll_tacos_hierarchy 1),
+# flat (0) and as the model picks (2, the default) against tuned, ratios to
+# tuned; HIER=only runs that job alone.
 B=$(cd "$(dirname "$0")/.." && pwd)
 RANKS=1
 [ "${1:-}" = "-r" ] && { RANKS=$2; shift 2; }
@@ -29,7 +32,7 @@ COLLS=${COLLS:-allreduce allgather reduce_scatter_block bcast reduce}
 MIN=${MIN:-65536} MAX=${MAX:-16777216} ROUNDS=${ROUNDS:-3}
 DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
-export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS CHUNKS
+export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS CHUNKS HIER
 
 cat >"${TMPDIR:-/tmp}/bench_testbed_job.sh" <<'EOF'
 sed 's/^/# /' "$TESTBED_DIR/shape.txt"
@@ -40,6 +43,15 @@ for coll in $COLLS; do
     case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
         reduce | alltoall | gather | scatter) c=$coll ;; *) c=reduce-scatter ;; esac
     echo "## $coll"
+    if [ "${HIER:-0}" != 0 ]; then
+        echo "### $coll: in levels, flat, as the model picks, and tuned (ratio = variant / tuned)"
+        $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+            "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+            --variant levels:coll_tacos_hierarchy=1 --variant flat:coll_tacos_hierarchy=0 \
+            --variant auto --variant tuned:coll_tacos_enable=0 --baseline tuned 2>&1 |
+            grep -v setpgid
+        [ "$HIER" = only ] && continue
+    fi
     # (with the shape's topology.conf also coll/tacos reading it: fabric)
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \

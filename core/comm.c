@@ -113,7 +113,7 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
                        : s->infer_hosts > TACOS_FABRIC_INFER_MAX_HOSTS ? TACOS_FABRIC_INFER_MAX_HOSTS
                                                                        : s->infer_hosts;
     c->s.hierarchy = s->hierarchy < TACOS_HIER_FLAT || s->hierarchy > TACOS_HIER_AUTO
-                         ? TACOS_HIER_AUTO
+                         ? TACOS_HIER_FLAT
                          : s->hierarchy;
     c->s.topo_file = c->s.fabric_file = NULL;
     c->ops.on_host = NULL;

@@ -687,16 +687,15 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
     }
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
-        if (cached)
-            tacos_comm_say(c, 5, "network between %d hosts %s%s%s (%d rounds, %.1f ms then)",
-                           f->nhosts, text ? "from this job's earlier inference" : "from ",
-                           text ? "" : c->s.fabric_file,
-                           text ? "" : ", rates from this job's earlier measurement", f->rounds,
-                           f->measure_us / 1e3);
-        else
-            tacos_comm_say(c, 5, "network between %d hosts %s%s: %d rounds, %.1f ms", f->nhosts,
-                           text ? "inferred" : "from ", text ? "" : c->s.fabric_file, f->rounds,
-                           f->measure_us / 1e3);
+        char from[1024];
+        snprintf(from, sizeof from, "%s%s%s",
+                 !text ? "from " : cached ? "from this job's earlier inference" : "inferred",
+                 text ? "" : c->s.fabric_file,
+                 !text && cached ? ", rates from this job's earlier measurement" : "");
+        tacos_comm_say(c, 5,
+                       cached ? "network between %d hosts %s (%d rounds, %.1f ms then)"
+                              : "network between %d hosts %s: %d rounds, %.1f ms",
+                       f->nhosts, from, f->rounds, f->measure_us / 1e3);
         for (char *l = text ? strtok_r((char *)text, "\n", &save) : NULL; l;
              l = strtok_r(NULL, "\n", &save))
             tacos_comm_say(c, 5, "  %s", l);

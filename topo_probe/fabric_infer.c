@@ -193,16 +193,21 @@ static double evidence(const rounds_t *m, int x, int y)
 }
 
 /* What host x's pairs with the hosts of leaf l (but x) say together;
- * -INFINITY where none was measured (nothing says x belongs there). */
-static double fit(const rounds_t *m, const int *leaf, int x, int l)
+ * -INFINITY where none was measured (nothing says x belongs there).
+ * *apart (may be NULL): how many of those pairs say "apart". */
+static double fit(const rounds_t *m, const int *leaf, int x, int l, int *apart)
 {
     double sum = 0;
-    int measured = 0;
+    int measured = 0, against = 0;
     for (int y = 0; y < m->h; y++)
         if (leaf[y] == l && y != x && m->rate[(size_t)x * (size_t)m->h + (size_t)y] > 0) {
-            sum += evidence(m, x, y);
+            double e = evidence(m, x, y);
+            sum += e;
+            against += e < 0;
             measured++;
         }
+    if (apart)
+        *apart = against;
     return measured ? sum : -INFINITY;
 }
 
@@ -237,7 +242,7 @@ static int find_leaves(const rounds_t *m, int *leaf, int *renum)
     for (int x = 0; x < h; x++) {
         double most = -INFINITY;
         for (int l = 0; l < nleaves; l++) {
-            double f = fit(m, leaf, x, l);
+            double f = fit(m, leaf, x, l, NULL);
             if (f >= 0 && f > most)
                 most = f, leaf[x] = l;
         }
@@ -249,10 +254,10 @@ static int find_leaves(const rounds_t *m, int *leaf, int *renum)
         moved = 0;
         for (int x = 0; x < h; x++) {
             int best = leaf[x];
-            double most = fit(m, leaf, x, best);
+            double most = fit(m, leaf, x, best, NULL);
             most = most == -INFINITY ? 0 : most; /* (alone: a leaf of its own) */
             for (int l = 0; l <= nleaves; l++) { /* (nleaves: a leaf of its own) */
-                double f = l == nleaves ? 0 : fit(m, leaf, x, l);
+                double f = l == nleaves ? 0 : fit(m, leaf, x, l, NULL);
                 if (l != leaf[x] && f > most)
                     most = f, best = l;
             }
@@ -264,18 +269,16 @@ static int find_leaves(const rounds_t *m, int *leaf, int *renum)
         nleaves = renumber(leaf, h, nleaves, renum);
     }
     for (int x = 0; x < h; x++) {
-        int alone = 1, best = leaf[x];
+        int alone = 1, best = leaf[x], slow = 0; /* the best leaf's pairs saying "apart" */
         for (int y = 0; y < h && alone; y++)
             alone = y == x || leaf[y] != leaf[x];
         double most = -INFINITY;
         for (int l = 0; l < nleaves && alone; l++) {
-            double f = l == leaf[x] ? -INFINITY : fit(m, leaf, x, l);
+            int apart = 0;
+            double f = l == leaf[x] ? -INFINITY : fit(m, leaf, x, l, &apart);
             if (f > most)
-                most = f, best = l;
+                most = f, best = l, slow = apart;
         }
-        int slow = 0; /* pairs with the best leaf's hosts that say "apart" */
-        for (int y = 0; y < h && most >= -ALONE; y++)
-            slow += leaf[y] == best && y != x && evidence(m, x, y) < 0;
         if (most >= -ALONE && slow <= 1)
             leaf[x] = best;
     }
