@@ -27,8 +27,7 @@ if [ "${MPI:-openmpi}" = mpich ]; then
     }
 else
     base=tuned
-    DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-    export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+    . "$B/benchmarks/common.sh" && use_built_component
     launch() {
         np=$1
         shift

@@ -13,8 +13,7 @@
 # (coll_tacos_chunks, 4: several contributions meet in each chunk).
 B=$(cd "$(dirname "$0")/.." && pwd)
 MIN=${MIN:-65536} MAX=${MAX:-67108864} ROUNDS=${ROUNDS:-5} CHUNKS=${CHUNKS:-4}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+. "$B/benchmarks/common.sh" && use_built_component
 # run NP COLL: one job (NP "cluster": the testbed's mpirun, every rank of it)
 run() {
     if [ "$1" = cluster ]; then

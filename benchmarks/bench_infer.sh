@@ -17,10 +17,8 @@
 B=$(cd "$(dirname "$0")/.." && pwd)
 SHAPE=${1:-tree16}
 RUNS=${RUNS:-10}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-[ -n "$DIR" ] || { echo "bench_infer: ompi_info gave no pkglibdir (Open MPI installed?)" >&2; exit 1; }
-OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
-export RUNS B OMPI_MCA_mca_base_component_path
+. "$B/benchmarks/common.sh" && use_built_component
+export RUNS B
 JOB=${TMPDIR:-/tmp}/bench_infer_job.sh
 cat >"$JOB" <<'EOS'
 want=$(sed -n 's/^SwitchName=[^ ]* Nodes=//p' "$TESTBED_FABRIC" | tr ',' ' ' |

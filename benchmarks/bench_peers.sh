@@ -37,8 +37,7 @@ B=$(cd "$(dirname "$0")/.." && pwd)
 COLLS=${*:-allreduce allgather reduce_scatter_block bcast}
 NPS=${NPS:-2 4 8} MIN=${MIN:-65536} MAX=${MAX:-67108864} FACTOR=${FACTOR:-4} ROUNDS=${ROUNDS:-5}
 PEERS=${PEERS:-tuned han ucc acoll xhc}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+. "$B/benchmarks/common.sh" && use_built_component
 OSU=$B/benchmarks/osu_coll
 launch() {
     np=$1

@@ -30,9 +30,8 @@ RANKS=1
 SHAPES=${*:-two pairs4 ring4 star3}
 COLLS=${COLLS:-allreduce allgather reduce_scatter_block bcast reduce}
 MIN=${MIN:-65536} MAX=${MAX:-16777216} ROUNDS=${ROUNDS:-3}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
-export OMPI_MCA_mca_base_component_path B COLLS MIN MAX ROUNDS CHUNKS HIER
+. "$B/benchmarks/common.sh" && use_built_component
+export B COLLS MIN MAX ROUNDS CHUNKS HIER
 
 cat >"${TMPDIR:-/tmp}/bench_testbed_job.sh" <<'EOF'
 sed 's/^/# /' "$TESTBED_DIR/shape.txt"

@@ -6,8 +6,7 @@
 # Run from the build tree after `make`: benchmarks/demo.sh [RANKS]
 B=$(cd "$(dirname "$0")/.." && pwd)
 NP=${1:-4}
-DIR=$(ompi_info --path pkglibdir --parsable | sed 's/^path:pkglibdir://')
-export OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$DIR"
+. "$B/benchmarks/common.sh" && use_built_component
 mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca coll tacos,tuned,basic,inter,libnbc,self \
     --mca coll_tacos_verbose 10 "$B/benchmarks/osu_coll" allreduce --min 1048576 --max 16777216 \
     --ab 3 2>&1 | awk '/coll:tacos: allreduce .* schedule k=/ { if (!seen++) print; next }

@@ -103,6 +103,18 @@ done
 expect 2 "expected an integer >= 1 or auto" -t ring:4 -k some
 expect 2 "--chunks-per-npu auto takes --size and --method greedy" -t ring:4 -k auto --chunk-size 1KiB
 expect 2 "--chunks-per-npu auto takes --size and --method greedy" -t ring:4 -k auto --method ilp
+# --hierarchy: levels where the shape has them (an error elsewhere), auto the
+# faster of the two (flat on fs:8x8 with rails at degree 1, levels at 8)
+expect 0 ", in levels)" -t fs:2x4 --bw 100,25 -c allreduce --hierarchy levels
+expect 0 '"hierarchy":"levels"' -t fs:2x4 --bw 100,25 -c allgather --hierarchy levels --summary-json
+expect 1 "ring:8 has no two levels of equal groups" -t ring:8 --hierarchy levels
+expect 1 "no hierarchical broadcast" -t fs:2x4 -c broadcast --hierarchy levels
+expect 0 '"hierarchy":"flat"' -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB \
+    --hierarchy auto --summary-json
+expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degree 8 -c allreduce \
+    -s 64MiB -k auto --hierarchy auto --summary-json
+expect 2 "expected flat, levels or auto" -t fs:2x4 --hierarchy tree
+expect 2 "--hierarchy levels or auto takes --method greedy" -t fs:2x4 --hierarchy levels --method ilp
 
 # tacos-probe's bad usage (exit 2, what is wrong named)
 S=${TACOS_PROBE:-../../topo_probe/tacos-probe}
