@@ -225,6 +225,11 @@ uint64_t tacos_comm_topo_hash(const tacos_topo_t *t)
 
 static uint64_t sched_hash(const tacos_sched_t *s)
 {
+    if (s->levels == 2) { /* one rank's part: what every rank shares of it */
+        uint64_t v[3] = {0, (uint64_t)s->chunks_per_npu, (uint64_t)s->nchunks};
+        memcpy(&v[0], &s->time_us, sizeof v[0]);
+        return tacos_comm_hash_words(TACOS_HASH_OFFSET, v, 3);
+    }
     uint64_t h = TACOS_HASH_OFFSET ^ s->nxfers;
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
@@ -354,16 +359,20 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* ---- programs --------------------------------------------------------------- */
 
-/* With o's k, or where it is 0 tacos_synthesize_auto's; levels where the
- * topology has them and the collective composes, else flat. */
+/* With o's k, or where it is 0 tacos_synthesize_auto's.  Levels: only this
+ * rank's part (tacos_synthesize_hier_rank), where the topology has levels
+ * and the collective composes, else flat. */
 static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                             tacos_hier_t hier, tacos_sched_t **s)
+                             tacos_hier_t hier, int rank, tacos_sched_t **s)
 {
-    int rc = o->chunks_per_npu > 0 ? tacos_synthesize_with(topo, o, hier, s)
-                                   : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
-    if (rc != TACOS_ERR_TOPO || hier != TACOS_HIER_LEVELS)
-        return rc;
-    return synthesize_levels(topo, o, TACOS_HIER_FLAT, s);
+    if (hier == TACOS_HIER_LEVELS) {
+        int rc = tacos_synthesize_hier_rank(topo, o, rank, s);
+        if (rc != TACOS_ERR_TOPO)
+            return rc;
+        hier = TACOS_HIER_FLAT;
+    }
+    return o->chunks_per_npu > 0 ? tacos_synthesize_with(topo, o, hier, s)
+                                 : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
 }
 
 /* Synthesizes (coll, root, size class) with the chunks and hierarchy
@@ -381,7 +390,8 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
                             (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
-    ok = !fault && synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, &s) == TACOS_OK;
+    ok = !fault &&
+         synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, c->ops.rank, &s) == TACOS_OK;
     made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
@@ -411,7 +421,7 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
 {
     const tacos_settings_t *st = &c->s;
     const char *coll = tacos_coll_name(made->coll);
-    if (st->dump_dir && st->dump_dir[0] && c->ops.rank == 0) {
+    if (st->dump_dir && st->dump_dir[0] && c->ops.rank == 0 && s->levels != 2) {
         char what[128];
         snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", coll, made->root, made->k,
                  (size_t)s->size_bytes);
@@ -425,9 +435,10 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
         !tacos_optimal_bound(topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
+    static const char *const how[] = {"", " in levels", " in levels (this rank's part)"};
     tacos_comm_say(c, 5, "%s root %d k=%d%s for %zu-byte class: %zu transfers, %.3f us modelled%s",
-                   coll, made->root, made->k, s->levels ? " in levels" : "", (size_t)s->size_bytes,
-                   s->nxfers, s->time_us, optimal);
+                   coll, made->root, made->k, how[s->levels], (size_t)s->size_bytes, s->nxfers,
+                   s->time_us, optimal);
 }
 
 /* make_plan, then the ranks agree on the schedule (a collective). */

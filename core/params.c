@@ -102,8 +102,12 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "of equal size joined by links faster than the slowest, such as the ranks of a "
          "host, and rails, the i-th rank of every group): within the groups, across them "
          "on each rail, within the groups again, each level on its own links; flat where "
-         "it has none. 2: both, the one the topology model times faster kept (the same on "
-         "every rank; each first call pays both syntheses)"},
+         "it has none. Each rank synthesizes only its own group's and rail's levels (and "
+         "the first group's and rail's, whose levels one after the other are the time by "
+         "which every rank picks the same chunk count) and builds its program from its "
+         "own part; dump_dir then writes no schedule. 2: both whole schedules, the one the "
+         "topology model times faster kept (the same on every rank; each first call pays "
+         "both syntheses)"},
     [TACOS_P_SEED] = {"seed", TACOS_PT_INT, 1, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, seed),
         "Seed of the synthesis' pseudo-random number generator"},

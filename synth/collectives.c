@@ -428,8 +428,20 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     return rc;
 }
 
+static int with(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const void *hier,
+                tacos_sched_t **out)
+{
+    return tacos_synthesize_with(topo, o, *(const tacos_hier_t *)hier, out);
+}
+
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
                           tacos_hier_t hier, tacos_sched_t **out)
+{
+    return tacos_auto_k(topo, o, max_k, with, &hier, out);
+}
+
+int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+                 tacos_synth_fn synth, const void *arg, tacos_sched_t **out)
 {
     tacos_sched_t *best = NULL;
     int rc = TACOS_OK;
@@ -441,7 +453,7 @@ int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
         tacos_sched_t *cand = NULL;
-        if ((rc = tacos_synthesize_with(topo, &ok, hier, &cand)))
+        if ((rc = synth(topo, &ok, arg, &cand)))
             break;
         if (!best || cand->time_us < best->time_us) {
             tacos_sched_free(best);

@@ -120,21 +120,30 @@ typedef struct {
     const tacos_synth_opts_t *o;
     const levels_t *lv;
     int *pos;
-    tacos_xfer_t *x; /* start_us: the level's own start; reduce: the level */
+    tacos_xfer_t *x; /* level order in reduce (4 * level + 2 * rail + reduces) */
     size_t n, cap;
+    int rank;        /* -1: every rank's transfers; else only this rank's */
+    double offset;   /* where the next level starts (one after the other) */
+    double estimate; /* the first group's and rail's levels one after the other */
 } compose_t;
 
 static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
 {
     const levels_t *lv = c->lv;
     int sets = rails ? lv->size : lv->groups, n = rails ? lv->groups : lv->size;
-    int k = c->o->chunks_per_npu, per = rails ? k : k * lv->groups;
+    int k = c->o->chunks_per_npu, per = rails ? k : k * lv->groups, mine = -1;
     int *npus = malloc(n * sizeof *npus), rc = TACOS_OK;
+    double longest = 0;
     tacos_topo_t *kept = NULL;
     tacos_sched_t *s = NULL;
     if (!npus)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
-    for (int set = 0; set < sets && !rc; set++) {
+    for (int v = 0; c->rank >= 0 && v < lv->groups * lv->size; v++)
+        if (lv->member[v] == c->rank) /* the rank's set: its group, or its rail */
+            mine = rails ? v % lv->size : v / lv->size;
+    /* one rank: the first set (for the estimate every rank shares) and its own */
+    for (int set = 0; set < sets && (c->rank < 0 || set <= mine) && !rc;
+         set = c->rank < 0 || set || !mine ? set + 1 : mine) {
         for (int j = 0; j < n; j++)
             npus[j] = rails ? lv->member[j * lv->size + set] : lv->member[set * lv->size + j];
         tacos_topo_t *sub = NULL;
@@ -162,18 +171,25 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
             break;
         }
         c->x = x;
-        for (size_t i = 0; i < s->nxfers; i++) {
+        longest = s->time_us > longest ? s->time_us : longest;
+        if (!set)
+            c->estimate += s->time_us;
+        for (size_t i = 0; i < s->nxfers && (c->rank < 0 || set == mine); i++) {
             const tacos_xfer_t *y = &s->xfers[i];
+            if (c->rank >= 0 && npus[y->src] != c->rank && npus[y->dst] != c->rank)
+                continue;
             int owner = y->chunk / per, r = y->chunk % per; /* member `owner`'s chunk r */
             int npu = rails ? lv->member[owner * lv->size + set]
                             : lv->member[(r / k) * lv->size + owner];
             /* reduce: 2 * level + reduces (the rail All-Reduce's All-Gather is
              * a level of its own) */
             int lvl = level + (coll == TACOS_ALLREDUCE && !y->reduce);
-            x[c->n++] = (tacos_xfer_t){y->start_us, y->end_us, npu * k + r % k, npus[y->src],
-                                       npus[y->dst], 4 * lvl + 2 * rails + !!y->reduce};
+            x[c->n++] = (tacos_xfer_t){c->offset + y->start_us, c->offset + y->end_us,
+                                       npu * k + r % k, npus[y->src], npus[y->dst],
+                                       4 * lvl + 2 * rails + !!y->reduce};
         }
     }
+    c->offset += longest;
     tacos_topo_free(kept);
     tacos_sched_free(s);
     free(npus);
@@ -384,8 +400,10 @@ out:
     return rc;
 }
 
-int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                          tacos_sched_t **out)
+/* rank < 0: the whole schedule, list-scheduled; else the transfers of
+ * `rank` with the levels one after the other. */
+static int compose(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int rank,
+                   tacos_sched_t **out)
 {
     static const struct {
         tacos_coll_t coll;
@@ -398,13 +416,15 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         {TACOS_ALLREDUCE, 3, {TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE, TACOS_ALLGATHER}, {0, 1, 0}},
     };
     levels_t lv = {0};
-    compose_t c = {topo, o, &lv, NULL, NULL, 0, 0};
+    compose_t c = {topo, o, &lv, NULL, NULL, 0, 0, rank, 0, 0};
     tacos_sched_t *s = NULL;
     int p = 0, rc = TACOS_OK;
     while (p < 3 && plans[p].coll != o->coll)
         p++;
     if (!topo->in_off)
         return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
+    if (o->chunks_per_npu < 1)
+        return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 1, got %d", o->chunks_per_npu);
     if (p == 3)
         return tacos_error(TACOS_ERR_TOPO, "no hierarchical %s (All-Gather, Reduce-Scatter and "
                            "All-Reduce only)", tacos_coll_name(o->coll));
@@ -431,9 +451,16 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     if (!rc)
         rc = tacos_sched_alloc(o->coll, topo->npus, o->chunks_per_npu, o->root, o->size_bytes, topo,
                                &s);
-    if (!rc && !(rc = retime(&c, s))) {
+    if (!rc && rank >= 0 && !(rc = tacos_sched_reserve(s, c.n)))
+        for (size_t i = 0; i < c.n; i++) {
+            s->xfers[s->nxfers] = c.x[i];
+            s->xfers[s->nxfers++].reduce &= 1;
+        }
+    if (!rc && (rank >= 0 || !(rc = retime(&c, s)))) {
         tacos_sched_sort(s);
-        s->levels = 1;
+        if (rank >= 0)
+            s->time_us = c.estimate;
+        s->levels = rank >= 0 ? 2 : 1;
         *out = s;
         s = NULL;
     }
@@ -443,4 +470,27 @@ out:
     free(c.pos);
     free(c.x);
     return rc;
+}
+
+int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                          tacos_sched_t **out)
+{
+    return compose(topo, o, -1, out);
+}
+
+static int one_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const void *rank,
+                    tacos_sched_t **out)
+{
+    return compose(topo, o, *(const int *)rank, out);
+}
+
+int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int rank,
+                               tacos_sched_t **out)
+{
+    if (rank < 0 || rank >= topo->npus)
+        return tacos_error(TACOS_ERR_ARG, "rank %d is not an NPU of 0..%d", rank, topo->npus - 1);
+    if (o->chunks_per_npu < 0)
+        return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 0, got %d", o->chunks_per_npu);
+    return o->chunks_per_npu ? compose(topo, o, rank, out)
+                             : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }

@@ -77,6 +77,12 @@ typedef struct {
 int tacos_heap_push(tacos_heap_t *h, tacos_heap_item_t it);
 tacos_heap_item_t tacos_heap_pop(tacos_heap_t *h);
 
+/* tacos_synthesize_auto's k policy over any synthesis at a fixed k. */
+typedef int (*tacos_synth_fn)(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                              const void *arg, tacos_sched_t **out);
+int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+                 tacos_synth_fn synth, const void *arg, tacos_sched_t **out);
+
 /* Deep copy of a finalized topology. */
 int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out);
 

@@ -218,7 +218,8 @@ typedef struct {
     /* 1 for step-based algorithms (baselines): times are logical steps, and
      * the chunks one pair exchanges in one step travel as one message. */
     int steps;
-    /* 1 when composed from levels (tacos_synthesize_hier); not in files */
+    /* 1 when composed from levels (tacos_synthesize_hier), 2 one rank's
+     * part of a composition (tacos_synthesize_hier_rank); not in files */
     int levels;
 } tacos_sched_t;
 
@@ -261,6 +262,17 @@ int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * not connected by its own links. */
 int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                           tacos_sched_t **out);
+/* What one rank needs of it, without the whole: the transfers to and from
+ * `rank` with the levels one after the other (each starting when the
+ * previous one ends; the MPI libraries' executor overlaps them anyway, a
+ * message waiting only for its chunk), from the syntheses of the rank's
+ * own group and rail and the first ones'.  tacos_sched_program() of it is
+ * the rank's program.  time_us: the first group's and first rail's levels
+ * one after the other, the same on every rank; levels = 2.  Not a whole
+ * schedule: it does not validate.  chunks_per_npu 0: k as
+ * tacos_synthesize_auto picks it by that time. */
+int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int rank,
+                               tacos_sched_t **out);
 void tacos_sched_free(tacos_sched_t *s);
 
 /* TACOS-ILP: tacos_synthesize, then every phase (All-Gather or Broadcast,

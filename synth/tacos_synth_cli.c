@@ -51,6 +51,10 @@ static const char usage[] =
     "                            auto: as coll/tacos at a first call, K = 1, 2, 4, 8\n"
     "                            until one models over a tenth slower, the fastest\n"
     "                            kept (synthesis: the time of all tried)\n"
+    "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
+    "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
+    "                            transfers, levels one after the other; the time is\n"
+    "                            the first group's and rail's levels in turn)\n"
     "      --hierarchy flat|levels|auto  flat (default): the greedy over the whole\n"
     "                            topology. levels: All-Gather, Reduce-Scatter and\n"
     "                            All-Reduce composed from groups (a shape's first\n"
@@ -264,6 +268,12 @@ static void print_summary(const report_t *r, int json)
         printf("synthesis     %.3f s (seed %llu, %d trial%s%s)\n", r->synth_s,
                (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s",
                s->levels ? ", in levels" : "");
+    if (s->levels == 2) {
+        printf("time          %.3f us (the first group's and rail's levels in turn)\n",
+               s->time_us);
+        printf("transfers     %zu (to and from the one rank)\n", s->nxfers);
+        return;
+    }
     printf("time          %.3f us\n", s->time_us);
     printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
            100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));
@@ -376,7 +386,7 @@ int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
-           O_METHOD, O_ILP_SECONDS, O_HIERARCHY };
+           O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -392,7 +402,7 @@ int main(int argc, char **argv)
         {"heatmap", required_argument, 0, O_HEATMAP}, {"utilization", required_argument, 0, O_UTIL},
         {"method", required_argument, 0, O_METHOD},
         {"ilp-seconds", required_argument, 0, O_ILP_SECONDS},
-        {"hierarchy", required_argument, 0, O_HIERARCHY},
+        {"hierarchy", required_argument, 0, O_HIERARCHY}, {"part", required_argument, 0, O_PART},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ilp = 0;
     double ilp_seconds = 60;
@@ -402,7 +412,7 @@ int main(int argc, char **argv)
     char *compare_list = NULL;
     double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
-    long degree = 1, root = 0, k = 1, trials = 1, program = -1;
+    long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
     int have_size = 0, simulate = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
@@ -488,6 +498,10 @@ int main(int argc, char **argv)
             break;
         }
         case 'o': out_path = optarg; break;
+        case O_PART:
+            if (parse_long(optarg, 0, 1 << 24, &part))
+                return die_usage("--part '%s': expected a rank >= 0", optarg);
+            break;
         case O_PROGRAM:
             if (parse_long(optarg, 0, 1 << 24, &program))
                 return die_usage("--program '%s': expected a rank >= 0", optarg);
@@ -534,6 +548,10 @@ int main(int argc, char **argv)
             return die_usage("%s", "--chunks-per-npu auto takes --size and --method greedy");
         if (hier != TACOS_HIER_FLAT && ilp)
             return die_usage("%s", "--hierarchy levels or auto takes --method greedy");
+        if (part >= 0 && (hier != TACOS_HIER_LEVELS || out_path || compare_list || heatmap ||
+                          utilization))
+            return die_usage("%s", "--part takes --hierarchy levels, and no -o, --compare, "
+                                   "--heatmap or --utilization (it is not a whole schedule)");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
@@ -545,6 +563,7 @@ int main(int argc, char **argv)
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
         double t0 = now_s();
         if ((rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
+                  : part >= 0 ? tacos_synthesize_hier_rank(topo, &o, (int)part, &s)
                   : k ? tacos_synthesize_with(topo, &o, hier, &s)
                       : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
@@ -552,7 +571,7 @@ int main(int argc, char **argv)
         r.synth_s = now_s() - t0;
         r.seed = seed;
         r.trials = (int)trials;
-        if (validate && (rc = tacos_sched_validate(s))) {
+        if (validate && part < 0 && (rc = tacos_sched_validate(s))) {
             fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
                     tacos_last_error());
             goto fail_quiet;
@@ -561,10 +580,10 @@ int main(int argc, char **argv)
             goto fail;
     }
     r.s = s;
-    if ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
+    if (s->levels != 2 && ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
                                 &r.bound_us)) ||
-        (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us)))
-        goto fail;
+        (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us))))
+        goto fail; /* (one rank's part: its time is an estimate, no bound computed) */
     if ((simulate || compare_list || heatmap || utilization) &&
         (rc = compare(&r, compare_list, heatmap, utilization)))
         goto fail;

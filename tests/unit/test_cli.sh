@@ -113,6 +113,11 @@ expect 0 '"hierarchy":"flat"' -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 
     --hierarchy auto --summary-json
 expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degree 8 -c allreduce \
     -s 64MiB -k auto --hierarchy auto --summary-json
+expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c allreduce \
+    --hierarchy levels --part 5 --program 5
+expect 2 "--part takes --hierarchy levels" -t fs:2x4 --part 1
+expect 2 "--part takes --hierarchy levels" -t fs:2x4 --hierarchy levels --part 1 -o "$T/x.json"
+expect 1 "rank 8 is not an NPU" -t fs:2x4 --hierarchy levels --part 8
 expect 2 "expected flat, levels or auto" -t fs:2x4 --hierarchy tree
 expect 2 "--hierarchy levels or auto takes --method greedy" -t fs:2x4 --hierarchy levels --method ilp
 

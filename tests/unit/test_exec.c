@@ -510,6 +510,25 @@ static void place_chunks(job_t *j, size_t count)
     }
 }
 
+/* 1: each rank's program from its own part of the levels
+ * (tacos_synthesize_hier_rank), not from the schedule run_and_check gets */
+static int by_rank_levels;
+
+static int program_of(const tacos_sched_t *s, int rank, tacos_prog_t **prog)
+{
+    if (!by_rank_levels)
+        return tacos_sched_program(s, rank, prog);
+    tacos_synth_opts_t o = {s->coll, s->root, s->chunks_per_npu, s->size_bytes, 1, 1};
+    tacos_sched_t *part = NULL;
+    int rc = tacos_synthesize_hier_rank(s->topo, &o, rank, &part);
+    if (!rc) {
+        CHECK(part->levels == 2, "rank %d's part: levels %d", rank, part->levels);
+        rc = tacos_sched_program(part, rank, prog);
+    }
+    tacos_sched_free(part);
+    return rc;
+}
+
 /* Runs the schedule on every rank and checks what each rank must hold.
  * fail_at >= 0: the fail_at-th send fails; every rank must return an error.
  * piece: the transport's largest message between ranks of different
@@ -537,7 +556,7 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
         *j = (job_t){.s = s, .rt = {&w, r, NULL, 0, stage, {0}, NULL, 0, NULL}, .off = off,
                      .in_place = in_place, .calls = fail_at >= 0 ? 1 : 2, .barrier = &barrier,
                      .mem = {&j->rt, s_copy, s_reduce, s_mark, s_test, s_forget}};
-        CHECK_OK(tacos_sched_program(s, r, &j->prog));
+        CHECK_OK(program_of(s, r, &j->prog));
         if (stage == 3) { /* two "hosts": the ranks of each parity */
             j->rt.on_host = malloc((size_t)n);
             for (int p = 0; p < n; p++)
@@ -721,6 +740,18 @@ int main(void)
                     }
                 if (s)
                     run_and_check(s, 1000, 0, (int)s->nxfers / 2, 0, 0, "levels, a send fails");
+                /* each rank's program from its part alone (as the MPI libraries
+                 * build it with coll_tacos_hierarchy 1) */
+                by_rank_levels = 1;
+                for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++) {
+                    char what[160];
+                    snprintf(what, sizeof what, "%s levels by rank %s k=%d count %zu", leveled[t],
+                             tacos_coll_name(hier_colls[c]), k, counts[i]);
+                    run_and_check(s, counts[i], i % 2, -1, 0, 0, what);
+                }
+                if (s)
+                    run_and_check(s, 1000, 0, 3, 0, 0, "levels by rank, a send fails");
+                by_rank_levels = 0;
                 tacos_sched_free(s);
             }
         tacos_topo_free(topo);

@@ -38,6 +38,46 @@ static tacos_topo_t *without_dims(const tacos_topo_t *t)
     return c;
 }
 
+/* Each rank's part (tacos_synthesize_hier_rank): only its own transfers,
+ * every one of the whole composition's that touches it (the same chunks
+ * between the same ranks), and the same time and k on every rank. */
+static void parts(const tacos_topo_t *t, const tacos_synth_opts_t *o, const tacos_sched_t *whole,
+                  const char *what)
+{
+    double time = -1;
+    size_t total = 0;
+    for (int r = 0; r < t->npus; r++) {
+        tacos_sched_t *p = NULL;
+        int rc = tacos_synthesize_hier_rank(t, o, r, &p);
+        CHECK(rc == TACOS_OK, "%s rank %d: %s", what, r, tacos_last_error());
+        if (rc)
+            continue;
+        size_t mine = 0;
+        for (size_t i = 0; i < whole->nxfers; i++)
+            mine += whole->xfers[i].src == r || whole->xfers[i].dst == r;
+        CHECK(p->nxfers == mine && p->levels == 2, "%s rank %d: %zu transfers of %zu, levels %d",
+              what, r, p->nxfers, mine, p->levels);
+        for (size_t i = 0; i < p->nxfers; i++) {
+            const tacos_xfer_t *x = &p->xfers[i];
+            size_t j = 0;
+            while (j < whole->nxfers &&
+                   !(whole->xfers[j].src == x->src && whole->xfers[j].dst == x->dst &&
+                     whole->xfers[j].chunk == x->chunk && whole->xfers[j].reduce == x->reduce))
+                j++;
+            CHECK((x->src == r || x->dst == r) && j < whole->nxfers,
+                  "%s rank %d: transfer %d->%d chunk %d not its own or not in the whole", what, r,
+                  x->src, x->dst, x->chunk);
+        }
+        CHECK(time < 0 || p->time_us == time, "%s rank %d: time %.3f, rank 0's %.3f", what, r,
+              p->time_us, time);
+        time = p->time_us;
+        total += p->nxfers;
+        tacos_sched_free(p);
+    }
+    CHECK(total == 2 * whole->nxfers, "%s: parts hold %zu transfers, want twice %zu", what, total,
+          whole->nxfers);
+}
+
 static void valid(const tacos_topo_t *t, const char *what)
 {
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
@@ -55,6 +95,8 @@ static void valid(const tacos_topo_t *t, const char *what)
             CHECK(s->coll == colls[c] && s->chunks_per_npu == k && s->npus == t->npus,
                   "%s: schedule of %s k=%d on %d", what, tacos_coll_name(s->coll),
                   s->chunks_per_npu, s->npus);
+            if (t->npus <= 16)
+                parts(t, &o, s, what);
             tacos_sched_free(s);
         }
 }
@@ -139,6 +181,24 @@ int main(void)
         CHECK_OK(tacos_synthesize_with(t, &o, TACOS_HIER_AUTO, &s));
         tacos_sched_free(s);
         s = NULL;
+    }
+    tacos_topo_free(t);
+    /* one rank's part: k chosen by the shared time; bad ranks and k */
+    t = shape("fs:4x4", 100, 25);
+    o.coll = TACOS_ALLREDUCE;
+    o.chunks_per_npu = 0;
+    if (t) {
+        CHECK_OK(tacos_synthesize_hier_rank(t, &o, 5, &s));
+        CHECK(s && s->chunks_per_npu >= 1 && s->levels == 2, "automatic k: %d",
+              s ? s->chunks_per_npu : -1);
+        tacos_sched_free(s);
+        s = NULL;
+        CHECK_ERR(tacos_synthesize_hier_rank(t, &o, 16, &s), TACOS_ERR_ARG, "rank 16");
+        o.chunks_per_npu = -1;
+        CHECK_ERR(tacos_synthesize_hier_rank(t, &o, 0, &s), TACOS_ERR_ARG, "chunks per NPU");
+        o.chunks_per_npu = 0;
+        CHECK_ERR(tacos_synthesize_hier(t, &o, &s), TACOS_ERR_ARG, "chunks per NPU");
+        o.chunks_per_npu = 1;
     }
     tacos_topo_free(t);
     /* collectives without a composition */
