@@ -22,8 +22,8 @@
 # timing coll/tacos's automatic chunk count against 1, 2, 4 and 8 chunks per
 # rank (coll_tacos_chunks through MPI_T), ratios to the automatic one.
 # HIER=1 adds a job timing coll/tacos in levels (coll_tacos_hierarchy 1),
-# flat (0) and as the model picks (2, the default) against tuned, ratios to
-# tuned; HIER=only runs that job alone.
+# flat (0) and as the model picks (2) against tuned, ratios to tuned;
+# HIER=only runs that job alone.
 B=$(cd "$(dirname "$0")/.." && pwd)
 RANKS=1
 [ "${1:-}" = "-r" ] && { RANKS=$2; shift 2; }
@@ -47,7 +47,8 @@ for coll in $COLLS; do
         $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
             "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
             --variant levels:coll_tacos_hierarchy=1 --variant flat:coll_tacos_hierarchy=0 \
-            --variant auto --variant tuned:coll_tacos_enable=0 --baseline tuned 2>&1 |
+            --variant auto:coll_tacos_hierarchy=2 --variant tuned:coll_tacos_enable=0 \
+            --baseline tuned 2>&1 |
             grep -v setpgid
         [ "$HIER" = only ] && continue
     fi

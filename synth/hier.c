@@ -86,7 +86,7 @@ out:
  * NULL-free on success.  TACOS_ERR_TOPO when they do not join them all. */
 static int sub_topo(const tacos_topo_t *t, const int *npus, int n, int *pos, tacos_topo_t **out)
 {
-    tacos_topo_t *s;
+    tacos_topo_t *s = NULL;
     int rc = tacos_topo_create(n, "level", &s);
     for (int i = 0; !rc && i < n; i++)
         pos[npus[i]] = i;
@@ -141,14 +141,16 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
     for (int v = 0; c->rank >= 0 && v < lv->groups * lv->size; v++)
         if (lv->member[v] == c->rank) /* the rank's set: its group, or its rail */
             mine = rails ? v % lv->size : v / lv->size;
-    /* one rank: the first set (for the estimate every rank shares) and its own */
-    for (int set = 0; set < sets && (c->rank < 0 || set <= mine) && !rc;
-         set = c->rank < 0 || set || !mine ? set + 1 : mine) {
+    for (int set = 0; set < sets && !rc; set++) {
         for (int j = 0; j < n; j++)
             npus[j] = rails ? lv->member[j * lv->size + set] : lv->member[set * lv->size + j];
         tacos_topo_t *sub = NULL;
         if ((rc = sub_topo(c->topo, npus, n, c->pos, &sub)))
-            break;
+            break; /* every set is checked, so every rank refuses alike */
+        if (c->rank >= 0 && set && set != mine) { /* one rank: the first set (for the */
+            tacos_topo_free(sub);                /* shared estimate) and its own */
+            continue;
+        }
         if (!kept || !same_links(kept, sub)) {
             tacos_synth_opts_t o = *c->o;
             o.coll = coll;
@@ -216,7 +218,9 @@ static int by_order(const void *a, const void *b)
         return (x->rail_us > y->rail_us) - (x->rail_us < y->rail_us);
     if (x->chunk != y->chunk)
         return x->chunk - y->chunk;
-    return (x->start_us > y->start_us) - (x->start_us < y->start_us);
+    if (x->start_us != y->start_us)
+        return (x->start_us > y->start_us) - (x->start_us < y->start_us);
+    return (x->i > y->i) - (x->i < y->i); /* total: the same order with any qsort */
 }
 
 static int level_order(compose_t *c, int nchunks)
@@ -299,6 +303,7 @@ typedef struct {
     size_t *next, *succ;  /* per link: its next rail transfer; per transfer: the next on its link */
     tacos_heap_t events;  /* (end, transfer) */
     double chunk;
+    size_t started;
 } list_t;
 
 /* Link l, if idle, starts at time t its first ready transfer; a rail link
@@ -317,6 +322,7 @@ static int start(list_t *q, size_t l, double t)
     }
     tacos_heap_pop(&q->ready[l]);
     q->busy[l] = 1;
+    q->started++;
     x->start_us = t;
     x->end_us = t + tacos_link_cost_us(&q->c->topo->links[l], q->chunk);
     return tacos_heap_push(&q->events, (tacos_heap_item_t){x->end_us, 0, i});
@@ -338,7 +344,7 @@ static int retime(compose_t *c, tacos_sched_t *s)
     size_t *link = malloc((n + 1) * sizeof *link), *pending = calloc(n + 1, sizeof *pending);
     size_t *after = malloc((n + 1) * sizeof *after); /* arrival's first later entry */
     list_t q = {c, calloc(nl + 1, sizeof *q.ready), calloc(nl + 1, 1),
-                malloc((nl + 1) * sizeof *q.next), malloc((n + 1) * sizeof *q.succ), {0}, 0};
+                malloc((nl + 1) * sizeof *q.next), malloc((n + 1) * sizeof *q.succ), {0}, 0, 0};
     int rc = TACOS_OK;
     if (!e || !link || !pending || !after || !q.ready || !q.busy || !q.next || !q.succ ||
         (rc = tacos_sched_reserve(s, n)) || (rc = level_order(c, s->nchunks))) {
@@ -348,14 +354,21 @@ static int retime(compose_t *c, tacos_sched_t *s)
     q.chunk = tacos_sched_chunk_bytes(s);
     for (size_t l = 0; l < nl; l++)
         q.next[l] = n;
-    for (size_t i = n; i-- > 0;) {
+    for (size_t i = n; i-- > 0 && !rc;) {
         const tacos_xfer_t *x = &c->x[i];
-        link[i] = (size_t)tacos_topo_find_link(c->topo, x->src, x->dst);
+        long l = tacos_topo_find_link(c->topo, x->src, x->dst);
+        if (l < 0) {
+            rc = tacos_error(TACOS_ERR_INVALID, "composing levels: no link %d->%d", x->src, x->dst);
+            break;
+        }
+        link[i] = (size_t)l;
         q.succ[i] = q.next[link[i]];
         q.next[link[i]] = i;
         e[2 * i] = (end_t){(uint64_t)x->src * s->nchunks + x->chunk, i, 0};
         e[2 * i + 1] = (end_t){(uint64_t)x->dst * s->nchunks + x->chunk, i, 1};
     }
+    if (rc)
+        goto out;
     qsort(e, 2 * n, sizeof *e, by_key_order);
     for (size_t i = 0, arrived = 0; i < 2 * n; i++) {
         if (i && e[i].key != e[i - 1].key)
@@ -385,6 +398,9 @@ static int retime(compose_t *c, tacos_sched_t *s)
         x.reduce &= 1;
         s->xfers[s->nxfers++] = x;
     }
+    if (!rc && q.started != n)
+        rc = tacos_error(TACOS_ERR_INVALID, "composing levels: %zu of %zu transfers never ready",
+                         n - q.started, n);
 out:
     for (size_t l = 0; q.ready && l < nl; l++)
         free(q.ready[l].v);
@@ -425,6 +441,9 @@ static int compose(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int ra
         return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
     if (o->chunks_per_npu < 1)
         return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 1, got %d", o->chunks_per_npu);
+    if (tacos_coll_nchunks(o->coll, topo->npus, o->chunks_per_npu) > 1 << 28)
+        return tacos_error(TACOS_ERR_ARG, "%d chunks per NPU x %d NPUs is too many chunks",
+                           o->chunks_per_npu, topo->npus);
     if (p == 3)
         return tacos_error(TACOS_ERR_TOPO, "no hierarchical %s (All-Gather, Reduce-Scatter and "
                            "All-Reduce only)", tacos_coll_name(o->coll));

@@ -247,7 +247,8 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * until one models slower by more than a tenth than the best so far, and
  * keeps the fastest (opts->chunks_per_npu ignored; the schedule's says
  * which).  Any synthesis that fails fails it.  coll/tacos goes up to
- * TACOS_AUTO_MAX_K, flat. */
+ * TACOS_AUTO_MAX_K (flat or auto as coll_tacos_hierarchy says; with 1 it
+ * takes tacos_synthesize_hier_rank). */
 #define TACOS_AUTO_MAX_K 8
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
                           tacos_hier_t hier, tacos_sched_t **out);

@@ -235,6 +235,8 @@ static void print_json(const report_t *r)
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
            s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, r->optimal_us,
            s->time_us > 0 ? r->optimal_us / s->time_us : 1.0, s->nxfers);
+    if (s->levels == 2) /* one rank's part: its time is an estimate, no bound computed */
+        printf(",\"part\":true");
     printf(",\"method\":\"%s\",\"hierarchy\":\"%s\"", r->ilp ? "ilp" : "greedy",
            s->levels ? "levels" : "flat");
     if (r->ilp)
@@ -534,6 +536,8 @@ int main(int argc, char **argv)
     report_t r = {0};
     r.synth_s = -1;
     int rc = 0;
+    if (validate_path && part >= 0)
+        return die_usage("%s", "--part synthesizes; not with --validate or --simulate");
     if (validate_path) { /* --validate or --simulate: a schedule from disk */
         if ((rc = tacos_sched_read_file(validate_path, &s)))
             goto fail;
@@ -549,9 +553,10 @@ int main(int argc, char **argv)
         if (hier != TACOS_HIER_FLAT && ilp)
             return die_usage("%s", "--hierarchy levels or auto takes --method greedy");
         if (part >= 0 && (hier != TACOS_HIER_LEVELS || out_path || compare_list || heatmap ||
-                          utilization))
+                          utilization || (program >= 0 && program != part)))
             return die_usage("%s", "--part takes --hierarchy levels, and no -o, --compare, "
-                                   "--heatmap or --utilization (it is not a whole schedule)");
+                                   "--heatmap, --utilization or --program of another rank (it "
+                                   "is not a whole schedule)");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);

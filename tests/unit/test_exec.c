@@ -719,12 +719,13 @@ int main(void)
 
     /* hierarchical schedules (tacos_synthesize_hier): groups of 3 joined in
      * rails, groups forwarding on a ring; copies and reductions mixed */
-    const char *leveled[] = {"fs:3x2", "rs:3x2", "sf:2x3"};
+    const char *leveled[] = {"fs:3x2", "rs:3x2", "sf:2x3", FIXTURES "/levels3x3.json"};
     const tacos_coll_t hier_colls[] = {TACOS_ALLREDUCE, TACOS_REDUCE_SCATTER, TACOS_ALLGATHER};
     for (size_t t = 0; t < sizeof leveled / sizeof *leveled; t++) {
         tacos_topo_t *topo = NULL;
         double bw[2] = {100, 25}, lat[2] = {0.5, 2};
-        CHECK_OK(tacos_topo_generate(leveled[t], bw, 2, lat, 2, 1, &topo));
+        CHECK_OK(leveled[t][0] == '/' ? tacos_topo_read_file(leveled[t], &topo)
+                                      : tacos_topo_generate(leveled[t], bw, 2, lat, 2, 1, &topo));
         for (size_t c = 0; topo && c < sizeof hier_colls / sizeof *hier_colls; c++)
             for (int k = 1; k <= 2; k++) {
                 tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1};

@@ -41,11 +41,32 @@ static tacos_topo_t *without_dims(const tacos_topo_t *t)
 /* Each rank's part (tacos_synthesize_hier_rank): only its own transfers,
  * every one of the whole composition's that touches it (the same chunks
  * between the same ranks), and the same time and k on every rank. */
+/* Both ends of every link agree on its messages: a's sends to b in seq
+ * order carry the chunks (and reduce flags) of b's receives from a. */
+static void same_messages(tacos_prog_t **prog, int n, const char *what)
+{
+    for (int a = 0; a < n; a++)
+        for (size_t i = 0; prog[a] && i < prog[a]->nops; i++) {
+            const tacos_op_t *s = &prog[a]->ops[i];
+            if (s->kind != TACOS_OP_SEND || !prog[s->peer])
+                continue;
+            const tacos_prog_t *b = prog[s->peer];
+            size_t j = 0;
+            while (j < b->nops && !(b->ops[j].kind == TACOS_OP_RECV && b->ops[j].peer == a &&
+                                    b->ops[j].seq == s->seq))
+                j++;
+            CHECK(j < b->nops && b->ops[j].chunk == s->chunk && b->ops[j].reduce == s->reduce,
+                  "%s: %d->%d message %d: sent chunk %d, received %d", what, a, s->peer, s->seq,
+                  s->chunk, j < b->nops ? b->ops[j].chunk : -1);
+        }
+}
+
 static void parts(const tacos_topo_t *t, const tacos_synth_opts_t *o, const tacos_sched_t *whole,
                   const char *what)
 {
     double time = -1;
     size_t total = 0;
+    tacos_prog_t *prog[16] = {0};
     for (int r = 0; r < t->npus; r++) {
         tacos_sched_t *p = NULL;
         int rc = tacos_synthesize_hier_rank(t, o, r, &p);
@@ -72,10 +93,14 @@ static void parts(const tacos_topo_t *t, const tacos_synth_opts_t *o, const taco
               p->time_us, time);
         time = p->time_us;
         total += p->nxfers;
+        CHECK_OK(tacos_sched_program(p, r, &prog[r]));
         tacos_sched_free(p);
     }
     CHECK(total == 2 * whole->nxfers, "%s: parts hold %zu transfers, want twice %zu", what, total,
           whole->nxfers);
+    same_messages(prog, t->npus, what);
+    for (int r = 0; r < t->npus; r++)
+        tacos_prog_free(prog[r]);
 }
 
 static void valid(const tacos_topo_t *t, const char *what)
@@ -145,6 +170,12 @@ int main(void)
         tacos_topo_free(plain);
         tacos_topo_free(t);
     }
+    /* groups and rails unlike each other: each rank's own sets synthesized */
+    tacos_topo_t *unlike = NULL;
+    CHECK_OK(tacos_topo_read_file(FIXTURES "/levels3x3.json", &unlike));
+    if (unlike)
+        valid(unlike, "levels3x3.json");
+    tacos_topo_free(unlike);
     against_flat("fs:8x4", 1, 1.5);
     against_flat("fs:8x32", 8, 0.9);
 
@@ -166,6 +197,24 @@ int main(void)
     }
     tacos_topo_free(plain);
     tacos_topo_free(t);
+    /* one rail not joined by its own links: every rank's part refuses (not
+     * only the ranks on that rail) */
+    if (!tacos_topo_read_file(FIXTURES "/levels3x3.json", &t)) {
+        tacos_topo_t *cut = NULL;
+        CHECK_OK(tacos_topo_create(9, "rail 1 cut", &cut));
+        for (size_t i = 0; cut && i < t->nlinks; i++)
+            if (!(t->links[i].src % 3 == 1 && t->links[i].dst % 3 == 1 &&
+                  t->links[i].src / 3 == 2))
+                CHECK_OK(tacos_topo_add_link(cut, t->links[i].src, t->links[i].dst,
+                                             t->links[i].lat_us, t->links[i].bw_gbps));
+        if (cut && !tacos_topo_finalize(cut))
+            for (int r = 0; r < 9; r++)
+                CHECK_ERR(tacos_synthesize_hier_rank(cut, &o, r, &s), TACOS_ERR_TOPO,
+                          "not connected");
+        tacos_topo_free(cut);
+        tacos_topo_free(t);
+        t = NULL;
+    }
     /* groups joined only through their first members: no rail of its own */
     CHECK_OK(tacos_topo_create(6, "hub", &t));
     for (int g = 0; t && g < 2; g++)
