@@ -293,7 +293,7 @@ static int append(tacos_sched_t *dst, const tacos_sched_t *src, double shift_us)
     return TACOS_OK;
 }
 
-static int check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
+int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
 {
     if (!topo->in_off)
         return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
@@ -355,7 +355,7 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
                               tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
                               int *proven)
 {
-    int rc = check_opts(topo, o);
+    int rc = tacos_check_opts(topo, o);
     if (rc)
         return rc;
     uint64_t seed = o->seed;

@@ -112,21 +112,22 @@ static int same_links(const tacos_topo_t *a, const tacos_topo_t *b)
     return a->nlinks == b->nlinks && !memcmp(a->links, b->links, a->nlinks * sizeof *a->links);
 }
 
-/* One level's collective on each of its `count` sets of `n` NPUs (set i:
- * npus[i * stride_set + j * stride_member]), synthesized once per distinct
- * set of links; appended to *all with the set's NPU and chunk numbers. */
 typedef struct {
     const tacos_topo_t *topo;
     const tacos_synth_opts_t *o;
     const levels_t *lv;
     int *pos;
     tacos_xfer_t *x; /* level order in reduce (4 * level + 2 * rail + reduces) */
-    size_t n, cap;
+    size_t n;
     int rank;        /* -1: every rank's transfers; else only this rank's */
     double offset;   /* where the next level starts (one after the other) */
     double estimate; /* the first group's and rail's levels one after the other */
 } compose_t;
 
+/* One level's collective on each of its sets (every group, or every rail),
+ * synthesized once per distinct set of links, appended to c->x with the
+ * set's NPU and chunk numbers (one rank: only its own set's transfers that
+ * touch it).  Every set is checked for its own links. */
 static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
 {
     const levels_t *lv = c->lv;
@@ -183,8 +184,8 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
             int owner = y->chunk / per, r = y->chunk % per; /* member `owner`'s chunk r */
             int npu = rails ? lv->member[owner * lv->size + set]
                             : lv->member[(r / k) * lv->size + owner];
-            /* reduce: 2 * level + reduces (the rail All-Reduce's All-Gather is
-             * a level of its own) */
+            /* reduce: 4 * level + 2 * rail + reduces (the rail All-Reduce's
+             * All-Gather is a level of its own) */
             int lvl = level + (coll == TACOS_ALLREDUCE && !y->reduce);
             x[c->n++] = (tacos_xfer_t){c->offset + y->start_us, c->offset + y->end_us,
                                        npu * k + r % k, npus[y->src], npus[y->dst],
@@ -432,18 +433,13 @@ static int compose(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int ra
         {TACOS_ALLREDUCE, 3, {TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE, TACOS_ALLGATHER}, {0, 1, 0}},
     };
     levels_t lv = {0};
-    compose_t c = {topo, o, &lv, NULL, NULL, 0, 0, rank, 0, 0};
+    compose_t c = {topo, o, &lv, NULL, NULL, 0, rank, 0, 0};
     tacos_sched_t *s = NULL;
     int p = 0, rc = TACOS_OK;
     while (p < 3 && plans[p].coll != o->coll)
         p++;
-    if (!topo->in_off)
-        return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
-    if (o->chunks_per_npu < 1)
-        return tacos_error(TACOS_ERR_ARG, "chunks per NPU must be >= 1, got %d", o->chunks_per_npu);
-    if (tacos_coll_nchunks(o->coll, topo->npus, o->chunks_per_npu) > 1 << 28)
-        return tacos_error(TACOS_ERR_ARG, "%d chunks per NPU x %d NPUs is too many chunks",
-                           o->chunks_per_npu, topo->npus);
+    if ((rc = tacos_check_opts(topo, o)))
+        return rc;
     if (p == 3)
         return tacos_error(TACOS_ERR_TOPO, "no hierarchical %s (All-Gather, Reduce-Scatter and "
                            "All-Reduce only)", tacos_coll_name(o->coll));

@@ -77,6 +77,9 @@ typedef struct {
 int tacos_heap_push(tacos_heap_t *h, tacos_heap_item_t it);
 tacos_heap_item_t tacos_heap_pop(tacos_heap_t *h);
 
+/* What every synthesis refuses: an unfinalized or disconnected topology,
+ * an unknown collective, bad k, size, trials or root, too many chunks. */
+int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o);
 /* tacos_synthesize_auto's k policy over any synthesis at a fixed k. */
 typedef int (*tacos_synth_fn)(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                               const void *arg, tacos_sched_t **out);
