@@ -86,6 +86,24 @@ int main(void)
     CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "lacking the contribution of rank");
     tacos_sched_free(s);
 
+    /* only the last rank's contribution missing: the last word of the sets,
+     * partial (70) and full (128) */
+    const char *rings[] = {"ring:70", "ring:128"};
+    for (int k = 0; k < 2; k++) {
+        s = make(rings[k], TACOS_ALLREDUCE);
+        for (i = 0; i < s->nxfers && !(s->xfers[i].src == s->npus - 1 && s->xfers[i].reduce &&
+                                       s->xfers[i].start_us == 0);
+             i++)
+            ;
+        CHECK(i < s->nxfers, "%s: no reduction from the last rank at t=0", rings[k]);
+        memmove(s->xfers + i, s->xfers + i + 1, (--s->nxfers - i) * sizeof *s->xfers);
+        CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "lacking the contribution of rank");
+        char want[64];
+        snprintf(want, sizeof want, "contribution of rank %d", s->npus - 1);
+        CHECK(strstr(tacos_last_error(), want), "%s: %s", rings[k], tacos_last_error());
+        tacos_sched_free(s);
+    }
+
     /* malformed transfers and headers */
     s = make("ring:4", TACOS_ALLGATHER);
     s->xfers[2].chunk = 99;
