@@ -58,11 +58,11 @@ const char *tacos_comm_param(const tacos_comm_t *c, const char *name, char buf[6
     return buf;
 }
 
-/* mkdir -p, tried once per process (a message if it cannot). */
-static void make_dirs(const tacos_comm_t *c, const char *dir)
+/* mkdir -p of parameter `param`'s directory, tried once per process
+ * (*tried; a message if it cannot). */
+static void make_dirs(const tacos_comm_t *c, const char *param, const char *dir, int *tried)
 {
-    static int tried;
-    if (__atomic_exchange_n(&tried, 1, __ATOMIC_RELAXED))
+    if (__atomic_exchange_n(tried, 1, __ATOMIC_RELAXED))
         return;
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
@@ -73,8 +73,8 @@ static void make_dirs(const tacos_comm_t *c, const char *dir)
         *q = 0;
         if (mkdir(path, 0755) && errno != EEXIST) {
             char p[64];
-            tacos_comm_say(c, 0, "%s: cannot create %s: %s", tacos_comm_param(c, "dump_dir", p),
-                           path, strerror(errno));
+            tacos_comm_say(c, 0, "%s: cannot create %s: %s", tacos_comm_param(c, param, p), path,
+                           strerror(errno));
             return;
         }
         if (!(*q = end))
@@ -126,8 +126,11 @@ tacos_comm_t *tacos_comm_new(const tacos_settings_t *s, const tacos_comm_ops_t *
         short_of_host = 1;
     c->cache = calloc((size_t)c->s.cache_size, sizeof *c->cache);
     c->wanted = calloc((size_t)c->s.cache_size, sizeof *c->wanted);
+    static int dump_tried, schedule_tried;
     if (s->dump_dir && s->dump_dir[0])
-        make_dirs(c, s->dump_dir);
+        make_dirs(c, "dump_dir", s->dump_dir, &dump_tried);
+    if (s->schedule_dir && s->schedule_dir[0])
+        make_dirs(c, "schedule_dir", s->schedule_dir, &schedule_tried);
     if (ops->agree_in_request && !ops->spans_hosts)
         c->setup_room = tacos_setup_reserve(c);
     int short_of_setup = ops->agree_in_request && !ops->spans_hosts && !c->setup_room;
@@ -208,19 +211,6 @@ static uint64_t string_hash(const char *s)
         h = tacos_comm_hash_words(h, &v, 1);
     }
     return s ? h : 0;
-}
-
-uint64_t tacos_comm_topo_hash(const tacos_topo_t *t)
-{
-    uint64_t h = TACOS_HASH_OFFSET ^ (uint64_t)t->npus;
-    for (size_t i = 0; i < t->nlinks; i++) {
-        const tacos_link_t *l = &t->links[i];
-        uint64_t v[4] = {(uint64_t)l->src, (uint64_t)l->dst, 0, 0};
-        memcpy(&v[2], &l->lat_us, 8);
-        memcpy(&v[3], &l->bw_gbps, 8);
-        h = tacos_comm_hash_words(h, v, 4);
-    }
-    return h;
 }
 
 static uint64_t sched_hash(const tacos_sched_t *s)
@@ -342,7 +332,7 @@ static int ensure_topology(tacos_comm_t *c)
         ok = !rc && t;
     }
     ok = ok && tacos_comm_check_topology(c, t);
-    rc = agree(c, ok, ok ? tacos_comm_topo_hash(t) : 0, &agreed);
+    rc = agree(c, ok, ok ? tacos_topo_hash(t) : 0, &agreed);
     if (rc || !agreed) {
         if (ok && !rc)
             tacos_comm_say(c, 1, "ranks disagree on the topology; falling back");
@@ -390,8 +380,12 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
                             (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
-    ok = !fault &&
-         synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, c->ops.rank, &s) == TACOS_OK;
+    tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, coll, root, size_class);
+    s = kept;
+    ok = !fault && (kept || synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, c->ops.rank,
+                                              &s) == TACOS_OK);
+    if (ok && !kept)
+        tacos_comm_schedule_write(c, topo, size_class, s);
     made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)

@@ -124,9 +124,6 @@ int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t);
 /* Whether t is connected (1), else 0 with a message. */
 int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t);
 
-/* A hash of t's ranks and links. */
-uint64_t tacos_comm_topo_hash(const tacos_topo_t *t);
-
 /* The size class of a call of `bytes`: floor(log2(bytes)). */
 int tacos_comm_size_class(size_t bytes);
 
@@ -142,6 +139,16 @@ int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t 
  * the schedule, the caller's to free (NULL where synthesis failed). */
 int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_coll_t coll,
                          int root, int size_class, tacos_plan_t *made, tacos_sched_t **sched);
+
+/* ---- schedule_dir.c: coll_tacos_schedule_dir ---- */
+
+/* The schedule of (coll, root, size class) on topo kept in the directory,
+ * checked (NULL: none kept, or none that passes; rank 0 says why). */
+tacos_sched_t *tacos_comm_schedule_read(const tacos_comm_t *c, const tacos_topo_t *topo,
+                                        tacos_coll_t coll, int root, int size_class);
+/* Rank 0 keeps schedule s of the size class there (whole ones only). */
+void tacos_comm_schedule_write(const tacos_comm_t *c, const tacos_topo_t *topo, int size_class,
+                               const tacos_sched_t *s);
 
 /* Says what the model gives for schedule s of made; rank 0 dumps it. */
 void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_plan_t *made,

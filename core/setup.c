@@ -77,7 +77,7 @@ void tacos_setup_begin(tacos_comm_t *c)
     if (c->s.topo_file) {
         b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo) &&
                                   tacos_comm_check_topology(c, u->file_topo));
-        b[0].file_hash = b[0].file_ok ? tacos_comm_topo_hash(u->file_topo) : 0;
+        b[0].file_hash = b[0].file_ok ? tacos_topo_hash(u->file_topo) : 0;
     } else {
         b[0].rec = *tacos_comm_local_record(c);
     }

@@ -41,6 +41,7 @@ typedef struct {
     int deterministic;
     int verbose;          /* >= 5: rank 0's schedule lines also give the optimal time */
     const char *dump_dir; /* NULL or empty: no dumps */
+    const char *schedule_dir; /* NULL or empty: schedules not kept between jobs */
     const char *previous; /* what serves a call coll/tacos does not: "the previous component" */
     const char *param_prefix; /* how the binding names parameters: "coll_tacos_", or
                                * "TACOS_" (names then in upper case) */

@@ -319,6 +319,31 @@ int tacos_sched_read_file(const char *path, tacos_sched_t **out);
 int tacos_sched_from_json(const char *text, const char *where,
                           tacos_sched_t **out);
 
+/* Schedule cache files (coll_tacos_schedule_dir, tacos-synth
+ * --schedule-dir): a whole schedule in binary with the key it is kept under
+ * (words of the caller's choosing; tacos_sched_key's for the component and
+ * tacos-synth) and a checksum, written under a temporary name and renamed,
+ * so that readers and concurrent writers never see part of one.  Loading
+ * gives the topology the schedule must serve (copied into it) and the key
+ * it must carry, and refuses (TACOS_ERR_PARSE or TACOS_ERR_INVALID, the
+ * reason in tacos_last_error()) a file of another key, version or length,
+ * a damaged one, and one that does not validate on that topology. */
+int tacos_sched_save(const tacos_sched_t *s, const uint64_t *key, int nkey, const char *path);
+int tacos_sched_load(const char *path, const tacos_topo_t *topo, const uint64_t *key, int nkey,
+                     tacos_sched_t **out);
+/* The key of what a schedule is synthesized from: this library's version,
+ * the topology's links (tacos_topo_hash), the collective, root and size,
+ * chunks_per_npu (0: tacos_synthesize_auto's choice), seed, trials and
+ * hierarchy; and the file DIR/tacos-HASH.sched that keeps it
+ * (TACOS_ERR_ARG where the path does not fit in n). */
+#define TACOS_SCHED_KEY_WORDS 9
+void tacos_sched_key(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_hier_t hier,
+                     uint64_t key[TACOS_SCHED_KEY_WORDS]);
+int tacos_sched_key_path(const char *dir, const uint64_t key[TACOS_SCHED_KEY_WORDS], char *path,
+                         size_t n);
+/* A hash of the NPU count and the links in order (rates included). */
+uint64_t tacos_topo_hash(const tacos_topo_t *t);
+
 /* ---- one rank's program ------------------------------------------------- */
 
 typedef enum { TACOS_OP_SEND, TACOS_OP_RECV } tacos_op_kind_t;

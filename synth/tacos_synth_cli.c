@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tacos_synth.h"
 
@@ -72,6 +73,14 @@ static const char usage[] =
     "                            COIN-OR CBC), kept when faster; for small shapes\n"
     "      --ilp-seconds S       time limit of --method ilp, all phases (default 60);\n"
     "                            on time-out the best schedule so far is kept\n"
+    "      --schedule-dir DIR    read the schedule from DIR where coll/tacos's\n"
+    "                            coll_tacos_schedule_dir keeps one for this\n"
+    "                            topology and these options, else synthesize and\n"
+    "                            keep it there. Matches what a communicator asks\n"
+    "                            for with the communicator's topology file, a\n"
+    "                            power-of-two --size, -k auto (or its\n"
+    "                            coll_tacos_chunks) and its --seed, --trials and\n"
+    "                            --hierarchy (flat or auto)\n"
     "  -o, --output FILE         write the schedule as JSON\n"
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
@@ -208,6 +217,8 @@ static void print_program(const tacos_prog_t *p)
 typedef struct {
     const tacos_sched_t *s;
     double synth_s; /* < 0: the schedule was read from a file */
+    const char *kept; /* --schedule-dir: its file; read_kept: read from it */
+    int read_kept;
     double bound_us;
     double optimal_us; /* throughput-optimal (cut) bound, latency-aware */
     int ilp;           /* --method ilp; ilp_proven: no faster schedule in its model */
@@ -241,6 +252,8 @@ static void print_json(const report_t *r)
            s->levels ? "levels" : "flat");
     if (r->ilp)
         printf(",\"ilp_proven\":%s", r->ilp_proven ? "true" : "false");
+    if (r->kept)
+        printf(",\"schedule_file\":\"%s\",\"read\":%s", r->kept, r->read_kept ? "true" : "false");
     if (r->sim) {
         printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
                r->ideal_us);
@@ -266,10 +279,13 @@ static void print_summary(const report_t *r, int json)
     printf("collective    %s, %llu bytes, %d chunks/NPU (%d chunks of %.0f bytes)\n",
            tacos_coll_name(s->coll), (unsigned long long)s->size_bytes, s->chunks_per_npu,
            s->nchunks, tacos_sched_chunk_bytes(s));
-    if (r->synth_s >= 0)
-        printf("synthesis     %.3f s (seed %llu, %d trial%s%s)\n", r->synth_s,
+    if (r->read_kept)
+        printf("read          %.3f s (%s)\n", r->synth_s, r->kept);
+    else if (r->synth_s >= 0)
+        printf("synthesis     %.3f s (seed %llu, %d trial%s%s)%s%s\n", r->synth_s,
                (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s",
-               s->levels ? ", in levels" : "");
+               s->levels ? ", in levels" : "", r->kept ? ", kept in " : "",
+               r->kept ? r->kept : "");
     if (s->levels == 2) {
         printf("time          %.3f us (the first group's and rail's levels in turn)\n",
                s->time_us);
@@ -388,7 +404,7 @@ int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
-           O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART };
+           O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART, O_SCHED_DIR };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -405,12 +421,13 @@ int main(int argc, char **argv)
         {"method", required_argument, 0, O_METHOD},
         {"ilp-seconds", required_argument, 0, O_ILP_SECONDS},
         {"hierarchy", required_argument, 0, O_HIERARCHY}, {"part", required_argument, 0, O_PART},
+        {"schedule-dir", required_argument, 0, O_SCHED_DIR},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ilp = 0;
     double ilp_seconds = 60;
     tacos_hier_t hier = TACOS_HIER_FLAT;
     const char *topo_arg = NULL, *out_path = NULL, *wtopo = NULL, *validate_path = NULL;
-    const char *heatmap = NULL, *utilization = NULL;
+    const char *heatmap = NULL, *utilization = NULL, *sched_dir = NULL;
     char *compare_list = NULL;
     double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
@@ -500,6 +517,7 @@ int main(int argc, char **argv)
             break;
         }
         case 'o': out_path = optarg; break;
+        case O_SCHED_DIR: sched_dir = optarg; break;
         case O_PART:
             if (parse_long(optarg, 0, 1 << 24, &part))
                 return die_usage("--part '%s': expected a rank >= 0", optarg);
@@ -536,8 +554,12 @@ int main(int argc, char **argv)
     report_t r = {0};
     r.synth_s = -1;
     int rc = 0;
-    if (validate_path && part >= 0)
-        return die_usage("%s", "--part synthesizes; not with --validate or --simulate");
+    if (validate_path && (part >= 0 || sched_dir))
+        return die_usage("%s", "--part and --schedule-dir synthesize; not with --validate or "
+                               "--simulate");
+    if (sched_dir && (part >= 0 || ilp))
+        return die_usage("%s", "--schedule-dir keeps whole greedy schedules: not with --part "
+                               "or --method ilp");
     if (validate_path) { /* --validate or --simulate: a schedule from disk */
         if ((rc = tacos_sched_read_file(validate_path, &s)))
             goto fail;
@@ -566,8 +588,21 @@ int main(int argc, char **argv)
         if (chunk_size)
             size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
+        uint64_t key[TACOS_SCHED_KEY_WORDS];
+        static char kept[4096];
+        if (sched_dir) {
+            tacos_sched_key(topo, &o, hier, key);
+            if ((rc = tacos_sched_key_path(sched_dir, key, kept, sizeof kept)))
+                goto fail;
+            r.kept = kept;
+        }
         double t0 = now_s();
-        if ((rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
+        if (sched_dir && !access(kept, F_OK)) {
+            if (tacos_sched_load(kept, topo, key, TACOS_SCHED_KEY_WORDS, &s))
+                fprintf(stderr, "tacos-synth: %s; synthesizing it again\n", tacos_last_error());
+            r.read_kept = s != NULL;
+        }
+        if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
                   : part >= 0 ? tacos_synthesize_hier_rank(topo, &o, (int)part, &s)
                   : k ? tacos_synthesize_with(topo, &o, hier, &s)
                       : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
@@ -582,6 +617,8 @@ int main(int argc, char **argv)
             goto fail_quiet;
         }
         if (out_path && (rc = tacos_sched_write_file(s, out_path)))
+            goto fail;
+        if (sched_dir && !r.read_kept && (rc = tacos_sched_save(s, key, TACOS_SCHED_KEY_WORDS, kept)))
             goto fail;
     }
     r.s = s;

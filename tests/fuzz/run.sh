@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Fuzzes the parsers with libFuzzer (clang -fsanitize=fuzzer,address):
-# topology JSON, schedule JSON, hwloc XML through the probe, Slurm's
+# topology JSON, schedule JSON, schedule cache files, hwloc XML through the probe, Slurm's
 # topology.conf, topology.yaml and hostlists (fabric).
 #   tests/fuzz/run.sh [SECONDS per target, default 60] [OUTDIR]
 # Seeds: tests/fixtures (+ the regression inputs in tests/fixtures/fuzz).
@@ -17,11 +17,12 @@ mkdir -p "$out"
 synth=$(ls "$top"/synth/*.c | grep -v tacos_synth_cli)
 probe=$(ls "$top"/topo_probe/*.c | grep -v tacos_probe_cli)
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$top/synth -I$top/topo_probe -I$top"
-for target in ${TACOS_FUZZ_TARGETS:-topo sched hwloc fabric}; do
+for target in ${TACOS_FUZZ_TARGETS:-topo sched schedbin hwloc fabric}; do
     bin=$out/fuzz_$target
     case $target in
         topo) src="fuzz_json.c" ;;
         sched) src="fuzz_json.c -DFUZZ_SCHEDULE" ;;
+        schedbin) src="fuzz_sched_bin.c" ;;
         hwloc) src="fuzz_hwloc.c" ;;
         fabric) src="fuzz_fabric_conf.c" ;;
     esac
@@ -36,6 +37,10 @@ for target in ${TACOS_FUZZ_TARGETS:-topo sched hwloc fabric}; do
                    -o "$corpus/ag.json" >/dev/null 2>&1 || true
                "$top"/synth/tacos-synth -t rfs:2x2x2 -c reduce --root 3 \
                    -o "$corpus/red.json" >/dev/null 2>&1 || true ;;
+        schedbin) for c in allreduce broadcast alltoall; do
+                      "$top"/synth/tacos-synth -t fs:2x4 -c $c -k auto \
+                          --schedule-dir "$corpus" >/dev/null 2>&1 || true
+                  done ;;
         hwloc) cp "$top"/tests/fixtures/hwloc/*.xml "$corpus"/ ;;
         fabric) cp "$top"/tests/fixtures/fabric/*.conf "$top"/tests/fixtures/fabric/*.yaml "$corpus"/ ;;
     esac

@@ -84,6 +84,14 @@ for np in 1 3 7 8; do
     mpich "$np" -- --p2p && [ "$np" -gt 1 ] && ran_all "--p2p np=$np"
 done
 mpich 8 TACOS_TOPO_FILE="$FIX/rfs2x2x2.json" TACOS_CHUNKS=3 -- --p2p && ran_all "rfs2x2x2"
+# schedules kept between jobs: the second job reads every schedule it uses
+rm -rf "$T/kept"
+for job in first second; do
+    mpich 4 TACOS_TOPO_FILE="$FIX/mesh2x2.json" TACOS_SCHEDULE_DIR="$T/kept" \
+        MPI_COLL_CHECK_AVOID_MPICH_BUGS=1 -- --quick
+done
+[ "$(grep -c ' modelled' "$T/out")" = "$(grep -c 'schedule read from' "$T/out")" ] &&
+    grep -q 'schedule read from' "$T/out" || fail "TACOS_SCHEDULE_DIR: the second job synthesized again"
 # in levels: 2 hosts x 4 ranks and 4 x 2
 for f in switch2x4 switch4x2; do
     mpich 8 TACOS_TOPO_FILE="$FIX/$f.json" TACOS_HIERARCHY=1 -- --p2p && ran_all "$f in levels" &&

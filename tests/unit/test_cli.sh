@@ -121,6 +121,22 @@ expect 1 "rank 8 is not an NPU" -t fs:2x4 --hierarchy levels --part 8
 expect 2 "expected flat, levels or auto" -t fs:2x4 --hierarchy tree
 expect 2 "--hierarchy levels or auto takes --method greedy" -t fs:2x4 --hierarchy levels --method ilp
 
+# --schedule-dir: kept by the first run, read by the second (the same
+# schedule), other options another file; a damaged file said and replaced
+rm -rf "$T/kept" && mkdir -p "$T/kept"
+expect 0 "kept in $T/kept/tacos-" -t fs:2x4 -c allreduce -k auto --schedule-dir "$T/kept" -o "$T/k1.json"
+expect 0 "read          " -t fs:2x4 -c allreduce -k auto --schedule-dir "$T/kept" -o "$T/k2.json"
+cmp -s "$T/k1.json" "$T/k2.json" || fail "--schedule-dir: the schedule read differs from the one kept"
+expect 0 "kept in" -t fs:2x4 -c allreduce -k auto --seed 3 --schedule-dir "$T/kept"
+[ "$(ls "$T/kept" | wc -l)" = 2 ] || fail "--schedule-dir: $(ls "$T/kept" | wc -l) files, want 2"
+for f in "$T"/kept/*; do printf 'XXXXXXXX' | dd of="$f" bs=1 seek=200 conv=notrunc 2>/dev/null; done
+expect 0 "checksum mismatch (the file is damaged); synthesizing it again" -t fs:2x4 -c allreduce \
+    -k auto --schedule-dir "$T/kept"
+expect 0 "read          " -t fs:2x4 -c allreduce -k auto --schedule-dir "$T/kept"
+expect 2 "not with --part or --method ilp" -t fs:2x4 --hierarchy levels --part 1 --schedule-dir "$T/kept"
+expect 2 "not with --validate" --validate "$T/k1.json" --schedule-dir "$T/kept"
+expect 1 "cannot create" -t fs:2x4 --schedule-dir "$T/nonexistent"
+
 # tacos-probe's bad usage (exit 2, what is wrong named)
 S=${TACOS_PROBE:-../../topo_probe/tacos-probe}
 for n in 0 65 x; do

@@ -6,11 +6,14 @@
  * (the default model: one host).  Checks that
  * equal settings give plans (cached, agreed), that one rank's different
  * setting makes every rank fall back with one message, thresholds, cache
- * eviction, and a topology file of the wrong size.  Also the table of
+ * eviction, a topology file of the wrong size, and schedules kept between
+ * "jobs" in coll_tacos_schedule_dir (read back, read by some ranks only,
+ * a damaged file said once and replaced).  Also the table of
  * other processes' memory an IPC component maps (mem_ipc.c), and the CUDA
  * IPC agreement of blocking calls (ipc.c) with a component that maps
  * memory within the process.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,7 +36,7 @@ typedef struct {
     pthread_barrier_t bar;
     uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
-    atomic_int errors_logged, synthesized, maxes;
+    atomic_int errors_logged, synthesized, maxes, read;
 } world_t;
 
 typedef struct {
@@ -87,6 +90,8 @@ static void logger(void *ctx, int level, const char *msg)
         atomic_fetch_add(&r->w->errors_logged, 1);
     if (level == 5 && strstr(msg, "modelled"))
         atomic_fetch_add(&r->w->synthesized, 1);
+    if (level == 5 && strstr(msg, "schedule read from"))
+        atomic_fetch_add(&r->w->read, 1);
 }
 
 static tacos_settings_t base_settings(void)
@@ -188,6 +193,76 @@ static void file_plan(rank_t *r)
     const char *why = NULL;
     CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 1 << 20, &why, &p) == 0, "plan");
     r->result = !p && why && strstr(why, "no usable topology");
+}
+
+/* ---- coll_tacos_schedule_dir ---- */
+
+static char kept_dir[] = "/tmp/test_comm-XXXXXX", other_dir[] = "/tmp/test_comm-XXXXXX";
+static void in_kept_dir(tacos_settings_t *s) { s->schedule_dir = kept_dir; }
+static void in_other_dir(tacos_settings_t *s) { s->schedule_dir = other_dir; }
+
+/* The one file in dir (its path in path), or how many there are. */
+static int files_in(const char *dir, char *path, size_t n)
+{
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.' && ++files == 1)
+            snprintf(path, n, "%s/%s", dir, e->d_name);
+    if (d)
+        closedir(d);
+    return files;
+}
+
+static void remove_files(const char *dir)
+{
+    char path[512];
+    while (files_in(dir, path, sizeof path) > 0 && !unlink(path))
+        ;
+}
+
+static void check_plans(int n, const rank_t *ranks, const world_t *w, const char *what,
+                        int reads, int errors)
+{
+    for (int i = 0; i < n; i++)
+        CHECK(ranks[i].result == 3, "%s: rank %d plans result %d", what, i, ranks[i].result);
+    CHECK(reads < 0 || w->read == reads, "%s: %d ranks read the schedule, want %d", what, (int)w->read, reads);
+    CHECK(w->errors_logged == errors, "%s: %d messages, want %d", what, (int)w->errors_logged,
+          errors);
+}
+
+static void schedules_kept(rank_t *ranks, world_t *w)
+{
+    char path[512];
+    if (!mkdtemp(kept_dir) || !mkdtemp(other_dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    every_rank = in_kept_dir;
+    run(3, plans, NULL, ranks, w);
+    check_plans(3, ranks, w, "the first job", -1, 0); /* (rank 0 may write before some read) */
+    CHECK(files_in(kept_dir, path, sizeof path) == 1, "the first job kept %d files, want 1",
+          files_in(kept_dir, path, sizeof path));
+    run(3, plans, NULL, ranks, w);
+    check_plans(3, ranks, w, "the second job", 3, 0);
+    /* rank 1 sees another directory: it synthesizes, the others read, all agree */
+    run(3, plans, in_other_dir, ranks, w);
+    check_plans(3, ranks, w, "one rank without the file", 2, 0);
+    /* damaged: said once (rank 0), synthesized, replaced */
+    FILE *f = fopen(path, "r+b");
+    CHECK(f && !fseek(f, 100, SEEK_SET) && fputc(0x5a, f) != EOF, "damaging %s", path);
+    if (f)
+        fclose(f);
+    run(3, plans, NULL, ranks, w);
+    /* (a rank may read the replacement: rank 0 writes it as soon as it made it) */
+    check_plans(3, ranks, w, "a damaged file", -1, 1);
+    run(3, plans, NULL, ranks, w);
+    check_plans(3, ranks, w, "the replaced file", 3, 0);
+    every_rank = NULL;
+    remove_files(kept_dir);
+    remove_files(other_dir);
+    rmdir(kept_dir);
+    rmdir(other_dir);
 }
 
 /* ---- the IPC mappings' table ---- */
@@ -386,5 +461,6 @@ int main(void)
         CHECK(ranks[i].result == 1, "wrong-size file: rank %d did not fall back", i);
     CHECK(w.errors_logged == 3, "wrong-size file: %d messages", (int)w.errors_logged);
     ipc_agreements(ranks, &w);
+    schedules_kept(ranks, &w);
     return check_report("test_comm");
 }
