@@ -234,7 +234,7 @@ static const char *const settings_names[] = {
     "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
     "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
     "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes",
-    "fabric_file", "infer_hosts", "hierarchy"};
+    "fabric_file", "infer_hosts", "hierarchy", "reuse_percent"};
 _Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
                "a name per setting compared");
 _Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
@@ -249,7 +249,8 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
         (uint64_t)s->cache_size, string_hash(s->topo_file), (uint64_t)s->nonblocking,
         (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
         (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes,
-        string_hash(s->fabric_file), (uint64_t)s->infer_hosts, (uint64_t)s->hierarchy};
+        string_hash(s->fabric_file), (uint64_t)s->infer_hosts, (uint64_t)s->hierarchy,
+        (uint64_t)s->reuse_percent};
     memcpy(v, w, sizeof w);
 }
 
@@ -500,6 +501,44 @@ void tacos_comm_run_end(tacos_comm_t *c)
     tacos_comm_plan_free(&c->evicted);
 }
 
+/* A plan for the size class that shares the program of the next smaller
+ * or larger class's of (coll, root), where every link's latency is within
+ * reuse_percent of a chunk's time at the smaller of the two; the ranks agree
+ * on it (one rank short of memory makes every rank fall back).  Returns
+ * whether it made one; the cache and topology decide, the same on every
+ * rank. */
+static int reuse(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class, tacos_plan_t *made,
+                 int *rc)
+{
+    const tacos_plan_t *e = NULL;
+    for (int d = -1; d <= 1 && !e && c->s.reuse_percent > 0; d += 2) {
+        e = cached(c, coll, root, size_class + d);
+        int smaller = d < 0 ? size_class - 1 : size_class;
+        if (e && (!e->prog || 100 * tacos_latency_share(c->topo, e->k, (uint64_t)1 << smaller) >
+                                  c->s.reuse_percent))
+            e = NULL;
+    }
+    if (!e)
+        return 0;
+    int n = c->ops.size, agreed = 0;
+    *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class, .k = e->k,
+                           .hash = e->hash, .agreed = 1};
+    int ok = !tacos_exec_new(e->prog, n, e->k, &made->exec) &&
+             (made->off = malloc(((size_t)n + 1) * sizeof *made->off));
+    if (ok) {
+        made->prog = e->prog, made->prog_refs = e->prog_refs;
+        __atomic_add_fetch(made->prog_refs, 1, __ATOMIC_ACQ_REL);
+    }
+    *rc = agree(c, ok, e->hash, &agreed);
+    if (*rc || !agreed)
+        tacos_comm_plan_free(made);
+    else
+        tacos_comm_say(c, 5, "%s root %d, %zu-byte class: the %zu-byte class's schedule (k=%d)",
+                       tacos_coll_name(coll), root, (size_t)1 << size_class,
+                       (size_t)1 << e->size_class, e->k);
+    return 1;
+}
+
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
 static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, const char **why,
                    const tacos_plan_t **out)
@@ -517,7 +556,9 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
         return 0;
     }
     tacos_plan_t made;
-    if ((rc = synthesize(c, coll, root, size_class, &made))) /* undecided: nothing cached */
+    if (!reuse(c, coll, root, size_class, &made, &rc))
+        rc = synthesize(c, coll, root, size_class, &made);
+    if (rc) /* undecided: nothing cached */
         return rc;
     tacos_plan_t *slot = cache_put(c, &made);
     *why = "synthesis failed or ranks disagreed";

@@ -27,6 +27,7 @@
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
     int hierarchy; /* tacos_hier_t: flat, levels, auto */
+    int reuse_percent; /* a neighbouring size class's schedule reused below this latency share */
     int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */
     int probe, calibrate, measure, cache_size;
     int infer_hosts; /* over more hosts than this, the switch tree is inferred */

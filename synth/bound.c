@@ -222,3 +222,14 @@ int tacos_ideal_bound(const tacos_topo_t *t, tacos_coll_t coll, uint64_t size_by
     free(h.v);
     return rc;
 }
+
+double tacos_latency_share(const tacos_topo_t *topo, int chunks_per_npu, uint64_t size_bytes)
+{
+    double chunk = (double)size_bytes / ((double)topo->npus * chunks_per_npu), share = 0;
+    for (size_t i = 0; i < topo->nlinks; i++) {
+        const tacos_link_t *l = &topo->links[i];
+        double s = l->lat_us / tacos_link_cost_us(l, chunk);
+        share = s > share ? s : share;
+    }
+    return share;
+}

@@ -108,9 +108,11 @@ int tacos_sched_save(const tacos_sched_t *s, const uint64_t *key, int nkey, cons
     if (nkey < 0 || nkey > MAX_KEY || s->levels == 2)
         return tacos_error(TACOS_ERR_ARG, "%s: a whole schedule and a key of 0..%d words", path,
                            MAX_KEY);
-    char tmp[4200];
+    /* a name no other writer uses: hosts may share the directory */
+    char tmp[4400], host[128] = "";
     static unsigned serial;
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(),
+    gethostname(host, sizeof host - 1);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%s.%ld.%u.tmp", path, host, (long)getpid(),
                          __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED)) >= sizeof tmp)
         return tacos_error(TACOS_ERR_ARG, "%s: path too long", path);
     FILE *f = fopen(tmp, "wb");

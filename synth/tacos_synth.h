@@ -296,6 +296,13 @@ double tacos_sched_chunk_bytes(const tacos_sched_t *s);
 int tacos_lower_bound(const tacos_topo_t *topo, tacos_coll_t coll, int root,
                       int chunks_per_npu, uint64_t size_bytes, double *out_us);
 
+/* The largest share any link's latency takes of its time to carry one
+ * chunk (size_bytes / (npus x chunks_per_npu) bytes); 0 without links.
+ * Where it is small at two sizes, every link's cost scales alike between
+ * them, and so does any schedule's modelled time (coll/tacos reuses a
+ * size class's schedule for the next one then: coll_tacos_reuse_percent). */
+double tacos_latency_share(const tacos_topo_t *topo, int chunks_per_npu, uint64_t size_bytes);
+
 /* Throughput-optimal bound (us): for All-Gather, the largest over sets S of
  * NPUs of the bytes S must receive / the bandwidth into S (ForestColl's cut
  * bound, reached by spanning-tree packings), computed exactly by max-flow;

@@ -76,6 +76,10 @@ run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_ta
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
     --mca coll_tacos_chunks 2 -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
+# every size class next to a planned one takes its schedule
+run 5 "class's schedule" --mca coll_tacos_reuse_percent 100 -- --quick
+run 8 "class's schedule" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" \
+    --mca coll_tacos_reuse_percent 100 -- --quick
 # the executor's staging (the GPU path) on host memory: every message
 # through staging space, every local copy and reduction through the memory
 # layer; a rank's own affair, so staged and unstaged ranks mix
@@ -694,7 +698,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 rooted_net_min_bytes=1000 \
     chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
-          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 \
+          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 hierarchy=2 reuse_percent=50 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \

@@ -84,6 +84,10 @@ for np in 1 3 7 8; do
     mpich "$np" -- --p2p && [ "$np" -gt 1 ] && ran_all "--p2p np=$np"
 done
 mpich 8 TACOS_TOPO_FILE="$FIX/rfs2x2x2.json" TACOS_CHUNKS=3 -- --p2p && ran_all "rfs2x2x2"
+# every size class next to a planned one takes its schedule
+mpich 3 TACOS_REUSE_PERCENT=100 -- --quick && ran_all "reuse" &&
+    { grep -q "class's schedule" "$T/out" || fail "TACOS_REUSE_PERCENT=100: no schedule reused"; }
+
 # schedules kept between jobs: the second job reads every schedule it uses
 rm -rf "$T/kept"
 for job in first second; do

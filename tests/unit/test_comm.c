@@ -6,7 +6,8 @@
  * (the default model: one host).  Checks that
  * equal settings give plans (cached, agreed), that one rank's different
  * setting makes every rank fall back with one message, thresholds, cache
- * eviction, a topology file of the wrong size, and schedules kept between
+ * eviction, neighbouring size classes sharing a schedule (reuse_percent),
+ * a topology file of the wrong size, and schedules kept between
  * "jobs" in coll_tacos_schedule_dir (read back, read by some ranks only,
  * a damaged file said once and replaced).  Also the table of
  * other processes' memory an IPC component maps (mem_ipc.c), and the CUDA
@@ -36,7 +37,7 @@ typedef struct {
     pthread_barrier_t bar;
     uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
-    atomic_int errors_logged, synthesized, maxes, read;
+    atomic_int errors_logged, synthesized, maxes, read, reused;
 } world_t;
 
 typedef struct {
@@ -92,6 +93,8 @@ static void logger(void *ctx, int level, const char *msg)
         atomic_fetch_add(&r->w->synthesized, 1);
     if (level == 5 && strstr(msg, "schedule read from"))
         atomic_fetch_add(&r->w->read, 1);
+    if (level == 5 && strstr(msg, "class's schedule"))
+        atomic_fetch_add(&r->w->reused, 1);
 }
 
 static tacos_settings_t base_settings(void)
@@ -186,6 +189,23 @@ static void eviction(rank_t *r)
         CHECK(tacos_comm_plan(r->c, TACOS_ALLGATHER, 0, bytes, &why, &p) == 0 && p, "plan %d", i);
     }
 }
+
+/* result: 1 where a large Allreduce's class and its two neighbours (the
+ * larger, then the smaller) all have programs, one shared by the three */
+static void neighbours(rank_t *r)
+{
+    const tacos_plan_t *p[3] = {NULL, NULL, NULL};
+    const size_t bytes[3] = {(size_t)1 << 30, (size_t)3 << 30, (size_t)1 << 29};
+    for (int i = 0; i < 3; i++) {
+        const char *why = NULL;
+        CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, bytes[i], &why, &p[i]) == 0 && p[i],
+              "plan of %zu bytes: %s", bytes[i], why ? why : "");
+    }
+    r->result = p[0] && p[1] && p[2] && p[0]->prog == p[1]->prog && p[1]->prog == p[2]->prog &&
+                p[0]->exec != p[1]->exec && p[1]->exec != p[2]->exec;
+}
+
+static void no_reuse(tacos_settings_t *s) { s->reuse_percent = 0; }
 
 static void file_plan(rank_t *r)
 {
@@ -447,6 +467,17 @@ int main(void)
         CHECK(w.errors_logged == 1, "tweak %d: %d messages, want 1", t, (int)w.errors_logged);
         CHECK(w.synthesized == 0, "tweak %d: synthesized anyway", t);
     }
+    run(3, neighbours, NULL, ranks, &w);
+    for (int i = 0; i < 3; i++)
+        CHECK(ranks[i].result == 1, "neighbouring classes: rank %d's plans do not share", i);
+    CHECK(w.synthesized == 3 && w.reused == 6, "neighbouring classes: %d syntheses, %d reused, "
+          "want 3 and 6", (int)w.synthesized, (int)w.reused);
+    every_rank = no_reuse;
+    run(3, neighbours, NULL, ranks, &w);
+    every_rank = NULL;
+    CHECK(ranks[0].result == 0 && w.synthesized == 9 && w.reused == 0,
+          "reuse_percent 0: %d syntheses, %d reused, want 9 and 0", (int)w.synthesized,
+          (int)w.reused);
     run(3, eviction, NULL, ranks, &w);
     CHECK(w.synthesized == 3 * 6, "eviction: %d syntheses, want 18 (the first class again)",
           (int)w.synthesized);

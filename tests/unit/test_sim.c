@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Simulator against hand-computed cases, simulated = synthesized time,
- * baselines (validated, textbook step counts), ideal bound, SVG structure. */
+ * baselines (validated, textbook step counts), ideal bound, SVG structure;
+ * a size class's schedule replayed at the neighbouring class as fast as
+ * that class's own where the links' latencies are small
+ * (tacos_latency_share: coll/tacos's reuse_percent). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -248,6 +251,67 @@ static void pictures(void)
     tacos_topo_free(t);
 }
 
+/* The schedule synthesized at `from` bytes, replayed at `to` as an
+ * executor replays it, over the one synthesized at `to`. */
+static double replayed_over_own(const tacos_topo_t *t, tacos_coll_t coll, int k, uint64_t from,
+                                uint64_t to)
+{
+    tacos_synth_opts_t o = {coll, 1, k, from, 1, 1};
+    tacos_sched_t *a = NULL, *b = NULL;
+    tacos_sim_t *r = NULL;
+    double ratio = 0;
+    if (tacos_synthesize(t, &o, &a) == TACOS_OK && (o.size_bytes = to) &&
+        tacos_synthesize(t, &o, &b) == TACOS_OK) {
+        tacos_sched_t at = *a;
+        at.size_bytes = to;
+        CHECK_OK(tacos_simulate(&at, a->topo, 1, &r));
+        ratio = r ? r->time_us / b->time_us : 0;
+    }
+    tacos_sim_free(r);
+    tacos_sched_free(a);
+    tacos_sched_free(b);
+    return ratio;
+}
+
+/* Where every link's latency is at most 2 % of a chunk's time at the
+ * smaller of two neighbouring size classes, either class's schedule
+ * replayed at the other is within 2 % of that one's own (here: as fast);
+ * beyond it, replaying can cost more than 10 %, so the share matters. */
+static void neighbouring_classes(void)
+{
+    static const char *const shapes[] = {"ring:8",      "fs:2x4",      "mesh2d:3x3",
+                                         "rfs:2x2x2",   "fs:4x4",      "torus2d:4x4",
+                                         "fattree:4x4", "rails:4x4",   "dragonfly:4x5"};
+    static const tacos_coll_t colls[] = {TACOS_ALLREDUCE, TACOS_ALLGATHER, TACOS_REDUCE_SCATTER,
+                                         TACOS_BROADCAST, TACOS_REDUCE,    TACOS_ALLTOALL};
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2}, worst_small = 0, worst_large = 0;
+    int compared = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        tacos_topo_t *t = NULL;
+        if (tacos_topo_generate(shapes[i], bw, 2, lat, 2, 1, &t) != TACOS_OK) /* one dimension */
+            CHECK_OK(tacos_topo_generate(shapes[i], bw, 1, lat, 1, 1, &t));
+        for (size_t c = 0; t && c < sizeof colls / sizeof *colls; c++)
+            for (int k = 1; k <= 2; k++)
+                for (int e = 12; e <= 30; e += 2) {
+                    uint64_t s = (uint64_t)1 << e;
+                    double share = tacos_latency_share(t, k, s);
+                    double up = replayed_over_own(t, colls[c], k, s, 2 * s);
+                    double down = replayed_over_own(t, colls[c], k, 2 * s, s);
+                    double r = up > down ? up : down;
+                    CHECK(share > 0.02 || r <= 1.02,
+                          "%s %s k=%d 2^%d: latency share %.3f, replayed %.3f x its own",
+                          shapes[i], tacos_coll_name(colls[c]), k, e, share, r);
+                    if (share <= 0.02)
+                        worst_small = r > worst_small ? r : worst_small, compared++;
+                    else
+                        worst_large = r > worst_large ? r : worst_large;
+                }
+        tacos_topo_free(t);
+    }
+    CHECK(compared >= 100, "only %d pairs at a latency share of 2 %% or less", compared);
+    CHECK(worst_large > 1.1, "beyond 2 %%: replayed at most %.3f x its own", worst_large);
+}
+
 int main(void)
 {
     if (getenv("TACOS_TMP"))
@@ -257,5 +321,6 @@ int main(void)
     baselines();
     ideal();
     pictures();
+    neighbouring_classes();
     return check_report("test_sim");
 }
