@@ -224,7 +224,7 @@ static uint64_t sched_hash(const tacos_sched_t *s)
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
-                     (uint64_t)x->reduce << 63;
+                     (uint64_t)(x->reduce != 0) << 63;
         h = tacos_comm_hash_words(h, &v, 1);
     }
     return h;
@@ -366,6 +366,15 @@ static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t 
                                  : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
 }
 
+/* The synthesis options of (coll, root, size class) under the settings. */
+static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, tacos_coll_t coll, int root,
+                                     int size_class)
+{
+    const tacos_settings_t *st = &c->s;
+    return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << size_class,
+                                (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
+}
+
 /* Synthesizes (coll, root, size class) with the chunks and hierarchy
  * settings (tacos_synthesize_auto where chunks is 0; the same on every rank),
  * and makes this rank's program and its state, not agreed yet
@@ -379,14 +388,14 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_sched_t *s = NULL;
     int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
-    tacos_synth_opts_t o = {coll, root, st->chunks, (uint64_t)1 << size_class,
-                            (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
-    tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, coll, root, size_class);
+    tacos_synth_opts_t o = synth_opts(c, coll, root, size_class);
+    tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
+    made->read = kept != NULL;
     ok = !fault && (kept || synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, c->ops.rank,
                                               &s) == TACOS_OK);
     if (ok && !kept)
-        tacos_comm_schedule_write(c, topo, size_class, s);
+        tacos_comm_schedule_write(c, topo, &o, s);
     made->k = ok ? s->chunks_per_npu : 0;
     ok = ok && tacos_sched_program(s, c->ops.rank, &made->prog) == TACOS_OK;
     if (!ok)
@@ -446,6 +455,10 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
     if (ok && !rc && !agreed)
         tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
             tacos_coll_name(coll));
+    if (ok && !rc && !agreed && made->read) {
+        tacos_synth_opts_t o = synth_opts(c, coll, root, size_class);
+        tacos_comm_schedule_forget(c, c->topo, &o);
+    }
     if (agreed)
         tacos_comm_report(c, c->topo, made, s);
     tacos_sched_free(s);
@@ -677,6 +690,10 @@ static int agree_made(tacos_comm_t *c)
             if (!agreed && e[j]->prog && c->ops.rank == 0)
                 tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
                                tacos_coll_name(e[j]->coll));
+            if (!agreed && e[j]->prog && e[j]->read) {
+                tacos_synth_opts_t o = synth_opts(c, e[j]->coll, e[j]->root, e[j]->size_class);
+                tacos_comm_schedule_forget(c, c->topo, &o);
+            }
             if (!agreed)
                 tacos_comm_plan_free(e[j]);
             e[j]->agreed = 1;

@@ -142,13 +142,17 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
 
 /* ---- schedule_dir.c: coll_tacos_schedule_dir ---- */
 
-/* The schedule of (coll, root, size class) on topo kept in the directory,
- * checked (NULL: none kept, or none that passes; rank 0 says why). */
+/* The schedule synthesis with options o on topo would make, kept in the
+ * directory and checked (NULL: none kept, or none that passes; rank 0 says
+ * why, once). */
 tacos_sched_t *tacos_comm_schedule_read(const tacos_comm_t *c, const tacos_topo_t *topo,
-                                        tacos_coll_t coll, int root, int size_class);
-/* Rank 0 keeps schedule s of the size class there (whole ones only). */
-void tacos_comm_schedule_write(const tacos_comm_t *c, const tacos_topo_t *topo, int size_class,
-                               const tacos_sched_t *s);
+                                        const tacos_synth_opts_t *o);
+/* Rank 0 keeps schedule s, synthesized with o, there (whole ones only). */
+void tacos_comm_schedule_write(const tacos_comm_t *c, const tacos_topo_t *topo,
+                               const tacos_synth_opts_t *o, const tacos_sched_t *s);
+/* Removes the file of o (a rank read it and the ranks disagreed). */
+void tacos_comm_schedule_forget(const tacos_comm_t *c, const tacos_topo_t *topo,
+                                const tacos_synth_opts_t *o);
 
 /* Says what the model gives for schedule s of made; rank 0 dumps it. */
 void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_plan_t *made,

@@ -173,12 +173,13 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         offsetof(tacos_settings_t, schedule_dir),
         "Directory (created if missing) that keeps schedules between jobs: the first "
          "call of a collective, root and size class reads the schedule synthesized for "
-         "the same topology, library version and synthesis settings there instead of "
-         "synthesizing it, and rank 0 writes each one it synthesizes (under a temporary "
-         "name, then renamed: jobs may share the directory). Files are checked on "
-         "reading (key, checksum, validation on the communicator's topology); one that "
-         "fails is said and replaced. Not used with hierarchy 1 (each rank's own part). "
-         "Empty: off"},
+         "the same topology, library build and synthesis settings there instead of "
+         "synthesizing it, and rank 0 writes each one it synthesizes (to a temporary "
+         "file, then renamed: jobs on any host may share the directory, which must be one "
+         "every rank sees). Files are checked on reading (key, checksum, validation on the "
+         "communicator's topology); one that fails is said and replaced. Not used with "
+         "hierarchy 1 (each rank's own part). tacos-synth --schedule-dir fills it. Empty: "
+         "off"},
     [TACOS_P_NONBLOCKING] = {"nonblocking", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 0, TACOS_PB_BOTH, 5,
         offsetof(tacos_settings_t, nonblocking),
         "Run nonblocking collectives (MPI_Iallreduce and the like) and persistent ones "

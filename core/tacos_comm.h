@@ -124,6 +124,7 @@ typedef struct {
      * topology: only the key; its request plans it once the exchange it
      * waits for is in (setup.c), and agrees on it as with agreed 0 */
     int deferred;
+    int read; /* 1: its schedule was read from coll_tacos_schedule_dir */
 } tacos_plan_t;
 
 typedef struct tacos_comm tacos_comm_t;

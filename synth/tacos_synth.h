@@ -219,7 +219,8 @@ typedef struct {
      * the chunks one pair exchanges in one step travel as one message. */
     int steps;
     /* 1 when composed from levels (tacos_synthesize_hier), 2 one rank's
-     * part of a composition (tacos_synthesize_hier_rank); not in files */
+     * part of a composition (tacos_synthesize_hier_rank); not in JSON
+     * files (in schedule cache files) */
     int levels;
 } tacos_sched_t;
 
@@ -327,28 +328,29 @@ int tacos_sched_from_json(const char *text, const char *where,
                           tacos_sched_t **out);
 
 /* Schedule cache files (coll_tacos_schedule_dir, tacos-synth
- * --schedule-dir): a whole schedule in binary with the key it is kept under
- * (words of the caller's choosing; tacos_sched_key's for the component and
- * tacos-synth) and a checksum, written under a temporary name and renamed,
- * so that readers and concurrent writers never see part of one.  Loading
- * gives the topology the schedule must serve (copied into it) and the key
- * it must carry, and refuses (TACOS_ERR_PARSE or TACOS_ERR_INVALID, the
- * reason in tacos_last_error()) a file of another key, version or length,
- * a damaged one, and one that does not validate on that topology. */
-int tacos_sched_save(const tacos_sched_t *s, const uint64_t *key, int nkey, const char *path);
-int tacos_sched_load(const char *path, const tacos_topo_t *topo, const uint64_t *key, int nkey,
-                     tacos_sched_t **out);
-/* The key of what a schedule is synthesized from: this library's version,
- * the topology's links (tacos_topo_hash), the collective, root and size,
- * chunks_per_npu (0: tacos_synthesize_auto's choice), seed, trials and
- * hierarchy; and the file DIR/tacos-HASH.sched that keeps it
- * (TACOS_ERR_ARG where the path does not fit in n). */
-#define TACOS_SCHED_KEY_WORDS 9
-void tacos_sched_key(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_hier_t hier,
-                     uint64_t key[TACOS_SCHED_KEY_WORDS]);
-int tacos_sched_key_path(const char *dir, const uint64_t key[TACOS_SCHED_KEY_WORDS], char *path,
-                         size_t n);
-/* A hash of the NPU count and the links in order (rates included). */
+ * --schedule-dir).  A whole schedule synthesized with options o and
+ * hierarchy hier (chunks_per_npu 0: tacos_synthesize_auto's choice) is kept
+ * in the file tacos_sched_cache_path names in dir: DIR/tacos-HASH.sched,
+ * HASH that of a key of this library's version, its synthesis generation,
+ * the topology (tacos_topo_hash), o and hier (TACOS_ERR_ARG where the path
+ * does not fit in n; path untouched then).  Saving writes a fresh
+ * temporary file in the same directory and renames it, so readers and
+ * concurrent writers (also on other hosts) never see part of one.  Loading
+ * gives the topology the schedule must serve (copied into it) and refuses,
+ * the reason in tacos_last_error(): TACOS_ERR_IO a file it cannot open or
+ * read, or one that is not a regular file; TACOS_ERR_PARSE one of another
+ * key or format version, of the wrong length, with a damaged checksum, or
+ * whose schedule is not the collective, root, size and chunk count the
+ * options ask for; TACOS_ERR_INVALID one whose schedule does not validate
+ * on topo; TACOS_ERR_NOMEM. */
+int tacos_sched_cache_path(const char *dir, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                           tacos_hier_t hier, char *path, size_t n);
+int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, tacos_hier_t hier,
+                           const char *path);
+int tacos_sched_cache_load(const char *path, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                           tacos_hier_t hier, tacos_sched_t **out);
+/* A hash of the NPU count, the shape's dimensions and the links in order
+ * (rates included). */
 uint64_t tacos_topo_hash(const tacos_topo_t *t);
 
 /* ---- one rank's program ------------------------------------------------- */

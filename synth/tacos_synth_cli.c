@@ -73,10 +73,11 @@ static const char usage[] =
     "                            COIN-OR CBC), kept when faster; for small shapes\n"
     "      --ilp-seconds S       time limit of --method ilp, all phases (default 60);\n"
     "                            on time-out the best schedule so far is kept\n"
-    "      --schedule-dir DIR    read the schedule from DIR where coll/tacos's\n"
-    "                            coll_tacos_schedule_dir keeps one for this\n"
-    "                            topology and these options, else synthesize and\n"
-    "                            keep it there. Matches what a communicator asks\n"
+    "      --schedule-dir DIR    read the schedule from DIR (created if missing)\n"
+    "                            where coll/tacos's coll_tacos_schedule_dir keeps\n"
+    "                            one for this topology and these options, else\n"
+    "                            synthesize and keep it there. Matches what a\n"
+    "                            communicator asks\n"
     "                            for with the communicator's topology file, a\n"
     "                            power-of-two --size, -k auto (or its\n"
     "                            coll_tacos_chunks) and its --seed, --trials and\n"
@@ -252,8 +253,9 @@ static void print_json(const report_t *r)
            s->levels ? "levels" : "flat");
     if (r->ilp)
         printf(",\"ilp_proven\":%s", r->ilp_proven ? "true" : "false");
-    if (r->kept)
-        printf(",\"schedule_file\":\"%s\",\"read\":%s", r->kept, r->read_kept ? "true" : "false");
+    if (r->kept) /* (its name only: the directory might need escaping) */
+        printf(",\"schedule_file\":\"%s\",\"read\":%s", strrchr(r->kept, '/') + 1,
+               r->read_kept ? "true" : "false");
     if (r->sim) {
         printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
                r->ideal_us);
@@ -557,9 +559,9 @@ int main(int argc, char **argv)
     if (validate_path && (part >= 0 || sched_dir))
         return die_usage("%s", "--part and --schedule-dir synthesize; not with --validate or "
                                "--simulate");
-    if (sched_dir && (part >= 0 || ilp))
-        return die_usage("%s", "--schedule-dir keeps whole greedy schedules: not with --part "
-                               "or --method ilp");
+    if (sched_dir && (part >= 0 || ilp || hier == TACOS_HIER_LEVELS))
+        return die_usage("%s", "--schedule-dir keeps what coll/tacos reads: not with --part, "
+                               "--method ilp or --hierarchy levels");
     if (validate_path) { /* --validate or --simulate: a schedule from disk */
         if ((rc = tacos_sched_read_file(validate_path, &s)))
             goto fail;
@@ -588,17 +590,19 @@ int main(int argc, char **argv)
         if (chunk_size)
             size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
-        uint64_t key[TACOS_SCHED_KEY_WORDS];
         static char kept[4096];
         if (sched_dir) {
-            tacos_sched_key(topo, &o, hier, key);
-            if ((rc = tacos_sched_key_path(sched_dir, key, kept, sizeof kept)))
+            if (mkdir(sched_dir, 0755) && errno != EEXIST) {
+                fprintf(stderr, "tacos-synth: %s: cannot create: %s\n", sched_dir, strerror(errno));
+                goto fail_quiet;
+            }
+            if ((rc = tacos_sched_cache_path(sched_dir, topo, &o, hier, kept, sizeof kept)))
                 goto fail;
             r.kept = kept;
         }
         double t0 = now_s();
         if (sched_dir && !access(kept, F_OK)) {
-            if (tacos_sched_load(kept, topo, key, TACOS_SCHED_KEY_WORDS, &s))
+            if (tacos_sched_cache_load(kept, topo, &o, hier, &s))
                 fprintf(stderr, "tacos-synth: %s; synthesizing it again\n", tacos_last_error());
             r.read_kept = s != NULL;
         }
@@ -611,14 +615,14 @@ int main(int argc, char **argv)
         r.synth_s = now_s() - t0;
         r.seed = seed;
         r.trials = (int)trials;
-        if (validate && part < 0 && (rc = tacos_sched_validate(s))) {
+        if (validate && part < 0 && !r.read_kept && (rc = tacos_sched_validate(s))) {
             fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
                     tacos_last_error());
             goto fail_quiet;
         }
         if (out_path && (rc = tacos_sched_write_file(s, out_path)))
             goto fail;
-        if (sched_dir && !r.read_kept && (rc = tacos_sched_save(s, key, TACOS_SCHED_KEY_WORDS, kept)))
+        if (sched_dir && !r.read_kept && (rc = tacos_sched_cache_save(s, &o, hier, kept)))
             goto fail;
     }
     r.s = s;

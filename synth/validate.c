@@ -60,6 +60,12 @@ static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
             *malformed = 1;
             continue;
         }
+        if (x->reduce != 0 && (x->reduce != 1 || !tacos_coll_reduces(s->coll))) {
+            found(v, x->start_us, i, "transfer %zu: reduce %d (%s reduces nothing: 0; else 0 or 1)",
+                  i, x->reduce, tacos_coll_name(s->coll));
+            *malformed = 1;
+            continue;
+        }
         if (!isfinite(x->start_us) || !isfinite(x->end_us) || x->start_us < 0) {
             found(v, 0, i, "transfer %zu: times [%g, %g] us are not finite and >= 0", i, x->start_us,
                   x->end_us);

@@ -133,9 +133,14 @@ for f in "$T"/kept/*; do printf 'XXXXXXXX' | dd of="$f" bs=1 seek=200 conv=notru
 expect 0 "checksum mismatch (the file is damaged); synthesizing it again" -t fs:2x4 -c allreduce \
     -k auto --schedule-dir "$T/kept"
 expect 0 "read          " -t fs:2x4 -c allreduce -k auto --schedule-dir "$T/kept"
-expect 2 "not with --part or --method ilp" -t fs:2x4 --hierarchy levels --part 1 --schedule-dir "$T/kept"
+expect 2 "not with --part, --method ilp or --hierarchy levels" -t fs:2x4 --hierarchy levels \
+    --part 1 --schedule-dir "$T/kept"
+expect 2 "not with --part, --method ilp or --hierarchy levels" -t fs:2x4 -c allreduce \
+    --hierarchy levels --schedule-dir "$T/kept"
 expect 2 "not with --validate" --validate "$T/k1.json" --schedule-dir "$T/kept"
-expect 1 "cannot create" -t fs:2x4 --schedule-dir "$T/nonexistent"
+rm -rf "$T/newdir"
+expect 0 "kept in $T/newdir/tacos-" -t fs:2x4 --schedule-dir "$T/newdir"
+expect 1 "cannot create" -t fs:2x4 --schedule-dir "$T/no/such/parent"
 
 # tacos-probe's bad usage (exit 2, what is wrong named)
 S=${TACOS_PROBE:-../../topo_probe/tacos-probe}

@@ -37,7 +37,7 @@ typedef struct {
     pthread_barrier_t bar;
     uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
-    atomic_int errors_logged, synthesized, maxes, read, reused;
+    atomic_int errors_logged, synthesized, maxes, read, reused, removed;
 } world_t;
 
 typedef struct {
@@ -95,6 +95,8 @@ static void logger(void *ctx, int level, const char *msg)
         atomic_fetch_add(&r->w->read, 1);
     if (level == 5 && strstr(msg, "class's schedule"))
         atomic_fetch_add(&r->w->reused, 1);
+    if (level == 1 && strstr(msg, "is not what the other ranks synthesized"))
+        atomic_fetch_add(&r->w->removed, 1);
 }
 
 static tacos_settings_t base_settings(void)
@@ -270,7 +272,9 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     check_plans(3, ranks, w, "one rank without the file", 2, 0);
     /* damaged: said once (rank 0), synthesized, replaced */
     FILE *f = fopen(path, "r+b");
-    CHECK(f && !fseek(f, 100, SEEK_SET) && fputc(0x5a, f) != EOF, "damaging %s", path);
+    int byte = f && !fseek(f, 200, SEEK_SET) ? fgetc(f) : EOF;
+    CHECK(byte != EOF && !fseek(f, 200, SEEK_SET) && fputc(byte ^ 0x5a, f) != EOF, "damaging %s",
+          path);
     if (f)
         fclose(f);
     run(3, plans, NULL, ranks, w);
@@ -278,6 +282,34 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     check_plans(3, ranks, w, "a damaged file", -1, 1);
     run(3, plans, NULL, ranks, w);
     check_plans(3, ranks, w, "the replaced file", 3, 0);
+    /* a file of the right key but another schedule (k = 3, which the
+     * automatic choice never makes), as another build could keep: ranks
+     * that read it and rank 1, which synthesizes, disagree; the size falls
+     * back and the file is removed; the next job synthesizes and keeps */
+    remove_files(kept_dir);
+    const char *fix = getenv("TACOS_FIXTURES");
+    char file[512];
+    snprintf(file, sizeof file, "%s/mesh2x2.json", fix ? fix : "../fixtures");
+    tacos_topo_t *mesh = NULL;
+    tacos_sched_t *k3 = NULL;
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 3, 1 << 20, 1, 1}, asked = o;
+    asked.chunks_per_npu = 0;
+    CHECK_OK(tacos_topo_read_file(file, &mesh));
+    if (mesh && tacos_synthesize(mesh, &o, &k3) == TACOS_OK &&
+        tacos_sched_cache_path(kept_dir, mesh, &asked, TACOS_HIER_FLAT, path, sizeof path) == 0)
+        CHECK_OK(tacos_sched_cache_save(k3, &asked, TACOS_HIER_FLAT, path));
+    tacos_sched_free(k3);
+    tacos_topo_free(mesh);
+    topo_file = file;
+    run(4, plans, in_other_dir, ranks, w);
+    CHECK(ranks[0].result == 2 && w->read == 3 && w->removed == 1 && access(path, F_OK),
+          "a file another build kept: result %d (want 2: the size falls back), %d ranks read it "
+          "(want 3), removed %d times (want 1), %s", ranks[0].result, (int)w->read,
+          (int)w->removed, access(path, F_OK) ? "gone" : "still there");
+    run(4, plans, NULL, ranks, w);
+    check_plans(4, ranks, w, "after the removal", -1, 0); /* (rank 0 may write first) */
+    CHECK(files_in(kept_dir, path, sizeof path) == 1, "after the removal: nothing kept");
+    topo_file = NULL;
     every_rank = NULL;
     remove_files(kept_dir);
     remove_files(other_dir);

@@ -1,41 +1,44 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Schedule cache files (synth/sched_bin.c): what is saved loads back the
- * same, transfer for transfer; a file of another key, a damaged, truncated
- * or foreign one, and one whose checksum was mended over a wrong schedule
- * are refused with a message; two processes writing the same file while a
- * third reads never show the reader part of one.
+ * same, transfer for transfer; a file of another key, one whose schedule is
+ * not the one its key names, a damaged, truncated or foreign one, one whose
+ * checksum was mended over a wrong schedule, and a FIFO are refused with a
+ * message; two processes writing the same file while a third reads never
+ * show the reader part of one.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "check.h"
 
 static char dir[] = "/tmp/test_sched_bin-XXXXXX";
-static char path[256];
+static char path[4096];
 
-static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
+static tacos_synth_opts_t opts(tacos_coll_t coll, int root, int k)
 {
-    tacos_synth_opts_t o = {coll, root, k, 1 << 20, 1, 1};
+    return (tacos_synth_opts_t){coll, root, k, 1 << 20, 1, 1};
+}
+
+static tacos_sched_t *synth(const tacos_topo_t *t, const tacos_synth_opts_t *o)
+{
     tacos_sched_t *s = NULL;
-    CHECK_OK(tacos_synthesize(t, &o, &s));
+    CHECK_OK(o->chunks_per_npu ? tacos_synthesize(t, o, &s)
+                               : tacos_synthesize_auto(t, o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
     return s;
 }
 
 static long file_size(void)
 {
-    FILE *f = fopen(path, "rb");
-    long n = -1;
-    if (f && !fseek(f, 0, SEEK_END))
-        n = ftell(f);
-    if (f)
-        fclose(f);
-    return n;
+    struct stat st;
+    return stat(path, &st) ? -1 : (long)st.st_size;
 }
 
 static void patch(long at, const void *bytes, size_t n)
@@ -46,7 +49,19 @@ static void patch(long at, const void *bytes, size_t n)
         fclose(f);
 }
 
-/* FNV-1a over 64-bit words, as the format says, computed here anew */
+static void flip(long at, unsigned char bits)
+{
+    unsigned char b = 0;
+    FILE *f = fopen(path, "rb");
+    CHECK(f && !fseek(f, at, SEEK_SET) && fread(&b, 1, 1, f) == 1, "reading %s", path);
+    if (f)
+        fclose(f);
+    b ^= bits;
+    patch(at, &b, 1);
+}
+
+/* The checksum as the format says (FNV over 64-bit words, each product
+ * folded), computed here anew over the file and written at its end. */
 static void mend_checksum(void)
 {
     long n = file_size();
@@ -59,6 +74,7 @@ static void mend_checksum(void)
     for (long i = 0; b && i + 8 <= n - 8; i += 8) {
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 32;
     }
     free(b);
     patch(n - 8, &h, 8);
@@ -72,72 +88,101 @@ static int same(const tacos_sched_t *a, const tacos_sched_t *b)
            !memcmp(a->xfers, b->xfers, a->nxfers * sizeof *a->xfers);
 }
 
+/* The file's first transfer: after the header, key and body, counted back
+ * from the end. */
+static long first_xfer(const tacos_sched_t *s)
+{
+    return file_size() - 8 - (long)(s->nxfers * sizeof *s->xfers);
+}
+
 static void round_trips(void)
 {
     tacos_topo_t *t = gen("fs:2x4"), *mesh = gen("mesh2d:3x3");
-    const uint64_t key[3] = {1, 2, 3};
     struct {
         const tacos_topo_t *t;
         tacos_coll_t coll;
         int root, k;
-    } cases[] = {{t, TACOS_ALLREDUCE, 0, 1}, {t, TACOS_ALLGATHER, 0, 3},
+    } cases[] = {{t, TACOS_ALLREDUCE, 0, 1},    {t, TACOS_ALLGATHER, 0, 3},
                  {mesh, TACOS_BROADCAST, 4, 2}, {mesh, TACOS_ALLTOALL, 0, 1},
-                 {t, TACOS_REDUCE, 7, 1}};
+                 {t, TACOS_REDUCE, 7, 1},       {t, TACOS_ALLREDUCE, 0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        tacos_sched_t *s = synth(cases[i].t, cases[i].coll, cases[i].root, cases[i].k), *back = NULL;
+        tacos_synth_opts_t o = opts(cases[i].coll, cases[i].root, cases[i].k);
+        tacos_sched_t *s = synth(cases[i].t, &o), *back = NULL;
         if (!s)
             continue;
-        CHECK_OK(tacos_sched_save(s, key, 3, path));
-        CHECK_OK(tacos_sched_load(path, cases[i].t, key, 3, &back));
+        CHECK_OK(tacos_sched_cache_path(dir, cases[i].t, &o, TACOS_HIER_FLAT, path, sizeof path));
+        CHECK(!strncmp(path, dir, strlen(dir)) && strstr(path, "/tacos-") &&
+              strstr(path, ".sched"), "path %s", path);
+        CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
+        CHECK_OK(tacos_sched_cache_load(path, cases[i].t, &o, TACOS_HIER_FLAT, &back));
         CHECK(back && same(s, back), "case %zu (%s): loaded differs", i, tacos_coll_name(s->coll));
         tacos_sched_free(back);
         tacos_sched_free(s);
+        unlink(path);
     }
-    /* composed from levels: kept as such; one rank's part is not a whole schedule */
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1};
+    /* composed from levels: kept as such, read under the hierarchy that
+     * can make it only; one rank's part is not a whole schedule */
+    tacos_synth_opts_t o = opts(TACOS_ALLREDUCE, 0, 1);
     tacos_sched_t *h = NULL, *back = NULL;
+    snprintf(path, sizeof path, "%s/levels.sched", dir);
     CHECK_OK(tacos_synthesize_hier(t, &o, &h));
     if (h) {
-        CHECK_OK(tacos_sched_save(h, key, 3, path));
-        CHECK_OK(tacos_sched_load(path, t, key, 3, &back));
+        CHECK_OK(tacos_sched_cache_save(h, &o, TACOS_HIER_AUTO, path));
+        CHECK_OK(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &back));
         CHECK(back && same(h, back) && back->levels == 1, "levels: loaded differs");
         tacos_sched_free(back);
         tacos_sched_free(h);
+        h = NULL;
     }
+    unlink(path);
     CHECK_OK(tacos_synthesize_hier_rank(t, &o, 3, &h));
     if (h)
-        CHECK_ERR(tacos_sched_save(h, key, 3, path), TACOS_ERR_ARG, "whole schedule");
+        CHECK_ERR(tacos_sched_cache_save(h, &o, TACOS_HIER_LEVELS, path), TACOS_ERR_ARG,
+                  "only whole");
     tacos_sched_free(h);
+    char tiny[16];
+    CHECK_ERR(tacos_sched_cache_path(dir, t, &o, TACOS_HIER_FLAT, tiny, sizeof tiny), TACOS_ERR_ARG,
+              "too long");
     tacos_topo_free(mesh);
     tacos_topo_free(t);
 }
 
 static void refusals(void)
 {
-    tacos_topo_t *t = gen("fs:2x4"), *ring = gen("uniring:8");
-    const uint64_t key[2] = {7, 8}, other[2] = {7, 9};
-    tacos_sched_t *s = synth(t, TACOS_ALLREDUCE, 0, 1), *back = NULL;
-    if (!s || !ring)
+    tacos_topo_t *t = gen("fs:2x4"), *ring = gen("ring:8");
+    tacos_synth_opts_t o = opts(TACOS_ALLREDUCE, 0, 1), seed2 = o, ag = opts(TACOS_ALLGATHER, 0, 1);
+    seed2.seed = 2;
+    tacos_sched_t *s = synth(t, &o), *g = synth(t, &ag), *back = NULL;
+    if (!s || !g || !ring)
         return;
-    CHECK_OK(tacos_sched_save(s, key, 2, path));
-    long n = file_size();
-    CHECK_ERR(tacos_sched_load(path, t, other, 2, &back), TACOS_ERR_PARSE, "another topology");
-    CHECK_ERR(tacos_sched_load(path, t, key, 1, &back), TACOS_ERR_PARSE, "another topology");
-    /* the links it uses are not all in a ring of 8 */
-    CHECK_ERR(tacos_sched_load(path, ring, key, 2, &back), TACOS_ERR_INVALID, "invalid schedule");
-    /* one bit flipped in a transfer */
-    unsigned char bit = 0x10;
-    patch(n / 2, &bit, 1);
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_PARSE, "checksum");
-    /* the checksum mended over a chunk that does not exist: validation refuses */
-    CHECK_OK(tacos_sched_save(s, key, 2, path));
-    long first = n - 8 - (long)(s->nxfers * sizeof *s->xfers);
-    patch(first + 16, &s->nchunks, 4); /* transfers[0].chunk, after its two times */
-    mend_checksum();
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_INVALID, "invalid schedule");
-    /* and over a transfer sent to a rank its sender has no link to */
-    CHECK_OK(tacos_sched_save(s, key, 2, path));
-    int32_t src = s->xfers[0].src, dst = 0;
+    CHECK_OK(tacos_sched_cache_path(dir, t, &o, TACOS_HIER_FLAT, path, sizeof path));
+    CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
+    long n = file_size(), first = first_xfer(s);
+    /* another key: other options, hierarchy, topology */
+    CHECK_ERR(tacos_sched_cache_load(path, t, &seed2, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "kept for another topology");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &back), TACOS_ERR_PARSE,
+              "kept for another topology");
+    CHECK_ERR(tacos_sched_cache_load(path, ring, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "kept for another topology");
+    /* an All-Gather saved under the All-Reduce's key */
+    CHECK_OK(tacos_sched_cache_save(g, &o, TACOS_HIER_FLAT, path));
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "not the one its key names");
+    /* one bit flipped in a transfer; the top bits of two words (which a
+     * plain word-wise FNV lets cancel) */
+    CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
+    flip(n / 2, 0x10);
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "checksum");
+    CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
+    flip(first + 31, 0x80), flip(first + 63, 0x80);
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "checksum");
+    /* checksums mended over what the validator refuses: a chunk that does
+     * not exist, a transfer without a link, a reduce flag of 2, a time that
+     * is not a number, two transfers out of start order */
+    int32_t src = s->xfers[0].src, dst = 0, two = 2;
     for (; dst < t->npus; dst++) {
         int linked = dst == src;
         for (size_t i = 0; i < t->nlinks; i++)
@@ -145,49 +190,81 @@ static void refusals(void)
         if (!linked)
             break;
     }
-    CHECK(dst < t->npus, "rank %d is linked to every rank", src);
-    patch(first + 24, &dst, 4);
-    mend_checksum();
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_INVALID, "invalid schedule");
-    /* truncated, empty, not ours */
-    CHECK_OK(tacos_sched_save(s, key, 2, path));
+    double nan = NAN;
+    size_t later = 1;
+    while (later < s->nxfers && s->xfers[later].start_us == s->xfers[0].start_us)
+        later++;
+    CHECK(dst < t->npus && later < s->nxfers, "no unlinked rank or no later transfer");
+    struct {
+        long at;
+        const void *bytes;
+        size_t n;
+        const char *why;
+    } bad[] = {{first + 16, &s->nchunks, 4, "out of range"},
+               {first + 24, &dst, 4, "no link"},
+               {first + 28, &two, 4, "reduce 2"},
+               {first + 8, &nan, 8, "not finite"},
+               {first, &s->xfers[later].start_us, 8, "start-time order"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
+        patch(bad[i].at, bad[i].bytes, bad[i].n);
+        if (i == 4) /* transfer 0 starting after a later one */
+            patch(bad[i].at + 8, &(double){s->xfers[later].start_us + 1e6}, 8);
+        mend_checksum();
+        CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_INVALID,
+                  bad[i].why);
+    }
+    /* truncated, empty, not ours, not a file, not there */
+    CHECK_OK(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, path));
     CHECK(truncate(path, n - 40) == 0, "truncate");
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_PARSE, "");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "length is wrong");
     CHECK(truncate(path, 0) == 0, "truncate");
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_PARSE, "truncated");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "truncated");
     CHECK_OK(tacos_sched_write_file(s, path)); /* the JSON form */
-    CHECK_ERR(tacos_sched_load(path, t, key, 2, &back), TACOS_ERR_PARSE, "");
-    CHECK_ERR(tacos_sched_load("/nonexistent/x.sched", t, key, 2, &back), TACOS_ERR_IO,
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "not a schedule cache file of this version");
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_IO,
+              "not a regular file");
+    unlink(path);
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_IO,
               "cannot open");
-    CHECK_ERR(tacos_sched_save(s, key, 2, "/nonexistent/x.sched"), TACOS_ERR_IO, "cannot create");
+    CHECK_ERR(tacos_sched_cache_save(s, &o, TACOS_HIER_FLAT, "/nonexistent/x.sched"),
+              TACOS_ERR_IO, "cannot create");
+    tacos_sched_free(g);
     tacos_sched_free(s);
     tacos_topo_free(ring);
     tacos_topo_free(t);
 }
 
-/* Two writers of the same file (different schedules under one key, as two
- * jobs on different library builds could) and a reader: every load gives
- * one of the two whole, and no temporary file stays. */
+/* Two writers of the same file (different schedules under one key: k
+ * chosen automatically, as two builds could choose) and a reader: every
+ * load gives one of the two whole, and no temporary file stays. */
 static void concurrent(void)
 {
     tacos_topo_t *t = gen("fs:2x4");
-    const uint64_t key[1] = {42};
-    tacos_sched_t *a = synth(t, TACOS_ALLREDUCE, 0, 1), *b = synth(t, TACOS_ALLREDUCE, 0, 2);
+    tacos_synth_opts_t o1 = opts(TACOS_ALLREDUCE, 0, 1), o2 = opts(TACOS_ALLREDUCE, 0, 2),
+                       any = opts(TACOS_ALLREDUCE, 0, 0);
+    tacos_sched_t *a = synth(t, &o1), *b = synth(t, &o2);
     if (!a || !b)
         return;
-    CHECK_OK(tacos_sched_save(a, key, 1, path));
+    CHECK_OK(tacos_sched_cache_path(dir, t, &any, TACOS_HIER_FLAT, path, sizeof path));
+    CHECK_OK(tacos_sched_cache_save(a, &any, TACOS_HIER_FLAT, path));
     pid_t kids[2];
     for (int w = 0; w < 2; w++)
         if ((kids[w] = fork()) == 0) {
             int bad = 0;
             for (int i = 0; i < 300; i++)
-                bad |= tacos_sched_save(w ? b : a, key, 1, path) != TACOS_OK;
+                bad |= tacos_sched_cache_save(w ? b : a, &any, TACOS_HIER_FLAT, path) != TACOS_OK;
             _exit(bad);
         }
     int loads = 0, wrong = 0;
     for (int i = 0; i < 300; i++) {
         tacos_sched_t *back = NULL;
-        if (tacos_sched_load(path, t, key, 1, &back) == TACOS_OK) {
+        if (tacos_sched_cache_load(path, t, &any, TACOS_HIER_FLAT, &back) == TACOS_OK) {
             loads++;
             wrong += !same(back, a) && !same(back, b);
         } else {
@@ -209,6 +286,7 @@ static void concurrent(void)
     if (d)
         closedir(d);
     CHECK(files == 1, "%d files in %s, want 1 (temporary files left)", files, dir);
+    unlink(path);
     tacos_sched_free(a);
     tacos_sched_free(b);
     tacos_topo_free(t);
@@ -220,7 +298,6 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    snprintf(path, sizeof path, "%s/s.sched", dir);
     round_trips();
     refusals();
     concurrent();

@@ -104,6 +104,16 @@ int main(void)
         tacos_sched_free(s);
     }
 
+    /* a reduction in a collective that reduces nothing; a flag of 2 */
+    s = make("ring:4", TACOS_ALLGATHER);
+    s->xfers[1].reduce = 1;
+    CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "allgather reduces nothing");
+    tacos_sched_free(s);
+    s = make("ring:4", TACOS_ALLREDUCE);
+    s->xfers[1].reduce = 2;
+    CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "reduce 2");
+    tacos_sched_free(s);
+
     /* malformed transfers and headers */
     s = make("ring:4", TACOS_ALLGATHER);
     s->xfers[2].chunk = 99;
