@@ -186,13 +186,16 @@ static int all_equal(tacos_comm_t *c, const uint64_t *v, int n, char *eq)
     return rc;
 }
 
-/* All ranks are ok and hold the same 64-bit hash. */
-static int agree(tacos_comm_t *c, int ok, uint64_t h, int *agreed)
+/* All ranks are ok and hold the same 64-bit hash (*agreed); *differ (may
+ * be NULL): all are ok but the hashes differ. */
+static int agree(tacos_comm_t *c, int ok, uint64_t h, int *agreed, int *differ)
 {
     uint64_t v[2] = {(uint64_t)ok, h};
     char eq[2];
     int rc = all_equal(c, v, 2, eq);
     *agreed = ok && eq[0] && eq[1];
+    if (differ)
+        *differ = ok && eq[0] && !eq[1];
     return rc;
 }
 
@@ -333,7 +336,7 @@ static int ensure_topology(tacos_comm_t *c)
         ok = !rc && t;
     }
     ok = ok && tacos_comm_check_topology(c, t);
-    rc = agree(c, ok, ok ? tacos_topo_hash(t) : 0, &agreed);
+    rc = agree(c, ok, ok ? tacos_topo_hash(t) : 0, &agreed, NULL);
     if (rc || !agreed) {
         if (ok && !rc)
             tacos_comm_say(c, 1, "ranks disagree on the topology; falling back");
@@ -366,12 +369,37 @@ static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t 
                                  : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
 }
 
-/* The synthesis options of (coll, root, size class) under the settings. */
-static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, tacos_coll_t coll, int root,
-                                     int size_class)
+/* The size class whose schedule serves size_class on topo: the smallest
+ * class at which every link's latency is at most reuse_percent of its time
+ * to carry one chunk (at the largest k the settings may pick), where that
+ * is below size_class (every larger class then faces the same problem
+ * scaled: docs/synthesis.md); else size_class.  A function of the
+ * topology, the settings and the class alone, so a class's schedule does
+ * not depend on which calls came first. */
+static int schedule_class(const tacos_comm_t *c, const tacos_topo_t *topo, int size_class)
+{
+    int k = c->s.chunks > 0 ? c->s.chunks : TACOS_AUTO_MAX_K, lo = 0, hi = size_class;
+    double p = c->s.reuse_percent / 100.0;
+    if (p <= 0 || tacos_latency_share(topo, k, (uint64_t)1 << size_class) > p)
+        return size_class;
+    while (lo < hi) { /* the share falls as the class grows */
+        int mid = lo + (hi - lo) / 2;
+        if (tacos_latency_share(topo, k, (uint64_t)1 << mid) <= p)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The synthesis options of (coll, root, size class) on topo under the
+ * settings: those of the class whose schedule serves it. */
+static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, const tacos_topo_t *topo,
+                                     tacos_coll_t coll, int root, int size_class)
 {
     const tacos_settings_t *st = &c->s;
-    return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << size_class,
+    int served_by = schedule_class(c, topo, size_class);
+    return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << served_by,
                                 (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
 }
 
@@ -388,7 +416,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_sched_t *s = NULL;
     int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
-    tacos_synth_opts_t o = synth_opts(c, coll, root, size_class);
+    tacos_synth_opts_t o = synth_opts(c, topo, coll, root, size_class);
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;
@@ -440,9 +468,13 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
     static const char *const how[] = {"", " in levels", " in levels (this rank's part)"};
-    tacos_comm_say(c, 5, "%s root %d k=%d%s for %zu-byte class: %zu transfers, %.3f us modelled%s",
-                   coll, made->root, made->k, how[s->levels], (size_t)s->size_bytes, s->nxfers,
-                   s->time_us, optimal);
+    char served[64] = "";
+    if (s->size_bytes != (uint64_t)1 << made->size_class)
+        snprintf(served, sizeof served, " (the %zu-byte class's schedule)", (size_t)s->size_bytes);
+    tacos_comm_say(c, 5,
+                   "%s root %d k=%d%s for %zu-byte class%s: %zu transfers, %.3f us modelled%s",
+                   coll, made->root, made->k, how[s->levels], (size_t)1 << made->size_class,
+                   served, s->nxfers, s->time_us, optimal);
 }
 
 /* make_plan, then the ranks agree on the schedule (a collective). */
@@ -450,13 +482,13 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
                       tacos_plan_t *made)
 {
     tacos_sched_t *s;
-    int agreed = 0, ok = tacos_comm_make_plan(c, c->topo, coll, root, size_class, made, &s);
-    int rc = agree(c, ok, made->hash, &agreed);
-    if (ok && !rc && !agreed)
+    int agreed = 0, differ = 0, ok = tacos_comm_make_plan(c, c->topo, coll, root, size_class, made, &s);
+    int rc = agree(c, ok, made->hash, &agreed, &differ);
+    if (differ)
         tacos_comm_say(c, 1, "ranks synthesized different %s schedules; falling back",
             tacos_coll_name(coll));
-    if (ok && !rc && !agreed && made->read) {
-        tacos_synth_opts_t o = synth_opts(c, coll, root, size_class);
+    if (differ && made->read) {
+        tacos_synth_opts_t o = synth_opts(c, c->topo, coll, root, size_class);
         tacos_comm_schedule_forget(c, c->topo, &o);
     }
     if (agreed)
@@ -514,42 +546,32 @@ void tacos_comm_run_end(tacos_comm_t *c)
     tacos_comm_plan_free(&c->evicted);
 }
 
-/* A plan for the size class that shares the program of the next smaller
- * or larger class's of (coll, root), where every link's latency is within
- * reuse_percent of a chunk's time at the smaller of the two; the ranks agree
- * on it (one rank short of memory makes every rank fall back).  Returns
- * whether it made one; the cache and topology decide, the same on every
- * rank. */
-static int reuse(tacos_comm_t *c, tacos_coll_t coll, int root, int size_class, tacos_plan_t *made,
-                 int *rc)
+/* A plan for the size class that shares the program of e, the plan of the
+ * class whose schedule serves it (the same on every rank); the ranks agree
+ * on it, so that one rank short of memory makes every rank fall back. */
+static int share(tacos_comm_t *c, const tacos_plan_t *e, int size_class, tacos_plan_t *made)
 {
-    const tacos_plan_t *e = NULL;
-    for (int d = -1; d <= 1 && !e && c->s.reuse_percent > 0; d += 2) {
-        e = cached(c, coll, root, size_class + d);
-        int smaller = d < 0 ? size_class - 1 : size_class;
-        if (e && (!e->prog || 100 * tacos_latency_share(c->topo, e->k, (uint64_t)1 << smaller) >
-                                  c->s.reuse_percent))
-            e = NULL;
-    }
-    if (!e)
-        return 0;
     int n = c->ops.size, agreed = 0;
-    *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class, .k = e->k,
+    *made = (tacos_plan_t){.coll = e->coll, .root = e->root, .size_class = size_class, .k = e->k,
                            .hash = e->hash, .agreed = 1};
+    if (!e->prog) /* it falls back: so does this one, on every rank */
+        return 0;
     int ok = !tacos_exec_new(e->prog, n, e->k, &made->exec) &&
              (made->off = malloc(((size_t)n + 1) * sizeof *made->off));
     if (ok) {
         made->prog = e->prog, made->prog_refs = e->prog_refs;
         __atomic_add_fetch(made->prog_refs, 1, __ATOMIC_ACQ_REL);
-    }
-    *rc = agree(c, ok, e->hash, &agreed);
-    if (*rc || !agreed)
+    } else
+        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; that size falls back",
+                       tacos_coll_name(e->coll), c->ops.rank);
+    int rc = agree(c, ok, e->hash, &agreed, NULL);
+    if (rc || !agreed)
         tacos_comm_plan_free(made);
     else
         tacos_comm_say(c, 5, "%s root %d, %zu-byte class: the %zu-byte class's schedule (k=%d)",
-                       tacos_coll_name(coll), root, (size_t)1 << size_class,
+                       tacos_coll_name(e->coll), e->root, (size_t)1 << size_class,
                        (size_t)1 << e->size_class, e->k);
-    return 1;
+    return rc;
 }
 
 /* This rank's program for (coll, root, bytes), synthesized on first use. */
@@ -569,8 +591,12 @@ static int program(tacos_comm_t *c, tacos_coll_t coll, int root, size_t bytes, c
         return 0;
     }
     tacos_plan_t made;
-    if (!reuse(c, coll, root, size_class, &made, &rc))
+    int served_by = schedule_class(c, c->topo, size_class);
+    const tacos_plan_t *by = NULL;
+    if (served_by == size_class)
         rc = synthesize(c, coll, root, size_class, &made);
+    else if (!(rc = program(c, coll, root, (size_t)1 << served_by, why, &by)))
+        rc = share(c, cached(c, coll, root, served_by), size_class, &made);
     if (rc) /* undecided: nothing cached */
         return rc;
     tacos_plan_t *slot = cache_put(c, &made);
@@ -690,8 +716,9 @@ static int agree_made(tacos_comm_t *c)
             if (!agreed && e[j]->prog && c->ops.rank == 0)
                 tacos_comm_say(c, 1, "the ranks do not all have the same %s schedule; falling back",
                                tacos_coll_name(e[j]->coll));
-            if (!agreed && e[j]->prog && e[j]->read) {
-                tacos_synth_opts_t o = synth_opts(c, e[j]->coll, e[j]->root, e[j]->size_class);
+            if (e[j]->prog && e[j]->read && eq[2 * j] && !eq[2 * j + 1]) { /* all have one */
+                tacos_synth_opts_t o =
+                    synth_opts(c, c->topo, e[j]->coll, e[j]->root, e[j]->size_class);
                 tacos_comm_schedule_forget(c, c->topo, &o);
             }
             if (!agreed)

@@ -116,12 +116,13 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         "Independent synthesis seeds tried per schedule; the fastest schedule is kept"},
     [TACOS_P_REUSE_PERCENT] = {"reuse_percent", TACOS_PT_INT, 2, NULL, 0, 100, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, reuse_percent),
-        "A blocking or persistent call whose size class has no schedule yet takes the "
-         "schedule of the next smaller or larger class of the same collective and root "
-         "(same chunk count) instead of synthesizing one, where every link's latency is at "
-         "most this percent of its time to carry one chunk of the smaller class: every "
-         "link's cost, and the schedule's modelled time, then scale alike between the two "
-         "(docs/synthesis.md). 0: every size class synthesized"},
+        "Size classes share a schedule where chunks are large: a class is served by the "
+         "smallest class at which every link's latency is at most this percent of its "
+         "time to carry one chunk (at the largest chunk count the settings allow), where "
+         "that is smaller, whose schedule it shares instead of synthesizing its own (every "
+         "link's cost, and any schedule's modelled time, then scale alike between them: "
+         "docs/synthesis.md). Depends on the topology and settings only, not on which "
+         "calls came first. 0: every size class synthesized"},
     [TACOS_P_PROBE] = {"probe", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, probe),
         "Learn the links between ranks at the first collective with hwloc (packages, "

@@ -130,7 +130,9 @@ int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, 
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
         return tacos_error(TACOS_ERR_ARG, "%s: path too long", path);
     int fd = mkstemp(tmp); /* a name no other writer has, on any host */
-    FILE *f = fd >= 0 && !fchmod(fd, 0644) ? fdopen(fd, "wb") : NULL;
+    if (fd >= 0) /* readable by the other users of a shared directory, where it can be */
+        (void)!fchmod(fd, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
         int e = errno;
         if (fd >= 0)
@@ -167,17 +169,20 @@ static int body_fits(const body_t *b, const tacos_topo_t *topo, const tacos_synt
            bytes_left == b->nxfers * sizeof(tacos_xfer_t) + 8;
 }
 
-/* read of n bytes, adding them to the checksum */
-static int get(int fd, void *p, size_t n, uint64_t *h)
+/* read of n bytes, adding them to the checksum; an error where it cannot
+ * (the file shrank, or read failed) */
+static int get(int fd, void *p, size_t n, uint64_t *h, const char *path)
 {
     for (size_t at = 0; at < n;) {
         ssize_t r = read(fd, (char *)p + at, n - at);
-        if (r <= 0 && !(r < 0 && errno == EINTR))
-            return 0;
+        if (r == 0)
+            return tacos_error(TACOS_ERR_PARSE, "%s: truncated while reading", path);
+        if (r < 0 && errno != EINTR)
+            return tacos_error(TACOS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
         at += r > 0 ? (size_t)r : 0;
     }
     *h = checksum(*h, p, n);
-    return 1;
+    return TACOS_OK;
 }
 
 static int load(int fd, uint64_t len, const char *path, const tacos_topo_t *topo,
@@ -186,44 +191,55 @@ static int load(int fd, uint64_t len, const char *path, const tacos_topo_t *topo
     head_t hd;
     body_t b;
     uint64_t key[KEY_WORDS], want[KEY_WORDS], h = FNV_OFFSET, stored;
-    if (len < sizeof hd + sizeof key + sizeof b + 8 || !get(fd, &hd, sizeof hd, &h))
+    if (len < sizeof hd + sizeof key + sizeof b + 8)
         return tacos_error(TACOS_ERR_PARSE, "%s: truncated (%llu bytes)", path,
                            (unsigned long long)len);
+    int rc;
+    if ((rc = get(fd, &hd, sizeof hd, &h, path)))
+        return rc;
     if (memcmp(hd.magic, MAGIC, 8) || hd.version != FORMAT_VERSION || hd.nkey != KEY_WORDS)
         return tacos_error(TACOS_ERR_PARSE, "%s: not a schedule cache file of this version", path);
     key_of(topo, o, hier, want);
-    if (!get(fd, key, sizeof key, &h) || !get(fd, &b, sizeof b, &h))
-        return tacos_error(TACOS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    if ((rc = get(fd, key, sizeof key, &h, path)) || (rc = get(fd, &b, sizeof b, &h, path)))
+        return rc;
     if (memcmp(key, want, sizeof key))
         return tacos_error(TACOS_ERR_PARSE,
                            "%s: kept for another topology, collective, size or settings", path);
-    if (!body_fits(&b, topo, o, hier, len - sizeof hd - sizeof key - sizeof b))
+    tacos_synth_opts_t as_kept = *o;
+    as_kept.chunks_per_npu = b.chunks_per_npu;
+    if (!body_fits(&b, topo, o, hier, len - sizeof hd - sizeof key - sizeof b) ||
+        tacos_check_opts(topo, &as_kept) != TACOS_OK) /* (the chunk count's bounds) */
         return tacos_error(TACOS_ERR_PARSE,
                            "%s: its schedule is not the one its key names, or its length is wrong",
                            path);
     tacos_sched_t *s;
-    int rc = tacos_sched_alloc(o->coll, b.npus, b.chunks_per_npu, b.root, b.size_bytes, topo, &s);
+    rc = tacos_sched_alloc(o->coll, b.npus, b.chunks_per_npu, b.root, b.size_bytes, topo, &s);
     if (!rc && (rc = tacos_sched_reserve(s, b.nxfers)) != TACOS_OK)
         tacos_sched_free(s);
     if (rc)
         return rc;
-    if (!get(fd, s->xfers, b.nxfers * sizeof *s->xfers, &h) || !get(fd, &stored, 8, &(uint64_t){0}))
-        rc = tacos_error(TACOS_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    else if (stored != h)
-        rc = tacos_error(TACOS_ERR_PARSE, "%s: checksum mismatch (the file is damaged)", path);
+    if ((rc = get(fd, s->xfers, b.nxfers * sizeof *s->xfers, &h, path)) ||
+        (rc = get(fd, &stored, 8, &(uint64_t){0}, path))) {
+        tacos_sched_free(s);
+        return rc;
+    }
+    if (stored != h) {
+        tacos_sched_free(s);
+        return tacos_error(TACOS_ERR_PARSE, "%s: checksum mismatch (the file is damaged)", path);
+    }
     s->nxfers = b.nxfers;
     s->levels = b.levels;
     /* in start order, as saved (the validator refuses any other, and
      * non-finite times): no sort, which would reorder ties */
     for (size_t i = 0; i < s->nxfers; i++)
         s->time_us = s->xfers[i].end_us > s->time_us ? s->xfers[i].end_us : s->time_us;
-    if (!rc && (rc = tacos_sched_validate(s)) != TACOS_OK)
+    if ((rc = tacos_sched_validate(s)) != TACOS_OK) {
         rc = tacos_error(rc, "%s: invalid schedule: %s", path, tacos_last_error());
-    if (rc)
         tacos_sched_free(s);
-    else
-        *out = s;
-    return rc;
+        return rc;
+    }
+    *out = s;
+    return TACOS_OK;
 }
 
 int tacos_sched_cache_load(const char *path, const tacos_topo_t *topo, const tacos_synth_opts_t *o,

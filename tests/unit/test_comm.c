@@ -46,6 +46,7 @@ typedef struct {
     tacos_settings_t s;
     tacos_comm_t *c;
     int result; /* per scenario */
+    uint64_t hash; /* per scenario */
 } rank_t;
 
 static int max_u64(void *ctx, uint64_t *v, int n)
@@ -137,7 +138,7 @@ static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *
     pthread_t th[MAXN];
     void *args[MAXN][2];
     for (int i = 0; i < n; i++) {
-        ranks[i] = (rank_t){w, i, base_settings(), NULL, 0};
+        ranks[i] = (rank_t){w, i, base_settings(), NULL, 0, 0};
         ranks[i].s.topo_file = (char *)topo_file;
         if (every_rank)
             every_rank(&ranks[i].s);
@@ -192,20 +193,25 @@ static void eviction(rank_t *r)
     }
 }
 
-/* result: 1 where a large Allreduce's class and its two neighbours (the
- * larger, then the smaller) all have programs, one shared by the three */
-static void neighbours(rank_t *r)
+/* result: 1 where three large Allreduce classes (1 GiB, then 3 GiB and
+ * 512 MiB; reversed: the other way round) all have programs, one shared by
+ * the three (the class that serves them all's); hash: the 1 GiB plan's */
+static void large_classes(rank_t *r, int reversed)
 {
     const tacos_plan_t *p[3] = {NULL, NULL, NULL};
     const size_t bytes[3] = {(size_t)1 << 30, (size_t)3 << 30, (size_t)1 << 29};
-    for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+        int i = reversed ? 2 - j : j;
         const char *why = NULL;
         CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, bytes[i], &why, &p[i]) == 0 && p[i],
               "plan of %zu bytes: %s", bytes[i], why ? why : "");
     }
     r->result = p[0] && p[1] && p[2] && p[0]->prog == p[1]->prog && p[1]->prog == p[2]->prog &&
                 p[0]->exec != p[1]->exec && p[1]->exec != p[2]->exec;
+    r->hash = p[0] ? p[0]->hash : 0;
 }
+static void large_classes_forward(rank_t *r) { large_classes(r, 0); }
+static void large_classes_reversed(rank_t *r) { large_classes(r, 1); }
 
 static void no_reuse(tacos_settings_t *s) { s->reuse_percent = 0; }
 
@@ -499,16 +505,22 @@ int main(void)
         CHECK(w.errors_logged == 1, "tweak %d: %d messages, want 1", t, (int)w.errors_logged);
         CHECK(w.synthesized == 0, "tweak %d: synthesized anyway", t);
     }
-    run(3, neighbours, NULL, ranks, &w);
+    /* one synthesis per rank (the class serving all three), whatever the order */
+    run(3, large_classes_forward, NULL, ranks, &w);
+    uint64_t forward = ranks[0].hash;
     for (int i = 0; i < 3; i++)
-        CHECK(ranks[i].result == 1, "neighbouring classes: rank %d's plans do not share", i);
-    CHECK(w.synthesized == 3 && w.reused == 6, "neighbouring classes: %d syntheses, %d reused, "
-          "want 3 and 6", (int)w.synthesized, (int)w.reused);
+        CHECK(ranks[i].result == 1, "large classes: rank %d's plans do not share", i);
+    CHECK(w.synthesized == 3 && w.reused == 9, "large classes: %d syntheses, %d shared, "
+          "want 3 and 9", (int)w.synthesized, (int)w.reused);
+    run(3, large_classes_reversed, NULL, ranks, &w);
+    CHECK(ranks[0].result == 1 && ranks[0].hash == forward && w.synthesized == 3,
+          "large classes in reverse: result %d, %d syntheses, the 1 GiB schedule %s",
+          ranks[0].result, (int)w.synthesized, ranks[0].hash == forward ? "the same" : "another");
     every_rank = no_reuse;
-    run(3, neighbours, NULL, ranks, &w);
+    run(3, large_classes_forward, NULL, ranks, &w);
     every_rank = NULL;
     CHECK(ranks[0].result == 0 && w.synthesized == 9 && w.reused == 0,
-          "reuse_percent 0: %d syntheses, %d reused, want 9 and 0", (int)w.synthesized,
+          "reuse_percent 0: %d syntheses, %d shared, want 9 and 0", (int)w.synthesized,
           (int)w.reused);
     run(3, eviction, NULL, ranks, &w);
     CHECK(w.synthesized == 3 * 6, "eviction: %d syntheses, want 18 (the first class again)",
