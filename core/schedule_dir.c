@@ -27,13 +27,16 @@ static int file_of(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_
                                   4096) == TACOS_OK;
 }
 
-/* A problem with the directory, said once per process (by rank 0: every
- * rank reads the same files). */
+/* A problem with the directory, said once per process by rank 0 (every
+ * rank reads the same files); the other ranks' at verbose level 1. */
 static void say_once(const tacos_comm_t *c, const char *what)
 {
     static int said;
     char p[64];
-    if (c->ops.rank == 0 && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    if (c->ops.rank != 0)
+        tacos_comm_say(c, 1, "%s: rank %d: %s%s", tacos_comm_param(c, "schedule_dir", p),
+                       c->ops.rank, tacos_last_error(), what);
+    else if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         tacos_comm_say(c, 0, "%s: %s%s (further problems with it are not said)",
                        tacos_comm_param(c, "schedule_dir", p), tacos_last_error(), what);
 }
