@@ -365,8 +365,7 @@ static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t 
             return rc;
         hier = TACOS_HIER_FLAT;
     }
-    return o->chunks_per_npu > 0 ? tacos_synthesize_with(topo, o, hier, s)
-                                 : tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
+    return tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
 }
 
 /* The size class whose schedule serves size_class on topo: the smallest
@@ -403,6 +402,19 @@ static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, const tacos_topo_t *
                                 (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
 }
 
+/* Gives plan p (its prog, prog_refs and k set) its executor state; says
+ * where memory is short (the ranks agree after, so every rank falls back). */
+static int plan_exec(const tacos_comm_t *c, tacos_plan_t *p)
+{
+    int n = c->ops.size;
+    if (p->prog_refs && !tacos_exec_new(p->prog, n, p->k, &p->exec) &&
+        (p->off = malloc(((size_t)n + 1) * sizeof *p->off)))
+        return 1;
+    tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; that size falls back",
+                   tacos_coll_name(p->coll), c->ops.rank);
+    return 0;
+}
+
 /* Synthesizes (coll, root, size class) with the chunks and hierarchy
  * settings (tacos_synthesize_auto where chunks is 0; the same on every rank),
  * and makes this rank's program and its state, not agreed yet
@@ -414,7 +426,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
 {
     const tacos_settings_t *st = &c->s;
     tacos_sched_t *s = NULL;
-    int ok = 1, n = c->ops.size, fault = tacos_fault("synth");
+    int ok = 1, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = synth_opts(c, topo, coll, root, size_class);
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
@@ -429,17 +441,11 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     if (!ok)
         tacos_comm_say(c, 0, "%s synthesis on %s: %s; that size falls back", tacos_coll_name(coll),
                        topo->name, fault ? "a fault injected (TACOS_FAULT)" : tacos_last_error());
-    if (ok && (tacos_exec_new(made->prog, n, made->k, &made->exec) ||
-               !(made->off = malloc(((size_t)n + 1) * sizeof *made->off)) ||
-               !(made->prog_refs = malloc(sizeof *made->prog_refs)))) {
-        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; that size falls back",
-                       tacos_coll_name(coll), c->ops.rank);
-        ok = 0; /* agreed later: every rank falls back */
-    }
-    if (made->prog_refs)
+    if (ok && (made->prog_refs = malloc(sizeof *made->prog_refs)))
         *made->prog_refs = 1; /* the cache's */
-    else /* no reference to count it with: freed here */
+    else if (ok) /* no reference to count it with: freed here */
         tacos_prog_free(made->prog), made->prog = NULL;
+    ok = ok && plan_exec(c, made);
     if (!ok)
         tacos_comm_plan_free(made);
     made->hash = ok ? sched_hash(s) ^ (uint64_t)tacos_fault("hash") : 0;
@@ -551,20 +557,14 @@ void tacos_comm_run_end(tacos_comm_t *c)
  * on it, so that one rank short of memory makes every rank fall back. */
 static int share(tacos_comm_t *c, const tacos_plan_t *e, int size_class, tacos_plan_t *made)
 {
-    int n = c->ops.size, agreed = 0;
+    int agreed = 0;
     *made = (tacos_plan_t){.coll = e->coll, .root = e->root, .size_class = size_class, .k = e->k,
                            .hash = e->hash, .agreed = 1};
     if (!e->prog) /* it falls back: so does this one, on every rank */
         return 0;
-    int ok = !tacos_exec_new(e->prog, n, e->k, &made->exec) &&
-             (made->off = malloc(((size_t)n + 1) * sizeof *made->off));
-    if (ok) {
-        made->prog = e->prog, made->prog_refs = e->prog_refs;
-        __atomic_add_fetch(made->prog_refs, 1, __ATOMIC_ACQ_REL);
-    } else
-        tacos_comm_say(c, 0, "out of memory for a %s schedule on rank %d; that size falls back",
-                       tacos_coll_name(e->coll), c->ops.rank);
-    int rc = agree(c, ok, e->hash, &agreed, NULL);
+    made->prog = e->prog, made->prog_refs = e->prog_refs;
+    __atomic_add_fetch(made->prog_refs, 1, __ATOMIC_ACQ_REL);
+    int ok = plan_exec(c, made), rc = agree(c, ok, e->hash, &agreed, NULL);
     if (rc || !agreed)
         tacos_comm_plan_free(made);
     else

@@ -437,7 +437,8 @@ static int with(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const voi
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
                           tacos_hier_t hier, tacos_sched_t **out)
 {
-    return tacos_auto_k(topo, o, max_k, with, &hier, out);
+    return o->chunks_per_npu > 0 ? tacos_synthesize_with(topo, o, hier, out)
+                                 : tacos_auto_k(topo, o, max_k, with, &hier, out);
 }
 
 int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,

@@ -246,8 +246,9 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *op
 /* The first-call policy of coll/tacos (tacos-synth -k auto): synthesizes
  * (tacos_synthesize_with) with chunks_per_npu k = 1, 2, 4, ... up to max_k
  * until one models slower by more than a tenth than the best so far, and
- * keeps the fastest (opts->chunks_per_npu ignored; the schedule's says
- * which).  Any synthesis that fails fails it.  coll/tacos goes up to
+ * keeps the fastest (the schedule's chunks_per_npu says which); where
+ * opts->chunks_per_npu is set (> 0), tacos_synthesize_with with that k
+ * alone.  Any synthesis that fails fails it.  coll/tacos goes up to
  * TACOS_AUTO_MAX_K (flat or auto as coll_tacos_hierarchy says; with 1 it
  * takes tacos_synthesize_hier_rank). */
 #define TACOS_AUTO_MAX_K 8

@@ -608,8 +608,7 @@ int main(int argc, char **argv)
         }
         if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
                   : part >= 0 ? tacos_synthesize_hier_rank(topo, &o, (int)part, &s)
-                  : k ? tacos_synthesize_with(topo, &o, hier, &s)
-                      : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
+                  : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         r.ilp = ilp;
         r.synth_s = now_s() - t0;

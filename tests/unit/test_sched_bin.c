@@ -30,8 +30,7 @@ static tacos_synth_opts_t opts(tacos_coll_t coll, int root, int k)
 static tacos_sched_t *synth(const tacos_topo_t *t, const tacos_synth_opts_t *o)
 {
     tacos_sched_t *s = NULL;
-    CHECK_OK(o->chunks_per_npu ? tacos_synthesize(t, o, &s)
-                               : tacos_synthesize_auto(t, o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
+    CHECK_OK(tacos_synthesize_auto(t, o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
     return s;
 }
 

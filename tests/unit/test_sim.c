@@ -261,8 +261,7 @@ static double replayed_over_own(const tacos_topo_t *t, tacos_coll_t coll, int k,
     tacos_sched_t *a = NULL, *b = NULL;
     tacos_sim_t *r = NULL;
     double ratio = 0;
-#define SYNTH(out) (k ? tacos_synthesize(t, &o, out) \
-                      : tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, out))
+#define SYNTH(out) tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, out)
     if (SYNTH(&a) == TACOS_OK && (o.size_bytes = to) && SYNTH(&b) == TACOS_OK) {
         tacos_sched_t at = *a;
         at.size_bytes = to;
