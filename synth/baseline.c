@@ -2,7 +2,8 @@
 /*
  * Textbook collective algorithms as schedules on their logical peers: Ring
  * (bidirectional, two rings with half the data each), Direct, Recursive
- * Halving-Doubling, Double Binary Tree.  Transfers are laid out in logical
+ * Halving-Doubling, Double Binary Tree, and a two-level composition through
+ * one leader per group as Open MPI's coll/han makes it.  Transfers are laid out in logical
  * steps (step s occupies [s, s+1); several chunks on one pair in one step
  * share the step back to back), on a fully connected logical topology with
  * negligible link cost, so the validator can check them; the simulator then
@@ -23,6 +24,7 @@ typedef struct {
     raw_t *v;
     size_t n, cap;
     int failed;
+    int group; /* han: ranks per group */
 } builder_t;
 
 static void add(builder_t *b, int step, int chunk, int src, int dst, int reduce)
@@ -225,6 +227,45 @@ static int dbt(builder_t *b, tacos_coll_t coll, int n, int *k)
     return TACOS_OK;
 }
 
+/* han:L, as coll/han composes it: groups of L consecutive ranks, the
+ * first of each its leader.  All-Reduce: every member sends its whole
+ * vector to its leader, which reduces them; the leaders all-reduce on a
+ * ring (a block per leader: Reduce-Scatter, then All-Gather); each leader
+ * sends the result to its members.  All-Gather: the members' blocks to the
+ * leader, the groups' blocks around the leaders' ring, to the members what
+ * they lack.  Reduce-Scatter: the vectors to the leader, a ring
+ * Reduce-Scatter of the groups' blocks, each member's own chunk back. */
+static int han(builder_t *b, tacos_coll_t coll, int n, int *k)
+{
+    int L = b->group, G = n / L, step = 0;
+    *k = 1;
+    int rs = coll != TACOS_ALLGATHER, ag = coll != TACOS_REDUCE_SCATTER;
+    for (int m = 0; m < n; m++) /* up: to the leader */
+        if (m % L)
+            send_blocks(b, step, m, m - m % L, rs ? 0 : m, rs ? n : m + 1, n, n, rs);
+    step++;
+    for (int s = 0; rs && s < G - 1; s++, step++) /* the leaders' ring */
+        for (int g = 0; g < G; g++) {
+            int blk = ((g - s - 1) % G + G) % G;
+            send_blocks(b, step, g * L, (g + 1) % G * L, blk, blk + 1, G, n, 1);
+        }
+    for (int s = 0; ag && s < G - 1; s++, step++)
+        for (int g = 0; g < G; g++) {
+            int blk = ((g - s) % G + G) % G;
+            send_blocks(b, step, g * L, (g + 1) % G * L, blk, blk + 1, G, n, 0);
+        }
+    for (int m = 0; m < n; m++) /* down: from the leader */
+        if (m % L) {
+            if (coll == TACOS_REDUCE_SCATTER)
+                add(b, step, m, m - m % L, m, 0);
+            else
+                for (int c = 0; c < n; c++)
+                    if (rs || c != m)
+                        add(b, step, c, m - m % L, m, 0);
+        }
+    return TACOS_OK;
+}
+
 int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_bytes,
                    tacos_sched_t **out)
 {
@@ -232,16 +273,30 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
         const char *name;
         int (*build)(builder_t *, tacos_coll_t, int, int *);
     } algos[] = {{"ring", ring}, {"direct", direct}, {"rhd", rhd},
-                 {"dbt", dbt},   {"pairwise", pairwise}, {"bruck", bruck}};
+                 {"dbt", dbt},   {"pairwise", pairwise}, {"bruck", bruck}, {"han", han}};
+    enum { HAN = 6 };
     int idx = -1;
+    char *end;
+    long group = 0;
     for (int i = 0; i < (int)(sizeof algos / sizeof algos[0]); i++)
         if (strcmp(name, algos[i].name) == 0)
             idx = i;
+    if (strncmp(name, "han:", 4) == 0) {
+        idx = HAN;
+        group = strtol(name + 4, &end, 10);
+        if (end == name + 4 || *end || group < 1 || group > npus || npus % group)
+            return tacos_error(TACOS_ERR_ARG,
+                               "baseline %s: want han:L, L ranks per group dividing the %d NPUs",
+                               name, npus);
+    } else if (idx == HAN) {
+        return tacos_error(TACOS_ERR_ARG, "baseline han: say the ranks per group (han:L)");
+    }
     if (idx < 0)
         return tacos_error(TACOS_ERR_ARG, "unknown baseline '%s' (ring, direct, rhd, dbt, pairwise, "
-                                          "bruck)",
+                                          "bruck, han:L)",
                            name);
     if (coll == TACOS_BROADCAST || coll == TACOS_REDUCE ||
+        (tacos_coll_routed(coll) && idx == HAN) ||
         (coll == TACOS_ALLTOALL && (idx == 0 || idx == 2)) ||
         ((coll == TACOS_GATHER || coll == TACOS_SCATTER) && idx != 1))
         return tacos_error(TACOS_ERR_ARG, "baseline %s: %s is not implemented (allreduce, "
@@ -250,7 +305,7 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
                            name, tacos_coll_name(coll));
     if (npus < 1 || size_bytes < 1)
         return tacos_error(TACOS_ERR_ARG, "baseline %s: needs >= 1 NPU and >= 1 byte", name);
-    builder_t b = {0};
+    builder_t b = {.group = (int)group};
     int k = 1, rc = npus > 1 ? algos[idx].build(&b, coll, npus, &k) : TACOS_OK;
     if (!rc && b.failed)
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", name);

@@ -479,6 +479,23 @@ static int by_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo)
+{
+    int base = topo->npus, rc = TACOS_OK;
+    if (f->npus != topo->npus || (double)base + f->nswitches > TACOS_MAX_NPUS)
+        return tacos_error(TACOS_ERR_ARG, "a switch tree of %d ranks and %d switches for a "
+                           "topology of %d nodes", f->npus, f->nswitches, topo->npus);
+    topo->npus += f->nswitches;
+    for (size_t i = 0; i < f->nports && !rc; i++) {
+        const port_t *p = &f->ports[i];
+        int a = p->a < f->npus ? p->a : base + p->a - f->npus, b = base + p->b - f->npus;
+        rc = tacos_topo_add_link(topo, a, b, p->lat_us, p->bw_gbps);
+        if (!rc)
+            rc = tacos_topo_add_link(topo, b, a, p->lat_us, p->bw_gbps);
+    }
+    return rc;
+}
+
 int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *topo)
 {
     if (!f->nswitches)

@@ -142,8 +142,10 @@ static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, 
                 if (i != j)
                     rc = tacos_topo_add_link(t, m[i], m[j], lat, bw);
         return rc;
-    default: /* 's' */
-        return n > 1 ? tacos_topo_add_switch(t, m, n, lat, bw, degree) : TACOS_OK;
+    default: /* 's' (degree 0: a node of its own) */
+        return n < 2    ? TACOS_OK
+               : degree ? tacos_topo_add_switch(t, m, n, lat, bw, degree)
+                        : tacos_topo_add_switch_node(t, m, n, lat, bw);
     }
 }
 
@@ -200,16 +202,16 @@ static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *la
     char name[32];
     int spine = -1, leaf, rc = tacos_fabric_new(t->npus, &f);
     if (!rc && leaves > 1)
-        rc = tacos_fabric_add_switch(f, "spine", degree, &spine);
+        rc = tacos_fabric_add_switch(f, "spine", degree ? degree : 1, &spine);
     for (int l = 0; l < leaves && !rc; l++) {
         snprintf(name, sizeof name, "leaf%d", l);
-        if (!(rc = tacos_fabric_add_switch(f, name, degree, &leaf)) && leaves > 1)
+        if (!(rc = tacos_fabric_add_switch(f, name, degree ? degree : 1, &leaf)) && leaves > 1)
             rc = tacos_fabric_add_port(f, leaf, spine, lat[1] / 2, bw[1]);
         for (int h = 0; h < hosts && !rc; h++)
             rc = tacos_fabric_add_port(f, l * hosts + h, leaf, lat[0] / 2, bw[0]);
     }
     if (!rc)
-        rc = tacos_fabric_lower(f, t);
+        rc = degree ? tacos_fabric_lower(f, t) : tacos_fabric_add_nodes(f, t);
     tacos_fabric_free(f);
     return rc;
 }
@@ -238,12 +240,12 @@ static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *la
         rc = tacos_fabric_new(t->npus, &f);
     for (int g = 0; g < per_host && f && !rc; g++) {
         snprintf(name, sizeof name, "rail%d", g);
-        rc = tacos_fabric_add_switch(f, name, degree, &rail);
+        rc = tacos_fabric_add_switch(f, name, degree ? degree : 1, &rail);
         for (int h = 0; h < hosts && !rc; h++)
             rc = tacos_fabric_add_port(f, h * per_host + g, rail, lat[1] / 2, bw[1]);
     }
     if (f && !rc)
-        rc = tacos_fabric_lower(f, t);
+        rc = degree ? tacos_fabric_lower(f, t) : tacos_fabric_add_nodes(f, t);
     tacos_fabric_free(f);
     return rc;
 }
@@ -251,7 +253,7 @@ static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *la
 static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, const double *bw,
                         int degree)
 {
-    int stride[MAX_DIMS], rc = TACOS_OK, maxn = 1;
+    int stride[MAX_DIMS], rc = TACOS_OK, maxn = 1, npus = t->npus; /* (switch nodes: after) */
     for (int j = 0; j < sh->ndims; j++) {
         stride[j] = j ? stride[j - 1] * sh->size[j - 1] : 1;
         if (sh->size[j] > maxn)
@@ -261,7 +263,7 @@ static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, c
     if (!m)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory building %s", t->name);
     for (int j = 0; j < sh->ndims && !rc; j++)
-        for (int base = 0; base < t->npus && !rc; base++) {
+        for (int base = 0; base < npus && !rc; base++) {
             if ((base / stride[j]) % sh->size[j] != 0)
                 continue; /* not the first NPU of its line along j */
             for (int i = 0; i < sh->size[j]; i++)
@@ -284,8 +286,9 @@ static int per_dim(const char *what, const char *spec, const double *v, int nv, 
     return TACOS_OK;
 }
 
-int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const double *lat_us,
-                        int nlat, int degree, tacos_topo_t **out)
+/* degree 0: switches as nodes (tacos_topo_generate_network) */
+static int generate(const char *spec, const double *bw_gbps, int nbw, const double *lat_us,
+                    int nlat, int degree, tacos_topo_t **out)
 {
     shape_t sh;
     double bw[MAX_DIMS], lat[MAX_DIMS];
@@ -296,8 +299,6 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
         rc = per_dim("latency", spec, lat_us, nlat, sh.ndims, lat);
     if (rc)
         return rc;
-    if (degree < 1)
-        return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
     long npus = 1;
     for (int j = 0; j < sh.ndims; j++) {
         npus *= sh.size[j];
@@ -317,7 +318,7 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
         rc = wire_rails(t, sh.size[0], sh.size[1], lat, bw, degree);
     else
         rc = wire_product(t, &sh, lat, bw, degree);
-    if (!rc && !strchr("XDTR", sh.kind[0])) {
+    if (!rc && t->npus == npus && !strchr("XDTR", sh.kind[0])) { /* (no switch nodes) */
         t->ndims = sh.ndims;
         memcpy(t->dims, sh.size, sizeof sh.size[0] * (size_t)sh.ndims);
     }
@@ -329,4 +330,18 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const 
     }
     *out = t;
     return TACOS_OK;
+}
+
+int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const double *lat_us,
+                        int nlat, int degree, tacos_topo_t **out)
+{
+    if (degree < 1)
+        return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
+    return generate(spec, bw_gbps, nbw, lat_us, nlat, degree, out);
+}
+
+int tacos_topo_generate_network(const char *spec, const double *bw_gbps, int nbw,
+                                const double *lat_us, int nlat, tacos_topo_t **out)
+{
+    return generate(spec, bw_gbps, nbw, lat_us, nlat, 0, out);
 }

@@ -300,10 +300,10 @@ static int route_all(simstate_t *st)
 int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
                    tacos_sim_t **out)
 {
-    if (!net->in_off || net->npus != s->npus)
+    if (!net->in_off || net->npus < s->npus)
         return tacos_error(TACOS_ERR_ARG,
-                           "simulate: network %s has %d NPUs, the schedule %d (or is not "
-                           "finalized)",
+                           "simulate: network %s has %d nodes, fewer than the schedule's %d "
+                           "NPUs (or is not finalized)",
                            net->name, net->npus, s->npus);
     size_t n = s->nxfers, m = net->nlinks ? net->nlinks : 1;
     simstate_t st = {0};

@@ -141,6 +141,16 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
                         const double *lat_us, int nlat, int degree,
                         tacos_topo_t **out);
 
+/* The same shape as a physical network for tacos_simulate: every switch a
+ * node of its own after the ranks (node ids npus.., so the network has
+ * more nodes than the shape has ranks), joined to each member by a port of
+ * the switch's bandwidth each way and half its latency, so traffic between
+ * two members crosses two ports and pays the latency once; links between
+ * ranks as in tacos_topo_generate.  Not a topology to synthesize on (its
+ * switches would be ranks). */
+int tacos_topo_generate_network(const char *spec, const double *bw_gbps, int nbw,
+                                const double *lat_us, int nlat, tacos_topo_t **out);
+
 /* JSON topology files (see README "Topology files"). `where` names the
  * source in error messages (a path, or "<string>"). */
 int tacos_topo_from_json(const char *text, const char *where,
@@ -401,7 +411,8 @@ typedef struct {
     double *busy_start_us, *busy_end_us;
 } tacos_sim_t;
 
-/* Runs schedule s over the physical network `net` (same NPU count).
+/* Runs schedule s over the physical network `net` (its first s->npus nodes
+ * the schedule's NPUs; any others switches: tacos_topo_generate_network).
  * Transfers between non-neighbours are routed over a shortest path
  * (dimension order on generated shapes) and stored and forwarded per hop at
  * latency + bytes/bandwidth each; a link serves one message at a time; a
@@ -422,7 +433,10 @@ int tacos_sim_utilization(const tacos_sim_t *r, int nbins, double *out);
  * allgather, reduce-scatter), "direct" (same), "rhd" (recursive halving and
  * doubling; allreduce with the fold to a power of two for other counts,
  * allgather and reduce-scatter on power-of-two counts), "dbt" (double binary
- * tree, pipelined; allreduce). Simulate it on a network for its time. */
+ * tree, pipelined; allreduce), "han:L" (coll/han's two levels: groups of
+ * L consecutive NPUs, each through its first as leader, the leaders on a
+ * ring; allreduce, allgather, reduce-scatter). Simulate it on a network for
+ * its time. */
 int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_bytes,
                    tacos_sched_t **out);
 

@@ -96,12 +96,19 @@ static const char usage[] =
     "Simulation and comparison:\n"
     "      --compare LIST        simulate baselines on the same topology and size and\n"
     "                            print them beside TACOS and the ideal bound: ring,\n"
-    "                            direct, rhd, dbt; alltoall: direct, pairwise, bruck;\n"
+    "                            direct, rhd, dbt, han (coll/han's two levels through\n"
+    "                            a leader per group of the shape's first dimension;\n"
+    "                            han:L groups of L); alltoall: direct, pairwise, bruck;\n"
     "                            gather, scatter: direct (comma list; baselines\n"
     "                            take root 0)\n"
     "      --heatmap FILE.svg    link-load heat map of the TACOS schedule; with\n"
     "                            --compare also FILE-<baseline>.svg\n"
     "      --utilization FILE.svg  link utilization over time, one line per algorithm\n"
+    "      --switch-nodes        simulate (TACOS and the baselines) on the shape with\n"
+    "                            every switch a node of its own, its ports at the\n"
+    "                            switch's bandwidth, store and forward through it,\n"
+    "                            not on the unwound links TACOS plans over; a\n"
+    "                            built-in shape\n"
     "  -h, --help                this text\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
@@ -227,6 +234,8 @@ typedef struct {
     uint64_t seed;
     int trials;
     tacos_sim_t *sim; /* the schedule simulated on its topology, if asked */
+    tacos_topo_t *net; /* --switch-nodes: the network simulated on (else the topology) */
+    int han_group;     /* the built-in shape's first size where it has two or more, else 0 */
     double ideal_us;
     int nbase;
     const char *base_name[MAX_BASELINES];
@@ -307,7 +316,7 @@ static void print_summary(const report_t *r, int json)
     if (!r->sim)
         return;
     double tacos = r->sim->time_us;
-    printf("simulated     %.3f us\n", tacos);
+    printf("simulated     %.3f us%s\n", tacos, r->net ? " (switches as nodes)" : "");
     printf("ideal         %.3f us (efficiency %.1f%%)\n", r->ideal_us,
            100 * (tacos > 0 ? r->ideal_us / tacos : 1.0));
     printf("\n%-10s %14s %10s %10s\n", "algorithm", "simulated_us", "vs_ideal", "tacos_x");
@@ -352,7 +361,8 @@ static void derived_path(char *out, size_t n, const char *path, const char *algo
 static int compare(report_t *r, char *list, const char *heatmap, const char *utilization)
 {
     const tacos_sched_t *s = r->s;
-    int rc = tacos_simulate(s, s->topo, 1, &r->sim);
+    const tacos_topo_t *net = r->net ? r->net : s->topo;
+    int rc = tacos_simulate(s, net, 1, &r->sim);
     if (!rc)
         rc = tacos_ideal_bound(s->topo, s->coll, s->size_bytes, &r->ideal_us);
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !rc && r->nbase < MAX_BASELINES;
@@ -360,9 +370,12 @@ static int compare(report_t *r, char *list, const char *heatmap, const char *uti
         int i = r->nbase++;
         tacos_sched_t *b;
         r->base_name[i] = tok;
+        char han[32];
+        if (strcmp(tok, "han") == 0 && r->han_group) /* groups: the shape's first size */
+            snprintf(han, sizeof han, "han:%d", r->han_group), tok = han;
         int brc = tacos_baseline(tok, s->coll, s->npus, s->size_bytes, &b);
         if (brc == TACOS_OK) {
-            rc = tacos_simulate(b, s->topo, 0, &r->base_sim[i]);
+            rc = tacos_simulate(b, net, 0, &r->base_sim[i]);
             tacos_sched_free(b);
         } else if (strncmp(tacos_last_error(), "unknown baseline", 16) == 0) {
             rc = brc;
@@ -385,7 +398,7 @@ static int compare(report_t *r, char *list, const char *heatmap, const char *uti
                  s->topo->name, names[i], runs[i]->time_us);
         if (i)
             derived_path(path, sizeof path, heatmap, names[i]);
-        rc = tacos_svg_heatmap(runs[i], s->topo, title, i ? path : heatmap);
+        rc = tacos_svg_heatmap(runs[i], net, title, i ? path : heatmap);
     }
     if (utilization && !rc) {
         snprintf(title, sizeof title, "link utilization: %s, %s on %s", tacos_coll_name(s->coll),
@@ -398,6 +411,7 @@ static int compare(report_t *r, char *list, const char *heatmap, const char *uti
 static void report_free(report_t *r)
 {
     tacos_sim_free(r->sim);
+    tacos_topo_free(r->net);
     for (int i = 0; i < r->nbase; i++)
         tacos_sim_free(r->base_sim[i]);
 }
@@ -406,7 +420,7 @@ int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
-           O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART, O_SCHED_DIR };
+           O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART, O_SCHED_DIR, O_SWITCH_NODES };
     static const struct option opts[] = {
         {"topology", required_argument, 0, 't'},  {"bw", required_argument, 0, O_BW},
         {"lat", required_argument, 0, O_LAT},     {"unwind-degree", required_argument, 0, O_DEGREE},
@@ -424,6 +438,7 @@ int main(int argc, char **argv)
         {"ilp-seconds", required_argument, 0, O_ILP_SECONDS},
         {"hierarchy", required_argument, 0, O_HIERARCHY}, {"part", required_argument, 0, O_PART},
         {"schedule-dir", required_argument, 0, O_SCHED_DIR},
+        {"switch-nodes", no_argument, 0, O_SWITCH_NODES},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ilp = 0;
     double ilp_seconds = 60;
@@ -435,7 +450,7 @@ int main(int argc, char **argv)
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
     long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
-    int have_size = 0, simulate = 0;
+    int have_size = 0, simulate = 0, switch_nodes = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
     int c;
     opterr = 0;
@@ -542,6 +557,7 @@ int main(int argc, char **argv)
             break;
         }
         case O_HEATMAP: heatmap = optarg; break;
+        case O_SWITCH_NODES: switch_nodes = 1; break;
         case O_UTIL: utilization = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case ':': return die_usage("option '%s' needs a value", argv[optind - 1]);
@@ -556,6 +572,9 @@ int main(int argc, char **argv)
     report_t r = {0};
     r.synth_s = -1;
     int rc = 0;
+    if (switch_nodes && (!topo_arg || is_file(topo_arg) || nfailed || validate_path))
+        return die_usage("%s", "--switch-nodes takes a built-in shape, and no --failed-npus, "
+                               "--validate or --simulate");
     if (validate_path && (part >= 0 || sched_dir))
         return die_usage("%s", "--part and --schedule-dir synthesize; not with --validate or "
                                "--simulate");
@@ -584,6 +603,11 @@ int main(int argc, char **argv)
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
+        const char *sizes = is_file(topo_arg) ? NULL : strchr(topo_arg, ':');
+        if (sizes && strchr(sizes, 'x'))
+            r.han_group = atoi(sizes + 1);
+        if (!rc && switch_nodes)
+            rc = tacos_topo_generate_network(topo_arg, bw, nbw, lat, nlat, &r.net);
         if (rc || (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed))) ||
             (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
             goto fail;

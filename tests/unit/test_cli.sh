@@ -58,6 +58,14 @@ for key in simulated_us ideal_us direct; do
 done
 expect 0 "simulated" --simulate "$T/a.json" --compare ring
 expect 1 "unknown baseline 'tree'" -t ring:4 -c allreduce --compare ring,tree
+# coll/han's two levels: groups of the shape's first size, or han:L
+expect 0 "han " -t fs:4x4 -c allreduce --compare han,han:2
+grep -q "^han:2 " "$T/out" || fail "--compare han:2 prints no han:2 row"
+expect 0 "han:L" -t ring:4 -c allreduce --compare han
+expect 0 "dividing" -t fs:4x4 -c allreduce --compare han:3
+# switches as nodes: the summary says so; built-in shapes only
+expect 0 "(switches as nodes)" -t fs:4x4 --bw 100,25 -c allreduce --compare ring,han --switch-nodes
+expect 2 "--switch-nodes takes a built-in shape" -t fs:4x4 --switch-nodes --failed-npus 3
 expect 1 "cannot open" -t ring:4 --heatmap /nonexistent/dir/h.svg
 expect 2 "at most 8 baselines" -t ring:4 --compare a,b,c,d,e,f,g,h,i
 

@@ -169,6 +169,81 @@ static void baselines(void)
     CHECK_ERR(tacos_baseline("ring", TACOS_BROADCAST, 4, 100, &b), TACOS_ERR_ARG, "broadcast");
 }
 
+/* han:L validates for every group size dividing every count, and takes the
+ * steps of its two levels: up, 2(G-1) ring steps (All-Gather and
+ * Reduce-Scatter: G-1), down; a member's own chunk stays. */
+static void han(void)
+{
+    tacos_coll_t colls[] = {TACOS_ALLREDUCE, TACOS_ALLGATHER, TACOS_REDUCE_SCATTER};
+    for (int n = 1; n <= 12; n++)
+        for (int L = 1; L <= n; L++)
+            for (int c = 0; c < 3 && n % L == 0; c++) {
+                char spec[32], name[32];
+                snprintf(spec, sizeof spec, "fc:%d", n);
+                snprintf(name, sizeof name, "han:%d", L);
+                double t = baseline_time(name, colls[c], spec, 1, n);
+                int G = n / L, steps = (c ? 1 : 2) * (G - 1) + (L > 1 ? 2 : 0);
+                if (c == 1 && n == 2 && L == 2)
+                    steps = 1; /* the leader's own chunk goes down at once */
+                /* one byte per chunk at 50 GB/s beside 1 us per step */
+                CHECK(n == 1 || fabs(t - steps) < 0.01 * steps + 0.01,
+                      "%s %s on %d NPUs: %.3f us, want about %d steps", name,
+                      tacos_coll_name(colls[c]), n, t, steps);
+            }
+    tacos_sched_t *b;
+    CHECK_ERR(tacos_baseline("han", TACOS_ALLREDUCE, 8, 100, &b), TACOS_ERR_ARG, "han:L");
+    CHECK_ERR(tacos_baseline("han:3", TACOS_ALLREDUCE, 8, 100, &b), TACOS_ERR_ARG, "dividing");
+    CHECK_ERR(tacos_baseline("han:0", TACOS_ALLREDUCE, 8, 100, &b), TACOS_ERR_ARG, "dividing");
+    CHECK_ERR(tacos_baseline("han:2x", TACOS_ALLREDUCE, 8, 100, &b), TACOS_ERR_ARG, "dividing");
+    CHECK_ERR(tacos_baseline("han:2", TACOS_ALLTOALL, 8, 100, &b), TACOS_ERR_ARG, "alltoall");
+}
+
+/* Switches as nodes: fs:4x3 gains a node per rail (4), each joined to its
+ * 3 members by a port each way; a message between two members crosses two
+ * ports, paying half the latency and the whole transfer on each; a
+ * synthesized schedule and a baseline run on it. */
+static void switch_nodes(void)
+{
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+    tacos_topo_t *net = NULL, *t = NULL;
+    CHECK_OK(tacos_topo_generate_network("fs:4x3", bw, 2, lat, 2, &net));
+    CHECK_OK(tacos_topo_generate("fs:4x3", bw, 2, lat, 2, 2, &t));
+    if (!net || !t)
+        return;
+    CHECK(net->npus == 16 && net->nlinks == 3 * 12 + 4 * 3 * 2 && net->ndims == 0,
+          "fs:4x3 as a network: %d nodes, %zu links", net->npus, net->nlinks);
+    tacos_sched_t *s = NULL;
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1};
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
+    CHECK(r && r->time_us > 0, "a schedule simulated on switch nodes");
+    tacos_sim_free(r);
+    /* one chunk from rank 0 to rank 4 (rail 0): 2 x (1 us + 1 us) */
+    s->nxfers = 1;
+    s->xfers[0] = (tacos_xfer_t){0, 3, 0, 0, 4, 0};
+    r = sim(s, net, 1);
+    CHECK(r && NEAR(r->time_us, 2 * (1 + 25000 / 25e3)), "across a switch node: %.3f us",
+          r ? r->time_us : -1);
+    tacos_sim_free(r);
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+    tacos_topo_free(net);
+    /* switch trees: fattree 2x3 has 6 ranks, 3 leaves and a spine */
+    CHECK_OK(tacos_topo_generate_network("fattree:2x3", bw, 2, lat, 2, &net));
+    CHECK(net && net->npus == 10 && net->nlinks == 2 * (6 + 3),
+          "fattree:2x3 as a network: %d nodes, %zu links", net ? net->npus : 0,
+          net ? net->nlinks : 0);
+    tacos_topo_free(net);
+    CHECK_OK(tacos_topo_generate_network("rails:4x2", bw, 2, lat, 2, &net));
+    CHECK(net && net->npus == 8 + 2 + 4 && net->nlinks == 2 * (2 * 4 + 4 * 2),
+          "rails:4x2 as a network: %d nodes, %zu links", net ? net->npus : 0,
+          net ? net->nlinks : 0);
+    tacos_topo_free(net);
+    CHECK_OK(tacos_topo_generate_network("torus2d:3x3", bw, 1, lat, 1, &net));
+    CHECK(net && net->npus == 9 && net->ndims == 2, "no switch: the shape as it is");
+    tacos_topo_free(net);
+}
+
 static void ideal(void)
 {
     tacos_topo_t *t = gen("fc:4");
@@ -325,6 +400,8 @@ int main(void)
     hand_cases();
     sim_matches_synthesis();
     baselines();
+    han();
+    switch_nodes();
     ideal();
     pictures();
     larger_classes();
