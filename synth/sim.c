@@ -25,6 +25,7 @@ typedef struct {
     size_t dep0, ndeps;      /* dependents in the shared array */
     size_t pending;          /* messages still to land before it may leave */
     double bytes, key;
+    double data_at;          /* when its last byte reached the node it is at */
 } msg_t;
 
 typedef struct {
@@ -104,7 +105,7 @@ static size_t group_messages(const tacos_sched_t *s, sortkey_t *k, size_t *msg_o
                    k[i].k1 == k[i - 1].k1;
         const tacos_xfer_t *x = &s->xfers[k[i].xfer];
         if (!same)
-            m[nm++] = (msg_t){x->src, x->dst, 0, 0, 0, 0, 0, 0, 0, x->start_us};
+            m[nm++] = (msg_t){x->src, x->dst, 0, 0, 0, 0, 0, 0, 0, x->start_us, 0};
         msg_of[k[i].xfer] = nm - 1;
         m[nm - 1].bytes += chunk;
     }
@@ -176,12 +177,13 @@ static int build_deps(const tacos_sched_t *s, int schedule_order, sortkey_t *k,
 
 typedef struct {
     const tacos_topo_t *net;
+    int nranks; /* the schedule's NPUs; nodes from here on are switches */
     msg_t *m;
     size_t nm;
     size_t *hops, *dependents;
     tacos_heap_t *waiting; /* per link */
     char *busy;
-    tacos_heap_t events;   /* (end time, link, message) */
+    tacos_heap_t events;   /* (time, link freed or -1 the message moves on, message) */
     tacos_sim_t *r;
     size_t *touched;
     size_t ntouched;
@@ -204,19 +206,36 @@ static int enqueue(simstate_t *st, size_t msg, double t)
     return tacos_heap_push(&st->waiting[l], (tacos_heap_item_t){t, m->key, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
 }
 
+/* Starts the next message waiting for link l at t.  Its last byte reaches
+ * the far end at `done` (no sooner than latency after it reached this end:
+ * data_at).  A link between ranks is busy until then.  A switch's port
+ * (a link to or from a switch node) is busy while it sends, not for its
+ * latency, and a switch passes a message on once its head has arrived (cut
+ * through); a rank once all of it has (store and forward). */
 static int start_link(simstate_t *st, size_t l, double t)
 {
     if (st->busy[l] || !st->waiting[l].n)
         return TACOS_OK;
     size_t msg = tacos_heap_pop(&st->waiting[l]).id;
-    double end = t + tacos_link_cost_us(&st->net->links[l], st->m[msg].bytes);
+    msg_t *m = &st->m[msg];
+    const tacos_link_t *k = &st->net->links[l];
+    double send = m->bytes / (k->bw_gbps * 1e3), done = t + k->lat_us + send;
+    if (m->hop && m->data_at + k->lat_us > done)
+        done = m->data_at + k->lat_us;
+    int port = k->src >= st->nranks || k->dst >= st->nranks;
+    double free_at = port ? fmax(t + send, done - k->lat_us) : done;
+    double moves_at = k->dst >= st->nranks ? t + k->lat_us : done;
     tacos_sim_t *r = st->r;
     st->busy[l] = 1;
-    r->link_busy_us[l] += end - t;
-    r->link_bytes[l] += st->m[msg].bytes;
+    m->data_at = done;
+    r->link_busy_us[l] += free_at - t;
+    r->link_bytes[l] += m->bytes;
     r->busy_start_us[r->nbusy] = t;
-    r->busy_end_us[r->nbusy++] = end;
-    return tacos_heap_push(&st->events, (tacos_heap_item_t){end, (double)l, msg}) ? TACOS_ERR_NOMEM : TACOS_OK;
+    r->busy_end_us[r->nbusy++] = free_at;
+    return tacos_heap_push(&st->events, (tacos_heap_item_t){free_at, (double)l, SIZE_MAX}) ||
+                   tacos_heap_push(&st->events, (tacos_heap_item_t){moves_at, -1, msg})
+               ? TACOS_ERR_NOMEM
+               : TACOS_OK;
 }
 
 static int run(simstate_t *st)
@@ -239,16 +258,18 @@ static int run(simstate_t *st)
         double horizon = t + TACOS_TIME_EPS(t);
         while (st->events.n && st->events.v[0].k1 <= horizon && !rc) {
             tacos_heap_item_t ev = tacos_heap_pop(&st->events);
-            size_t l = (size_t)ev.k2;
+            if (ev.k2 >= 0) { /* a link freed */
+                st->busy[(size_t)ev.k2] = 0;
+                touch(st, (size_t)ev.k2);
+                continue;
+            }
             msg_t *m = &st->m[ev.id];
-            st->busy[l] = 0;
-            touch(st, l);
             if (++m->hop < m->nhops) {
                 rc = enqueue(st, ev.id, t);
                 continue;
             }
-            if (ev.k1 > st->r->time_us)
-                st->r->time_us = ev.k1;
+            if (m->data_at > st->r->time_us)
+                st->r->time_us = m->data_at;
             for (size_t d = 0; d < m->ndeps && !rc; d++) {
                 size_t j = st->dependents[m->dep0 + d];
                 if (!--st->m[j].pending)
@@ -308,6 +329,7 @@ int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule
     size_t n = s->nxfers, m = net->nlinks ? net->nlinks : 1;
     simstate_t st = {0};
     st.net = net;
+    st.nranks = s->npus;
     st.r = calloc(1, sizeof *st.r);
     sortkey_t *keys = malloc((n ? n : 1) * sizeof *keys);
     size_t *msg_of = malloc((n ? n : 1) * sizeof *msg_of);

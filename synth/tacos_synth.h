@@ -144,8 +144,9 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
 /* The same shape as a physical network for tacos_simulate: every switch a
  * node of its own after the ranks (node ids npus.., so the network has
  * more nodes than the shape has ranks), joined to each member by a port of
- * the switch's bandwidth each way and half its latency, so traffic between
- * two members crosses two ports and pays the latency once; links between
+ * the switch's bandwidth each way and half its latency, so a message
+ * between two members costs what an unwound link would, and what a member
+ * sends shares one port whatever the peers; links between
  * ranks as in tacos_topo_generate.  Not a topology to synthesize on (its
  * switches would be ranks). */
 int tacos_topo_generate_network(const char *spec, const double *bw_gbps, int nbw,
@@ -412,7 +413,9 @@ typedef struct {
 } tacos_sim_t;
 
 /* Runs schedule s over the physical network `net` (its first s->npus nodes
- * the schedule's NPUs; any others switches: tacos_topo_generate_network).
+ * the schedule's NPUs; any others switches: tacos_topo_generate_network,
+ * which pass a message on as its head arrives, their ports busy while they
+ * send, not for their latency).
  * Transfers between non-neighbours are routed over a shortest path
  * (dimension order on generated shapes) and stored and forwarded per hop at
  * latency + bytes/bandwidth each; a link serves one message at a time; a

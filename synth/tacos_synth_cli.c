@@ -106,7 +106,7 @@ static const char usage[] =
     "      --utilization FILE.svg  link utilization over time, one line per algorithm\n"
     "      --switch-nodes        simulate (TACOS and the baselines) on the shape with\n"
     "                            every switch a node of its own, its ports at the\n"
-    "                            switch's bandwidth, store and forward through it,\n"
+    "                            switch's bandwidth, cut through (not stored),\n"
     "                            not on the unwound links TACOS plans over; a\n"
     "                            built-in shape\n"
     "  -h, --help                this text\n"

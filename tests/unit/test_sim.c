@@ -199,9 +199,10 @@ static void han(void)
 }
 
 /* Switches as nodes: fs:4x3 gains a node per rail (4), each joined to its
- * 3 members by a port each way; a message between two members crosses two
- * ports, paying half the latency and the whole transfer on each; a
- * synthesized schedule and a baseline run on it. */
+ * 3 members by a port each way.  A message between two members crosses two
+ * ports and costs what the unwound link would (latency + bytes / bandwidth:
+ * the switch passes it on as its head arrives); two messages from one rank
+ * share its port for their bytes, not their latency. */
 static void switch_nodes(void)
 {
     double bw[2] = {100, 25}, lat[2] = {0.5, 2};
@@ -218,11 +219,20 @@ static void switch_nodes(void)
     tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
     CHECK(r && r->time_us > 0, "a schedule simulated on switch nodes");
     tacos_sim_free(r);
-    /* one chunk from rank 0 to rank 4 (rail 0): 2 x (1 us + 1 us) */
+    /* one chunk (1 us at 25 GB/s) from rank 0 to rank 4 (rail 0, 2 us) */
     s->nxfers = 1;
     s->xfers[0] = (tacos_xfer_t){0, 3, 0, 0, 4, 0};
     r = sim(s, net, 1);
-    CHECK(r && NEAR(r->time_us, 2 * (1 + 25000 / 25e3)), "across a switch node: %.3f us",
+    CHECK(r && NEAR(r->time_us, 2 + 1), "across a switch node: %.3f us, want 3",
+          r ? r->time_us : -1);
+    CHECK(r && r->nbusy == 2 && NEAR(r->busy_end_us[0] - r->busy_start_us[0], 1),
+          "a port is busy while it sends");
+    tacos_sim_free(r);
+    /* and to rank 8 as well: its port sends the second from 1 us */
+    s->nxfers = 2;
+    s->xfers[1] = (tacos_xfer_t){0, 3, 0, 0, 8, 0};
+    r = sim(s, net, 1);
+    CHECK(r && NEAR(r->time_us, 1 + 2 + 1), "two through one port: %.3f us, want 4",
           r ? r->time_us : -1);
     tacos_sim_free(r);
     tacos_sched_free(s);

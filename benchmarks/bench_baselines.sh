@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# TACOS with coll/tacos's first-call policy (-k auto --hierarchy auto)
+# against Ring, RHD, DBT and coll/han's two levels, All-Reduce, simulated
+# on the shape with its switches as nodes (tacos-synth --switch-nodes), one
+# process per row.  TACOS synthesizes on the switches unwound with degree
+# DEGREE (default 1, the component's default for networks).
+#   sh benchmarks/bench_baselines.sh [SHAPE:BW:LAT ...]
+# SIZES (default "1MiB 64MiB 1GiB").  Default shapes: fs:8x8 and fs:8x32
+# (8 ranks per host at 100 GB/s, 0.5 us; rails at 25 GB/s, 2 us),
+# rails:8x8 (the same with a switch per host), fattree:8x8 with 2:1 and 4:1
+# uplinks (hosts at 25 GB/s, 2 us).
+B=${TACOS_BUILD:-$(dirname "$0")/..}
+SYNTH=$B/synth/tacos-synth
+DEGREE=${DEGREE:-1}
+SIZES=${SIZES:-1MiB 64MiB 1GiB}
+[ $# -gt 0 ] || set -- fs:8x8:100,25:0.5,2 fs:8x32:100,25:0.5,2 rails:8x8:100,25:0.5,2 \
+    fattree:8x8:25,100:2,2 fattree:8x8:25,50:2,2
+field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+echo "| shape | bw GB/s | ranks | size | synthesis s | k | hierarchy | TACOS us | ring | rhd | dbt | han | best baseline / TACOS |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for arg in "$@"; do
+    shape=${arg%%:*}:$(echo "$arg" | cut -d: -f2)
+    bw=$(echo "$arg" | cut -d: -f3)
+    lat=$(echo "$arg" | cut -d: -f4)
+    for size in $SIZES; do
+        out=$("$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" --unwind-degree "$DEGREE" \
+            -c allreduce -s "$size" -k auto --hierarchy auto --switch-nodes \
+            --compare ring,rhd,dbt,han --summary-json) || exit 1
+        hier=$(echo "$out" | sed -n 's/.*"hierarchy":"\([a-z]*\)".*/\1/p')
+        t=$(field simulated_us "$out")
+        row="| $shape | $bw | $(field npus "$out") | $size | $(printf %.3f "$(field synth_seconds "$out")") | $(field chunks_per_npu "$out") | $hier | $(printf %.1f "$t") |"
+        best=""
+        for b in ring rhd dbt han; do
+            v=$(field "$b" "$out")
+            row="$row $(printf %.1f "$v") |"
+            best=$(echo "$v $best" | awk '{print ($2 == "" || $1 < $2) ? $1 : $2}')
+        done
+        echo "$row $(echo "$best $t" | awk '{printf "%.2f", $1 / $2}') |"
+    done
+done
