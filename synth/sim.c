@@ -209,9 +209,11 @@ static int enqueue(simstate_t *st, size_t msg, double t)
 /* Starts the next message waiting for link l at t.  Its last byte reaches
  * the far end at `done` (no sooner than latency after it reached this end:
  * data_at).  A link between ranks is busy until then.  A switch's port
- * (a link to or from a switch node) is busy while it sends, not for its
- * latency, and a switch passes a message on once its head has arrived (cut
- * through); a rank once all of it has (store and forward). */
+ * (a link to or from a switch node) is busy for the time it takes to send
+ * the bytes at its own rate, not for its latency, nor for a slower
+ * link's feeding it (packets of several messages share a faster port), and
+ * a switch passes a message on once its head has arrived (cut through); a
+ * rank once all of it has (store and forward). */
 static int start_link(simstate_t *st, size_t l, double t)
 {
     if (st->busy[l] || !st->waiting[l].n)
@@ -223,7 +225,7 @@ static int start_link(simstate_t *st, size_t l, double t)
     if (m->hop && m->data_at + k->lat_us > done)
         done = m->data_at + k->lat_us;
     int port = k->src >= st->nranks || k->dst >= st->nranks;
-    double free_at = port ? fmax(t + send, done - k->lat_us) : done;
+    double free_at = port ? t + send : done;
     double moves_at = k->dst >= st->nranks ? t + k->lat_us : done;
     tacos_sim_t *r = st->r;
     st->busy[l] = 1;
