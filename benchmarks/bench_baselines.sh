@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # TACOS with coll/tacos's first-call policy (-k auto --hierarchy auto)
-# against Ring, RHD, DBT and coll/han's two levels, All-Reduce, simulated
+# against Ring, RHD, DBT, Direct and coll/han's two levels, All-Reduce, simulated
 # on the shape with its switches as nodes (tacos-synth --switch-nodes), one
 # process per row.  TACOS synthesizes on the switches unwound with degree
 # DEGREE (default 1, the component's default for networks).
@@ -17,8 +17,8 @@ SIZES=${SIZES:-1MiB 64MiB 1GiB}
 [ $# -gt 0 ] || set -- fs:8x8:100,25:0.5,2 fs:8x32:100,25:0.5,2 rails:8x8:100,25:0.5,2 \
     fattree:8x8:25,100:2,2 fattree:8x8:25,50:2,2
 field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
-echo "| shape | bw GB/s | ranks | size | synthesis s | k | hierarchy | TACOS us | ring | rhd | dbt | han | best baseline / TACOS |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| shape | bw GB/s | ranks | size | synthesis s | k | hierarchy | TACOS us | ring | rhd | dbt | direct | han | best baseline / TACOS |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for arg in "$@"; do
     shape=${arg%%:*}:$(echo "$arg" | cut -d: -f2)
     bw=$(echo "$arg" | cut -d: -f3)
@@ -26,12 +26,12 @@ for arg in "$@"; do
     for size in $SIZES; do
         out=$("$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" --unwind-degree "$DEGREE" \
             -c allreduce -s "$size" -k auto --hierarchy auto --switch-nodes \
-            --compare ring,rhd,dbt,han --summary-json) || exit 1
+            --compare ring,rhd,dbt,direct,han --summary-json) || exit 1
         hier=$(echo "$out" | sed -n 's/.*"hierarchy":"\([a-z]*\)".*/\1/p')
         t=$(field simulated_us "$out")
         row="| $shape | $bw | $(field npus "$out") | $size | $(printf %.3f "$(field synth_seconds "$out")") | $(field chunks_per_npu "$out") | $hier | $(printf %.1f "$t") |"
         best=""
-        for b in ring rhd dbt han; do
+        for b in ring rhd dbt direct han; do
             v=$(field "$b" "$out")
             row="$row $(printf %.1f "$v") |"
             best=$(echo "$v $best" | awk '{print ($2 == "" || $1 < $2) ? $1 : $2}')
