@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# TACOS with coll/tacos's first-call policy (-k auto --hierarchy auto)
-# against Ring, RHD, DBT, Direct and coll/han's two levels, All-Reduce, simulated
-# on the shape with its switches as nodes (tacos-synth --switch-nodes), one
-# process per row.  TACOS synthesizes on the switches unwound with degree
-# DEGREE (default 1, the component's default for networks).
+# TACOS with coll/tacos's first-call policy (-k auto; --hierarchy HIER,
+# default flat as coll_tacos_hierarchy's default) against Ring, RHD, DBT,
+# Direct and two levels through leaders as coll/han (han), All-Reduce,
+# simulated on the shape with its switches as nodes (tacos-synth
+# --switch-nodes), one process per row.  TACOS synthesizes on every switch
+# unwound with degree DEGREE (default 1; the component unwinds a network's
+# switch with 1, a host's with its members - 1).
 #   sh benchmarks/bench_baselines.sh [SHAPE:BW:LAT ...]
 # SIZES (default "1MiB 64MiB 1GiB").  Default shapes: fs:8x8 and fs:8x32
 # (8 ranks per host at 100 GB/s, 0.5 us; rails at 25 GB/s, 2 us),
@@ -13,6 +15,7 @@
 B=${TACOS_BUILD:-$(dirname "$0")/..}
 SYNTH=$B/synth/tacos-synth
 DEGREE=${DEGREE:-1}
+HIER=${HIER:-flat}
 SIZES=${SIZES:-1MiB 64MiB 1GiB}
 [ $# -gt 0 ] || set -- fs:8x8:100,25:0.5,2 fs:8x32:100,25:0.5,2 rails:8x8:100,25:0.5,2 \
     fattree:8x8:25,100:2,2 fattree:8x8:25,50:2,2
@@ -25,7 +28,7 @@ for arg in "$@"; do
     lat=$(echo "$arg" | cut -d: -f4)
     for size in $SIZES; do
         out=$("$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" --unwind-degree "$DEGREE" \
-            -c allreduce -s "$size" -k auto --hierarchy auto --switch-nodes \
+            -c allreduce -s "$size" -k auto --hierarchy "$HIER" --switch-nodes \
             --compare ring,rhd,dbt,direct,han --summary-json) || exit 1
         hier=$(echo "$out" | sed -n 's/.*"hierarchy":"\([a-z]*\)".*/\1/p')
         t=$(field simulated_us "$out")
@@ -33,6 +36,7 @@ for arg in "$@"; do
         best=""
         for b in ring rhd dbt direct han; do
             v=$(field "$b" "$out")
+            [ -n "$v" ] || { row="$row n/a |"; continue; } # (not defined here)
             row="$row $(printf %.1f "$v") |"
             best=$(echo "$v $best" | awk '{print ($2 == "" || $1 < $2) ? $1 : $2}')
         done

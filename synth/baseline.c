@@ -2,8 +2,8 @@
 /*
  * Textbook collective algorithms as schedules on their logical peers: Ring
  * (bidirectional, two rings with half the data each), Direct, Recursive
- * Halving-Doubling, Double Binary Tree, and a two-level composition through
- * one leader per group as Open MPI's coll/han makes it.  Transfers are laid out in logical
+ * Halving-Doubling, Double Binary Tree, and two levels through one leader
+ * per group in the manner of Open MPI's coll/han (unsegmented).  Transfers are laid out in logical
  * steps (step s occupies [s, s+1); several chunks on one pair in one step
  * share the step back to back), on a fully connected logical topology with
  * negligible link cost, so the validator can check them; the simulator then
@@ -227,14 +227,17 @@ static int dbt(builder_t *b, tacos_coll_t coll, int n, int *k)
     return TACOS_OK;
 }
 
-/* han:L, as coll/han composes it: groups of L consecutive ranks, the
- * first of each its leader.  All-Reduce: every member sends its whole
- * vector to its leader, which reduces them; the leaders all-reduce on a
- * ring (a block per leader: Reduce-Scatter, then All-Gather); each leader
- * sends the result to its members.  All-Gather: the members' blocks to the
- * leader, the groups' blocks around the leaders' ring, to the members what
- * they lack.  Reduce-Scatter: the vectors to the leader, a ring
- * Reduce-Scatter of the groups' blocks, each member's own chunk back. */
+/* han:L, two levels through leaders in the manner of Open MPI's coll/han
+ * (whose All-Reduce also pipelines segments through the levels, which this
+ * does not; coll/han has no Reduce-Scatter): groups of L consecutive
+ * ranks, the first of each its leader.  All-Reduce: every member sends its
+ * whole vector to its leader, which reduces them; the leaders all-reduce
+ * on a ring (a block per leader: Reduce-Scatter, then All-Gather); each
+ * leader sends the result to its members.  All-Gather: the members' blocks
+ * to the leader, the groups' blocks around the leaders' ring, to the
+ * members what they lack.  Reduce-Scatter: the vectors to the leader, a
+ * ring Reduce-Scatter of the groups' blocks, each member's own chunk
+ * back. */
 static int han(builder_t *b, tacos_coll_t coll, int n, int *k)
 {
     int L = b->group, G = n / L, step = 0;
@@ -273,18 +276,18 @@ int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_
         const char *name;
         int (*build)(builder_t *, tacos_coll_t, int, int *);
     } algos[] = {{"ring", ring}, {"direct", direct}, {"rhd", rhd},
-                 {"dbt", dbt},   {"pairwise", pairwise}, {"bruck", bruck}, {"han", han}};
-    enum { HAN = 6 };
-    int idx = -1;
-    char *end;
+                 {"dbt", dbt},   {"pairwise", pairwise}, {"bruck", bruck},
+                 {"han", han}}; /* (han last) */
+    int idx = -1, HAN = (int)(sizeof algos / sizeof algos[0]) - 1;
     long group = 0;
     for (int i = 0; i < (int)(sizeof algos / sizeof algos[0]); i++)
         if (strcmp(name, algos[i].name) == 0)
             idx = i;
     if (strncmp(name, "han:", 4) == 0) {
+        size_t digits = strspn(name + 4, "0123456789");
         idx = HAN;
-        group = strtol(name + 4, &end, 10);
-        if (end == name + 4 || *end || group < 1 || group > npus || npus % group)
+        group = digits && digits < 9 && !name[4 + digits] ? atol(name + 4) : 0;
+        if (group < 1 || group > npus || npus % group)
             return tacos_error(TACOS_ERR_ARG,
                                "baseline %s: want han:L, L ranks per group dividing the %d NPUs",
                                name, npus);

@@ -297,6 +297,9 @@ int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
 {
     if (!topo->in_off)
         return tacos_error(TACOS_ERR_ARG, "topology %s is not finalized", topo->name);
+    if (topo->nranks && topo->nranks != topo->npus)
+        return tacos_error(TACOS_ERR_ARG, "%s has switches as nodes (a network to simulate on): "
+                           "synthesize on the shape's unwound topology", topo->name);
     if ((unsigned)o->coll >= TACOS_NCOLLS)
         return tacos_error(TACOS_ERR_ARG, "unknown collective %d", (int)o->coll);
     if (o->chunks_per_npu < 1)

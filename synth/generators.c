@@ -318,6 +318,8 @@ static int generate(const char *spec, const double *bw_gbps, int nbw, const doub
         rc = wire_rails(t, sh.size[0], sh.size[1], lat, bw, degree);
     else
         rc = wire_product(t, &sh, lat, bw, degree);
+    if (!rc && !degree)
+        t->nranks = (int)npus; /* (the switch nodes after them) */
     if (!rc && t->npus == npus && !strchr("XDTR", sh.kind[0])) { /* (no switch nodes) */
         t->ndims = sh.ndims;
         memcpy(t->dims, sh.size, sizeof sh.size[0] * (size_t)sh.ndims);

@@ -509,3 +509,137 @@ int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_
     return o->chunks_per_npu ? compose(topo, o, rank, out)
                              : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }
+
+static int by_end(const void *a, const void *b)
+{
+    const tacos_xfer_t *x = *(const tacos_xfer_t *const *)a, *y = *(const tacos_xfer_t *const *)b;
+    return (x->end_us > y->end_us) - (x->end_us < y->end_us);
+}
+
+/* The joined parts' times are the parts' (levels one after the other, and
+ * chunk times from each level's own share of the bytes, which rounding can
+ * make a little short): each transfer in start order starts again once its
+ * link is free and the arrivals of its chunk at its sender that ended by
+ * its start have ended, and lasts its link's time for the chunk. */
+static int relist(tacos_sched_t *s)
+{
+    size_t n = s->nxfers, nl = s->topo->nlinks, cells = (size_t)s->npus * (size_t)s->nchunks;
+    double *free_at = calloc(nl ? nl : 1, sizeof *free_at);
+    double *ready = calloc(cells ? cells : 1, sizeof *ready), *was = malloc((n ? n : 1) * sizeof *was);
+    const tacos_xfer_t **arrivals = malloc((n ? n : 1) * sizeof *arrivals);
+    int rc = free_at && ready && was && arrivals
+                 ? TACOS_OK
+                 : tacos_error(TACOS_ERR_NOMEM, "out of memory joining %zu transfers", n);
+    double chunk = tacos_sched_chunk_bytes(s);
+    for (size_t i = 0; i < n && !rc; i++) {
+        was[i] = s->xfers[i].end_us; /* (the original ends, for the order of arrivals) */
+        arrivals[i] = &s->xfers[i];
+    }
+    if (!rc)
+        qsort(arrivals, n, sizeof *arrivals, by_end);
+    for (size_t i = 0, a = 0; i < n && !rc; i++) {
+        tacos_xfer_t *x = &s->xfers[i];
+        for (; a < n && was[arrivals[a] - s->xfers] <= x->start_us + TACOS_TIME_EPS(x->start_us);
+             a++) {
+            const tacos_xfer_t *y = arrivals[a]; /* (started before x: its new end is known) */
+            double *r = &ready[(size_t)y->dst * (size_t)s->nchunks + (size_t)y->chunk];
+            *r = y->end_us > *r ? y->end_us : *r;
+        }
+        long l = tacos_topo_find_link(s->topo, x->src, x->dst);
+        if (l < 0) {
+            rc = tacos_error(TACOS_ERR_INVALID, "joining parts: no link %d->%d", x->src, x->dst);
+            break;
+        }
+        double at = ready[(size_t)x->src * (size_t)s->nchunks + (size_t)x->chunk];
+        x->start_us = free_at[l] > at ? free_at[l] : at;
+        x->end_us = free_at[l] = x->start_us + tacos_link_cost_us(&s->topo->links[l], chunk);
+    }
+    if (!rc)
+        tacos_sched_sort(s);
+    free(free_at);
+    free(ready);
+    free(was);
+    free(arrivals);
+    return rc;
+}
+
+typedef struct {
+    tacos_xfer_t x;
+    int receiver; /* from the receiver's part (else the sender's) */
+} seen_t;
+
+static int by_transfer(const void *a, const void *b)
+{
+    const seen_t *p = a, *q = b;
+    const tacos_xfer_t *x = &p->x, *y = &q->x;
+    if (x->src != y->src || x->dst != y->dst)
+        return x->src != y->src ? (x->src > y->src) - (x->src < y->src)
+                                : (x->dst > y->dst) - (x->dst < y->dst);
+    if (x->chunk != y->chunk || x->reduce != y->reduce)
+        return x->chunk != y->chunk ? (x->chunk > y->chunk) - (x->chunk < y->chunk)
+                                    : (x->reduce > y->reduce) - (x->reduce < y->reduce);
+    if (x->start_us != y->start_us)
+        return (x->start_us > y->start_us) - (x->start_us < y->start_us);
+    return p->receiver - q->receiver;
+}
+
+int tacos_synthesize_hier_parts(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                                tacos_sched_t **out)
+{
+    tacos_sched_t *part = NULL, *s = NULL;
+    tacos_synth_opts_t at_k = *o;
+    seen_t *seen = NULL;
+    size_t n = 0, cap = 0;
+    int rc = tacos_synthesize_hier_rank(topo, o, 0, &part); /* (k as every rank picks it) */
+    if (!rc) {
+        at_k.chunks_per_npu = part->chunks_per_npu;
+        rc = tacos_sched_alloc(o->coll, topo->npus, at_k.chunks_per_npu, o->root, o->size_bytes,
+                               topo, &s);
+    }
+    for (int r = 0; r < topo->npus && !rc; r++) { /* every transfer, seen by both ends */
+        if (r && (rc = compose(topo, &at_k, r, &part)))
+            break;
+        if (n + part->nxfers > cap) {
+            size_t want = n + part->nxfers > 2 * cap ? n + part->nxfers : 2 * cap;
+            seen_t *v = realloc(seen, want * sizeof *v);
+            if (v)
+                seen = v, cap = want;
+            else
+                rc = tacos_error(TACOS_ERR_NOMEM, "out of memory joining parts");
+        }
+        for (size_t i = 0; i < part->nxfers && !rc; i++)
+            seen[n++] = (seen_t){part->xfers[i], part->xfers[i].dst == r};
+        tacos_sched_free(part);
+        part = NULL;
+    }
+    tacos_sched_free(part);
+    if (!rc && n)
+        qsort(seen, n, sizeof *seen, by_transfer);
+    if (!rc)
+        rc = tacos_sched_reserve(s, n / 2);
+    for (size_t i = 0; i < n && !rc; i += 2) { /* both ends' views, side by side */
+        const tacos_xfer_t *a = &seen[i].x, *b = i + 1 < n ? &seen[i + 1].x : NULL;
+        if (!b || seen[i].receiver || !seen[i + 1].receiver || a->src != b->src ||
+            a->dst != b->dst || a->chunk != b->chunk || a->reduce != b->reduce ||
+            fabs(a->start_us - b->start_us) > TACOS_TIME_EPS(a->start_us))
+            rc = tacos_error(TACOS_ERR_TOPO,
+                             "joining the ranks' parts: ranks %d and %d see chunk %d's transfer "
+                             "between them at different times (their levels fall at other "
+                             "times: groups or rails unlike each other)",
+                             a->src, a->dst, a->chunk);
+        else
+            s->xfers[s->nxfers++] = *a;
+    }
+    free(seen);
+    if (!rc) {
+        tacos_sched_sort(s);
+        rc = relist(s);
+    }
+    if (rc) {
+        tacos_sched_free(s);
+        return rc;
+    }
+    s->levels = 1;
+    *out = s;
+    return TACOS_OK;
+}

@@ -31,7 +31,6 @@ uint64_t tacos_rng_next(tacos_rng_t *r);
 uint64_t tacos_rng_below(tacos_rng_t *r, uint64_t n);
 uint64_t tacos_splitmix64(uint64_t *state);
 
-/* Bitsets of 64-bit words. */
 /* Networks with switches as nodes (tacos_topo_generate_network): the
  * switch joining members m[0..n) as a node of its own, numbered npus (the
  * count grows by one), with a port of bw_gbps and lat_us / 2 each way to
@@ -40,6 +39,7 @@ int tacos_topo_add_switch_node(tacos_topo_t *t, const int *m, int n, double lat_
                                double bw_gbps);
 int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo);
 
+/* Bitsets of 64-bit words. */
 #define TACOS_WORDS(nbits) (((size_t)(nbits) + 63) / 64)
 static inline int tacos_bit_get(const uint64_t *b, size_t i)
 {

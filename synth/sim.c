@@ -4,9 +4,11 @@
  * physical network at link granularity.  A transfer whose endpoints are not
  * neighbours is routed over a shortest path (dimension order on generated
  * meshes and tori, lowest-numbered next hop otherwise) and stored and
- * forwarded per hop, paying latency + bytes/bandwidth on each.  Each link
- * serves one message at a time.  A message leaves its source once the
- * transfers that brought its chunk there have landed.  Links serve waiting
+ * forwarded at each rank, paying latency + bytes/bandwidth per hop; a
+ * switch node (tacos_topo_generate_network) passes it on as its head
+ * arrives (start_link).  Each link serves one message at a time.  A message
+ * leaves its source once the transfers that brought its chunk there have
+ * landed.  Links serve waiting
  * messages first come first served (ties: schedule order), or strictly by
  * schedule order among the waiting ones, which is how an executor replays a
  * synthesized schedule.
@@ -323,15 +325,16 @@ static int route_all(simstate_t *st)
 int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
                    tacos_sim_t **out)
 {
-    if (!net->in_off || net->npus < s->npus)
+    int ranks = net->nranks ? net->nranks : net->npus;
+    if (!net->in_off || ranks != s->npus)
         return tacos_error(TACOS_ERR_ARG,
-                           "simulate: network %s has %d nodes, fewer than the schedule's %d "
-                           "NPUs (or is not finalized)",
-                           net->name, net->npus, s->npus);
+                           "simulate: network %s has %d ranks, the schedule %d NPUs (or is not "
+                           "finalized)",
+                           net->name, ranks, s->npus);
     size_t n = s->nxfers, m = net->nlinks ? net->nlinks : 1;
     simstate_t st = {0};
     st.net = net;
-    st.nranks = s->npus;
+    st.nranks = ranks;
     st.r = calloc(1, sizeof *st.r);
     sortkey_t *keys = malloc((n ? n : 1) * sizeof *keys);
     size_t *msg_of = malloc((n ? n : 1) * sizeof *msg_of);

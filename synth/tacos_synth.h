@@ -73,6 +73,9 @@ typedef struct {
      * used for dimension-order routing; ndims = 0 when unknown. */
     int ndims;
     int dims[16];
+    /* A network from tacos_topo_generate_network: nodes 0..nranks-1 are
+     * ranks, the others switches (synthesis refuses it); 0 elsewhere. */
+    int nranks;
 } tacos_topo_t;
 
 /* Time for `bytes` over a link: lat_us + bytes / (bw_gbps * 1e3) in us. */
@@ -142,13 +145,13 @@ int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
                         tacos_topo_t **out);
 
 /* The same shape as a physical network for tacos_simulate: every switch a
- * node of its own after the ranks (node ids npus.., so the network has
- * more nodes than the shape has ranks), joined to each member by a port of
- * the switch's bandwidth each way and half its latency, so a message
- * between two members costs what an unwound link would, and what a member
- * sends shares one port whatever the peers; links between
- * ranks as in tacos_topo_generate.  Not a topology to synthesize on (its
- * switches would be ranks). */
+ * node of its own after the ranks (nranks: the shape's rank count; node ids
+ * from nranks on are switches), joined to each member by a port of the
+ * switch's bandwidth each way and half its latency, so a message between
+ * two members costs what a degree-1 unwound link would (latency + bytes /
+ * bandwidth), and what a member sends shares one port whatever the peers;
+ * links between ranks as in tacos_topo_generate.  Synthesis refuses it
+ * (TACOS_ERR_ARG). */
 int tacos_topo_generate_network(const char *spec, const double *bw_gbps, int nbw,
                                 const double *lat_us, int nlat, tacos_topo_t **out);
 
@@ -287,6 +290,18 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * tacos_synthesize_auto picks it by that time. */
 int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int rank,
                                tacos_sched_t **out);
+/* What the ranks' parts make together: every rank's part
+ * (tacos_synthesize_hier_rank, k as they pick it where chunks_per_npu is
+ * 0) as one schedule (levels = 1), each transfer where both its ends'
+ * parts place it, then started again in that order as soon as its link
+ * and chunk allow (the parts' chunk times come from each level's share of
+ * the bytes): it validates where the parts are right, and tacos_simulate
+ * times what coll_tacos_hierarchy 1 runs.  TACOS_ERR_TOPO where the two
+ * ends of a transfer place it at different times (groups or rails unlike
+ * each other: each rank's levels then fall at its own times).  Costs npus
+ * parts' syntheses. */
+int tacos_synthesize_hier_parts(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                                tacos_sched_t **out);
 void tacos_sched_free(tacos_sched_t *s);
 
 /* TACOS-ILP: tacos_synthesize, then every phase (All-Gather or Broadcast,
@@ -414,16 +429,19 @@ typedef struct {
 
 /* Runs schedule s over the physical network `net` (its first s->npus nodes
  * the schedule's NPUs; any others switches: tacos_topo_generate_network,
- * which pass a message on as its head arrives, their ports busy while they
- * send, not for their latency).
- * Transfers between non-neighbours are routed over a shortest path
- * (dimension order on generated shapes) and stored and forwarded per hop at
- * latency + bytes/bandwidth each; a link serves one message at a time; a
- * transfer leaves once the transfers that brought its chunk to its source
- * have landed.  Waiting messages are served first come first served, ties
- * in schedule order; with schedule_order = 1 the messages of each pair also
- * leave in schedule order, as an executor replays a synthesized schedule
- * (then no transfer lands later than the schedule says). */
+ * which pass a message on as its head arrives; their ports are busy for
+ * the bytes at their own rate, not for their latency, nor while a slower
+ * link feeds them).  Transfers between non-neighbours are routed over a
+ * shortest path (dimension order on generated shapes, lowest-numbered next
+ * hop on networks with switch nodes) and stored and forwarded at each rank
+ * at latency + bytes/bandwidth per hop; a link serves one message at a
+ * time; a transfer leaves once the transfers that brought its chunk to its
+ * source have landed.  Waiting messages are served first come first served,
+ * ties in schedule order; with schedule_order = 1 the messages of each pair
+ * also leave in schedule order, as an executor replays a synthesized
+ * schedule (then, on the schedule's own topology, no transfer lands later
+ * than the schedule says).  TACOS_ERR_ARG where net's ranks (nranks, else
+ * its nodes) are not the schedule's NPUs. */
 int tacos_simulate(const tacos_sched_t *s, const tacos_topo_t *net, int schedule_order,
                    tacos_sim_t **out);
 void tacos_sim_free(tacos_sim_t *r);
@@ -436,10 +454,10 @@ int tacos_sim_utilization(const tacos_sim_t *r, int nbins, double *out);
  * allgather, reduce-scatter), "direct" (same), "rhd" (recursive halving and
  * doubling; allreduce with the fold to a power of two for other counts,
  * allgather and reduce-scatter on power-of-two counts), "dbt" (double binary
- * tree, pipelined; allreduce), "han:L" (coll/han's two levels: groups of
- * L consecutive NPUs, each through its first as leader, the leaders on a
- * ring; allreduce, allgather, reduce-scatter). Simulate it on a network for
- * its time. */
+ * tree, pipelined; allreduce), "han:L" (two levels through leaders in the
+ * manner of Open MPI's coll/han, unsegmented: groups of L consecutive NPUs,
+ * each through its first as leader, the leaders on a ring; allreduce,
+ * allgather, reduce-scatter). Simulate it on a network for its time. */
 int tacos_baseline(const char *name, tacos_coll_t coll, int npus, uint64_t size_bytes,
                    tacos_sched_t **out);
 

@@ -55,7 +55,10 @@ static const char usage[] =
     "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
     "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
     "                            transfers, levels one after the other; the time is\n"
-    "                            the first group's and rail's levels in turn)\n"
+    "                            the first group's and rail's levels in turn).\n"
+    "                            all: every rank's part, each transfer from its\n"
+    "                            sender's, as one schedule (validated; simulate it\n"
+    "                            for what coll_tacos_hierarchy 1 runs)\n"
     "      --hierarchy flat|levels|auto  flat (default): the greedy over the whole\n"
     "                            topology. levels: All-Gather, Reduce-Scatter and\n"
     "                            All-Reduce composed from groups (a shape's first\n"
@@ -96,9 +99,10 @@ static const char usage[] =
     "Simulation and comparison:\n"
     "      --compare LIST        simulate baselines on the same topology and size and\n"
     "                            print them beside TACOS and the ideal bound: ring,\n"
-    "                            direct, rhd, dbt, han (coll/han's two levels through\n"
-    "                            a leader per group of the shape's first dimension;\n"
-    "                            han:L groups of L); alltoall: direct, pairwise, bruck;\n"
+    "                            direct, rhd, dbt, han (two levels through a leader\n"
+    "                            per group of the shape's first size, as coll/han,\n"
+    "                            unsegmented; han:L groups of L); alltoall: direct,\n"
+    "                            pairwise, bruck;\n"
     "                            gather, scatter: direct (comma list; baselines\n"
     "                            take root 0)\n"
     "      --heatmap FILE.svg    link-load heat map of the TACOS schedule; with\n"
@@ -107,8 +111,8 @@ static const char usage[] =
     "      --switch-nodes        simulate (TACOS and the baselines) on the shape with\n"
     "                            every switch a node of its own, its ports at the\n"
     "                            switch's bandwidth, cut through (not stored),\n"
-    "                            not on the unwound links TACOS plans over; a\n"
-    "                            built-in shape\n"
+    "                            not on the unwound links TACOS plans over (the\n"
+    "                            ideal bound is not shown); a built-in shape\n"
     "  -h, --help                this text\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage.\n";
@@ -243,6 +247,16 @@ typedef struct {
     char base_err[MAX_BASELINES][200];
 } report_t;
 
+/* One algorithm's simulated time, its share of the ideal bound (not with
+ * --switch-nodes) and its time over TACOS's. */
+static void compare_row(const report_t *r, const char *name, double t_us, double tacos_us)
+{
+    char share[32] = "-";
+    if (!r->net)
+        snprintf(share, sizeof share, "%.1f%%", 100 * (t_us > 0 ? r->ideal_us / t_us : 1));
+    printf("%-10s %14.3f %10s %9.2fx\n", name, t_us, share, tacos_us > 0 ? t_us / tacos_us : 1.0);
+}
+
 static void print_json(const report_t *r)
 {
     const tacos_sched_t *s = r->s;
@@ -266,8 +280,10 @@ static void print_json(const report_t *r)
         printf(",\"schedule_file\":\"%s\",\"read\":%s", strrchr(r->kept, '/') + 1,
                r->read_kept ? "true" : "false");
     if (r->sim) {
-        printf(",\"simulated_us\":%.6f,\"ideal_us\":%.6f,\"baselines\":{", r->sim->time_us,
-               r->ideal_us);
+        printf(",\"simulated_us\":%.6f,\"switch_nodes\":%s,\"ideal_us\":", r->sim->time_us,
+               r->net ? "true" : "false");
+        printf(r->net ? "null" : "%.6f", r->ideal_us); /* (a bound of the unwound links) */
+        printf(",\"baselines\":{");
         for (int i = 0, first = 1; i < r->nbase; i++)
             if (r->base_sim[i]) {
                 printf("%s\"%s\":%.6f", first ? "" : ",", r->base_name[i], r->base_sim[i]->time_us);
@@ -317,21 +333,21 @@ static void print_summary(const report_t *r, int json)
         return;
     double tacos = r->sim->time_us;
     printf("simulated     %.3f us%s\n", tacos, r->net ? " (switches as nodes)" : "");
-    printf("ideal         %.3f us (efficiency %.1f%%)\n", r->ideal_us,
-           100 * (tacos > 0 ? r->ideal_us / tacos : 1.0));
+    if (r->net) /* the ideal bound is one of the unwound links */
+        printf("ideal         n/a with --switch-nodes\n");
+    else
+        printf("ideal         %.3f us (efficiency %.1f%%)\n", r->ideal_us,
+               100 * (tacos > 0 ? r->ideal_us / tacos : 1.0));
     printf("\n%-10s %14s %10s %10s\n", "algorithm", "simulated_us", "vs_ideal", "tacos_x");
-    printf("%-10s %14.3f %9.1f%% %9.2fx\n", "tacos", tacos, 100 * (tacos > 0 ? r->ideal_us / tacos : 1),
-           1.0);
+    compare_row(r, "tacos", tacos, tacos);
     for (int i = 0; i < r->nbase; i++) {
-        if (!r->base_sim[i]) {
+        if (r->base_sim[i])
+            compare_row(r, r->base_name[i], r->base_sim[i]->time_us, tacos);
+        else
             printf("%-10s %14s  (%s)\n", r->base_name[i], "n/a", r->base_err[i]);
-            continue;
-        }
-        double b = r->base_sim[i]->time_us;
-        printf("%-10s %14.3f %9.1f%% %9.2fx\n", r->base_name[i], b, 100 * (b > 0 ? r->ideal_us / b : 1),
-               tacos > 0 ? b / tacos : 1.0);
     }
-    printf("%-10s %14.3f\n", "ideal", r->ideal_us);
+    if (!r->net)
+        printf("%-10s %14.3f\n", "ideal", r->ideal_us);
 }
 
 /* 1073741824 -> "1 GiB", 1000000000 -> "1 GB", else bytes. */
@@ -363,7 +379,7 @@ static int compare(report_t *r, char *list, const char *heatmap, const char *uti
     const tacos_sched_t *s = r->s;
     const tacos_topo_t *net = r->net ? r->net : s->topo;
     int rc = tacos_simulate(s, net, 1, &r->sim);
-    if (!rc)
+    if (!rc && !r->net)
         rc = tacos_ideal_bound(s->topo, s->coll, s->size_bytes, &r->ideal_us);
     for (char *tok = list ? strtok(list, ",") : NULL; tok && !rc && r->nbase < MAX_BASELINES;
          tok = strtok(NULL, ",")) {
@@ -448,6 +464,7 @@ int main(int argc, char **argv)
     char *compare_list = NULL;
     double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
+    enum { PART_ALL = -2 }; /* (part -1: none) */
     long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
     int have_size = 0, simulate = 0, switch_nodes = 0;
@@ -536,8 +553,10 @@ int main(int argc, char **argv)
         case 'o': out_path = optarg; break;
         case O_SCHED_DIR: sched_dir = optarg; break;
         case O_PART:
-            if (parse_long(optarg, 0, 1 << 24, &part))
-                return die_usage("--part '%s': expected a rank >= 0", optarg);
+            if (strcmp(optarg, "all") == 0)
+                part = PART_ALL;
+            else if (parse_long(optarg, 0, 1 << 24, &part))
+                return die_usage("--part '%s': expected a rank >= 0 or all", optarg);
             break;
         case O_PROGRAM:
             if (parse_long(optarg, 0, 1 << 24, &program))
@@ -575,10 +594,10 @@ int main(int argc, char **argv)
     if (switch_nodes && (!topo_arg || is_file(topo_arg) || nfailed || validate_path))
         return die_usage("%s", "--switch-nodes takes a built-in shape, and no --failed-npus, "
                                "--validate or --simulate");
-    if (validate_path && (part >= 0 || sched_dir))
+    if (validate_path && (part != -1 || sched_dir))
         return die_usage("%s", "--part and --schedule-dir synthesize; not with --validate or "
                                "--simulate");
-    if (sched_dir && (part >= 0 || ilp || hier == TACOS_HIER_LEVELS))
+    if (sched_dir && (part != -1 || ilp || hier == TACOS_HIER_LEVELS))
         return die_usage("%s", "--schedule-dir keeps what coll/tacos reads: not with --part, "
                                "--method ilp or --hierarchy levels");
     if (validate_path) { /* --validate or --simulate: a schedule from disk */
@@ -595,6 +614,8 @@ int main(int argc, char **argv)
             return die_usage("%s", "--chunks-per-npu auto takes --size and --method greedy");
         if (hier != TACOS_HIER_FLAT && ilp)
             return die_usage("%s", "--hierarchy levels or auto takes --method greedy");
+        if (part == PART_ALL && hier != TACOS_HIER_LEVELS)
+            return die_usage("%s", "--part all takes --hierarchy levels");
         if (part >= 0 && (hier != TACOS_HIER_LEVELS || out_path || compare_list || heatmap ||
                           utilization || (program >= 0 && program != part)))
             return die_usage("%s", "--part takes --hierarchy levels, and no -o, --compare, "
@@ -603,11 +624,16 @@ int main(int argc, char **argv)
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
+        /* han's groups: a product shape's first size (ranks on a host for
+         * rails, hosts on a leaf for fattree), not a dragonfly's groups */
         const char *sizes = is_file(topo_arg) ? NULL : strchr(topo_arg, ':');
-        if (sizes && strchr(sizes, 'x'))
+        if (sizes && strpbrk(sizes, "xX") && strncmp(topo_arg, "dragonfly:", 10) != 0)
             r.han_group = atoi(sizes + 1);
-        if (!rc && switch_nodes)
-            rc = tacos_topo_generate_network(topo_arg, bw, nbw, lat, nlat, &r.net);
+        if (!rc && switch_nodes &&
+            !(rc = tacos_topo_generate_network(topo_arg, bw, nbw, lat, nlat, &r.net)) &&
+            r.net->npus == r.net->nranks)
+            fprintf(stderr, "tacos-synth: --switch-nodes: %s has no switch; simulating on its "
+                            "links\n", topo_arg);
         if (rc || (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed))) ||
             (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
             goto fail;
@@ -632,6 +658,7 @@ int main(int argc, char **argv)
         }
         if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
                   : part >= 0 ? tacos_synthesize_hier_rank(topo, &o, (int)part, &s)
+                  : part == PART_ALL ? tacos_synthesize_hier_parts(topo, &o, &s)
                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         r.ilp = ilp;
@@ -653,7 +680,7 @@ int main(int argc, char **argv)
                                 &r.bound_us)) ||
         (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us))))
         goto fail; /* (one rank's part: its time is an estimate, no bound computed) */
-    if ((simulate || compare_list || heatmap || utilization) &&
+    if ((simulate || compare_list || heatmap || utilization || switch_nodes) &&
         (rc = compare(&r, compare_list, heatmap, utilization)))
         goto fail;
     print_summary(&r, json);

@@ -190,6 +190,7 @@ int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
     if (rc)
         return rc;
     c->ndims = t->ndims;
+    c->nranks = t->nranks;
     memcpy(c->dims, t->dims, sizeof t->dims);
     for (size_t i = 0; i < t->nlinks && !rc; i++)
         rc = tacos_topo_add_link(c, t->links[i].src, t->links[i].dst, t->links[i].lat_us,

@@ -60,12 +60,22 @@ expect 0 "simulated" --simulate "$T/a.json" --compare ring
 expect 1 "unknown baseline 'tree'" -t ring:4 -c allreduce --compare ring,tree
 # coll/han's two levels: groups of the shape's first size, or han:L
 expect 0 "han " -t fs:4x4 -c allreduce --compare han,han:2
-grep -q "^han:2 " "$T/out" || fail "--compare han:2 prints no han:2 row"
+grep -q "^han  *[0-9]" "$T/out" || fail "--compare han prints no time for han"
+grep -q "^han:2  *[0-9]" "$T/out" || fail "--compare han:2 prints no time for han:2"
 expect 0 "han:L" -t ring:4 -c allreduce --compare han
+expect 0 "han:L" -t dragonfly:4x5 -c allreduce --compare han
 expect 0 "dividing" -t fs:4x4 -c allreduce --compare han:3
-# switches as nodes: the summary says so; built-in shapes only
-expect 0 "(switches as nodes)" -t fs:4x4 --bw 100,25 -c allreduce --compare ring,han --switch-nodes
+expect 0 "dividing" -t fs:4x4 -c allreduce --compare "han: 4"
+# switches as nodes: simulates without --compare, says so; no ideal bound;
+# built-in shapes only
+expect 0 "(switches as nodes)" -t fs:4x4 --bw 100,25 -c allreduce --switch-nodes
+expect 0 "ideal         n/a" -t fs:4x4 --bw 100,25 -c allreduce --compare ring,han --switch-nodes
+grep -q "^ring  *[0-9.]*  *- " "$T/out" || fail "--switch-nodes: ring's row shows an ideal share"
+expect 0 '"switch_nodes":true,"ideal_us":null' -t fs:4x4 -c allreduce --switch-nodes --compare ring --summary-json
+expect 0 "has no switch" -t torus2d:3x3 -c allreduce --switch-nodes
 expect 2 "--switch-nodes takes a built-in shape" -t fs:4x4 --switch-nodes --failed-npus 3
+expect 0 "" -t fs:4x4 --write-topology "$T/fs.json"
+expect 2 "--switch-nodes takes a built-in shape" -t "$T/fs.json" --switch-nodes
 expect 1 "cannot open" -t ring:4 --heatmap /nonexistent/dir/h.svg
 expect 2 "at most 8 baselines" -t ring:4 --compare a,b,c,d,e,f,g,h,i
 
@@ -126,6 +136,12 @@ expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c 
 expect 2 "--part takes --hierarchy levels" -t fs:2x4 --part 1
 expect 2 "--part takes --hierarchy levels" -t fs:2x4 --hierarchy levels --part 1 -o "$T/x.json"
 expect 1 "rank 8 is not an NPU" -t fs:2x4 --hierarchy levels --part 8
+# every rank's part joined: a whole schedule, validated, simulated, written
+expect 0 "simulated" -t fs:4x4 --bw 100,25 -c allreduce --hierarchy levels --part all \
+    --compare ring -o "$T/parts.json"
+expect 0 "valid schedule" --validate "$T/parts.json"
+expect 2 "--part all takes --hierarchy levels" -t fs:2x4 --part all
+expect 2 "expected a rank >= 0 or all" -t fs:2x4 --hierarchy levels --part some
 expect 2 "expected flat, levels or auto" -t fs:2x4 --hierarchy tree
 expect 2 "--hierarchy levels or auto takes --method greedy" -t fs:2x4 --hierarchy levels --method ilp
 

@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -103,7 +104,46 @@ static void parts(const tacos_topo_t *t, const tacos_synth_opts_t *o, const taco
         tacos_prog_free(prog[r]);
 }
 
-static void valid(const tacos_topo_t *t, const char *what)
+/* What the parts make together (tacos_synthesize_hier_parts) is a whole
+ * schedule where the ranks' levels fall at the same times (groups and
+ * rails alike; else it refuses, naming the transfer the two ends place at
+ * different times): it validates, and replayed as the executor runs it (a message
+ * waits for its chunk and its link's earlier messages) it ends no later
+ * than its own time, nor than the parts' (which take each level's chunks
+ * from its share of the bytes, rounded down: a hundred-thousandth). */
+static void joined(const tacos_topo_t *t, const tacos_synth_opts_t *o, int alike,
+                   const char *what)
+{
+    tacos_sched_t *part = NULL, *all = NULL;
+    tacos_sim_t *r = NULL;
+    CHECK_OK(tacos_synthesize_hier_rank(t, o, 0, &part));
+    int rc = tacos_synthesize_hier_parts(t, o, &all);
+    if (!alike) {
+        CHECK(rc == TACOS_ERR_TOPO && strstr(tacos_last_error(), "at different times"),
+              "%s: joining parts of unlike levels: rc %d, %s", what, rc, tacos_last_error());
+        tacos_sched_free(part);
+        tacos_sched_free(all);
+        return;
+    }
+    CHECK(rc == TACOS_OK, "%s %s k=%d: joining the parts: %s", what, tacos_coll_name(o->coll),
+          o->chunks_per_npu, tacos_last_error());
+    if (part && all) {
+        CHECK(tacos_sched_validate(all) == TACOS_OK, "%s %s k=%d: the parts joined: %s", what,
+              tacos_coll_name(o->coll), o->chunks_per_npu, tacos_last_error());
+        CHECK(all->levels == 1 && all->chunks_per_npu == part->chunks_per_npu,
+              "%s: the parts joined: levels %d, k %d", what, all->levels, all->chunks_per_npu);
+        CHECK_OK(tacos_simulate(all, t, 1, &r));
+        CHECK(r && r->time_us <= all->time_us * (1 + 1e-9) &&
+                  r->time_us <= part->time_us * (1 + 1e-5),
+              "%s %s: the parts run in %.6f us, joined %.6f, their time %.6f", what,
+              tacos_coll_name(o->coll), r ? r->time_us : -1, all->time_us, part->time_us);
+    }
+    tacos_sim_free(r);
+    tacos_sched_free(part);
+    tacos_sched_free(all);
+}
+
+static void valid(const tacos_topo_t *t, int alike, const char *what)
 {
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
     for (size_t c = 0; c < 3; c++)
@@ -122,6 +162,7 @@ static void valid(const tacos_topo_t *t, const char *what)
                   s->chunks_per_npu, s->npus);
             if (t->npus <= 16)
                 parts(t, &o, s, what);
+            joined(t, &o, alike, what);
             tacos_sched_free(s);
         }
 }
@@ -160,12 +201,12 @@ int main(void)
         tacos_topo_t *t = shape(specs[i], 100, 25), *plain = NULL;
         if (!t)
             continue;
-        valid(t, specs[i]);
+        valid(t, 1, specs[i]);
         /* the groups found from the rates alone */
         if ((plain = without_dims(t))) {
             char what[64];
             snprintf(what, sizeof what, "%s without dimensions", specs[i]);
-            valid(plain, what);
+            valid(plain, 1, what);
         }
         tacos_topo_free(plain);
         tacos_topo_free(t);
@@ -174,10 +215,21 @@ int main(void)
     tacos_topo_t *unlike = NULL;
     CHECK_OK(tacos_topo_read_file(FIXTURES "/levels3x3.json", &unlike));
     if (unlike)
-        valid(unlike, "levels3x3.json");
+        valid(unlike, 0, "levels3x3.json");
     tacos_topo_free(unlike);
     against_flat("fs:8x4", 1, 1.5);
     against_flat("fs:8x32", 8, 0.9);
+    /* the parts joined at 64 ranks, rails unwound with degree 8, k as the
+     * component picks it */
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+    tacos_topo_t *big = NULL;
+    CHECK_OK(tacos_topo_generate("fs:8x8", bw, 2, lat, 2, 8, &big));
+    for (int c = 0; big && c < 3; c++) {
+        const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
+        tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1};
+        joined(big, &at, 1, "fs:8x8 d=8");
+    }
+    tacos_topo_free(big);
 
     tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1};
     tacos_sched_t *s = NULL;

@@ -212,12 +212,17 @@ static void switch_nodes(void)
     CHECK_OK(tacos_topo_generate("fs:4x3", bw, 2, lat, 2, 2, &t));
     if (!net || !t)
         return;
-    CHECK(net->npus == 16 && net->nlinks == 3 * 12 + 4 * 3 * 2 && net->ndims == 0,
-          "fs:4x3 as a network: %d nodes, %zu links", net->npus, net->nlinks);
+    CHECK(net->npus == 16 && net->nranks == 12 && net->nlinks == 3 * 12 + 4 * 3 * 2 &&
+              net->ndims == 0,
+          "fs:4x3 as a network: %d nodes, %d ranks, %zu links", net->npus, net->nranks,
+          net->nlinks);
     tacos_sched_t *s = NULL;
     tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1};
+    CHECK_ERR(tacos_synthesize(net, &o, &s), TACOS_ERR_ARG, "switches as nodes");
     CHECK_OK(tacos_synthesize(t, &o, &s));
-    tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
+    if (!s)
+        return;
+    tacos_sim_t *r = sim(s, net, 1);
     CHECK(r && r->time_us > 0, "a schedule simulated on switch nodes");
     tacos_sim_free(r);
     /* one chunk (1 us at 25 GB/s) from rank 0 to rank 4 (rail 0, 2 us) */
@@ -238,6 +243,37 @@ static void switch_nodes(void)
     tacos_sim_free(r);
     tacos_sched_free(s);
     tacos_topo_free(t);
+    /* a schedule of another rank count is refused */
+    tacos_topo_t *t16 = gen("fc:16");
+    o.size_bytes = 16 * 1000;
+    s = NULL;
+    CHECK_OK(tacos_synthesize(t16, &o, &s));
+    CHECK_ERR(s ? tacos_simulate(s, net, 1, &r) : TACOS_ERR_ARG, TACOS_ERR_ARG, "12 ranks");
+    tacos_sched_free(s);
+    tacos_topo_free(t16);
+    tacos_topo_free(net);
+    /* cut through a tree of unequal ports: rank 0 to rank 2 of fattree:2x2
+     * crosses host port (25 GB/s), uplink, downlink (100 GB/s), host port,
+     * 1 us latency each: 4 us + the slowest port's 1 us, the uplink busy
+     * for its own 0.25 us */
+    double tbw[2] = {25, 100}, tlat[2] = {2, 2};
+    CHECK_OK(tacos_topo_generate("fattree:2x2", tbw, 2, tlat, 2, 1, &t));
+    CHECK_OK(tacos_topo_generate_network("fattree:2x2", tbw, 2, tlat, 2, &net));
+    o.size_bytes = 4 * 25000;
+    s = NULL;
+    CHECK_OK(t ? tacos_synthesize(t, &o, &s) : TACOS_ERR_ARG);
+    if (s && net) {
+        s->nxfers = 1;
+        s->xfers[0] = (tacos_xfer_t){0, 5, 0, 0, 2, 0};
+        r = sim(s, net, 1);
+        CHECK(r && NEAR(r->time_us, 5) && r->nbusy == 4 &&
+                  NEAR(r->busy_end_us[1] - r->busy_start_us[1], 0.25),
+              "through a tree: %.3f us, want 5; uplink busy %.3f us", r ? r->time_us : -1,
+              r && r->nbusy > 1 ? r->busy_end_us[1] - r->busy_start_us[1] : -1);
+        tacos_sim_free(r);
+    }
+    tacos_sched_free(s);
+    tacos_topo_free(t);
     tacos_topo_free(net);
     /* switch trees: fattree 2x3 has 6 ranks, 3 leaves and a spine */
     CHECK_OK(tacos_topo_generate_network("fattree:2x3", bw, 2, lat, 2, &net));
@@ -255,14 +291,14 @@ static void switch_nodes(void)
     tacos_topo_free(net);
 }
 
-/* coll/tacos's first-call policy (k and flat or levels as the model picks)
- * is never slower than the best of Ring, RHD, Direct, DBT and coll/han's
- * two levels, simulated on switch nodes, on the shapes and sizes where that
- * holds (switches unwound with the component's degree 1 for networks,
- * 1 MiB and 64 MiB).  Where it does not (docs/synthesis.md): below 1 MiB
- * Direct through a switch beats it, up to 3x at 4 KiB; RHD at 1 MiB on
- * 256 ranks; Ring on fat trees (fattree:4x4 at 2:1 by 1-4 %, fattree:8x8
- * at 4:1 by up to 23 %). */
+/* coll/tacos's first-call policy (k as the model picks, flat) is never
+ * slower than the best of Ring, RHD, Direct, DBT and han, simulated on
+ * switch nodes, on a set of shapes and sizes where that holds (every
+ * switch unwound with degree 1; 1 MiB and 64 MiB).  Where it does not
+ * (benchmarks/results/2026-11-30-baselines-switch-nodes.md): below 1 MiB
+ * Direct and RHD through a switch beat it; at 1 MiB RHD on 256 and 1,024
+ * ranks and on a 2:1 fat tree; Ring on fat trees at 64 MiB and more (and
+ * here on fattree:4x4 at 2:1 by 1-4 %). */
 static void never_slower_than_baselines(void)
 {
     static const struct {
@@ -282,7 +318,7 @@ static void never_slower_than_baselines(void)
             for (uint64_t size = 1 << 20; size <= 64 << 20; size <<= 6) {
                 tacos_synth_opts_t o = {colls[c], 0, 0, size, 1, 1};
                 tacos_sched_t *s = NULL;
-                CHECK_OK(tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_AUTO, &s));
+                CHECK_OK(tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
                 tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
                 double best = INFINITY;
                 const char *which = "none";
