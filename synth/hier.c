@@ -541,7 +541,8 @@ static int relist(tacos_sched_t *s)
         tacos_xfer_t *x = &s->xfers[i];
         for (; a < n && was[arrivals[a] - s->xfers] <= x->start_us + TACOS_TIME_EPS(x->start_us);
              a++) {
-            const tacos_xfer_t *y = arrivals[a]; /* (started before x: its new end is known) */
+            const tacos_xfer_t *y = arrivals[a]; /* (started before x, as it lasts longer
+                                                    than the tolerance: its new end is known) */
             double *r = &ready[(size_t)y->dst * (size_t)s->nchunks + (size_t)y->chunk];
             *r = y->end_us > *r ? y->end_us : *r;
         }
@@ -608,7 +609,11 @@ int tacos_synthesize_hier_parts(const tacos_topo_t *topo, const tacos_synth_opts
                 rc = tacos_error(TACOS_ERR_NOMEM, "out of memory joining parts");
         }
         for (size_t i = 0; i < part->nxfers && !rc; i++)
-            seen[n++] = (seen_t){part->xfers[i], part->xfers[i].dst == r};
+            if (part->xfers[i].src == r || part->xfers[i].dst == r)
+                seen[n++] = (seen_t){part->xfers[i], part->xfers[i].dst == r};
+            else
+                rc = tacos_error(TACOS_ERR_INVALID, "internal: rank %d's part holds %d->%d", r,
+                                 part->xfers[i].src, part->xfers[i].dst);
         tacos_sched_free(part);
         part = NULL;
     }
@@ -617,11 +622,16 @@ int tacos_synthesize_hier_parts(const tacos_topo_t *topo, const tacos_synth_opts
         qsort(seen, n, sizeof *seen, by_transfer);
     if (!rc)
         rc = tacos_sched_reserve(s, n / 2);
-    for (size_t i = 0; i < n && !rc; i += 2) { /* both ends' views, side by side */
+    /* both ends' views side by side: the same level synthesis at the same
+     * offset gives both the same times, bit for bit */
+    for (size_t i = 0; i < n && !rc; i += 2) {
         const tacos_xfer_t *a = &seen[i].x, *b = i + 1 < n ? &seen[i + 1].x : NULL;
         if (!b || seen[i].receiver || !seen[i + 1].receiver || a->src != b->src ||
-            a->dst != b->dst || a->chunk != b->chunk || a->reduce != b->reduce ||
-            fabs(a->start_us - b->start_us) > TACOS_TIME_EPS(a->start_us))
+            a->dst != b->dst || a->chunk != b->chunk || a->reduce != b->reduce)
+            rc = tacos_error(TACOS_ERR_INVALID,
+                             "internal: joining the ranks' parts: transfer %d->%d of chunk %d "
+                             "is in one end's part only", a->src, a->dst, a->chunk);
+        else if (a->start_us != b->start_us)
             rc = tacos_error(TACOS_ERR_TOPO,
                              "joining the ranks' parts: ranks %d and %d see chunk %d's transfer "
                              "between them at different times (their levels fall at other "

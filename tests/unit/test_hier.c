@@ -110,7 +110,8 @@ static void parts(const tacos_topo_t *t, const tacos_synth_opts_t *o, const taco
  * different times): it validates, and replayed as the executor runs it (a message
  * waits for its chunk and its link's earlier messages) it ends no later
  * than its own time, nor than the parts' (which take each level's chunks
- * from its share of the bytes, rounded down: a hundred-thousandth). */
+ * from its share of the bytes, rounded down: (L - 1) / size, under 1e-5
+ * here). */
 static void joined(const tacos_topo_t *t, const tacos_synth_opts_t *o, int alike,
                    const char *what)
 {
