@@ -399,7 +399,7 @@ static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, const tacos_topo_t *
     const tacos_settings_t *st = &c->s;
     int served_by = schedule_class(c, topo, size_class);
     return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << served_by,
-                                (uint64_t)st->seed, st->trials > 0 ? st->trials : 1};
+                                (uint64_t)st->seed, st->trials > 0 ? st->trials : 1, 1};
 }
 
 /* Gives plan p (its prog, prog_refs and k set) its executor state; says

@@ -119,7 +119,8 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
         uint64_t trial_seed = tacos_splitmix64(&seed);
         if ((rc = tacos_sched_alloc(gather, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
                                     &cur)) ||
-            (rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, pre, post,
+            (rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks,
+                                   o->chunks_per_msg, pre, post,
                                    trial_seed, cur, &cur->time_us)))
             goto out;
         tacos_sched_keep_faster(&best, &cur);
@@ -409,7 +410,17 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
 
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
 {
-    return tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
+    int rc = tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
+    if (rc || o->chunks_per_msg <= 1)
+        return rc;
+    /* a chunk per message as well, the faster kept: aggregating never hurts */
+    tacos_synth_opts_t one = *o;
+    tacos_sched_t *other = NULL;
+    one.chunks_per_msg = 1;
+    if (!tacos_synthesize_improved(topo, &one, NULL, NULL, &other, NULL))
+        tacos_sched_keep_faster(out, &other);
+    tacos_sched_free(other);
+    return TACOS_OK;
 }
 
 int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,

@@ -96,7 +96,12 @@ static void key_of(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_
     const uint64_t k[KEY_WORDS] = {0x0102030405060708ull, version, SYNTH_GENERATION,
                                    tacos_topo_hash(topo), (uint64_t)o->coll, (uint64_t)o->root,
                                    o->size_bytes, (uint64_t)o->chunks_per_npu, o->seed,
-                                   (uint64_t)o->trials, (uint64_t)hier};
+                                   (uint64_t)o->trials,
+                                   /* aggregation beside it: the keys of one chunk per
+                                    * message as before */
+                                   (uint64_t)hier | (o->chunks_per_msg > 1
+                                                         ? (uint64_t)o->chunks_per_msg << 8
+                                                         : 0)};
     memcpy(key, k, sizeof k);
 }
 

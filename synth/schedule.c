@@ -71,6 +71,24 @@ static int xfer_cmp(const void *a, const void *b)
     return (x->chunk > y->chunk) - (x->chunk < y->chunk);
 }
 
+int tacos_sched_most_per_message(const tacos_sched_t *s)
+{
+    tacos_xfer_t *v = malloc((s->nxfers ? s->nxfers : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    memcpy(v, s->xfers, s->nxfers * sizeof *v);
+    qsort(v, s->nxfers, sizeof *v, xfer_cmp); /* a message's transfers side by side */
+    int most = s->nxfers > 0, run = 1;
+    for (size_t i = 1; i < s->nxfers; i++) {
+        int same = v[i].start_us == v[i - 1].start_us && v[i].src == v[i - 1].src &&
+                   v[i].dst == v[i - 1].dst;
+        run = same ? run + 1 : 1;
+        most = run > most ? run : most;
+    }
+    free(v);
+    return most;
+}
+
 void tacos_sched_sort(tacos_sched_t *s)
 {
     /* The greedy emits transfers in start order, which is all the IR needs;

@@ -90,26 +90,32 @@ void tacos_sim_free(tacos_sim_t *r)
     free(r);
 }
 
-/* Messages: one per transfer, or for step-based schedules one per (step,
- * src, dst) carrying all its chunks.  Sets msg_of[transfer]. */
+/* Messages: the transfers on one link with the same start (a message of
+ * several chunks, e.g. tacos_synth_opts_t.chunks_per_msg), or for step-based
+ * schedules one per (step, src, dst), each carrying all its chunks; numbered
+ * in the order of their first transfer.  Sets msg_of[transfer]. */
 static size_t group_messages(const tacos_sched_t *s, sortkey_t *k, size_t *msg_of, msg_t *m)
 {
     size_t n = s->nxfers, nm = 0;
     double chunk = tacos_sched_chunk_bytes(s);
-    for (size_t i = 0; i < n; i++) { /* by (step, src, dst, start) */
+    for (size_t i = 0; i < n; i++) { /* by (src, dst, step or start, index) */
         const tacos_xfer_t *x = &s->xfers[i];
-        k[i] = (sortkey_t){x->dst, x->start_us, (int32_t)floor(x->start_us), x->src, i};
+        k[i] = (sortkey_t){s->steps ? floor(x->start_us) : x->start_us, 0, x->src, x->dst, i};
     }
-    if (s->steps)
-        qsort(k, n, sizeof *k, sortkey_cmp);
-    for (size_t i = 0; i < n; i++) {
-        int same = i && s->steps && k[i].a == k[i - 1].a && k[i].b == k[i - 1].b &&
-                   k[i].k1 == k[i - 1].k1;
-        const tacos_xfer_t *x = &s->xfers[k[i].xfer];
-        if (!same)
-            m[nm++] = (msg_t){x->src, x->dst, 0, 0, 0, 0, 0, 0, 0, x->start_us, 0};
-        msg_of[k[i].xfer] = nm - 1;
-        m[nm - 1].bytes += chunk;
+    qsort(k, n, sizeof *k, sortkey_cmp);
+    for (size_t i = 0; i < n; i++) { /* msg_of: the first transfer of its message */
+        int same = i && k[i].a == k[i - 1].a && k[i].b == k[i - 1].b && k[i].k1 == k[i - 1].k1;
+        msg_of[k[i].xfer] = same ? msg_of[k[i - 1].xfer] : k[i].xfer;
+    }
+    for (size_t i = 0; i < n; i++) { /* then its message's number */
+        const tacos_xfer_t *x = &s->xfers[i];
+        if (msg_of[i] == i) {
+            m[nm] = (msg_t){x->src, x->dst, 0, 0, 0, 0, 0, 0, 0, x->start_us, 0};
+            msg_of[i] = nm++;
+        } else {
+            msg_of[i] = msg_of[msg_of[i]];
+        }
+        m[msg_of[i]].bytes += chunk;
     }
     return nm;
 }

@@ -245,6 +245,11 @@ typedef struct {
     uint64_t size_bytes;
     uint64_t seed;
     int trials;
+    /* The most chunks one message on a link carries (0 or 1: one).  The
+     * transfers of one message share link, start and end, and take the
+     * link's time for their bytes together (latency once).  Flat synthesis
+     * of All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce. */
+    int chunks_per_msg;
 } tacos_synth_opts_t;
 
 /* Synthesizes the collective on a finalized topology (copied into the
@@ -317,6 +322,10 @@ int tacos_synthesize_ilp(const tacos_topo_t *topo, const tacos_synth_opts_t *opt
                          double seconds, tacos_sched_t **out, int *proven);
 int tacos_have_ilp(void);
 double tacos_sched_chunk_bytes(const tacos_sched_t *s);
+/* The most chunks one message carries (transfers on one link with the same
+ * start: tacos_synth_opts_t.chunks_per_msg); 0 without transfers, -1 out of
+ * memory. */
+int tacos_sched_most_per_message(const tacos_sched_t *s);
 
 /* Lower bound on the collective time (us) over this topology: the larger of
  * the latency diameter and the per-NPU ingress bound (see README). For

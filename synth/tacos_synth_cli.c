@@ -52,6 +52,11 @@ static const char usage[] =
     "                            auto: as coll/tacos at a first call, K = 1, 2, 4, 8\n"
     "                            until one models over a tenth slower, the fastest\n"
     "                            kept (synthesis: the time of all tried)\n"
+    "      --chunks-per-message M  up to M chunks (1..64) in one message where a\n"
+    "                            link's latency outweighs a chunk's bytes, the\n"
+    "                            latency paid once; the faster of that and one\n"
+    "                            chunk per message kept (default 1; flat, spread\n"
+    "                            collectives; coll/tacos does not aggregate yet)\n"
     "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
     "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
     "                            transfers, levels one after the other; the time is\n"
@@ -90,7 +95,8 @@ static const char usage[] =
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
     "                            synth_seconds, collective_us, lower_bound_us,\n"
     "                            efficiency, optimal_us, optimal_efficiency,\n"
-    "                            transfers, ...\n"
+    "                            transfers, chunks_per_message (bounds null\n"
+    "                            where it is over 1), ...\n"
     "      --no-validate         skip validating the synthesized schedule\n"
     "      --validate FILE       read a schedule JSON, validate it, print its summary\n"
     "      --simulate FILE       read a schedule JSON, validate it and simulate it on its\n"
@@ -233,6 +239,7 @@ typedef struct {
     int read_kept;
     double bound_us;
     double optimal_us; /* throughput-optimal (cut) bound, latency-aware */
+    int per_msg;       /* the most chunks one message carries (> 1: no bounds, NAN) */
     int ilp;           /* --method ilp; ilp_proven: no faster schedule in its model */
     int ilp_proven;
     uint64_t seed;
@@ -257,6 +264,12 @@ static void compare_row(const report_t *r, const char *name, double t_us, double
     printf("%-10s %14.3f %10s %9.2fx\n", name, t_us, share, tacos_us > 0 ? t_us / tacos_us : 1.0);
 }
 
+/* ,"key":value, or null where the value is NAN (not computed) */
+static void json_number(const char *key, double v)
+{
+    printf(isnan(v) ? "%snull" : "%s%.6f", key, v);
+}
+
 static void print_json(const report_t *r)
 {
     const tacos_sched_t *s = r->s;
@@ -264,12 +277,14 @@ static void print_json(const report_t *r)
     printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
            "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
            "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
-           "\"lower_bound_us\":%.6f,\"efficiency\":%.6f,\"optimal_us\":%.6f,"
-           "\"optimal_efficiency\":%.6f,\"transfers\":%zu",
+           "\"transfers\":%zu,\"chunks_per_message\":%d",
            t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu, s->nchunks,
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
-           s->time_us, r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 1.0, r->optimal_us,
-           s->time_us > 0 ? r->optimal_us / s->time_us : 1.0, s->nxfers);
+           s->time_us, s->nxfers, r->per_msg);
+    json_number(",\"lower_bound_us\":", r->bound_us);
+    json_number(",\"efficiency\":", s->time_us > 0 ? r->bound_us / s->time_us : 1.0);
+    json_number(",\"optimal_us\":", r->optimal_us);
+    json_number(",\"optimal_efficiency\":", s->time_us > 0 ? r->optimal_us / s->time_us : 1.0);
     if (s->levels == 2) /* one rank's part: its time is an estimate, no bound computed */
         printf(",\"part\":true");
     printf(",\"method\":\"%s\",\"hierarchy\":\"%s\"", r->ilp ? "ilp" : "greedy",
@@ -320,10 +335,15 @@ static void print_summary(const report_t *r, int json)
         return;
     }
     printf("time          %.3f us\n", s->time_us);
-    printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
-           100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));
-    printf("optimal       %.3f us (efficiency %.1f%%; throughput-optimal cut bound)\n",
-           r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
+    if (r->per_msg > 1) {
+        printf("messages      up to %d chunks each\n", r->per_msg);
+        printf("bounds        n/a (they charge every chunk the latency)\n");
+    } else {
+        printf("lower bound   %.3f us (efficiency %.1f%%)\n", r->bound_us,
+               100 * (s->time_us > 0 ? r->bound_us / s->time_us : 1.0));
+        printf("optimal       %.3f us (efficiency %.1f%%; throughput-optimal cut bound)\n",
+               r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
+    }
     printf("transfers     %zu\n", s->nxfers);
     if (r->ilp)
         printf("ilp           %s\n", r->ilp_proven
@@ -434,7 +454,7 @@ static void report_free(report_t *r)
 
 int main(int argc, char **argv)
 {
-    enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS,
+    enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS, O_PER_MSG,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
            O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART, O_SCHED_DIR, O_SWITCH_NODES };
     static const struct option opts[] = {
@@ -446,6 +466,7 @@ int main(int argc, char **argv)
         {"size", required_argument, 0, 's'},       {"chunk-size", required_argument, 0, O_CHUNK},
         {"chunks-per-npu", required_argument, 0, 'k'}, {"seed", required_argument, 0, O_SEED},
         {"trials", required_argument, 0, O_TRIALS}, {"output", required_argument, 0, 'o'},
+        {"chunks-per-message", required_argument, 0, O_PER_MSG},
         {"program", required_argument, 0, O_PROGRAM}, {"summary-json", no_argument, 0, O_JSON},
         {"no-validate", no_argument, 0, O_NOVAL},  {"validate", required_argument, 0, O_VALIDATE},
         {"compare", required_argument, 0, O_COMPARE}, {"simulate", required_argument, 0, O_SIMULATE},
@@ -465,7 +486,7 @@ int main(int argc, char **argv)
     double bw[MAX_LIST] = {50}, lat[MAX_LIST] = {0.5};
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
     enum { PART_ALL = -2 }; /* (part -1: none) */
-    long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1;
+    long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1, per_msg = 1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
     int have_size = 0, simulate = 0, switch_nodes = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
@@ -530,6 +551,10 @@ int main(int argc, char **argv)
         case O_TRIALS:
             if (parse_long(optarg, 1, 1 << 20, &trials))
                 return die_usage("--trials '%s': expected an integer >= 1", optarg);
+            break;
+        case O_PER_MSG:
+            if (parse_long(optarg, 1, 64, &per_msg))
+                return die_usage("--chunks-per-message '%s': expected an integer 1..64", optarg);
             break;
         case O_METHOD:
             if (strcmp(optarg, "ilp") && strcmp(optarg, "greedy"))
@@ -639,7 +664,7 @@ int main(int argc, char **argv)
             goto fail;
         if (chunk_size)
             size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
-        tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials};
+        tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials, (int)per_msg};
         static char kept[4096];
         if (sched_dir) {
             if (mkdir(sched_dir, 0755) && errno != EEXIST) {
@@ -676,7 +701,10 @@ int main(int argc, char **argv)
             goto fail;
     }
     r.s = s;
-    if (s->levels != 2 && ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
+    r.per_msg = tacos_sched_most_per_message(s);
+    if (r.per_msg > 1) /* the bounds charge each chunk the latency */
+        r.bound_us = r.optimal_us = NAN;
+    else if (s->levels != 2 && ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
                                 &r.bound_us)) ||
         (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us))))
         goto fail; /* (one rank's part: its time is an estimate, no bound computed) */

@@ -8,8 +8,15 @@
  * (the link just freed, or its source just received a chunk the destination
  * needs), cheapest (earliest-arrival) first with ties in random order, and
  * puts on each a chunk that the source holds and the destination still
- * needs and is not already receiving.  Each link carries one chunk at a
+ * needs and is not already receiving.  Each link carries one message at a
  * time, so the result is congestion-free by construction.
+ *
+ * A message carries one chunk, or with per_msg > 1 (aggregation) up to
+ * per_msg chunks the source holds at once, where the link's latency is
+ * large against a chunk's bytes: as many as take no longer to send than
+ * the latency, the latency paid once (a 16x16 mesh's 64 KiB All-Reduce
+ * 205 -> 86 us at 100 GB/s, 0.5 us).  Where a chunk's bytes take longer,
+ * nothing changes.
  *
  * Two refinements inside the ties the paper leaves to chance: among equally
  * cheap links, the one with the fewest chunks to offer goes first; and a
@@ -115,9 +122,13 @@ typedef struct {
                              what has arrived or is in flight) */
     size_t *need_count; /* popcount of need per NPU */
     size_t *copies;     /* per chunk: NPUs holding or receiving it */
-    double *cost;       /* per link */
+    double *cost;       /* per link: one chunk's time */
+    double *msg_cost;   /* [link][per_msg]: a message of 1 + j chunks */
     size_t *in_order;   /* in-links per destination, cheapest first */
-    int32_t *carrying;  /* chunk in flight per link, -1 when free */
+    int per_msg;        /* most chunks one message carries */
+    int32_t *carrying;  /* [link][per_msg]: chunks in flight on it */
+    int *ncarrying;     /* per link: how many (0: free) */
+    int *msg_cap;       /* per link: most chunks a message takes on it */
     /* Groups: for each band b >= 1 of link costs, the NPUs joined by links
      * of cheaper bands; gcomp[b][v] is v's group, ghas[b][group] the chunks
      * some member holds or receives. */
@@ -205,6 +216,26 @@ static void order_run(ten_t *s, int d, size_t a, size_t b)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Index of cost c in the ascending distinct costs v[0..k). */
+static size_t find_cost(const double *v, size_t k, double c)
+{
+    size_t lo = 0, hi = k - 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int uf_find(int *p, int x)
 {
     while (p[x] != x)
@@ -218,26 +249,34 @@ static int uf_find(int *p, int x)
 static int groups_init(ten_t *s)
 {
     const tacos_topo_t *topo = s->topo;
-    const events_t *e = &s->ev;
     int n = topo->npus;
-    int *cband = malloc((e->nclasses ? e->nclasses : 1) * sizeof *cband);
-    s->band = malloc((topo->nlinks ? topo->nlinks : 1) * sizeof *s->band);
-    if (!cband || !s->band) {
+    size_t m = topo->nlinks ? topo->nlinks : 1, k = 0;
+    double *cost = malloc(m * sizeof *cost); /* distinct one-chunk costs */
+    int *cband = malloc(m * sizeof *cband);
+    s->band = malloc(m * sizeof *s->band);
+    if (!cost || !cband || !s->band) {
+        free(cost);
         free(cband);
         return TACOS_ERR_NOMEM;
     }
+    memcpy(cost, s->cost, topo->nlinks * sizeof *cost);
+    qsort(cost, topo->nlinks, sizeof *cost, cmp_double);
+    for (size_t i = 0; i < topo->nlinks; i++)
+        if (!k || cost[i] != cost[k - 1])
+            cost[k++] = cost[i];
     int b = 0;
-    for (size_t q = 0; q < e->nclasses; q++) {
-        if (q && e->cost[q] > 1.5 * e->cost[q - 1] && b < 7)
+    for (size_t q = 0; q < k; q++) {
+        if (q && cost[q] > 1.5 * cost[q - 1] && b < 7)
             b++;
         cband[q] = b;
     }
     if ((size_t)b * (size_t)n * s->words * sizeof(uint64_t) > GROUP_MAX_BYTES)
-        for (size_t q = 0; q < e->nclasses; q++)
+        for (size_t q = 0; q < k; q++)
             cband[q] = b = 0; /* too large to track: one band, the plain greedy */
     s->nbands = b + 1;
     for (size_t l = 0; l < topo->nlinks; l++)
-        s->band[l] = cband[e->cls[l]];
+        s->band[l] = cband[find_cost(cost, k, s->cost[l])];
+    free(cost);
     free(cband);
     for (b = 1; b < s->nbands; b++) {
         int *p = malloc((size_t)n * sizeof *p);
@@ -273,6 +312,27 @@ static int in_group(const ten_t *s, size_t l, int d, size_t c)
     return b > 0 && tacos_bit_get(s->ghas[b] + (size_t)s->gcomp[b][d] * s->words, c);
 }
 
+/* One of the `offer` chunks src holds and d still needs, for link l. */
+static size_t pick_chunk(ten_t *s, size_t l, int src, int d, size_t offer)
+{
+    size_t c = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
+    size_t c2 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
+    if (s->band[l] > 0) { /* prefer chunks d's group does not have yet */
+        int g1 = in_group(s, l, d, c), g2 = in_group(s, l, d, c2);
+        for (int r = 0; g1 && g2 && r < GROUP_TRIES; r++) {
+            size_t c3 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
+            if (!in_group(s, l, d, c3))
+                c = c2 = c3, g1 = g2 = 0;
+        }
+        if (g1 && !g2)
+            c = c2;
+        else if (g2 && !g1)
+            c2 = c;
+    }
+    size_t a1 = other_holders(s, d, src, c), a2 = other_holders(s, d, src, c2);
+    return a2 < a1 || (a2 == a1 && s->copies[c2] < s->copies[c]) ? c2 : c;
+}
+
 /* Matching for one destination at time t. */
 static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
 {
@@ -282,7 +342,7 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
         size_t l = s->in_order[k];
         if (s->link_dirty[l]) {
             s->link_dirty[l] = 0;
-            if (s->carrying[l] < 0)
+            if (!s->ncarrying[l])
                 s->cand[ncand++] = l;
         }
     }
@@ -299,40 +359,25 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
         size_t offer = count_offer(s, src, d);
         if (!offer)
             continue; /* stays idle until its source gets something new */
-        size_t c = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
-        size_t c2 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
-        if (s->band[l] > 0) { /* prefer chunks d's group does not have yet */
-            int g1 = in_group(s, l, d, c), g2 = in_group(s, l, d, c2);
-            for (int r = 0; g1 && g2 && r < GROUP_TRIES; r++) {
-                size_t c3 = nth_offer(s, src, d, (size_t)tacos_rng_below(&s->rng, offer));
-                if (!in_group(s, l, d, c3))
-                    c = c2 = c3, g1 = g2 = 0;
-            }
-            if (g1 && !g2)
-                c = c2;
-            else if (g2 && !g1)
-                c2 = c;
+        size_t m = offer < (size_t)s->msg_cap[l] ? offer : (size_t)s->msg_cap[l];
+        for (size_t j = 0; j < m; j++, offer--) {
+            size_t c = pick_chunk(s, l, src, d, offer);
+            s->copies[c]++;
+            tacos_bit_clear(s->need + (size_t)d * s->words, c);
+            if (s->nbands > 1)
+                groups_add(s, d, c);
+            s->need_count[d]--;
+            s->carrying[l * (size_t)s->per_msg + j] = (int32_t)c;
         }
-        size_t a1 = other_holders(s, d, src, c), a2 = other_holders(s, d, src, c2);
-        if (a2 < a1 || (a2 == a1 && s->copies[c2] < s->copies[c]))
-            c = c2;
-        s->copies[c]++;
-        tacos_bit_clear(s->need + (size_t)d * s->words, c);
-        if (s->nbands > 1)
-            groups_add(s, d, c);
-        s->need_count[d]--;
-        s->carrying[l] = (int32_t)c;
-        double end = t + s->cost[l];
-        out->xfers[out->nxfers++] = (tacos_xfer_t){t, end, (int32_t)c, src, d, 0};
-        events_push(&s->ev, l, end);
+        s->ncarrying[l] = (int)m;
+        double end = t + s->msg_cost[l * (size_t)s->per_msg + m - 1];
+        for (size_t j = 0; j < m; j++)
+            out->xfers[out->nxfers++] =
+                (tacos_xfer_t){t, end, s->carrying[l * (size_t)s->per_msg + j], src, d, 0};
+        events_push(&s->ev, l * (size_t)s->per_msg + m - 1, end);
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Cost classes: distinct link costs, and a ring buffer per class as large as
  * its number of links (a link has at most one transfer pending). */
@@ -358,16 +403,8 @@ static int events_init(events_t *e, const double *cost, size_t nlinks)
             e->cost[k++] = e->cost[i];
     e->nclasses = k;
     for (size_t l = 0; l < nlinks; l++) {
-        size_t lo = 0, hi = k - 1;
-        while (lo < hi) { /* binary search of the link's cost */
-            size_t mid = (lo + hi) / 2;
-            if (e->cost[mid] < cost[l])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        e->cls[l] = lo;
-        e->start[lo + 1]++;
+        e->cls[l] = find_cost(e->cost, k, cost[l]);
+        e->start[e->cls[l] + 1]++;
     }
     for (size_t q = 0; q < k; q++) {
         e->start[q + 1] += e->start[q];
@@ -397,6 +434,9 @@ static void ten_free(ten_t *s)
     free(s->cost);
     free(s->in_order);
     free(s->carrying);
+    free(s->ncarrying);
+    free(s->msg_cap);
+    free(s->msg_cost);
     free(s->band);
     for (int b = 1; b < 8; b++) {
         free(s->gcomp[b]);
@@ -431,30 +471,35 @@ static double land_next(ten_t *s, size_t *remaining)
     while (s->ev.pending && events_first(&s->ev) <= horizon) {
         if (events_first(&s->ev) > t)
             t = events_first(&s->ev);
-        size_t l = events_pop(&s->ev);
+        size_t l = events_pop(&s->ev) / (size_t)s->per_msg;
         int dst = topo->links[l].dst;
-        size_t c = (size_t)s->carrying[l];
-        s->carrying[l] = -1;
-        tacos_bit_set(s->have + (size_t)dst * s->words, c);
-        (*remaining)--;
         mark_link(s, l);
-        for (size_t k = topo->out_off[dst]; k < topo->out_off[dst + 1]; k++) {
-            size_t o = topo->out_links[k];
-            int x = topo->links[o].dst;
-            if (s->carrying[o] < 0 && tacos_bit_get(s->need + (size_t)x * s->words, c))
-                mark_link(s, o);
+        for (int j = 0; j < s->ncarrying[l]; j++) {
+            size_t c = (size_t)s->carrying[l * (size_t)s->per_msg + (size_t)j];
+            tacos_bit_set(s->have + (size_t)dst * s->words, c);
+            (*remaining)--;
+            for (size_t k = topo->out_off[dst]; k < topo->out_off[dst + 1]; k++) {
+                size_t o = topo->out_links[k];
+                int x = topo->links[o].dst;
+                if (!s->ncarrying[o] && tacos_bit_get(s->need + (size_t)x * s->words, c))
+                    mark_link(s, o);
+            }
         }
+        s->ncarrying[l] = 0;
     }
     return t;
 }
 
-int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
+int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, int per_msg,
                      const uint64_t *pre, const uint64_t *post, uint64_t seed, tacos_sched_t *out,
                      double *time_us)
 {
     ten_t s = {0};
     size_t n = (size_t)topo->npus, m = topo->nlinks ? topo->nlinks : 1;
     s.topo = topo;
+    s.per_msg = per_msg > 1 ? per_msg : 1;
+    size_t mm = m * (size_t)s.per_msg; /* (link, chunks in its message) */
+    s.msg_cost = malloc(mm * sizeof *s.msg_cost);
     s.words = TACOS_WORDS(nchunks);
     s.have = malloc(n * s.words * sizeof *s.have);
     s.need = malloc(n * s.words * sizeof *s.need);
@@ -463,7 +508,9 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
     s.copies = calloc((size_t)nchunks, sizeof *s.copies);
     s.cost = malloc(m * sizeof *s.cost);
     s.in_order = malloc(m * sizeof *s.in_order);
-    s.carrying = malloc(m * sizeof *s.carrying);
+    s.carrying = malloc(mm * sizeof *s.carrying);
+    s.ncarrying = calloc(m, sizeof *s.ncarrying);
+    s.msg_cap = malloc(m * sizeof *s.msg_cap);
     s.link_dirty = calloc(m, 1);
     s.dst_dirty = calloc(n, 1);
     s.dirty_dsts = malloc(n * sizeof *s.dirty_dsts);
@@ -471,13 +518,20 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
     s.offer = malloc(m * sizeof *s.offer);
     int rc = TACOS_OK;
     if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
-        !s.carrying || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand || !s.offer)
+        !s.carrying || !s.ncarrying || !s.msg_cap || !s.msg_cost || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand || !s.offer)
         goto nomem;
     for (size_t l = 0; l < topo->nlinks; l++) {
         s.cost[l] = tacos_link_cost_us(&topo->links[l], chunk_bytes);
-        s.carrying[l] = -1;
+        for (int j = 0; j < s.per_msg; j++)
+            s.msg_cost[l * (size_t)s.per_msg + (size_t)j] =
+                tacos_link_cost_us(&topo->links[l], (j + 1) * chunk_bytes);
+        /* as many chunks as take no longer than the latency to send: a
+         * message's bytes cost at most what it saves (longer ones hold the
+         * link while chunks that are ready wait behind them) */
+        double cap = topo->links[l].lat_us / (s.cost[l] - topo->links[l].lat_us);
+        s.msg_cap[l] = cap >= s.per_msg ? s.per_msg : cap >= 1 ? (int)cap : 1;
     }
-    if (events_init(&s.ev, s.cost, topo->nlinks) || groups_init(&s))
+    if (events_init(&s.ev, s.msg_cost, topo->nlinks * (size_t)s.per_msg) || groups_init(&s))
         goto nomem;
     tacos_rng_seed(&s.rng, seed);
     memcpy(s.have, pre, n * s.words * sizeof *s.have);

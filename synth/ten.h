@@ -11,8 +11,10 @@
 
 /* Moves chunks over `topo` (finalized) until every NPU holds its `post`
  * chunks, starting from `pre` (both [npus][TACOS_WORDS(nchunks)] bitsets).
- * Appends copy transfers to `out` in start order; *time_us is the finish. */
-int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes,
+ * Appends copy transfers to `out` in start order; *time_us is the finish.
+ * A link carries up to per_msg chunks in one message (its transfers share
+ * start and end; it takes the link's time for their bytes together). */
+int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, int per_msg,
                      const uint64_t *pre, const uint64_t *post, uint64_t seed,
                      tacos_sched_t *out, double *time_us);
 

@@ -7,7 +7,9 @@
  * start, a copy replaces the receiver's set, a reduction requires disjoint
  * sets (no contribution twice) and unites them; at the end every NPU that
  * must hold the chunk holds the complete set.  Links are checked for
- * existence, duration and overlap.  The earliest violation is reported.
+ * existence, duration and overlap; transfers on one link with the same start
+ * and end are one message, which takes the link's time for all their bytes.
+ * The earliest violation is reported.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -45,9 +47,11 @@ static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
     const tacos_topo_t *t = s->topo;
     double *busy_until = calloc(t->nlinks ? t->nlinks : 1, sizeof *busy_until);
     size_t *last = calloc(t->nlinks ? t->nlinks : 1, sizeof *last);
-    if (!busy_until || !last) {
+    size_t *in_msg = calloc(t->nlinks ? t->nlinks : 1, sizeof *in_msg);
+    if (!busy_until || !last || !in_msg) {
         free(busy_until);
         free(last);
+        free(in_msg);
         return tacos_error(TACOS_ERR_NOMEM, "out of memory validating");
     }
     double chunk = tacos_sched_chunk_bytes(s);
@@ -83,13 +87,18 @@ static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
                   x->chunk, x->start_us, x->src, x->dst);
             continue;
         }
-        double cost = tacos_link_cost_us(&t->links[l], chunk);
+        /* one message: the transfers on a link with the same start and end */
+        const tacos_xfer_t *prev = in_msg[l] ? &s->xfers[last[l]] : NULL;
+        int joins = prev && x->start_us == prev->start_us && x->end_us == prev->end_us;
+        in_msg[l] = joins ? in_msg[l] + 1 : 1;
+        double cost = tacos_link_cost_us(&t->links[l], (double)in_msg[l] * chunk);
         if (x->end_us - x->start_us < cost - TACOS_TIME_EPS(cost) - TACOS_TIME_EPS(x->end_us))
             found(v, x->start_us, i,
                   "transfer %zu: chunk %d on link %d->%d takes %.6g us, less than the link time "
-                  "%.6g us",
-                  i, x->chunk, x->src, x->dst, x->end_us - x->start_us, cost);
-        if (x->start_us < busy_until[l] - TACOS_TIME_EPS(busy_until[l]))
+                  "%.6g us of its message's %zu chunk%s",
+                  i, x->chunk, x->src, x->dst, x->end_us - x->start_us, cost, in_msg[l],
+                  in_msg[l] == 1 ? "" : "s");
+        if (!joins && x->start_us < busy_until[l] - TACOS_TIME_EPS(busy_until[l]))
             found(v, x->start_us, i,
                   "transfer %zu: link %d->%d carries chunk %d from t=%.6g us while transfer %zu "
                   "(chunk %d) occupies it until %.6g us",
@@ -102,6 +111,7 @@ static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
     }
     free(busy_until);
     free(last);
+    free(in_msg);
     return TACOS_OK;
 }
 

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static tacos_topo_t *topo;
     static char path[64], keyed[4096];
     static uint8_t key[BODY_AT - KEY_AT];
-    const tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 0, 1 << 20, 1, 1};
+    const tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 0, 1 << 20, 1, 1, 0};
     double bw = 50, lat = 0.5;
     if (!topo) { /* the key: that of a file tacos_sched_cache_save writes */
         tacos_sched_t *s = NULL;

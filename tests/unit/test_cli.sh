@@ -80,6 +80,16 @@ expect 1 "cannot open" -t ring:4 --heatmap /nonexistent/dir/h.svg
 expect 2 "at most 8 baselines" -t ring:4 --compare a,b,c,d,e,f,g,h,i
 
 # bad flags and values
+# aggregation: messages of several chunks, no bounds claimed for them; the
+# schedule written validates and simulates (its messages kept)
+expect 0 "messages      up to 7 chunks each" -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --compare rhd -o "$T/agg.json"
+grep -q "bounds        n/a" "$T/out" || fail "--chunks-per-message: bounds not marked n/a"
+grep -q "^lower bound" "$T/out" && fail "--chunks-per-message: a lower bound printed for messages of several chunks"
+expect 0 "messages      up to 7 chunks each" --simulate "$T/agg.json"
+expect 0 '"chunks_per_message":7,"lower_bound_us":null' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --summary-json
+expect 0 '"chunks_per_message":1,"lower_bound_us":' -t mesh2d:8x8 -c allreduce -s 64MiB --chunks-per-message 8 --summary-json
+expect 2 "--chunks-per-message '0': expected an integer 1..64" -t ring:4 --chunks-per-message 0
+expect 2 "--chunks-per-message '65': expected an integer 1..64" -t ring:4 --chunks-per-message 65
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "missing --topology" --size 1MiB
 expect 2 "option '--size' needs a value" -t ring:4 --size

@@ -518,7 +518,7 @@ static int program_of(const tacos_sched_t *s, int rank, tacos_prog_t **prog)
 {
     if (!by_rank_levels)
         return tacos_sched_program(s, rank, prog);
-    tacos_synth_opts_t o = {s->coll, s->root, s->chunks_per_npu, s->size_bytes, 1, 1};
+    tacos_synth_opts_t o = {s->coll, s->root, s->chunks_per_npu, s->size_bytes, 1, 1, 0};
     tacos_sched_t *part = NULL;
     int rc = tacos_synthesize_hier_rank(s->topo, &o, rank, &part);
     if (!rc) {
@@ -653,11 +653,16 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     free(off);
 }
 
+static int aggregated; /* schedules run with messages of several chunks */
+
+/* k = 2: small chunks, up to 8 in one message (the executor sends each
+ * chunk as a message of its own, in the link's order) */
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
 {
-    tacos_synth_opts_t o = {coll, root, k, 1 << 20, 1, 1};
+    tacos_synth_opts_t o = {coll, root, k, k == 2 ? 1 << 12 : 1 << 20, 1, 1, k == 2 ? 8 : 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
+    aggregated += s && tacos_sched_most_per_message(s) > 1;
     return s;
 }
 
@@ -728,7 +733,7 @@ int main(void)
                                       : tacos_topo_generate(leveled[t], bw, 2, lat, 2, 1, &topo));
         for (size_t c = 0; topo && c < sizeof hier_colls / sizeof *hier_colls; c++)
             for (int k = 1; k <= 2; k++) {
-                tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1};
+                tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1, 0};
                 tacos_sched_t *s = NULL;
                 CHECK_OK(tacos_synthesize_hier(topo, &o, &s));
                 for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)
@@ -769,5 +774,6 @@ int main(void)
                             NULL};
     CHECK(tacos_exec_run(&stuck, 2, 1, off, buf, sizeof *buf, &tp, NULL) == TACOS_ERR_INVALID,
           "a send waiting for itself was not refused");
+    CHECK(aggregated > 0, "no schedule ran with messages of several chunks");
     return check_report("test_exec");
 }

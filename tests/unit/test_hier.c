@@ -149,7 +149,7 @@ static void valid(const tacos_topo_t *t, int alike, const char *what)
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
     for (size_t c = 0; c < 3; c++)
         for (int k = 1; k <= 3; k += 2) {
-            tacos_synth_opts_t o = {colls[c], 0, k, 1000003, 5, 1};
+            tacos_synth_opts_t o = {colls[c], 0, k, 1000003, 5, 1, 0};
             tacos_sched_t *s = NULL;
             int rc = tacos_synthesize_hier(t, &o, &s);
             CHECK(rc == TACOS_OK, "%s %s k=%d: %s", what, tacos_coll_name(colls[c]), k,
@@ -176,7 +176,7 @@ static void against_flat(const char *spec, int degree, double max_ratio)
     double bw[2] = {100, 25}, lat[2] = {0.5, 2};
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_topo_generate(spec, bw, 2, lat, 2, degree, &t));
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 64 << 20, 1, 1};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 64 << 20, 1, 1, 0};
     tacos_sched_t *flat = NULL, *levels = NULL, *with = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &flat));
     CHECK_OK(tacos_synthesize_hier(t, &o, &levels));
@@ -227,12 +227,12 @@ int main(void)
     CHECK_OK(tacos_topo_generate("fs:8x8", bw, 2, lat, 2, 8, &big));
     for (int c = 0; big && c < 3; c++) {
         const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
-        tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1};
+        tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1, 0};
         joined(big, &at, 1, "fs:8x8 d=8");
     }
     tacos_topo_free(big);
 
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 0};
     tacos_sched_t *s = NULL;
     /* no levels: one rate and no dimensions, or groups of one */
     tacos_topo_t *t = shape("ring:8", 50, 50), *plain = t ? without_dims(t) : NULL;

@@ -49,7 +49,7 @@ int main(void)
     tacos_topo_free(u);
 
     /* schedule round trip: identical transfers, validated on read */
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 2, 1000, 3, 2};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 2, 1000, 3, 2, 0};
     tacos_sched_t *s = NULL, *r = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_sched_write_file(s, tmp_path("ar.json")));

@@ -420,7 +420,7 @@ static int measure_cluster(const char *name, const cluster_t *c, const char *wan
         CHECK(!strncmp(t->name, h > 1 ? "measured:" : "probed:", h > 1 ? 9 : 7), "%s: name %s",
               name, t->name);
         CHECK_OK(tacos_topo_check_connected(t));
-        tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1};
+        tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0};
         tacos_sched_t *s = NULL;
         CHECK_OK(tacos_synthesize(t, &so, &s));
         if (s)

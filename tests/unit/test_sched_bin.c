@@ -24,7 +24,7 @@ static char path[4096];
 
 static tacos_synth_opts_t opts(tacos_coll_t coll, int root, int k)
 {
-    return (tacos_synth_opts_t){coll, root, k, 1 << 20, 1, 1};
+    return (tacos_synth_opts_t){coll, root, k, 1 << 20, 1, 1, 0};
 }
 
 static tacos_sched_t *synth(const tacos_topo_t *t, const tacos_synth_opts_t *o)
@@ -150,7 +150,9 @@ static void refusals(void)
 {
     tacos_topo_t *t = gen("fs:2x4"), *ring = gen("ring:8");
     tacos_synth_opts_t o = opts(TACOS_ALLREDUCE, 0, 1), seed2 = o, ag = opts(TACOS_ALLGATHER, 0, 1);
+    tacos_synth_opts_t agg = o;
     seed2.seed = 2;
+    agg.chunks_per_msg = 4;
     tacos_sched_t *s = synth(t, &o), *g = synth(t, &ag), *back = NULL;
     if (!s || !g || !ring)
         return;
@@ -159,6 +161,8 @@ static void refusals(void)
     long n = file_size(), first = first_xfer(s);
     /* another key: other options, hierarchy, topology */
     CHECK_ERR(tacos_sched_cache_load(path, t, &seed2, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
+              "kept for another topology");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &agg, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
               "kept for another topology");
     CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &back), TACOS_ERR_PARSE,
               "kept for another topology");

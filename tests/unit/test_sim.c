@@ -48,12 +48,23 @@ static void hand_cases(void)
     tacos_topo_t *t = line_topo(4, lat, bw); /* costs 2, 3, 5 us */
 
     /* two messages contend for link 0->1: served one after the other */
-    tacos_xfer_t two[2] = {{0, 1, 0, 0, 1, 0}, {0, 1, 1, 0, 1, 0}};
+    tacos_xfer_t two[2] = {{0, 1, 0, 0, 1, 0}, {0.5, 1.5, 1, 0, 1, 0}};
     tacos_sched_t *s = handmade(t, two, 2);
     tacos_sim_t *r = sim(s, t, 0);
     long l = tacos_topo_find_link(t, 0, 1);
     CHECK(r && NEAR(r->time_us, 4) && NEAR(r->link_busy_us[l], 4) && NEAR(r->link_bytes[l], 2000),
           "contention: %.6f us", r ? r->time_us : -1);
+    tacos_sim_free(r);
+    s->topo = NULL;
+    tacos_sched_free(s);
+
+    /* the same two chunks starting together on the link: one message, the
+     * latency paid once (1 + 2000 B at 1000 B/us) */
+    two[1].start_us = 0;
+    s = handmade(t, two, 2);
+    r = sim(s, t, 1);
+    CHECK(r && NEAR(r->time_us, 3) && NEAR(r->link_busy_us[l], 3) && NEAR(r->link_bytes[l], 2000),
+          "one message of two chunks: %.6f us", r ? r->time_us : -1);
     tacos_sim_free(r);
     s->topo = NULL;
     tacos_sched_free(s);
@@ -92,7 +103,7 @@ static void sim_matches_synthesis(void)
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int c = 0; c <= TACOS_ALLREDUCE; c++) {
             tacos_topo_t *t = gen(specs[i]);
-            tacos_synth_opts_t o = {(tacos_coll_t)c, 1, 2, 1 << 20, 3, 1};
+            tacos_synth_opts_t o = {(tacos_coll_t)c, 1, 2, 1 << 20, 3, 1, 0};
             tacos_sched_t *s = NULL;
             CHECK_OK(tacos_synthesize(t, &o, &s));
             tacos_sim_t *r = s ? sim(s, t, 1) : NULL;
@@ -217,7 +228,7 @@ static void switch_nodes(void)
           "fs:4x3 as a network: %d nodes, %d ranks, %zu links", net->npus, net->nranks,
           net->nlinks);
     tacos_sched_t *s = NULL;
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1};
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1, 0};
     CHECK_ERR(tacos_synthesize(net, &o, &s), TACOS_ERR_ARG, "switches as nodes");
     CHECK_OK(tacos_synthesize(t, &o, &s));
     if (!s)
@@ -316,7 +327,7 @@ static void never_slower_than_baselines(void)
                                              &net));
         for (int c = 0; c < 3 && t && net; c++)
             for (uint64_t size = 1 << 20; size <= 64 << 20; size <<= 6) {
-                tacos_synth_opts_t o = {colls[c], 0, 0, size, 1, 1};
+                tacos_synth_opts_t o = {colls[c], 0, 0, size, 1, 1, 0};
                 tacos_sched_t *s = NULL;
                 CHECK_OK(tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
                 tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
@@ -393,7 +404,7 @@ static void pictures(void)
     snprintf(heat, sizeof heat, "%s/heat.svg", dir ? dir : ".");
     snprintf(util, sizeof util, "%s/util.svg", dir ? dir : ".");
     tacos_topo_t *t = gen("mesh2d:3x3");
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 9000, 1, 1};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 9000, 1, 1, 0};
     tacos_sched_t *s = NULL, *b = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_baseline("ring", TACOS_ALLREDUCE, 9, 9000, &b));
@@ -438,7 +449,7 @@ static void pictures(void)
 static double replayed_over_own(const tacos_topo_t *t, tacos_coll_t coll, int k, uint64_t from,
                                 uint64_t to)
 {
-    tacos_synth_opts_t o = {coll, 1, k, from, 1, 1};
+    tacos_synth_opts_t o = {coll, 1, k, from, 1, 1, 0};
     tacos_sched_t *a = NULL, *b = NULL;
     tacos_sim_t *r = NULL;
     double ratio = 0;

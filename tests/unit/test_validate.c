@@ -8,7 +8,7 @@
 static tacos_sched_t *make(const char *spec, tacos_coll_t coll)
 {
     tacos_topo_t *t = gen(spec);
-    tacos_synth_opts_t o = {coll, 0, 1, 3 << 20, 1, 1};
+    tacos_synth_opts_t o = {coll, 0, 1, 3 << 20, 1, 1, 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_sched_validate(s));
@@ -49,13 +49,24 @@ int main(void)
     CHECK(strstr(tacos_last_error(), "less than the link time"), "%s", tacos_last_error());
     tacos_sched_free(s);
 
-    /* two chunks on one link at once */
+    /* two chunks on one link at once: overlapping messages */
     s = make("ring:4", TACOS_ALLGATHER);
     size_t i = first_with(s, 1, 2);
     tacos_xfer_t x = s->xfers[i];
     x.chunk = (x.chunk + 1) % 4;
+    x.end_us += 1;
     insert(s, i + 1, x);
     CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "link 1->2 carries chunk");
+    tacos_sched_free(s);
+
+    /* ... or one message (same start and end) too short for two chunks */
+    s = make("ring:4", TACOS_ALLGATHER);
+    i = first_with(s, 1, 2);
+    x = s->xfers[i];
+    x.chunk = (x.chunk + 1) % 4;
+    insert(s, i + 1, x);
+    CHECK_ERR(tacos_sched_validate(s), TACOS_ERR_INVALID, "link 1->2 takes");
+    CHECK(strstr(tacos_last_error(), "of its message's 2 chunks"), "%s", tacos_last_error());
     tacos_sched_free(s);
 
     /* sending a chunk the sender does not hold yet */
