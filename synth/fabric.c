@@ -489,9 +489,7 @@ int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo)
     for (size_t i = 0; i < f->nports && !rc; i++) {
         const port_t *p = &f->ports[i];
         int a = p->a < f->npus ? p->a : base + p->a - f->npus, b = base + p->b - f->npus;
-        rc = tacos_topo_add_link(topo, a, b, p->lat_us, p->bw_gbps);
-        if (!rc)
-            rc = tacos_topo_add_link(topo, b, a, p->lat_us, p->bw_gbps);
+        rc = tacos_topo_add_both(topo, a, b, p->lat_us, p->bw_gbps);
     }
     return rc;
 }

@@ -149,12 +149,6 @@ static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, 
     }
 }
 
-static int add_both(tacos_topo_t *t, int a, int b, double lat, double bw)
-{
-    int rc = tacos_topo_add_link(t, a, b, lat, bw);
-    return rc ? rc : tacos_topo_add_link(t, b, a, lat, bw);
-}
-
 static int wire_dgx1(tacos_topo_t *t, double lat, double bw)
 {
     /* NVLink pairs of a DGX-1 (V100) and how many links join each pair. */
@@ -164,7 +158,7 @@ static int wire_dgx1(tacos_topo_t *t, double lat, double bw)
                                    {6, 7, 2}};
     int rc = TACOS_OK;
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && !rc; i++)
-        rc = add_both(t, pairs[i][0], pairs[i][1], lat, bw * pairs[i][2]);
+        rc = tacos_topo_add_both(t, pairs[i][0], pairs[i][1], lat, bw * pairs[i][2]);
     return rc;
 }
 
@@ -184,8 +178,8 @@ static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double
     /* Group g's k-th other group is served by its router k mod R. */
     for (int g = 0; g < groups && !rc; g++)
         for (int h = g + 1; h < groups && !rc; h++)
-            rc = add_both(t, g * routers + (h - 1) % routers, h * routers + g % routers, lat[1],
-                          bw[1]);
+            rc = tacos_topo_add_both(t, g * routers + (h - 1) % routers, h * routers + g % routers,
+                                     lat[1], bw[1]);
     return rc;
 }
 

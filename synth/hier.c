@@ -511,60 +511,6 @@ int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_
                              : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }
 
-static int by_end(const void *a, const void *b)
-{
-    const tacos_xfer_t *x = *(const tacos_xfer_t *const *)a, *y = *(const tacos_xfer_t *const *)b;
-    return (x->end_us > y->end_us) - (x->end_us < y->end_us);
-}
-
-/* The joined parts' times are the parts' (levels one after the other, and
- * chunk times from each level's own share of the bytes, which rounding can
- * make a little short): each transfer in start order starts again once its
- * link is free and the arrivals of its chunk at its sender that ended by
- * its start have ended, and lasts its link's time for the chunk. */
-static int relist(tacos_sched_t *s)
-{
-    size_t n = s->nxfers, nl = s->topo->nlinks, cells = (size_t)s->npus * (size_t)s->nchunks;
-    double *free_at = calloc(nl ? nl : 1, sizeof *free_at);
-    double *ready = calloc(cells ? cells : 1, sizeof *ready), *was = malloc((n ? n : 1) * sizeof *was);
-    const tacos_xfer_t **arrivals = malloc((n ? n : 1) * sizeof *arrivals);
-    int rc = free_at && ready && was && arrivals
-                 ? TACOS_OK
-                 : tacos_error(TACOS_ERR_NOMEM, "out of memory joining %zu transfers", n);
-    double chunk = tacos_sched_chunk_bytes(s);
-    for (size_t i = 0; i < n && !rc; i++) {
-        was[i] = s->xfers[i].end_us; /* (the original ends, for the order of arrivals) */
-        arrivals[i] = &s->xfers[i];
-    }
-    if (!rc)
-        qsort(arrivals, n, sizeof *arrivals, by_end);
-    for (size_t i = 0, a = 0; i < n && !rc; i++) {
-        tacos_xfer_t *x = &s->xfers[i];
-        for (; a < n && was[arrivals[a] - s->xfers] <= x->start_us + TACOS_TIME_EPS(x->start_us);
-             a++) {
-            const tacos_xfer_t *y = arrivals[a]; /* (started before x, as it lasts longer
-                                                    than the tolerance: its new end is known) */
-            double *r = &ready[(size_t)y->dst * (size_t)s->nchunks + (size_t)y->chunk];
-            *r = y->end_us > *r ? y->end_us : *r;
-        }
-        long l = tacos_topo_find_link(s->topo, x->src, x->dst);
-        if (l < 0) {
-            rc = tacos_error(TACOS_ERR_INVALID, "joining parts: no link %d->%d", x->src, x->dst);
-            break;
-        }
-        double at = ready[(size_t)x->src * (size_t)s->nchunks + (size_t)x->chunk];
-        x->start_us = free_at[l] > at ? free_at[l] : at;
-        x->end_us = free_at[l] = x->start_us + tacos_link_cost_us(&s->topo->links[l], chunk);
-    }
-    if (!rc)
-        tacos_sched_sort(s);
-    free(free_at);
-    free(ready);
-    free(was);
-    free(arrivals);
-    return rc;
-}
-
 typedef struct {
     tacos_xfer_t x;
     int receiver; /* from the receiver's part (else the sender's) */
@@ -642,15 +588,23 @@ int tacos_synthesize_hier_parts(const tacos_topo_t *topo, const tacos_synth_opts
             s->xfers[s->nxfers++] = *a;
     }
     free(seen);
+    /* The parts' times are their levels' one after the other, and chunk
+     * times from each level's share of the bytes (which rounding can make a
+     * little short): each transfer in start order starts again once its
+     * link is free and its chunk has reached its sender, lasting its link's
+     * time for the chunk (split.c, in one part). */
+    tacos_sched_t *joined = NULL;
     if (!rc) {
         tacos_sched_sort(s);
-        rc = relist(s);
+        rc = tacos_sched_split(s, topo, 1, &joined);
     }
-    if (rc) {
-        tacos_sched_free(s);
+    tacos_sched_free(s);
+    if (!rc && (rc = tacos_topo_copy(topo, &joined->topo)))
+        tacos_sched_free(joined);
+    if (rc)
         return rc;
-    }
-    s->levels = 1;
-    *out = s;
+    tacos_sched_sort(joined);
+    joined->levels = 1;
+    *out = joined;
     return TACOS_OK;
 }

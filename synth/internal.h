@@ -31,6 +31,9 @@ uint64_t tacos_rng_next(tacos_rng_t *r);
 uint64_t tacos_rng_below(tacos_rng_t *r, uint64_t n);
 uint64_t tacos_splitmix64(uint64_t *state);
 
+/* Links a->b and b->a alike. */
+int tacos_topo_add_both(tacos_topo_t *t, int a, int b, double lat_us, double bw_gbps);
+
 /* Networks with switches as nodes (tacos_topo_generate_network): the
  * switch joining members m[0..n) as a node of its own, numbered npus (the
  * count grows by one), with a port of bw_gbps and lat_us / 2 each way to
@@ -107,8 +110,10 @@ int tacos_sched_reserve(tacos_sched_t *s, size_t n);
 void tacos_sched_keep_faster(tacos_sched_t **best, tacos_sched_t **cand);
 /* Sorts transfers by (start, src, dst, chunk) and sets time_us. */
 void tacos_sched_sort(tacos_sched_t *s);
-/* The k-chunk version of a 1-chunk schedule (split.c), time_us set but its
- * transfers not yet sorted (tacos_sched_sort). */
+/* Every chunk of `one` (sorted) split into k parts sent back to back along
+ * its paths, each part as soon as its link is free and it reached the
+ * sender (split.c; k = 1: the schedule restarted at those times), time_us
+ * set but its transfers not yet sorted (tacos_sched_sort). */
 int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *topo, int k,
                       tacos_sched_t **out);
 

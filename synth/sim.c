@@ -191,7 +191,7 @@ typedef struct {
     size_t *hops, *dependents;
     tacos_heap_t *waiting; /* per link */
     char *busy;
-    tacos_heap_t events;   /* (time, link freed or -1 the message moves on, message) */
+    tacos_heap_t events;   /* (time, link freed or -1, message moved on or SIZE_MAX) */
     tacos_sim_t *r;
     size_t *touched;
     size_t ntouched;
@@ -242,6 +242,10 @@ static int start_link(simstate_t *st, size_t l, double t)
     r->link_bytes[l] += m->bytes;
     r->busy_start_us[r->nbusy] = t;
     r->busy_end_us[r->nbusy++] = free_at;
+    if (free_at == moves_at) /* one event does both (between ranks) */
+        return tacos_heap_push(&st->events, (tacos_heap_item_t){free_at, (double)l, msg})
+                   ? TACOS_ERR_NOMEM
+                   : TACOS_OK;
     return tacos_heap_push(&st->events, (tacos_heap_item_t){free_at, (double)l, SIZE_MAX}) ||
                    tacos_heap_push(&st->events, (tacos_heap_item_t){moves_at, -1, msg})
                ? TACOS_ERR_NOMEM
@@ -271,8 +275,9 @@ static int run(simstate_t *st)
             if (ev.k2 >= 0) { /* a link freed */
                 st->busy[(size_t)ev.k2] = 0;
                 touch(st, (size_t)ev.k2);
-                continue;
             }
+            if (ev.id == SIZE_MAX)
+                continue;
             msg_t *m = &st->m[ev.id];
             if (++m->hop < m->nhops) {
                 rc = enqueue(st, ev.id, t);

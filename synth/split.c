@@ -36,7 +36,8 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
      * latest part-j arrival among arrivals 0..a of a's (npu, chunk) group */
     double *end = malloc((n * kk + 1) * sizeof *end), *ready = malloc((n * kk + 1) * sizeof *ready);
     double *free_at = calloc(t->nlinks + 1, sizeof *free_at);
-    int rc = tacos_sched_alloc(one->coll, one->npus, k, one->root, one->size_bytes, NULL, &s);
+    int rc = tacos_sched_alloc(one->coll, one->npus, one->chunks_per_npu * k, one->root,
+                               one->size_bytes, NULL, &s);
     if (!rc && (!arr || !link || !end || !ready || !free_at ||
                 !(done = calloc(n + 1, sizeof *done))))
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");

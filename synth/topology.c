@@ -84,7 +84,7 @@ int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n, double lat_us
     return TACOS_OK;
 }
 
-static int add_port(tacos_topo_t *t, int a, int b, double lat_us, double bw_gbps)
+int tacos_topo_add_both(tacos_topo_t *t, int a, int b, double lat_us, double bw_gbps)
 {
     int rc = tacos_topo_add_link(t, a, b, lat_us, bw_gbps);
     return rc ? rc : tacos_topo_add_link(t, b, a, lat_us, bw_gbps);
@@ -97,7 +97,7 @@ int tacos_topo_add_switch_node(tacos_topo_t *t, const int *m, int n, double lat_
         return tacos_error(TACOS_ERR_ARG, "a network has at most %d nodes", TACOS_MAX_NPUS);
     int sw = t->npus++, rc = TACOS_OK;
     for (int i = 0; i < n && !rc; i++)
-        rc = add_port(t, m[i], sw, lat_us / 2, bw_gbps);
+        rc = tacos_topo_add_both(t, m[i], sw, lat_us / 2, bw_gbps);
     return rc;
 }
 
