@@ -85,8 +85,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         offsetof(tacos_settings_t, chunks),
         "Chunks per rank the buffer is cut into for pipelining. 0: automatic: 1, 2, 4 "
          "and 8 are synthesized in turn until one is more than 10% slower than the best "
-         "so far, and the schedule the topology model times fastest for the call's size "
-         "class is kept"},
+         "so far, then 16 and 32 while each is the fastest so far, and the schedule the "
+         "topology model times fastest for the call's size class is kept"},
     [TACOS_P_UNWIND_DEGREE] = {"unwind_degree", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, unwind_degree),
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "

@@ -465,6 +465,8 @@ int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_
         return tacos_error(TACOS_ERR_ARG, "automatic chunks per NPU up to %d: want 1 or more",
                            max_k);
     for (int k = 1; k <= max_k; k *= 2) {
+        if (k > TACOS_AUTO_TIES_K && best->chunks_per_npu != k / 2)
+            break; /* past it, only while each k is the fastest so far */
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
         tacos_sched_t *cand = NULL;

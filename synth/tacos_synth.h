@@ -264,13 +264,15 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *op
                           tacos_hier_t hier, tacos_sched_t **out);
 /* The first-call policy of coll/tacos (tacos-synth -k auto): synthesizes
  * (tacos_synthesize_with) with chunks_per_npu k = 1, 2, 4, ... up to max_k
- * until one models slower by more than a tenth than the best so far, and
- * keeps the fastest (the schedule's chunks_per_npu says which); where
+ * until one models slower by more than a tenth than the best so far, or,
+ * past TACOS_AUTO_TIES_K, until one is not the fastest so far, and keeps
+ * the fastest (the schedule's chunks_per_npu says which); where
  * opts->chunks_per_npu is set (> 0), tacos_synthesize_with with that k
  * alone.  Any synthesis that fails fails it.  coll/tacos goes up to
  * TACOS_AUTO_MAX_K (flat or auto as coll_tacos_hierarchy says; with 1 it
  * takes tacos_synthesize_hier_rank). */
-#define TACOS_AUTO_MAX_K 8
+#define TACOS_AUTO_MAX_K 32
+#define TACOS_AUTO_TIES_K 8
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
                           tacos_hier_t hier, tacos_sched_t **out);
 /* Hierarchical synthesis (All-Gather, Reduce-Scatter, All-Reduce): the NPUs
