@@ -12,15 +12,16 @@
 #         sub-communicators during coll/tacos's set-up on this testbed), timed
 #         without alternation; its ratio is to job 1's tuned (separate jobs:
 #         noisier than the alternating columns).
-# Beside them: the time tacos-synth models for the true topology (best of
-# 1, 2, 4, 8 chunks per rank, as the component picks; allgatherv: the
-# Allgather of its total with equal blocks).
+# Beside them: the time tacos-synth models for the true topology (-k auto,
+# the chunks per rank the component picks; allgatherv: the Allgather of its
+# total with equal blocks).
 #
 #   benchmarks/bench_testbed.sh [-r RANKS] [SHAPE...]     (default: two pairs4 ring4 star3)
 # Environment: COLLS (default: allreduce allgather reduce_scatter_block bcast
 # reduce; also alltoall, gather, scatter), MIN/MAX bytes (65536/16777216), ROUNDS (3); CHUNKS=1 adds a job
-# timing coll/tacos's automatic chunk count against 1, 2, 4 and 8 chunks per
-# rank (coll_tacos_chunks through MPI_T), ratios to the automatic one.
+# timing coll/tacos's automatic chunk count against 1, 2, 4, 8, 16 and 32
+# chunks per rank (coll_tacos_chunks through MPI_T), ratios to the automatic
+# one; CHUNKS=only runs that job alone.
 # HIER=1 adds a job timing coll/tacos in levels (coll_tacos_hierarchy 1),
 # flat (0) and as the model picks (2) against tuned, ratios to tuned;
 # HIER=only runs that job alone.
@@ -38,20 +39,7 @@ sed 's/^/# /' "$TESTBED_DIR/shape.txt"
 # what the component measures of this shape
 $TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json" 2>&1 |
     grep "network\|  h" | sed 's/^/# /'
-for coll in $COLLS; do
-    case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
-        reduce | alltoall | gather | scatter) c=$coll ;; *) c=reduce-scatter ;; esac
-    echo "## $coll"
-    if [ "${HIER:-0}" != 0 ]; then
-        echo "### $coll: in levels, flat, as the model picks, and tuned (ratio = variant / tuned)"
-        $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
-            "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
-            --variant levels:coll_tacos_hierarchy=1 --variant flat:coll_tacos_hierarchy=0 \
-            --variant auto:coll_tacos_hierarchy=2 --variant tuned:coll_tacos_enable=0 \
-            --baseline tuned 2>&1 |
-            grep -v setpgid
-        [ "$HIER" = only ] && continue
-    fi
+main_job() {
     # (with the shape's topology.conf also coll/tacos reading it: fabric)
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
@@ -66,24 +54,42 @@ for coll in $COLLS; do
         case $bytes in '' | *[!0-9]*) continue ;; esac # a line that is not a row (a warning)
         if [ -n "${TESTBED_FABRIC:-}" ]; then fabric=$c3 tuned=$c4; else fabric=- tuned=$c3; fi
         han=$(awk -v b="$bytes" '$1 == b { print $2 }' "$TESTBED_DIR/b")
-        best=
-        for k in 1 2 4 8; do
-            us=$("$B/synth/tacos-synth" --topology "$TESTBED_TOPO" -c "$c" -s "${bytes}B" -k $k \
-                --summary-json 2>/dev/null | sed 's/.*"collective_us":\([0-9.e+]*\).*/\1/')
-            best=$(awk -v a="$best" -v b="$us" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
-        done
+        best=$("$B/synth/tacos-synth" --topology "$TESTBED_TOPO" -c "$c" -s "${bytes}B" -k auto \
+            --summary-json 2>/dev/null | sed 's/.*"collective_us":\([0-9.e+]*\).*/\1/')
         awk -v B="$bytes" -v a="$tacos" -v f="$file" -v x="$fabric" -v t="$tuned" -v h="$han" -v m="$best" \
             'BEGIN { xs = x == "-" ? "-" : sprintf("%.0f", x); xr = x == "-" ? "-" : sprintf("%.2fx", x / f)
                      printf "| %d Ki | %.0f | %.0f | %s | %.0f | %.0f | %.2fx | %.2fx | %s | %.2fx | %.0f |\n",
                      B / 1024, a, f, xs, t, h, a / t, a / f, xr, h / t, m }'
     done
     grep -q "^#" "$TESTBED_DIR/a" || { echo "job 1 failed:"; tail -5 "$TESTBED_DIR/a"; }
-    [ "${CHUNKS:-0}" = 1 ] || continue
+}
+for coll in $COLLS; do
+    case $coll in allreduce) c=allreduce ;; allgather | allgatherv) c=allgather ;; bcast) c=broadcast ;;
+        reduce | alltoall | gather | scatter) c=$coll ;; *) c=reduce-scatter ;; esac
+    echo "## $coll"
+    if [ "${HIER:-0}" != 0 ]; then
+        echo "### $coll: in levels, flat, as the model picks, and tuned (ratio = variant / tuned)"
+        $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
+            "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
+            --variant levels:coll_tacos_hierarchy=1 --variant flat:coll_tacos_hierarchy=0 \
+            --variant auto:coll_tacos_hierarchy=2 --variant tuned:coll_tacos_enable=0 \
+            --baseline tuned 2>&1 |
+            grep -v setpgid
+        [ "$HIER" = only ] && continue
+    fi
+    [ "${CHUNKS:-0}" = only ] || main_job
+    case "${CHUNKS:-0}" in 1 | only) ;; *) continue ;; esac
     echo "### $coll: automatic chunk count against fixed ones (ratio = k / auto)"
+    for bytes in $MIN $MAX; do
+        echo "# the model's k (tacos-synth -k auto, true topology) at $bytes bytes: $("$B/synth/tacos-synth" \
+            --topology "$TESTBED_TOPO" -c "$c" -s "${bytes}B" -k auto --summary-json |
+            sed 's/.*"chunks_per_npu":\([0-9]*\).*/\1/')"
+    done
     $TESTBED_MPIRUN --mca coll tacos,tuned,basic,inter,libnbc,self \
         "$B/benchmarks/osu_coll" "$coll" --min "$MIN" --max "$MAX" --ab "$ROUNDS" \
         --variant auto --variant k1:coll_tacos_chunks=1 --variant k2:coll_tacos_chunks=2 \
-        --variant k4:coll_tacos_chunks=4 --variant k8:coll_tacos_chunks=8 --baseline auto 2>&1 |
+        --variant k4:coll_tacos_chunks=4 --variant k8:coll_tacos_chunks=8 \
+        --variant k16:coll_tacos_chunks=16 --variant k32:coll_tacos_chunks=32 --baseline auto 2>&1 |
         grep -v setpgid
 done
 EOF

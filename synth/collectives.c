@@ -312,6 +312,9 @@ int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
         return tacos_error(TACOS_ERR_ARG, "collective size must be at least 1 byte");
     if (o->trials < 1)
         return tacos_error(TACOS_ERR_ARG, "trials must be >= 1, got %d", o->trials);
+    if (o->chunks_per_msg < 0 || o->chunks_per_msg > TACOS_MAX_CHUNKS_PER_MSG)
+        return tacos_error(TACOS_ERR_ARG, "chunks per message must be 0..%d, got %d",
+                           TACOS_MAX_CHUNKS_PER_MSG, o->chunks_per_msg);
     if (o->root < 0 || o->root >= topo->npus)
         return tacos_error(TACOS_ERR_ARG, "root %d is not an NPU of 0..%d", o->root, topo->npus - 1);
     /* every NPU exchanges with every other one; rooted collectives only need
@@ -411,8 +414,8 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
 int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
 {
     int rc = tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
-    if (rc || o->chunks_per_msg <= 1)
-        return rc;
+    if (rc || o->chunks_per_msg <= 1 || tacos_sched_most_per_message(*out) <= 1)
+        return rc; /* (no message of several chunks: the same as with one) */
     /* a chunk per message as well, the faster kept: aggregating never hurts */
     tacos_synth_opts_t one = *o;
     tacos_sched_t *other = NULL;

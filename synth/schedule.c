@@ -71,17 +71,30 @@ static int xfer_cmp(const void *a, const void *b)
     return (x->chunk > y->chunk) - (x->chunk < y->chunk);
 }
 
+/* By link, start and end: a message's transfers side by side. */
+static int msg_cmp(const void *a, const void *b)
+{
+    const tacos_xfer_t *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->start_us != y->start_us)
+        return x->start_us < y->start_us ? -1 : 1;
+    return (x->end_us > y->end_us) - (x->end_us < y->end_us);
+}
+
 int tacos_sched_most_per_message(const tacos_sched_t *s)
 {
     tacos_xfer_t *v = malloc((s->nxfers ? s->nxfers : 1) * sizeof *v);
     if (!v)
         return -1;
     memcpy(v, s->xfers, s->nxfers * sizeof *v);
-    qsort(v, s->nxfers, sizeof *v, xfer_cmp); /* a message's transfers side by side */
+    qsort(v, s->nxfers, sizeof *v, msg_cmp);
     int most = s->nxfers > 0, run = 1;
     for (size_t i = 1; i < s->nxfers; i++) {
-        int same = v[i].start_us == v[i - 1].start_us && v[i].src == v[i - 1].src &&
-                   v[i].dst == v[i - 1].dst;
+        int same = v[i].start_us == v[i - 1].start_us && v[i].end_us == v[i - 1].end_us &&
+                   v[i].src == v[i - 1].src && v[i].dst == v[i - 1].dst;
         run = same ? run + 1 : 1;
         most = run > most ? run : most;
     }

@@ -90,7 +90,7 @@ void tacos_sim_free(tacos_sim_t *r)
     free(r);
 }
 
-/* Messages: the transfers on one link with the same start (a message of
+/* Messages: the transfers on one link with the same start and end (a message of
  * several chunks, e.g. tacos_synth_opts_t.chunks_per_msg), or for step-based
  * schedules one per (step, src, dst), each carrying all its chunks; numbered
  * in the order of their first transfer.  Sets msg_of[transfer]. */
@@ -98,13 +98,15 @@ static size_t group_messages(const tacos_sched_t *s, sortkey_t *k, size_t *msg_o
 {
     size_t n = s->nxfers, nm = 0;
     double chunk = tacos_sched_chunk_bytes(s);
-    for (size_t i = 0; i < n; i++) { /* by (src, dst, step or start, index) */
+    for (size_t i = 0; i < n; i++) { /* by (src, dst, step or start and end, index) */
         const tacos_xfer_t *x = &s->xfers[i];
-        k[i] = (sortkey_t){s->steps ? floor(x->start_us) : x->start_us, 0, x->src, x->dst, i};
+        k[i] = s->steps ? (sortkey_t){floor(x->start_us), 0, x->src, x->dst, i}
+                        : (sortkey_t){x->start_us, x->end_us, x->src, x->dst, i};
     }
     qsort(k, n, sizeof *k, sortkey_cmp);
     for (size_t i = 0; i < n; i++) { /* msg_of: the first transfer of its message */
-        int same = i && k[i].a == k[i - 1].a && k[i].b == k[i - 1].b && k[i].k1 == k[i - 1].k1;
+        int same = i && k[i].a == k[i - 1].a && k[i].b == k[i - 1].b && k[i].k1 == k[i - 1].k1 &&
+                   k[i].k2 == k[i - 1].k2;
         msg_of[k[i].xfer] = same ? msg_of[k[i - 1].xfer] : k[i].xfer;
     }
     for (size_t i = 0; i < n; i++) { /* then its message's number */

@@ -51,6 +51,8 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
         link[i] = (size_t)l;
         arr[i] = (arrival_t){(size_t)x->dst * (size_t)one->nchunks + (size_t)x->chunk, i,
                              x->end_us};
+        for (size_t j = 0; j < kk; j++) /* (read before set only for a transfer that */
+            end[i * kk + j] = x->end_us; /* takes no time, within the tolerance) */
     }
     if (!rc)
         qsort(arr, n, sizeof *arr, by_key_end);

@@ -248,9 +248,11 @@ typedef struct {
     /* The most chunks one message on a link carries (0 or 1: one).  The
      * transfers of one message share link, start and end, and take the
      * link's time for their bytes together (latency once).  Flat synthesis
-     * of All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce. */
+     * of All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce; at
+     * most TACOS_MAX_CHUNKS_PER_MSG. */
     int chunks_per_msg;
 } tacos_synth_opts_t;
+#define TACOS_MAX_CHUNKS_PER_MSG 64
 
 /* Synthesizes the collective on a finalized topology (copied into the
  * schedule). Runs `trials` seeds derived from `seed`, keeps the fastest. */
@@ -325,8 +327,8 @@ int tacos_synthesize_ilp(const tacos_topo_t *topo, const tacos_synth_opts_t *opt
 int tacos_have_ilp(void);
 double tacos_sched_chunk_bytes(const tacos_sched_t *s);
 /* The most chunks one message carries (transfers on one link with the same
- * start: tacos_synth_opts_t.chunks_per_msg); 0 without transfers, -1 out of
- * memory. */
+ * start and end: tacos_synth_opts_t.chunks_per_msg); 0 without transfers,
+ * -1 out of memory. */
 int tacos_sched_most_per_message(const tacos_sched_t *s);
 
 /* Lower bound on the collective time (us) over this topology: the larger of

@@ -96,8 +96,8 @@ static const char usage[] =
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
     "                            synth_seconds, collective_us, lower_bound_us,\n"
     "                            efficiency, optimal_us, optimal_efficiency,\n"
-    "                            transfers, chunks_per_message (bounds null\n"
-    "                            where it is over 1), ...\n"
+    "                            transfers, chunks_per_message (the most one\n"
+    "                            message carries; bounds null where over 1), ...\n"
     "      --no-validate         skip validating the synthesized schedule\n"
     "      --validate FILE       read a schedule JSON, validate it, print its summary\n"
     "      --simulate FILE       read a schedule JSON, validate it and simulate it on its\n"
@@ -277,15 +277,15 @@ static void print_json(const report_t *r)
     const tacos_topo_t *t = s->topo;
     printf("{\"topology\":\"%s\",\"collective\":\"%s\",\"npus\":%d,\"links\":%zu,"
            "\"chunks_per_npu\":%d,\"chunks\":%d,\"size_bytes\":%llu,\"seed\":%llu,"
-           "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,"
-           "\"transfers\":%zu,\"chunks_per_message\":%d",
+           "\"trials\":%d,\"synth_seconds\":%.6f,\"collective_us\":%.6f,",
            t->name, tacos_coll_name(s->coll), s->npus, t->nlinks, s->chunks_per_npu, s->nchunks,
            (unsigned long long)s->size_bytes, (unsigned long long)r->seed, r->trials, r->synth_s,
-           s->time_us, s->nxfers, r->per_msg);
-    json_number(",\"lower_bound_us\":", r->bound_us);
+           s->time_us);
+    json_number("\"lower_bound_us\":", r->bound_us);
     json_number(",\"efficiency\":", s->time_us > 0 ? r->bound_us / s->time_us : 1.0);
     json_number(",\"optimal_us\":", r->optimal_us);
     json_number(",\"optimal_efficiency\":", s->time_us > 0 ? r->optimal_us / s->time_us : 1.0);
+    printf(",\"transfers\":%zu,\"chunks_per_message\":%d", s->nxfers, r->per_msg);
     if (s->levels == 2) /* one rank's part: its time is an estimate, no bound computed */
         printf(",\"part\":true");
     printf(",\"method\":\"%s\",\"hierarchy\":\"%s\"", r->ilp ? "ilp" : "greedy",
@@ -554,7 +554,7 @@ int main(int argc, char **argv)
                 return die_usage("--trials '%s': expected an integer >= 1", optarg);
             break;
         case O_PER_MSG:
-            if (parse_long(optarg, 1, 64, &per_msg))
+            if (parse_long(optarg, 1, TACOS_MAX_CHUNKS_PER_MSG, &per_msg))
                 return die_usage("--chunks-per-message '%s': expected an integer 1..64", optarg);
             break;
         case O_METHOD:
@@ -640,6 +640,9 @@ int main(int argc, char **argv)
             return die_usage("%s", "--chunks-per-npu auto takes --size and --method greedy");
         if (hier != TACOS_HIER_FLAT && ilp)
             return die_usage("%s", "--hierarchy levels or auto takes --method greedy");
+        if (per_msg > 1 && ilp)
+            return die_usage("%s", "--chunks-per-message takes --method greedy (the ILP's steps "
+                                   "carry a chunk per link)");
         if (part == PART_ALL && hier != TACOS_HIER_LEVELS)
             return die_usage("%s", "--part all takes --hierarchy levels");
         if (part >= 0 && (hier != TACOS_HIER_LEVELS || out_path || compare_list || heatmap ||

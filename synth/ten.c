@@ -497,9 +497,6 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     ten_t s = {0};
     size_t n = (size_t)topo->npus, m = topo->nlinks ? topo->nlinks : 1;
     s.topo = topo;
-    s.per_msg = per_msg > 1 ? per_msg : 1;
-    size_t mm = m * (size_t)s.per_msg; /* (link, chunks in its message) */
-    s.msg_cost = malloc(mm * sizeof *s.msg_cost);
     s.words = TACOS_WORDS(nchunks);
     s.have = malloc(n * s.words * sizeof *s.have);
     s.need = malloc(n * s.words * sizeof *s.need);
@@ -508,7 +505,6 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     s.copies = calloc((size_t)nchunks, sizeof *s.copies);
     s.cost = malloc(m * sizeof *s.cost);
     s.in_order = malloc(m * sizeof *s.in_order);
-    s.carrying = malloc(mm * sizeof *s.carrying);
     s.ncarrying = calloc(m, sizeof *s.ncarrying);
     s.msg_cap = malloc(m * sizeof *s.msg_cap);
     s.link_dirty = calloc(m, 1);
@@ -518,19 +514,28 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     s.offer = malloc(m * sizeof *s.offer);
     int rc = TACOS_OK;
     if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
-        !s.carrying || !s.ncarrying || !s.msg_cap || !s.msg_cost || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand || !s.offer)
+        !s.ncarrying || !s.msg_cap || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand ||
+        !s.offer)
         goto nomem;
+    s.per_msg = 1; /* then the largest cap any link has */
     for (size_t l = 0; l < topo->nlinks; l++) {
         s.cost[l] = tacos_link_cost_us(&topo->links[l], chunk_bytes);
-        for (int j = 0; j < s.per_msg; j++)
-            s.msg_cost[l * (size_t)s.per_msg + (size_t)j] =
-                tacos_link_cost_us(&topo->links[l], (j + 1) * chunk_bytes);
         /* as many chunks as take no longer than the latency to send: a
          * message's bytes cost at most what it saves (longer ones hold the
          * link while chunks that are ready wait behind them) */
         double cap = topo->links[l].lat_us / (s.cost[l] - topo->links[l].lat_us);
-        s.msg_cap[l] = cap >= s.per_msg ? s.per_msg : cap >= 1 ? (int)cap : 1;
+        s.msg_cap[l] = cap >= per_msg ? (per_msg > 1 ? per_msg : 1) : cap >= 1 ? (int)cap : 1;
+        s.per_msg = s.msg_cap[l] > s.per_msg ? s.msg_cap[l] : s.per_msg;
     }
+    size_t mm = m * (size_t)s.per_msg; /* (link, chunks in its message) */
+    s.carrying = malloc(mm * sizeof *s.carrying);
+    s.msg_cost = malloc(mm * sizeof *s.msg_cost);
+    if (!s.carrying || !s.msg_cost)
+        goto nomem;
+    for (size_t l = 0; l < topo->nlinks; l++)
+        for (int j = 0; j < s.per_msg; j++)
+            s.msg_cost[l * (size_t)s.per_msg + (size_t)j] =
+                tacos_link_cost_us(&topo->links[l], (j + 1) * chunk_bytes);
     if (events_init(&s.ev, s.msg_cost, topo->nlinks * (size_t)s.per_msg) || groups_init(&s))
         goto nomem;
     tacos_rng_seed(&s.rng, seed);

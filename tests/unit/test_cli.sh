@@ -86,8 +86,11 @@ expect 0 "messages      up to 7 chunks each" -t mesh2d:8x8 -c allreduce -s 64KiB
 grep -q "bounds        n/a" "$T/out" || fail "--chunks-per-message: bounds not marked n/a"
 grep -q "^lower bound" "$T/out" && fail "--chunks-per-message: a lower bound printed for messages of several chunks"
 expect 0 "messages      up to 7 chunks each" --simulate "$T/agg.json"
-expect 0 '"chunks_per_message":7,"lower_bound_us":null' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --summary-json
-expect 0 '"chunks_per_message":1,"lower_bound_us":' -t mesh2d:8x8 -c allreduce -s 64MiB --chunks-per-message 8 --summary-json
+expect 0 '"lower_bound_us":null,"efficiency":null,"optimal_us":null,"optimal_efficiency":null,"transfers":' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --summary-json
+grep -q '"chunks_per_message":7,' "$T/out" || fail "--chunks-per-message 8 --summary-json: no chunks_per_message 7"
+expect 0 '"chunks_per_message":1,' -t mesh2d:8x8 -c allreduce -s 64MiB --chunks-per-message 8 --summary-json
+grep -q '"lower_bound_us":[0-9]' "$T/out" || fail "--chunks-per-message 8 at 64 MiB: no bound"
+expect 2 "--chunks-per-message takes --method greedy" -t ring:4 --chunks-per-message 2 --method ilp
 expect 2 "--chunks-per-message '0': expected an integer 1..64" -t ring:4 --chunks-per-message 0
 expect 2 "--chunks-per-message '65': expected an integer 1..64" -t ring:4 --chunks-per-message 65
 expect 2 "unknown option '--bogus'" --bogus

@@ -655,11 +655,11 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
 
 static int aggregated; /* schedules run with messages of several chunks */
 
-/* k = 2: small chunks, up to 8 in one message (the executor sends each
+/* k = 4: small chunks, up to 8 in one message (the executor sends each
  * chunk as a message of its own, in the link's order) */
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
 {
-    tacos_synth_opts_t o = {coll, root, k, k == 2 ? 1 << 12 : 1 << 20, 1, 1, k == 2 ? 8 : 0};
+    tacos_synth_opts_t o = {coll, root, k, k == 4 ? 1 << 12 : 1 << 20, 1, 1, k == 4 ? 8 : 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     aggregated += s && tacos_sched_most_per_message(s) > 1;
@@ -682,13 +682,14 @@ int main(void)
         if (!topo)
             continue;
         for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
-            for (int k = 1; k <= 3; k++) {
+            for (int k = 1; k <= 4; k++) {
                 int rooted = colls[c] == TACOS_BROADCAST || colls[c] == TACOS_REDUCE ||
                              colls[c] == TACOS_GATHER || colls[c] == TACOS_SCATTER;
                 int root = rooted ? (k + (int)t) % topo->npus : 0;
                 /* k = 2, 3: messages between ranks of different parity in
-                 * pieces of 20 or 40 bytes (not whole elements) */
-                size_t piece = (size_t)(k - 1) * 20;
+                 * pieces of 20 or 40 bytes (not whole elements); k = 4
+                 * aggregated (synth) */
+                size_t piece = k == 4 ? 0 : (size_t)(k - 1) * 20;
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
                 for (int stage = 0; s && stage <= 3; stage++) {
                     const char *staged = stage == 3   ? " staged, IPC within 2 hosts"

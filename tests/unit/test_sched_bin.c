@@ -164,6 +164,11 @@ static void refusals(void)
               "kept for another topology");
     CHECK_ERR(tacos_sched_cache_load(path, t, &agg, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,
               "kept for another topology");
+    /* a chunk per message, 0 or 1: the same key as before aggregation */
+    char path1[4096];
+    agg.chunks_per_msg = 1;
+    CHECK_OK(tacos_sched_cache_path(dir, t, &agg, TACOS_HIER_FLAT, path1, sizeof path1));
+    CHECK(strcmp(path, path1) == 0, "chunks_per_msg 1: %s, 0: %s", path1, path);
     CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &back), TACOS_ERR_PARSE,
               "kept for another topology");
     CHECK_ERR(tacos_sched_cache_load(path, ring, &o, TACOS_HIER_FLAT, &back), TACOS_ERR_PARSE,

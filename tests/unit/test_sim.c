@@ -58,9 +58,10 @@ static void hand_cases(void)
     s->topo = NULL;
     tacos_sched_free(s);
 
-    /* the same two chunks starting together on the link: one message, the
-     * latency paid once (1 + 2000 B at 1000 B/us) */
-    two[1].start_us = 0;
+    /* the same two chunks with the same start and end on the link: one
+     * message, the latency paid once (1 + 2000 B at 1000 B/us) */
+    two[1].start_us = two[0].start_us;
+    two[1].end_us = two[0].end_us;
     s = handmade(t, two, 2);
     r = sim(s, t, 1);
     CHECK(r && NEAR(r->time_us, 3) && NEAR(r->link_busy_us[l], 3) && NEAR(r->link_bytes[l], 2000),

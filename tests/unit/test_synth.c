@@ -229,8 +229,9 @@ static void all_collectives(const tacos_topo_t *t, int k)
 
 /* Aggregation (chunks_per_msg): every spread collective valid, executed,
  * never slower than a chunk per message, and timed alike by the simulator;
- * returns the most chunks a message carried. */
-static int aggregated(const char *spec, int k, uint64_t size)
+ * returns the most chunks a message carried, *faster how many collectives
+ * it made faster. */
+static int aggregated(const char *spec, int k, uint64_t size, int *faster)
 {
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_BROADCAST, TACOS_REDUCE_SCATTER,
                                   TACOS_REDUCE, TACOS_ALLREDUCE};
@@ -249,6 +250,7 @@ static int aggregated(const char *spec, int k, uint64_t size)
         CHECK(rc == TACOS_OK, "%s on %s k=%d aggregated: %s", name, spec, k, tacos_last_error());
         CHECK(s->time_us <= s1->time_us, "%s on %s k=%d: aggregated %.3f us, one chunk %.3f us",
               name, spec, k, s->time_us, s1->time_us);
+        *faster += s->time_us < s1->time_us;
         tacos_sim_t *r = NULL;
         CHECK_OK(tacos_simulate(s, t, 1, &r));
         /* the greedy's own phases replay exactly; reversed ones and the
@@ -273,11 +275,16 @@ int main(void)
 {
     /* aggregation where latency outweighs a chunk's bytes (64 KiB over
      * 16 or 64 NPUs at 50 GB/s, 0.5 us); none where it does not (1 GiB) */
-    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10) > 1, "mesh2d:4x4: no message of two chunks");
-    CHECK(aggregated("torus2d:8x8", 2, 64 << 10) > 1, "torus2d:8x8: no message of two chunks");
-    CHECK(aggregated("ring:5", 3, 4 << 10) >= 1, "ring:5");
-    CHECK(aggregated("rfs:2x2x2", 1, 1000) >= 1, "rfs:2x2x2");
-    CHECK(aggregated("mesh2d:4x4", 1, 1 << 30) == 1, "mesh2d:4x4 1 GiB: messages of several chunks");
+    int faster = 0, none = 0;
+    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10, &faster) > 1 && faster == 5,
+          "mesh2d:4x4: no message of two chunks, or %d of 5 collectives faster", faster);
+    faster = 0;
+    CHECK(aggregated("torus2d:8x8", 2, 64 << 10, &faster) > 1 && faster > 0,
+          "torus2d:8x8: no message of two chunks, or none faster");
+    aggregated("ring:5", 3, 4 << 10, &none); /* (valid and executed where it is or is not) */
+    aggregated("rfs:2x2x2", 1, 1000, &none);
+    CHECK(aggregated("mesh2d:4x4", 1, 1 << 30, &none) == 1,
+          "mesh2d:4x4 1 GiB: messages of several chunks");
 
     /* known optima */
     expect_steps("fc:8", 1, 1);
@@ -456,6 +463,11 @@ int main(void)
     o.root = 0;
     o.trials = 0;
     CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "trials");
+    o.trials = 1;
+    o.chunks_per_msg = TACOS_MAX_CHUNKS_PER_MSG + 1;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "chunks per message must be 0..64");
+    o.chunks_per_msg = -1;
+    CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_ARG, "chunks per message must be 0..64");
     tacos_topo_free(t);
 
     /* lower bound on heterogeneous in-links: NPU 0 receives over links of
