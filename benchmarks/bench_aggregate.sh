@@ -13,17 +13,15 @@
 # 2:1 uplinks (hosts at 25 GB/s, 2 us).
 B=${TACOS_BUILD:-$(dirname "$0")/..}
 SYNTH=$B/synth/tacos-synth
+. "$(dirname "$0")/common.sh"
 M=${M:-16}
 SIZES=${SIZES:-64KiB 1MiB 64MiB}
 [ $# -gt 0 ] || set -- mesh2d:8x8:100:0.5 torus2d:8x8:100:0.5 mesh2d:16x16:100:0.5 \
     torus2d:16x16:100:0.5 fs:8x32:100,25:0.5,2 fattree:8x8:25,50:2,2
-field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 echo "| shape | ranks | size | one chunk per message: k, us | up to $M per message: k, most, us | one / aggregated | best baseline us | best baseline / aggregated |"
 echo "|---|---|---|---|---|---|---|---|"
 for arg in "$@"; do
-    shape=${arg%%:*}:$(echo "$arg" | cut -d: -f2)
-    bw=$(echo "$arg" | cut -d: -f3)
-    lat=$(echo "$arg" | cut -d: -f4)
+    shape_arg "$arg"
     for size in $SIZES; do
         run() {
             "$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" -c allreduce -s "$size" -k auto \

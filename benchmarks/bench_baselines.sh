@@ -17,19 +17,17 @@
 # uplinks (hosts at 25 GB/s, 2 us).
 B=${TACOS_BUILD:-$(dirname "$0")/..}
 SYNTH=$B/synth/tacos-synth
+. "$(dirname "$0")/common.sh"
 DEGREE=${DEGREE:-1}
 HIER=${HIER:-flat}
 BASELINES=${BASELINES:-ring,rhd,dbt,direct,han}
 SIZES=${SIZES:-1MiB 64MiB 1GiB}
 [ $# -gt 0 ] || set -- fs:8x8:100,25:0.5,2 fs:8x32:100,25:0.5,2 rails:8x8:100,25:0.5,2 \
     fattree:8x8:25,100:2,2 fattree:8x8:25,50:2,2
-field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 echo "| shape | bw GB/s | ranks | size | synthesis s | k | hierarchy | TACOS us | ring | rhd | dbt | direct | han | best baseline / TACOS |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for arg in "$@"; do
-    shape=${arg%%:*}:$(echo "$arg" | cut -d: -f2)
-    bw=$(echo "$arg" | cut -d: -f3)
-    lat=$(echo "$arg" | cut -d: -f4)
+    shape_arg "$arg"
     for size in $SIZES; do
         out=$("$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" --unwind-degree "$DEGREE" \
             -c allreduce -s "$size" -k auto --hierarchy "$HIER" --switch-nodes \

@@ -11,3 +11,13 @@ use_built_component() {
     OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:$pkglibdir"
     export OMPI_MCA_mca_base_component_path
 }
+
+# A number from tacos-synth --summary-json: field KEY "$json"
+field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+
+# SHAPE:BW:LAT (fs:8x32:100,25:0.5,2) into $shape, $bw and $lat
+shape_arg() {
+    shape=${1%%:*}:$(echo "$1" | cut -d: -f2)
+    bw=$(echo "$1" | cut -d: -f3)
+    lat=$(echo "$1" | cut -d: -f4)
+}
