@@ -175,6 +175,7 @@ static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_s
     if (rc)
         return rc;
     run_backwards(s, 1);
+    tacos_sched_sort(s); /* here: All-Reduce's All-Gather, appended, is in order already */
     *out = s;
     return TACOS_OK;
 }

@@ -34,7 +34,8 @@
  * 88.6% -> 95.7% of the throughput optimum, RFS 2x4x4 89.6% -> 95.5%).
  *
  * Cost per event is proportional to the links touched times the bitset width
- * (chunks / 64), never to NPUs squared.  Pending arrivals sit in one FIFO per
+ * (chunks / 64), never to NPUs squared; what each link could offer is kept
+ * up to date (link_offer), not recounted.  Pending arrivals sit in one FIFO per
  * distinct link cost: start times never decrease, so each FIFO stays sorted
  * and the next event is the earliest FIFO head (a small heap of classes).
  */
@@ -140,6 +141,8 @@ typedef struct {
     int *dirty_dsts;
     size_t ndirty;
     size_t *cand, *offer; /* scratch: one destination's free links, their offer */
+    size_t *link_offer;   /* per link: chunks its source holds that its
+                             destination needs (count_offer, kept up to date) */
     events_t ev;
     tacos_rng_t rng;
 } ten_t;
@@ -196,7 +199,7 @@ static size_t other_holders(const ten_t *s, int d, int src, size_t c)
 
 /* Orders the candidate links [a, b) of equal cost: random, then fewest
  * chunks to offer first (insertion sort keeps the random order of ties). */
-static void order_run(ten_t *s, int d, size_t a, size_t b)
+static void order_run(ten_t *s, size_t a, size_t b)
 {
     for (size_t i = b - 1; i > a; i--) {
         size_t j = a + (size_t)tacos_rng_below(&s->rng, i - a + 1), tmp = s->cand[i];
@@ -204,7 +207,7 @@ static void order_run(ten_t *s, int d, size_t a, size_t b)
         s->cand[j] = tmp;
     }
     for (size_t i = a; i < b; i++)
-        s->offer[i] = count_offer(s, s->topo->links[s->cand[i]].src, d);
+        s->offer[i] = s->link_offer[s->cand[i]];
     for (size_t i = a + 1; i < b; i++) {
         size_t l = s->cand[i], o = s->offer[i], j = i;
         for (; j > a && s->offer[j - 1] > o; j--) {
@@ -351,12 +354,12 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
     for (size_t a = 0, b; a < ncand; a = b) {
         for (b = a + 1; b < ncand && s->cost[s->cand[b]] == s->cost[s->cand[a]]; b++)
             ;
-        order_run(s, d, a, b);
+        order_run(s, a, b);
     }
     for (size_t i = 0; i < ncand && s->need_count[d]; i++) {
         size_t l = s->cand[i];
         int src = topo->links[l].src;
-        size_t offer = count_offer(s, src, d);
+        size_t offer = s->link_offer[l];
         if (!offer)
             continue; /* stays idle until its source gets something new */
         size_t m = offer < (size_t)s->msg_cap[l] ? offer : (size_t)s->msg_cap[l];
@@ -364,6 +367,10 @@ static void match_destination(ten_t *s, int d, double t, tacos_sched_t *out)
             size_t c = pick_chunk(s, l, src, d, offer);
             s->copies[c]++;
             tacos_bit_clear(s->need + (size_t)d * s->words, c);
+            for (size_t k = topo->in_off[d]; k < topo->in_off[d + 1]; k++) {
+                size_t in = topo->in_links[k];
+                s->link_offer[in] -= tacos_bit_get(s->have + (size_t)topo->links[in].src * s->words, c);
+            }
             if (s->nbands > 1)
                 groups_add(s, d, c);
             s->need_count[d]--;
@@ -447,6 +454,7 @@ static void ten_free(ten_t *s)
     free(s->dirty_dsts);
     free(s->cand);
     free(s->offer);
+    free(s->link_offer);
     events_free(&s->ev);
 }
 
@@ -481,8 +489,11 @@ static double land_next(ten_t *s, size_t *remaining)
             for (size_t k = topo->out_off[dst]; k < topo->out_off[dst + 1]; k++) {
                 size_t o = topo->out_links[k];
                 int x = topo->links[o].dst;
-                if (!s->ncarrying[o] && tacos_bit_get(s->need + (size_t)x * s->words, c))
-                    mark_link(s, o);
+                if (tacos_bit_get(s->need + (size_t)x * s->words, c)) {
+                    s->link_offer[o]++;
+                    if (!s->ncarrying[o])
+                        mark_link(s, o);
+                }
             }
         }
         s->ncarrying[l] = 0;
@@ -512,10 +523,11 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     s.dirty_dsts = malloc(n * sizeof *s.dirty_dsts);
     s.cand = malloc(m * sizeof *s.cand);
     s.offer = malloc(m * sizeof *s.offer);
+    s.link_offer = malloc(m * sizeof *s.link_offer);
     int rc = TACOS_OK;
     if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
         !s.ncarrying || !s.msg_cap || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand ||
-        !s.offer)
+        !s.offer || !s.link_offer)
         goto nomem;
     s.per_msg = 1; /* then the largest cap any link has */
     for (size_t l = 0; l < topo->nlinks; l++) {
@@ -560,8 +572,10 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     memcpy(s.in_order, topo->in_links, topo->nlinks * sizeof *s.in_order);
     for (size_t v = 0; v < n; v++)
         sort_in_links(s.in_order + topo->in_off[v], topo->in_off[v + 1] - topo->in_off[v], s.cost);
-    for (size_t l = 0; l < topo->nlinks; l++)
+    for (size_t l = 0; l < topo->nlinks; l++) {
+        s.link_offer[l] = count_offer(&s, topo->links[l].src, topo->links[l].dst);
         mark_link(&s, l);
+    }
 
     double t = 0;
     while (remaining) {
