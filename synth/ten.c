@@ -35,9 +35,10 @@
  *
  * Cost per event is proportional to the links touched times the bitset width
  * (chunks / 64), never to NPUs squared; what each link could offer is kept
- * up to date (link_offer), not recounted.  Pending arrivals sit in one FIFO per
- * distinct link cost: start times never decrease, so each FIFO stays sorted
- * and the next event is the earliest FIFO head (a small heap of classes).
+ * up to date (link_offer), not recounted.  Pending arrivals sit in one FIFO
+ * per distinct link cost: start times never decrease, so each FIFO stays
+ * sorted and the next event is the earliest FIFO head (a small heap of
+ * classes).
  */
 #include <stdlib.h>
 #include <string.h>
