@@ -93,9 +93,7 @@ int tacos_sched_most_per_message(const tacos_sched_t *s)
     qsort(v, s->nxfers, sizeof *v, msg_cmp);
     int most = s->nxfers > 0, run = 1;
     for (size_t i = 1; i < s->nxfers; i++) {
-        int same = v[i].start_us == v[i - 1].start_us && v[i].end_us == v[i - 1].end_us &&
-                   v[i].src == v[i - 1].src && v[i].dst == v[i - 1].dst;
-        run = same ? run + 1 : 1;
+        run = tacos_same_message(&v[i], &v[i - 1]) ? run + 1 : 1;
         most = run > most ? run : most;
     }
     free(v);

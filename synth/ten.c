@@ -141,7 +141,7 @@ typedef struct {
     char *link_dirty, *dst_dirty;
     int *dirty_dsts;
     size_t ndirty;
-    size_t *cand, *offer; /* scratch: one destination's free links, their offer */
+    size_t *cand;         /* scratch: one destination's free links */
     size_t *link_offer;   /* per link: chunks its source holds that its
                              destination needs (count_offer, kept up to date) */
     events_t ev;
@@ -207,16 +207,11 @@ static void order_run(ten_t *s, size_t a, size_t b)
         s->cand[i] = s->cand[j];
         s->cand[j] = tmp;
     }
-    for (size_t i = a; i < b; i++)
-        s->offer[i] = s->link_offer[s->cand[i]];
     for (size_t i = a + 1; i < b; i++) {
-        size_t l = s->cand[i], o = s->offer[i], j = i;
-        for (; j > a && s->offer[j - 1] > o; j--) {
+        size_t l = s->cand[i], o = s->link_offer[l], j = i;
+        for (; j > a && s->link_offer[s->cand[j - 1]] > o; j--)
             s->cand[j] = s->cand[j - 1];
-            s->offer[j] = s->offer[j - 1];
-        }
         s->cand[j] = l;
-        s->offer[j] = o;
     }
 }
 
@@ -224,6 +219,17 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and keeps each value once; returns how many there are. */
+static size_t distinct(double *v, size_t n)
+{
+    size_t k = 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    for (size_t i = 0; i < n; i++)
+        if (!k || v[i] != v[k - 1])
+            v[k++] = v[i];
+    return k;
 }
 
 /* Index of cost c in the ascending distinct costs v[0..k). */
@@ -264,10 +270,7 @@ static int groups_init(ten_t *s)
         return TACOS_ERR_NOMEM;
     }
     memcpy(cost, s->cost, topo->nlinks * sizeof *cost);
-    qsort(cost, topo->nlinks, sizeof *cost, cmp_double);
-    for (size_t i = 0; i < topo->nlinks; i++)
-        if (!k || cost[i] != cost[k - 1])
-            cost[k++] = cost[i];
+    k = distinct(cost, topo->nlinks);
     int b = 0;
     for (size_t q = 0; q < k; q++) {
         if (q && cost[q] > 1.5 * cost[q - 1] && b < 7)
@@ -404,12 +407,7 @@ static int events_init(events_t *e, const double *cost, size_t nlinks)
         !e->slot_end || !e->heap)
         return TACOS_ERR_NOMEM;
     memcpy(e->cost, cost, nlinks * sizeof *cost);
-    qsort(e->cost, nlinks, sizeof *e->cost, cmp_double);
-    size_t k = 0;
-    for (size_t i = 0; i < nlinks; i++)
-        if (!k || e->cost[i] != e->cost[k - 1])
-            e->cost[k++] = e->cost[i];
-    e->nclasses = k;
+    size_t k = e->nclasses = distinct(e->cost, nlinks);
     for (size_t l = 0; l < nlinks; l++) {
         e->cls[l] = find_cost(e->cost, k, cost[l]);
         e->start[e->cls[l] + 1]++;
@@ -454,7 +452,6 @@ static void ten_free(ten_t *s)
     free(s->dst_dirty);
     free(s->dirty_dsts);
     free(s->cand);
-    free(s->offer);
     free(s->link_offer);
     events_free(&s->ev);
 }
@@ -523,13 +520,13 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
     s.dst_dirty = calloc(n, 1);
     s.dirty_dsts = malloc(n * sizeof *s.dirty_dsts);
     s.cand = malloc(m * sizeof *s.cand);
-    s.offer = malloc(m * sizeof *s.offer);
     s.link_offer = malloc(m * sizeof *s.link_offer);
     int rc = TACOS_OK;
     if (!s.have || !s.need || !s.need_count || !s.copies || !s.cost || !s.in_order ||
         !s.ncarrying || !s.msg_cap || !s.link_dirty || !s.dst_dirty || !s.dirty_dsts || !s.cand ||
-        !s.offer || !s.link_offer)
+        !s.link_offer)
         goto nomem;
+    int most = per_msg > 1 ? per_msg : 1;
     s.per_msg = 1; /* then the largest cap any link has */
     for (size_t l = 0; l < topo->nlinks; l++) {
         s.cost[l] = tacos_link_cost_us(&topo->links[l], chunk_bytes);
@@ -537,7 +534,7 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
          * message's bytes cost at most what it saves (longer ones hold the
          * link while chunks that are ready wait behind them) */
         double cap = topo->links[l].lat_us / (s.cost[l] - topo->links[l].lat_us);
-        s.msg_cap[l] = cap >= per_msg ? (per_msg > 1 ? per_msg : 1) : cap >= 1 ? (int)cap : 1;
+        s.msg_cap[l] = cap >= most ? most : cap >= 1 ? (int)cap : 1;
         s.per_msg = s.msg_cap[l] > s.per_msg ? s.msg_cap[l] : s.per_msg;
     }
     size_t mm = m * (size_t)s.per_msg; /* (link, chunks in its message) */

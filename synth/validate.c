@@ -87,9 +87,7 @@ static int check_links(const tacos_sched_t *s, violation_t *v, int *malformed)
                   x->chunk, x->start_us, x->src, x->dst);
             continue;
         }
-        /* one message: the transfers on a link with the same start and end */
-        const tacos_xfer_t *prev = in_msg[l] ? &s->xfers[last[l]] : NULL;
-        int joins = prev && x->start_us == prev->start_us && x->end_us == prev->end_us;
+        int joins = in_msg[l] && tacos_same_message(x, &s->xfers[last[l]]);
         in_msg[l] = joins ? in_msg[l] + 1 : 1;
         double cost = tacos_link_cost_us(&t->links[l], (double)in_msg[l] * chunk);
         if (x->end_us - x->start_us < cost - TACOS_TIME_EPS(cost) - TACOS_TIME_EPS(x->end_us))
