@@ -95,11 +95,14 @@ uint64_t *tacos_coll_bitsets(tacos_coll_t coll, int npus, int nchunks, int chunk
 }
 
 /* What every phase passes on: the optional second method and whether it
- * proved each phase optimal. */
+ * proved each phase optimal; the time past which the phase is of no use
+ * (it may stop there: TACOS_SLOWER) and tacos_auto_k's pass (or NULL). */
 typedef struct {
     tacos_improve_fn improve;
     void *ctx;
     int proven;
+    double give_up_us;
+    tacos_auto_pass_t *pass;
 } method_t;
 
 /* Best of `trials` greedy runs of a gather-like collective on `topo`, then
@@ -118,12 +121,22 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
     for (int trial = 0; trial < o->trials; trial++) {
         uint64_t trial_seed = tacos_splitmix64(&seed);
         if ((rc = tacos_sched_alloc(gather, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
-                                    &cur)) ||
-            (rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks,
-                                   o->chunks_per_msg, pre, post,
-                                   trial_seed, cur, &cur->time_us)))
+                                    &cur)))
+            goto out;
+        rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, o->chunks_per_msg,
+                              pre, post, trial_seed, m->give_up_us, cur, &cur->time_us);
+        if (rc == TACOS_SLOWER) { /* a trial of no use */
+            tacos_sched_free(cur);
+            cur = NULL;
+            continue;
+        }
+        if (rc)
             goto out;
         tacos_sched_keep_faster(&best, &cur);
+    }
+    if (!best) { /* every trial gave up */
+        rc = TACOS_SLOWER;
+        goto out;
     }
     if (m->improve) {
         int better = 0, proven = 0;
@@ -329,45 +342,98 @@ typedef int (*phase_fn)(const tacos_topo_t *topo, tacos_coll_t gather,
                         const tacos_synth_opts_t *o, uint64_t seed, method_t *m,
                         tacos_sched_t **out);
 
+/* tacos_auto_k's pass: the time past which the k being synthesized is of
+ * no use (clearly slower than the fastest so far, CLEARLY_SLOWER), and the
+ * phases synthesized at k = 1 by the greedy alone, which every larger k
+ * splits for a candidate of its own (phase()) instead of synthesizing them
+ * again: they are the same schedules. */
+#define CLEARLY_SLOWER 1.1
+#define KEPT_PHASES 4 /* All-Reduce's two, with and without aggregation */
+struct tacos_auto_pass {
+    double give_up_us;
+    struct {
+        phase_fn make;
+        uint64_t seed;
+        int per_msg;
+        tacos_sched_t *s; /* sorted */
+    } one[KEPT_PHASES];
+};
+
+static tacos_sched_t *kept_phase(const tacos_auto_pass_t *p, phase_fn make, uint64_t seed,
+                                 int per_msg)
+{
+    for (int i = 0; p && i < KEPT_PHASES && p->one[i].s; i++)
+        if (p->one[i].make == make && p->one[i].seed == seed && p->one[i].per_msg == per_msg)
+            return p->one[i].s;
+    return NULL;
+}
+
+/* Keeps a copy of a 1-chunk phase (nothing where the pass is full or out of
+ * memory: a larger k then synthesizes it again). */
+static void keep_phase(tacos_auto_pass_t *p, phase_fn make, uint64_t seed, int per_msg,
+                       const tacos_sched_t *s)
+{
+    int i = 0;
+    while (p && i < KEPT_PHASES && p->one[i].s)
+        i++;
+    if (!p || i == KEPT_PHASES || kept_phase(p, make, seed, per_msg))
+        return;
+    tacos_sched_t *copy = NULL;
+    if (tacos_sched_alloc(s->coll, s->npus, 1, s->root, s->size_bytes, NULL, &copy) ||
+        append(copy, s, 0)) {
+        tacos_sched_free(copy);
+        return;
+    }
+    tacos_sched_sort(copy);
+    p->one[i].make = make, p->one[i].seed = seed, p->one[i].per_msg = per_msg, p->one[i].s = copy;
+}
+
 /* One phase (best_spread or reversed) with more chunks never hurting: for
  * k > 1 the phase's 1-chunk schedule split into k parts per chunk is a
  * candidate too, kept when faster (valid by construction: every part
  * follows its chunk's path in the same order; the tests validate every
  * synthesized schedule).  Per phase, so All-Reduce stays two phases and its
- * bounds hold. */
+ * bounds hold.  TACOS_SLOWER where both are past m->give_up_us. */
 static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
                  const tacos_synth_opts_t *o, uint64_t seed, method_t *m, tacos_sched_t **out)
 {
     int rc = make(topo, gather, o, seed, m, out);
-    if (rc || o->chunks_per_npu == 1)
+    if (!rc && o->chunks_per_npu == 1 && !m->improve)
+        keep_phase(m->pass, make, seed, o->chunks_per_msg, *out);
+    if ((rc && rc != TACOS_SLOWER) || o->chunks_per_npu == 1)
         return rc;
     tacos_synth_opts_t one = *o;
-    tacos_sched_t *s1 = NULL, *split = NULL;
+    tacos_sched_t *s1 = kept_phase(m->pass, make, seed, o->chunks_per_msg), *made = NULL,
+                  *split = NULL;
     one.chunks_per_npu = 1;
-    method_t greedy = {0}; /* the candidate is the greedy's 1-chunk schedule */
-    if (!make(topo, gather, &one, seed, &greedy, &s1)) {
-        tacos_sched_sort(s1);
-        if (!tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
-            split->time_us < (*out)->time_us) {
-            tacos_sched_free(*out); /* tacos_synthesize sorts what it returns */
-            *out = split;
-            split = NULL;
-        }
+    method_t greedy = {NULL, NULL, 1, INFINITY, NULL}; /* the greedy's 1-chunk schedule */
+    if (!s1 && !make(topo, gather, &one, seed, &greedy, &made)) {
+        tacos_sched_sort(made);
+        s1 = made;
     }
-    tacos_sched_free(s1);
+    if (s1 && !tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
+        (rc ? split->time_us <= m->give_up_us : split->time_us < (*out)->time_us)) {
+        if (!rc)
+            tacos_sched_free(*out); /* tacos_synthesize sorts what it returns */
+        *out = split;
+        split = NULL;
+        rc = TACOS_OK;
+    }
+    tacos_sched_free(made);
     tacos_sched_free(split);
-    return TACOS_OK;
+    return rc;
 }
 
-int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                              tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
-                              int *proven)
+/* tacos_synthesize_improved, stopping where `pass` says (NULL: never). */
+static int improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                    tacos_improve_fn improve, void *ctx, tacos_auto_pass_t *pass,
+                    tacos_sched_t **out, int *proven)
 {
     int rc = tacos_check_opts(topo, o);
     if (rc)
         return rc;
     uint64_t seed = o->seed;
-    method_t m = {improve, ctx, 1};
+    method_t m = {improve, ctx, 1, pass ? pass->give_up_us : INFINITY, pass};
     tacos_sched_t *s = NULL, *ag = NULL;
     switch (o->coll) {
     case TACOS_ALLTOALL: /* routed, not spread: the greedy of its own */
@@ -390,6 +456,7 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
         break;
     case TACOS_ALLREDUCE:
         rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
+        m.give_up_us -= rc ? 0 : s->time_us; /* the All-Gather follows */
         if (!rc)
             rc = phase(best_spread, topo, TACOS_ALLGATHER, o, seed ^ 0x5bd1e995u, &m, &ag);
         if (!rc)
@@ -412,26 +479,47 @@ int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t
     return TACOS_OK;
 }
 
-int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
+int tacos_synthesize_improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                              tacos_improve_fn improve, void *ctx, tacos_sched_t **out,
+                              int *proven)
 {
-    int rc = tacos_synthesize_improved(topo, o, NULL, NULL, out, NULL);
-    if (rc || o->chunks_per_msg <= 1 || tacos_sched_most_per_message(*out) <= 1)
+    return improved(topo, o, improve, ctx, NULL, out, proven);
+}
+
+/* tacos_synthesize, stopping where `pass` says (NULL: never). */
+static int flat(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_auto_pass_t *pass,
+                tacos_sched_t **out)
+{
+    int rc = improved(topo, o, NULL, NULL, pass, out, NULL);
+    if ((rc && rc != TACOS_SLOWER) || o->chunks_per_msg <= 1 ||
+        (!rc && tacos_sched_most_per_message(*out) <= 1))
         return rc; /* (no message of several chunks: the same as with one) */
     /* a chunk per message as well, the faster kept: aggregating never hurts */
     tacos_synth_opts_t one = *o;
     tacos_sched_t *other = NULL;
     one.chunks_per_msg = 1;
-    if (!tacos_synthesize_improved(topo, &one, NULL, NULL, &other, NULL))
+    int other_rc = improved(topo, &one, NULL, NULL, pass, &other, NULL);
+    if (!other_rc && rc) /* (the aggregated one gave up) */
+        *out = other, rc = TACOS_OK;
+    else if (!other_rc)
         tacos_sched_keep_faster(out, &other);
-    tacos_sched_free(other);
-    return TACOS_OK;
+    else if (other_rc != TACOS_SLOWER && rc) /* neither */
+        rc = other_rc;
+    return rc;
 }
 
-int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                          tacos_hier_t hier, tacos_sched_t **out)
+int tacos_synthesize(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_sched_t **out)
+{
+    return flat(topo, o, NULL, out);
+}
+
+static int synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                           tacos_hier_t hier, tacos_auto_pass_t *pass, tacos_sched_t **out)
 {
     tacos_sched_t *best = NULL, *levels = NULL;
-    int rc = hier == TACOS_HIER_LEVELS ? TACOS_OK : tacos_synthesize(topo, o, &best);
+    int rc = hier == TACOS_HIER_LEVELS ? TACOS_OK : flat(topo, o, pass, &best);
+    if (rc == TACOS_SLOWER && hier != TACOS_HIER_FLAT)
+        rc = TACOS_OK; /* the levels may still be of use */
     if (!rc && hier != TACOS_HIER_FLAT) {
         rc = tacos_synthesize_hier(topo, o, &levels);
         if (rc == TACOS_ERR_TOPO && hier == TACOS_HIER_AUTO)
@@ -439,6 +527,8 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         else if (!rc)
             tacos_sched_keep_faster(&best, &levels);
     }
+    if (!rc && !best)
+        rc = TACOS_SLOWER;
     if (rc)
         tacos_sched_free(best);
     else
@@ -446,10 +536,16 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     return rc;
 }
 
-static int with(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const void *hier,
-                tacos_sched_t **out)
+int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                          tacos_hier_t hier, tacos_sched_t **out)
 {
-    return tacos_synthesize_with(topo, o, *(const tacos_hier_t *)hier, out);
+    return synthesize_with(topo, o, hier, NULL, out);
+}
+
+static int with(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const void *hier,
+                tacos_auto_pass_t *pass, tacos_sched_t **out)
+{
+    return synthesize_with(topo, o, *(const tacos_hier_t *)hier, pass, out);
 }
 
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
@@ -463,6 +559,7 @@ int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_
                  tacos_synth_fn synth, const void *arg, tacos_sched_t **out)
 {
     tacos_sched_t *best = NULL;
+    tacos_auto_pass_t pass = {INFINITY, {{0}}};
     int rc = TACOS_OK;
     *out = NULL;
     if (max_k < 1)
@@ -474,20 +571,29 @@ int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
         tacos_sched_t *cand = NULL;
-        if ((rc = synth(topo, &ok, arg, &cand)))
+        /* (past the fastest so far clearly, by a hair more: one that ends
+         * right there is compared as if synthesized in full) */
+        pass.give_up_us = best ? CLEARLY_SLOWER * best->time_us * (1 + 1e-9) : INFINITY;
+        if ((rc = synth(topo, &ok, arg, &pass, &cand)) == TACOS_SLOWER) {
+            rc = TACOS_OK;
+            break; /* clearly slower: as below */
+        }
+        if (rc)
             break;
         if (!best || cand->time_us < best->time_us) {
             tacos_sched_free(best);
             best = cand;
             continue;
         }
-        int clearly = cand->time_us > 1.1 * best->time_us;
+        int clearly = cand->time_us > CLEARLY_SLOWER * best->time_us;
         tacos_sched_free(cand);
         if (clearly)
             break; /* larger k cost more and, on every shape measured, do not turn
                       faster again; a tie may (pairs4: k = 2 models 0.2% slower
                       than k = 1, k = 8 1.6x faster) */
     }
+    for (int i = 0; i < KEPT_PHASES; i++)
+        tacos_sched_free(pass.one[i].s);
     if (rc)
         tacos_sched_free(best);
     else

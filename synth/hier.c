@@ -495,8 +495,9 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
 }
 
 static int one_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o, const void *rank,
-                    tacos_sched_t **out)
+                    tacos_auto_pass_t *pass, tacos_sched_t **out)
 {
+    (void)pass; /* (synthesized in full: its estimate decides k) */
     return compose(topo, o, *(const int *)rank, out);
 }
 

@@ -99,9 +99,16 @@ tacos_heap_item_t tacos_heap_pop(tacos_heap_t *h);
 /* What every synthesis refuses: an unfinalized or disconnected topology,
  * an unknown collective, bad k, size, trials or root, too many chunks. */
 int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o);
-/* tacos_synthesize_auto's k policy over any synthesis at a fixed k. */
+/* A synthesis that stopped once it was slower than its caller can use
+ * (tacos_auto_k's give_up_us); never returned by the public functions. */
+#define TACOS_SLOWER 100
+/* What the synthesis of one k in tacos_auto_k takes from those before it:
+ * when it is of no use (collectives.c). */
+typedef struct tacos_auto_pass tacos_auto_pass_t;
+/* tacos_synthesize_auto's k policy over any synthesis at a fixed k; one
+ * that takes `pass` may stop with TACOS_SLOWER past pass's time. */
 typedef int (*tacos_synth_fn)(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                              const void *arg, tacos_sched_t **out);
+                              const void *arg, tacos_auto_pass_t *pass, tacos_sched_t **out);
 int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
                  tacos_synth_fn synth, const void *arg, tacos_sched_t **out);
 

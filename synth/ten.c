@@ -500,8 +500,8 @@ static double land_next(ten_t *s, size_t *remaining)
 }
 
 int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, int per_msg,
-                     const uint64_t *pre, const uint64_t *post, uint64_t seed, tacos_sched_t *out,
-                     double *time_us)
+                     const uint64_t *pre, const uint64_t *post, uint64_t seed, double give_up_us,
+                     tacos_sched_t *out, double *time_us)
 {
     ten_t s = {0};
     size_t n = (size_t)topo->npus, m = topo->nlinks ? topo->nlinks : 1;
@@ -592,7 +592,10 @@ int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, 
                              topo->name, v);
             goto out;
         }
-        t = land_next(&s, &remaining);
+        if ((t = land_next(&s, &remaining)) > give_up_us) {
+            rc = TACOS_SLOWER;
+            goto out;
+        }
     }
     *time_us = t;
     goto out;

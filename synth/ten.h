@@ -13,10 +13,11 @@
  * chunks, starting from `pre` (both [npus][TACOS_WORDS(nchunks)] bitsets).
  * Appends copy transfers to `out` in start order; *time_us is the finish.
  * A link carries up to per_msg chunks in one message (its transfers share
- * start and end; it takes the link's time for their bytes together). */
+ * start and end; it takes the link's time for their bytes together).
+ * Once its time passes give_up_us it stops: TACOS_SLOWER, `out` partial. */
 int tacos_ten_spread(const tacos_topo_t *topo, int nchunks, double chunk_bytes, int per_msg,
                      const uint64_t *pre, const uint64_t *post, uint64_t seed,
-                     tacos_sched_t *out, double *time_us);
+                     double give_up_us, tacos_sched_t *out, double *time_us);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -118,8 +118,12 @@ expect 1 "broken.json: malformed JSON" -t "$T/broken.json"
 # -k auto: the component's first-call policy, checked against the fixed k:
 # the fastest of 1, 2, 4, 8 up to the first more than a tenth slower than
 # the best before it, then 16 and 32 while each is the fastest so far
-# (2D switch 8x4 at 1 GB: 32)
+# (2D switch 8x4 at 1 GB: 32).  A k found clearly slower stops part-way
+# (fs:8x8: k = 2's All-Gather; mesh2d:8x8 aggregated: its phases with and
+# without aggregation), and larger k split the phases kept from k = 1.
 for shape in "ring:8 -c allreduce -s 64MiB" "mesh2d:4x4 -c allgather -s 1MiB" \
+    "fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB" \
+    "mesh2d:8x8 -c allreduce -s 1MiB --chunks-per-message 8" \
     "rfs:2x4x2 --bw 200,100,50 -c reduce-scatter -s 4MiB" "fs:2x4 --bw 100,25 --lat 0.5,2 -c broadcast -s 16MiB" \
     "ss:8x4 --bw 300,25 -c allreduce -s 1GB" "rfs:2x4x2 --bw 200,100,50 -c allreduce -s 1GB"; do
     want=$(for k in 1 2 4 8 16 32; do
