@@ -100,6 +100,48 @@ int tacos_sched_most_per_message(const tacos_sched_t *s)
     return most;
 }
 
+static int xfer_before(const tacos_xfer_t *x, const tacos_xfer_t *y)
+{
+    return x->start_us != y->start_us ? x->start_us < y->start_us
+           : x->src != y->src         ? x->src < y->src
+           : x->dst != y->dst         ? x->dst < y->dst
+                                      : x->chunk < y->chunk;
+}
+
+/* A stable merge sort by xfer_cmp's order: runs of SORT_RUN by insertion,
+ * then merged pairwise between v and tmp.  What qsort gives (glibc's is a
+ * stable merge sort too, and the order is total on a valid schedule) in
+ * about a third of its time: the comparison inlined, 32-byte moves. */
+#define SORT_RUN 16
+static void sort_xfers(tacos_xfer_t *v, tacos_xfer_t *tmp, size_t n)
+{
+    for (size_t lo = 0; lo < n; lo += SORT_RUN)
+        for (size_t i = lo + 1; i < n && i < lo + SORT_RUN; i++) {
+            tacos_xfer_t x = v[i];
+            size_t j = i;
+            for (; j > lo && xfer_before(&x, &v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+    tacos_xfer_t *from = v, *to = tmp;
+    for (size_t width = SORT_RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi)
+                to[o++] = xfer_before(&from[b], &from[a]) ? from[b++] : from[a++];
+            while (a < mid)
+                to[o++] = from[a++];
+            while (b < hi)
+                to[o++] = from[b++];
+        }
+        tacos_xfer_t *t = from;
+        from = to, to = t;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof *v);
+}
+
 void tacos_sched_sort(tacos_sched_t *s)
 {
     /* The greedy emits transfers in start order, which is all the IR needs;
@@ -107,8 +149,12 @@ void tacos_sched_sort(tacos_sched_t *s)
     size_t i = 1;
     while (i < s->nxfers && s->xfers[i - 1].start_us <= s->xfers[i].start_us)
         i++;
-    if (i < s->nxfers)
+    tacos_xfer_t *tmp = i < s->nxfers ? malloc(s->nxfers * sizeof *tmp) : NULL;
+    if (tmp)
+        sort_xfers(s->xfers, tmp, s->nxfers);
+    else if (i < s->nxfers) /* (out of memory for the merge: in place) */
         qsort(s->xfers, s->nxfers, sizeof *s->xfers, xfer_cmp);
+    free(tmp);
     s->time_us = 0;
     for (size_t i = 0; i < s->nxfers; i++)
         if (s->xfers[i].end_us > s->time_us)

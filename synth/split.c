@@ -18,19 +18,37 @@ typedef struct {
     double end;
 } arrival_t;
 
-static int by_key_end(const void *a, const void *b)
+/* v[0..n) from `in` sorted by key (0 .. keys-1), then by end, stably: counted
+ * into place by key, then each key's few arrivals (an NPU receives a chunk
+ * once or a few times) by insertion.  What a stable qsort by (key, end)
+ * gives, in linear time; -1 out of memory. */
+static int sort_arrivals(const arrival_t *in, size_t n, size_t keys, arrival_t *v)
 {
-    const arrival_t *x = a, *y = b;
-    if (x->key != y->key)
-        return (x->key > y->key) - (x->key < y->key);
-    return (x->end > y->end) - (x->end < y->end);
+    size_t *at = calloc(keys + 1, sizeof *at);
+    if (!at)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        at[in[i].key + 1]++;
+    for (size_t k = 0; k < keys; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        v[at[in[i].key]++] = in[i];
+    free(at);
+    for (size_t i = 1; i < n; i++) {
+        arrival_t a = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1].key == a.key && v[j - 1].end > a.end; j--)
+            v[j] = v[j - 1];
+        v[j] = a;
+    }
+    return 0;
 }
 
 int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, tacos_sched_t **out)
 {
     size_t n = one->nxfers, kk = (size_t)k;
     tacos_sched_t *s = NULL;
-    arrival_t *arr = malloc((n + 1) * sizeof *arr);
+    arrival_t *in = malloc((n + 1) * sizeof *in), *arr = malloc((n + 1) * sizeof *arr);
     size_t *link = malloc((n + 1) * sizeof *link), *done = NULL;
     /* end[i*k + j]: when part j of transfer i arrives; ready[a*k + j]: the
      * latest part-j arrival among arrivals 0..a of a's (npu, chunk) group */
@@ -38,7 +56,7 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
     double *free_at = calloc(t->nlinks + 1, sizeof *free_at);
     int rc = tacos_sched_alloc(one->coll, one->npus, one->chunks_per_npu * k, one->root,
                                one->size_bytes, NULL, &s);
-    if (!rc && (!arr || !link || !end || !ready || !free_at ||
+    if (!rc && (!in || !arr || !link || !end || !ready || !free_at ||
                 !(done = calloc(n + 1, sizeof *done))))
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");
     if (!rc)
@@ -49,13 +67,15 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
         if (l < 0)
             rc = tacos_error(TACOS_ERR_INVALID, "split: transfer %zu is on no link", i);
         link[i] = (size_t)l;
-        arr[i] = (arrival_t){(size_t)x->dst * (size_t)one->nchunks + (size_t)x->chunk, i,
+        in[i] = (arrival_t){(size_t)x->dst * (size_t)one->nchunks + (size_t)x->chunk, i,
                              x->end_us};
         for (size_t j = 0; j < kk; j++) /* (read before set only for a transfer that */
             end[i * kk + j] = x->end_us; /* takes no time, within the tolerance) */
     }
-    if (!rc)
-        qsort(arr, n, sizeof *arr, by_key_end);
+    if (!rc && sort_arrivals(in, n, (size_t)one->npus * (size_t)one->nchunks, arr))
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");
+    free(in);
+    in = NULL;
     /* done[g]: how many of group g's first arrivals have `ready` filled; a
      * group is named by the index of its first arrival */
     double part = (double)one->size_bytes / ((double)one->nchunks * kk);

@@ -26,6 +26,47 @@ static int same_topo(const tacos_topo_t *a, const tacos_topo_t *b)
     return 1;
 }
 
+/* (start, src, dst, chunk): the order a schedule's transfers are kept in */
+static int by_start(const void *a, const void *b)
+{
+    const tacos_xfer_t *x = a, *y = b;
+    if (x->start_us != y->start_us)
+        return x->start_us < y->start_us ? -1 : 1;
+    if (x->src != y->src)
+        return x->src - y->src;
+    return x->dst != y->dst ? x->dst - y->dst : x->chunk - y->chunk;
+}
+
+/* A schedule written with its transfers shuffled reads back sorted: many
+ * transfers share a start (a torus, every link alike), over several merge
+ * widths; checked against qsort here. */
+static void read_sorts(void)
+{
+    double bw = 50, lat = 0.5;
+    tacos_topo_t *t = NULL;
+    tacos_sched_t *s = NULL, *r = NULL;
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 4, 1 << 20, 1, 1, 0};
+    CHECK_OK(tacos_topo_generate("torus2d:4x4", &bw, 1, &lat, 1, 1, &t));
+    CHECK_OK(tacos_synthesize(t, &o, &s));
+    if (!s)
+        return;
+    srand(7);
+    for (size_t i = s->nxfers; i > 1; i--) {
+        size_t j = (size_t)rand() % i;
+        tacos_xfer_t x = s->xfers[i - 1];
+        s->xfers[i - 1] = s->xfers[j], s->xfers[j] = x;
+    }
+    CHECK_OK(tacos_sched_write_file(s, tmp_path("shuffled.json")));
+    CHECK_OK(tacos_sched_read_file(tmp_path("shuffled.json"), &r));
+    qsort(s->xfers, s->nxfers, sizeof *s->xfers, by_start);
+    CHECK(s->nxfers > 1000 && r && r->nxfers == s->nxfers &&
+              memcmp(r->xfers, s->xfers, s->nxfers * sizeof *s->xfers) == 0,
+          "shuffled schedule of %zu transfers read back in start order", s->nxfers);
+    tacos_sched_free(r);
+    tacos_sched_free(s);
+    tacos_topo_free(t);
+}
+
 static void expect_bad_topo(const char *text, int code, const char *needle)
 {
     tacos_topo_t *t = NULL;
@@ -62,6 +103,7 @@ int main(void)
     tacos_sched_free(r);
     tacos_sched_free(s);
     tacos_topo_free(t);
+    read_sorts();
 
     /* fixtures: generator with failed NPUs; links + switches with defaults */
     CHECK_OK(tacos_topo_read_file(FIXTURES "/mesh4x4_failed.json", &t));
