@@ -393,15 +393,17 @@ static void keep_phase(tacos_auto_pass_t *p, phase_fn make, uint64_t seed, int p
  * candidate too, kept when faster (valid by construction: every part
  * follows its chunk's path in the same order; the tests validate every
  * synthesized schedule).  Per phase, so All-Reduce stays two phases and its
- * bounds hold.  TACOS_SLOWER where both are past m->give_up_us. */
+ * bounds hold.  The split comes first, and the greedy alone stops past it
+ * (it would not be kept).  TACOS_SLOWER where both are past m->give_up_us. */
 static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
                  const tacos_synth_opts_t *o, uint64_t seed, method_t *m, tacos_sched_t **out)
 {
-    int rc = make(topo, gather, o, seed, m, out);
-    if (!rc && o->chunks_per_npu == 1 && !m->improve)
-        keep_phase(m->pass, make, seed, o->chunks_per_msg, *out);
-    if ((rc && rc != TACOS_SLOWER) || o->chunks_per_npu == 1)
+    if (o->chunks_per_npu == 1) {
+        int rc = make(topo, gather, o, seed, m, out);
+        if (!rc && !m->improve)
+            keep_phase(m->pass, make, seed, o->chunks_per_msg, *out);
         return rc;
+    }
     tacos_synth_opts_t one = *o;
     tacos_sched_t *s1 = kept_phase(m->pass, make, seed, o->chunks_per_msg), *made = NULL,
                   *split = NULL;
@@ -411,15 +413,22 @@ static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
         tacos_sched_sort(made);
         s1 = made;
     }
-    if (s1 && !tacos_sched_split(s1, topo, o->chunks_per_npu, &split) &&
-        (rc ? split->time_us <= m->give_up_us : split->time_us < (*out)->time_us)) {
+    if (s1 && tacos_sched_split(s1, topo, o->chunks_per_npu, &split))
+        split = NULL;
+    tacos_sched_free(made);
+    method_t mk = *m; /* (a hair past the split: one that ends there is compared) */
+    if (split && !m->improve && split->time_us * (1 + 1e-9) < mk.give_up_us)
+        mk.give_up_us = split->time_us * (1 + 1e-9);
+    int rc = make(topo, gather, o, seed, &mk, out);
+    m->proven = mk.proven;
+    if (split && (rc == TACOS_SLOWER ? split->time_us <= m->give_up_us
+                                     : !rc && split->time_us < (*out)->time_us)) {
         if (!rc)
             tacos_sched_free(*out); /* tacos_synthesize sorts what it returns */
         *out = split;
         split = NULL;
         rc = TACOS_OK;
     }
-    tacos_sched_free(made);
     tacos_sched_free(split);
     return rc;
 }
