@@ -503,17 +503,20 @@ static int flat(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_aut
     if ((rc && rc != TACOS_SLOWER) || o->chunks_per_msg <= 1 ||
         (!rc && tacos_sched_most_per_message(*out) <= 1))
         return rc; /* (no message of several chunks: the same as with one) */
-    /* a chunk per message as well, the faster kept: aggregating never hurts */
+    /* a chunk per message as well, the faster kept: aggregating never hurts.
+     * Where the aggregated one gave up it may have had no message of several
+     * chunks, and then was this one (the greedy makes the same moves and
+     * draws with a cap of one chunk per message): it gives up too.  As
+     * before, a failure of this one leaves the first's outcome. */
     tacos_synth_opts_t one = *o;
     tacos_sched_t *other = NULL;
     one.chunks_per_msg = 1;
-    int other_rc = improved(topo, &one, NULL, NULL, pass, &other, NULL);
-    if (!other_rc && rc) /* (the aggregated one gave up) */
+    if (improved(topo, &one, NULL, NULL, pass, &other, NULL))
+        return rc;
+    if (rc) /* (the aggregated one gave up) */
         *out = other, rc = TACOS_OK;
-    else if (!other_rc)
+    else
         tacos_sched_keep_faster(out, &other);
-    else if (other_rc != TACOS_SLOWER && rc) /* neither */
-        rc = other_rc;
     return rc;
 }
 
@@ -580,12 +583,16 @@ int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_
         tacos_synth_opts_t ok = *o;
         ok.chunks_per_npu = k;
         tacos_sched_t *cand = NULL;
-        /* (past the fastest so far clearly, by a hair more: one that ends
-         * right there is compared as if synthesized in full) */
-        pass.give_up_us = best ? CLEARLY_SLOWER * best->time_us * (1 + 1e-9) : INFINITY;
+        /* of no use past the fastest so far clearly, or past it at all
+         * beyond TACOS_AUTO_TIES_K (a hair more: one that ends right there
+         * is compared as if synthesized in full) */
+        double no_use = k > TACOS_AUTO_TIES_K ? 1 : CLEARLY_SLOWER;
+        pass.give_up_us = best ? no_use * best->time_us * (1 + 1e-9) : INFINITY;
         if ((rc = synth(topo, &ok, arg, &pass, &cand)) == TACOS_SLOWER) {
-            rc = TACOS_OK;
-            break; /* clearly slower: as below */
+            rc = best ? TACOS_OK
+                      : tacos_error(TACOS_ERR_INVALID, "internal: k = %d gave up with none "
+                                    "to compare", k);
+            break; /* of no use: as below */
         }
         if (rc)
             break;

@@ -66,9 +66,12 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
         long l = tacos_topo_find_link(t, x->src, x->dst);
         if (l < 0)
             rc = tacos_error(TACOS_ERR_INVALID, "split: transfer %zu is on no link", i);
+        else if (x->chunk < 0 || x->chunk >= one->nchunks)
+            rc = tacos_error(TACOS_ERR_INVALID, "split: transfer %zu moves chunk %d of %d", i,
+                             x->chunk, one->nchunks);
         link[i] = (size_t)l;
         in[i] = (arrival_t){(size_t)x->dst * (size_t)one->nchunks + (size_t)x->chunk, i,
-                             x->end_us};
+                            x->end_us};
         for (size_t j = 0; j < kk; j++) /* (read before set only for a transfer that */
             end[i * kk + j] = x->end_us; /* takes no time, within the tolerance) */
     }

@@ -48,8 +48,10 @@ static void read_sorts(void)
     tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 4, 1 << 20, 1, 1, 0};
     CHECK_OK(tacos_topo_generate("torus2d:4x4", &bw, 1, &lat, 1, 1, &t));
     CHECK_OK(tacos_synthesize(t, &o, &s));
-    if (!s)
+    if (!s) {
+        tacos_topo_free(t);
         return;
+    }
     srand(7);
     for (size_t i = s->nxfers; i > 1; i--) {
         size_t j = (size_t)rand() % i;
