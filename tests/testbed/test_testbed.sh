@@ -272,11 +272,12 @@ echo "tree16, inferred leaves: $got; again: $got2"
     { fail "tree16, inferred: the duplicates did not reuse the job's tree"; grep network "$T/tree-infer2.out" >&2; }
 # ... and with its topology.conf (coll_tacos_fabric_file): the tree read,
 # each level's rate measured (ports 100 Mbit/s, uplinks 200, at TCP
-# goodput): none above 1.15x its emulated rate, none below 0.4x, each
-# leaf's uplink more than 1.4x its port; the collectives right through it.
-# Checks of structure, not of accuracy: on a busy 2-core VM the 16 emulated
-# hosts' ports ran at 0.59-0.85 of their rate (CI, 2026-11-30; 0.94-1.03 on
-# a quiet one: benchmarks/results/2026-11-29-testbed-tree16-fabric.md)
+# goodput): each within 0.4-2x its emulated rate, each leaf's uplink more
+# than 1.4x its port; the collectives right through it.  Checks of
+# structure, not of accuracy: on a busy 2-core VM (12-27 % steal) the 16
+# emulated hosts' ports came out at 0.59-0.85 of their rate and the
+# uplinks at 0.85-1.45 (three jobs, 2026-11-30), where on a quiet one both
+# were within 0.94-1.03 (benchmarks/results/2026-11-29-testbed-tree16-fabric.md)
 printf 'SwitchName=s0 Nodes=h0,h1,h2,h3\n' >"$T/want.conf"
 head -1 "$T/tree.conf" 2>/dev/null | cmp -s - "$T/want.conf" ||
     { fail "tree16: topology.conf's first line"; cat "$T/tree.conf" >&2; }
@@ -292,7 +293,7 @@ goodput=$(sed -n 's/^goodput \([0-9.]*\).*/\1/p' "$T/tree/shape.txt")
 grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | head -4 | awk -v g="$goodput" '
     { for (i = 1; i < NF; i++) { if ($i == "port") port = $(i + 1); if ($i == "uplink") up = $(i + 3) } }
     { want_p = 100 * g / 8 / 1000; want_u = 200 * g / 8 / 1000 }
-    port < 0.4 * want_p || port > 1.15 * want_p || up < 0.4 * want_u || up > 1.15 * want_u ||
+    port < 0.4 * want_p || port > 2 * want_p || up < 0.4 * want_u || up > 2 * want_u ||
         up <= 1.4 * port {
         printf "%s port %s GB/s (want %.4g), uplink %s (want %.4g)\n", $0, port, want_p, up, want_u; bad = 1 }
     { n++ } END { exit bad || n != 4 }' >"$T/rates" ||
