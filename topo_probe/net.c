@@ -45,8 +45,9 @@
  *    (the test at the path's bottleneck leg); if none is slowed, its other
  *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
  *    ends (and their controls where slowed), and of the triples whose pair
- *    only the control kept from being a path, are run again and the pairs
- *    classified once more on the shorter times.  The screens and the tests they let through run in
+ *    only the control kept from being a path (unless every test of
+ *    the control's host was slowed: its port, not noise; switch4), are run
+ *    again and the pairs classified once more on the shorter times.  The screens and the tests they let through run in
  *    steps where triples without a host in common test at once (6 hosts
  *    joined by one: 60 tests in 30 steps); the reruns one at a time.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
@@ -130,6 +131,10 @@
  * lets more tests through. */
 #define SCREEN_PREDICT 1.6
 #define SCREEN_SLOW 1.25
+/* A host whose every test (two or more) took this many times its time
+ * alone shares one port among its peers (port_limited): a control it
+ * gives is not run again. */
+#define PORT_SLOW 1.6
 /* Tests for shared paths grow as H^3 at worst.  Tests of triples without
  * a host in common run at once (the screens and the tests they let
  * through; the confirming reruns, which decide, one at a time): H^3 tests
@@ -618,6 +623,24 @@ static int routes_seen_with(tacos_net_t *net, const tacos_net_test_t *tests, int
     return seen;
 }
 
+/* Is host c's port what limits it: two or more of its tests ran and every
+ * one ended PORT_SLOW or more later than alone?  Hosts on one switch are
+ * (switch4: every test of every host 1.76-1.96x; each exchange 1.49-1.96x,
+ * as TCP shares a port unfairly).  A relay's test over separate legs is
+ * not, and noise that slows a test seldom slows every test of one host. */
+static int port_limited(const tacos_net_test_t *tests, int ntests, int c)
+{
+    int ran = 0;
+    for (int i = 0; i < ntests; i++) {
+        if (tests[i].x != c || !(tests[i].slow > 0))
+            continue;
+        if (tests[i].slow < PORT_SLOW)
+            return 0;
+        ran++;
+    }
+    return ran >= 2;
+}
+
 void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
@@ -656,7 +679,9 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
      * in its step, it weakens the path once the ends' reruns took that
      * back: two triangles joined by one link lost paths that way), and all
      * three of a triple with a pair that only the control kept from being
-     * a path (the relay's test slowed by noise; a path it may be) */
+     * a path (the relay's test slowed by noise; a path it may be), unless
+     * every test of the relay says its port limits it (port_limited: on
+     * switch4 this took 12 reruns, 70 ms, and confirmed every one) */
     for (int i = 0; i < ntests; i++) {
         const int t3[3] = {tests[i].x, tests[i].y, tests[i].z};
         tests[i].confirm = 0;
@@ -666,7 +691,8 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
             tests[i].confirm |=
                 (via == c + 1 && (tests[i].x != c || tests[i].slow >= SCREEN_SLOW)) ||
                 (!via && relay_plausible(net, a, b, c) && may_route(routed, h, a, b, c) &&
-                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE);
+                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE &&
+                 !port_limited(tests, ntests, c));
         }
     }
     for (size_t i = 0; i < hh; i++)

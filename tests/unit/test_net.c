@@ -515,7 +515,16 @@ static void test_shapes(void)
     for (int x = 0; x < 4; x++)
         sw.port[x] = SLOW;
     n = measure_cluster("switch4", &sw, "01 02 03 12 13 23", NULL);
-    CHECK(n == 24, "switch4: %d tests, want 24 (all 12, again as the controls kept them)", n);
+    CHECK(n == 12, "switch4: %d tests, want 12 (every relay's port limits it: no reruns)", n);
+    /* a relay held up once: its other tests say its port does not limit
+     * it, so the triple whose path it hid runs again */
+    for (int x = 0; x < 4; x++) {
+        char name[64];
+        snprintf(name, sizeof name, "ring4 equal, h%d held up once", x);
+        noisy_shape(name, 4, ring4eq, 4, "01 12 23 03", NULL, (noise_t){x, -1});
+        snprintf(name, sizeof name, "ring4, h%d held up once", x);
+        noisy_shape(name, 4, ring4, 4, "01 12 23 03", NULL, (noise_t){x, -1});
+    }
     const link_spec_t ring5[] = {{0, 1, SLOW}, {1, 2, SLOW}, {2, 3, SLOW}, {3, 4, SLOW}, {4, 0, SLOW}};
     shape("ring5", 5, ring5, 5, "01 12 23 34 04", NULL);
     /* a host held up once (2x) in its screen, the test that every path of
