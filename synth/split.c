@@ -21,19 +21,20 @@ typedef struct {
 /* v[0..n) from `in` sorted by key (0 .. keys-1), then by end, stably: counted
  * into place by key, then each key's few arrivals (an NPU receives a chunk
  * once or a few times) by insertion.  What a stable qsort by (key, end)
- * gives, in linear time; -1 out of memory. */
-static int sort_arrivals(const arrival_t *in, size_t n, size_t keys, arrival_t *v)
+ * gives, in linear time.  Returns where each key's arrivals end in v
+ * (malloc'd, keys entries: key k's are [k ? ends[k - 1] : 0, ends[k])), or
+ * NULL out of memory. */
+static size_t *sort_arrivals(const arrival_t *in, size_t n, size_t keys, arrival_t *v)
 {
     size_t *at = calloc(keys + 1, sizeof *at);
     if (!at)
-        return -1;
+        return NULL;
     for (size_t i = 0; i < n; i++)
         at[in[i].key + 1]++;
     for (size_t k = 0; k < keys; k++)
         at[k + 1] += at[k];
     for (size_t i = 0; i < n; i++)
         v[at[in[i].key]++] = in[i];
-    free(at);
     for (size_t i = 1; i < n; i++) {
         arrival_t a = v[i];
         size_t j = i;
@@ -41,7 +42,7 @@ static int sort_arrivals(const arrival_t *in, size_t n, size_t keys, arrival_t *
             v[j] = v[j - 1];
         v[j] = a;
     }
-    return 0;
+    return at;
 }
 
 int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, tacos_sched_t **out)
@@ -49,7 +50,7 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
     size_t n = one->nxfers, kk = (size_t)k;
     tacos_sched_t *s = NULL;
     arrival_t *in = malloc((n + 1) * sizeof *in), *arr = malloc((n + 1) * sizeof *arr);
-    size_t *link = malloc((n + 1) * sizeof *link), *done = NULL;
+    size_t *link = malloc((n + 1) * sizeof *link), *done = NULL, *ends = NULL;
     /* end[i*k + j]: when part j of transfer i arrives; ready[a*k + j]: the
      * latest part-j arrival among arrivals 0..a of a's (npu, chunk) group */
     double *end = malloc((n * kk + 1) * sizeof *end), *ready = malloc((n * kk + 1) * sizeof *ready);
@@ -75,7 +76,7 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
         for (size_t j = 0; j < kk; j++) /* (read before set only for a transfer that */
             end[i * kk + j] = x->end_us; /* takes no time, within the tolerance) */
     }
-    if (!rc && sort_arrivals(in, n, (size_t)one->npus * (size_t)one->nchunks, arr))
+    if (!rc && !(ends = sort_arrivals(in, n, (size_t)one->npus * (size_t)one->nchunks, arr)))
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");
     free(in);
     in = NULL;
@@ -88,14 +89,8 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
      * (those were handled before: they started earlier) */
     for (size_t i = 0; !rc && i < n; i++) {
         const tacos_xfer_t *x = &one->xfers[i];
-        size_t want = (size_t)x->src * (size_t)one->nchunks + (size_t)x->chunk, lo = 0, hi = n;
-        while (lo < hi) { /* the group's first arrival */
-            size_t mid = (lo + hi) / 2;
-            if (arr[mid].key < want)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t want = (size_t)x->src * (size_t)one->nchunks + (size_t)x->chunk;
+        size_t lo = want ? ends[want - 1] : 0; /* the group's first arrival */
         size_t last = lo; /* one past the arrivals that ended before x started */
         double limit = x->start_us + TACOS_TIME_EPS(x->start_us);
         while (last < n && arr[last].key == want && arr[last].end <= limit)
@@ -120,6 +115,7 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
         }
     }
     free(arr);
+    free(ends);
     free(link);
     free(end);
     free(ready);
