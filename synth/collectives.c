@@ -415,24 +415,11 @@ static int phase(phase_fn make, const tacos_topo_t *topo, tacos_coll_t gather,
     }
     if (s1 && tacos_sched_split(s1, topo, o->chunks_per_npu, &split))
         split = NULL;
-    double one_us = s1 ? s1->time_us : INFINITY;
     tacos_sched_free(made);
     method_t mk = *m; /* (a hair past the split: one that ends there is compared) */
     if (split && !m->improve && split->time_us * (1 + 1e-9) < mk.give_up_us)
         mk.give_up_us = split->time_us * (1 + 1e-9);
-    /* the first-call policy (a pass): where splitting k = 1's phase into k
-     * parts is clearly slower than the phase, k times the messages cost
-     * more latency than the parts overlap, and the greedy, which sends as
-     * many, did no better than the split on any shape measured (fs:8x8 at
-     * k = 4: 1.11x both; fs:8x32 at k = 2: 1.16x; fs:8x128: 1.43x); it is
-     * not run (at 1,024 ranks it took 1.7 s of 2.5).  Not where messages
-     * carry several chunks: the greedy then pays the latency once for
-     * them, the split does not (mesh2d:4x4 at 5 us, 4 MiB, 8 a message:
-     * k = 2 models 102 us, k = 1 122) */
-    if (split && m->pass && !m->improve && o->chunks_per_msg <= 1 &&
-        split->time_us > CLEARLY_SLOWER * one_us)
-        mk.give_up_us = 0;
-    int rc = mk.give_up_us > 0 ? make(topo, gather, o, seed, &mk, out) : TACOS_SLOWER;
+    int rc = make(topo, gather, o, seed, &mk, out);
     m->proven = mk.proven;
     if (split && (rc == TACOS_SLOWER ? split->time_us <= m->give_up_us
                                      : !rc && split->time_us < (*out)->time_us)) {

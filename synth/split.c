@@ -22,8 +22,8 @@ typedef struct {
  * into place by key, then each key's few arrivals (an NPU receives a chunk
  * once or a few times) by insertion.  What a stable qsort by (key, end)
  * gives, in linear time.  Returns where each key's arrivals end in v
- * (malloc'd, keys entries: key k's are [k ? ends[k - 1] : 0, ends[k])), or
- * NULL out of memory. */
+ * (malloc'd, keys + 1 entries: key k's are [k ? ends[k - 1] : 0, ends[k])),
+ * or NULL out of memory. */
 static size_t *sort_arrivals(const arrival_t *in, size_t n, size_t keys, arrival_t *v)
 {
     size_t *at = calloc(keys + 1, sizeof *at);

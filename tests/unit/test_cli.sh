@@ -121,13 +121,10 @@ expect 1 "broken.json: malformed JSON" -t "$T/broken.json"
 # (2D switch 8x4 at 1 GB: 32).  A k found clearly slower stops part-way
 # (fs:8x8: k = 2's All-Gather; mesh2d:8x8 aggregated: its phases with and
 # without aggregation), and larger k split the phases kept from k = 1.
-# Where a phase split into k is clearly slower than at k = 1 the greedy
-# does not run at k (fs:8x8 at k = 4), unless messages carry several
-# chunks (mesh2d:4x4 at 5 us: k = 2 aggregated 0.84x k = 1).
 for shape in "ring:8 -c allreduce -s 64MiB" "mesh2d:4x4 -c allgather -s 1MiB" \
     "fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB" \
     "mesh2d:8x8 -c allreduce -s 1MiB --chunks-per-message 8" \
-    "mesh2d:4x4 --lat 5 -c allreduce -s 4MiB --chunks-per-message 8" \
+    "dgx1 --lat 5 -c allreduce -s 16MiB" \
     "rfs:2x4x2 --bw 200,100,50 -c reduce-scatter -s 4MiB" "fs:2x4 --bw 100,25 --lat 0.5,2 -c broadcast -s 16MiB" \
     "ss:8x4 --bw 300,25 -c allreduce -s 1GB" "rfs:2x4x2 --bw 200,100,50 -c allreduce -s 1GB"; do
     want=$(for k in 1 2 4 8 16 32; do
