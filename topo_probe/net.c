@@ -132,8 +132,8 @@
 #define SCREEN_PREDICT 1.6
 #define SCREEN_SLOW 1.25
 /* A host whose every test (two or more) took this many times its time
- * alone shares one port among its peers (port_limited): a control it
- * gives is not run again. */
+ * alone sends all its exchanges through one port or link (port_limited):
+ * a triple of such hosts is not run again to confirm its control. */
 #define PORT_SLOW 1.6
 /* Tests for shared paths grow as H^3 at worst.  Tests of triples without
  * a host in common run at once (the screens and the tests they let
@@ -147,7 +147,8 @@
  * routed through a host of the other: that only adds time, which the
  * screens read as a possible path (more tests run), and which the reruns,
  * alone, take back from the paths' ends, their controls where slowed, and
- * the controls that hid a path.
+ * the controls that hid a path (but where all three hosts' ports limit
+ * them: port_limited).
  * One test per host,
  * each host exchanging with every other at once (H tests; tried
  * 2026-11-26 with a model of every flow of such a test), cannot tell
@@ -626,8 +627,9 @@ static int routes_seen_with(tacos_net_t *net, const tacos_net_test_t *tests, int
 /* Is host c's port what limits it: two or more of its tests ran and every
  * one ended PORT_SLOW or more later than alone?  Hosts on one switch are
  * (switch4: every test of every host 1.76-1.96x; each exchange 1.49-1.96x,
- * as TCP shares a port unfairly).  A relay's test over separate legs is
- * not, and noise that slows a test seldom slows every test of one host. */
+ * as TCP shares a port unfairly), and so is a host on a single link.  A
+ * relay's test over separate legs is not, and noise that slows a test
+ * seldom slows every test of one host. */
 static int port_limited(const tacos_net_test_t *tests, int ntests, int c)
 {
     int ran = 0;
@@ -680,8 +682,12 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
      * back: two triangles joined by one link lost paths that way), and all
      * three of a triple with a pair that only the control kept from being
      * a path (the relay's test slowed by noise; a path it may be), unless
-     * every test of the relay says its port limits it (port_limited: on
-     * switch4 this took 12 reruns, 70 ms, and confirmed every one) */
+     * the tests of all three hosts say their ports limit them, as on one
+     * switch (port_limited: on switch4 this took 12 reruns, 70 ms, and
+     * confirmed every one).  Not the relay's alone: leaves on single links
+     * are port-limited too, and a triple of two leaves and their hub whose
+     * hub was held up once routed the leaves' pair through a third leaf,
+     * hiding the hub's paths, until this rerun took the stall back */
     for (int i = 0; i < ntests; i++) {
         const int t3[3] = {tests[i].x, tests[i].y, tests[i].z};
         tests[i].confirm = 0;
@@ -692,7 +698,8 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
                 (via == c + 1 && (tests[i].x != c || tests[i].slow >= SCREEN_SLOW)) ||
                 (!via && relay_plausible(net, a, b, c) && may_route(routed, h, a, b, c) &&
                  path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE &&
-                 !port_limited(tests, ntests, c));
+                 !(port_limited(tests, ntests, a) && port_limited(tests, ntests, b) &&
+                   port_limited(tests, ntests, c)));
         }
     }
     for (size_t i = 0; i < hh; i++)
