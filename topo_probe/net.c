@@ -46,8 +46,9 @@
  *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
  *    ends (and their controls where slowed), and of the triples whose pair
  *    only the control kept from being a path (unless every test of
- *    the control's host was slowed: its port, not noise; switch4), are run
- *    again and the pairs classified once more on the shorter times.  The screens and the tests they let through run in
+ *    each of the triple's hosts was slowed: their ports, not noise;
+ *    switch4), are run again and the pairs classified once more on the
+ *    shorter times.  The screens and the tests they let through run in
  *    steps where triples without a host in common test at once (6 hosts
  *    joined by one: 60 tests in 30 steps); the reruns one at a time.
  * 3. Classes: links whose bandwidths lie within CLASS_SPREAD of each other
@@ -690,6 +691,8 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
      * hiding the hub's paths, until this rerun took the stall back */
     for (int i = 0; i < ntests; i++) {
         const int t3[3] = {tests[i].x, tests[i].y, tests[i].z};
+        int ports = port_limited(tests, ntests, t3[0]) && port_limited(tests, ntests, t3[1]) &&
+                    port_limited(tests, ntests, t3[2]);
         tests[i].confirm = 0;
         for (int k = 0; k < 3; k++) { /* the pair without t3[k], through t3[k] */
             int a = t3[(k + 1) % 3], b = t3[(k + 2) % 3], c = t3[k];
@@ -697,9 +700,7 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
             tests[i].confirm |=
                 (via == c + 1 && (tests[i].x != c || tests[i].slow >= SCREEN_SLOW)) ||
                 (!via && relay_plausible(net, a, b, c) && may_route(routed, h, a, b, c) &&
-                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE &&
-                 !(port_limited(tests, ntests, a) && port_limited(tests, ntests, b) &&
-                   port_limited(tests, ntests, c)));
+                 path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE && !ports);
         }
     }
     for (size_t i = 0; i < hh; i++)

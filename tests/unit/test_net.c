@@ -515,7 +515,7 @@ static void test_shapes(void)
     for (int x = 0; x < 4; x++)
         sw.port[x] = SLOW;
     n = measure_cluster("switch4", &sw, "01 02 03 12 13 23", NULL);
-    CHECK(n == 12, "switch4: %d tests, want 12 (every relay's port limits it: no reruns)", n);
+    CHECK(n == 12, "switch4: %d tests, want 12 (every host's port limits it: no reruns)", n);
     /* a hub held up once in its test of two leaves (each on a single
      * link, so their ports limit them): the leaves' pair was routed
      * through the fast leaf, which hid the hub's paths, until that test
