@@ -308,6 +308,66 @@ static int append(tacos_sched_t *dst, const tacos_sched_t *src, double shift_us)
     return TACOS_OK;
 }
 
+/* Appends to a Reduce-Scatter s (time T, sorted) its All-Gather from T to
+ * 2T without synthesizing one.  s is an All-Gather on the transposed
+ * topology run backwards; that All-Gather forwards, each NPU (and its
+ * chunks) renamed as the transposed topology maps onto the topology
+ * (mirror), is one on the topology itself, as long.  Taken from s's end
+ * back, its transfers come in the order they end: on links that take
+ * equal times, in start order.  So they are dealt to a few piles each in
+ * start order and merged (ties: the lower pile first); what fits no pile
+ * goes to the last, and the caller's tacos_sched_sort then sorts it all. */
+#define MIRROR_PILES 8
+static int append_mirrored(tacos_sched_t *s, tacos_mirror_t mirror)
+{
+    size_t n = s->nxfers, at[MIRROR_PILES + 1] = {0}, end[MIRROR_PILES];
+    tacos_xfer_t *ag = malloc((n ? n : 1) * sizeof *ag);
+    unsigned char *pile = malloc(n ? n : 1);
+    int rc = ag && pile ? tacos_sched_reserve(s, 2 * n)
+                        : tacos_error(TACOS_ERR_NOMEM, "out of memory mirroring %zu transfers", n);
+    int last = s->npus - 1, k = s->chunks_per_npu, rev = mirror == TACOS_MIRROR_REVERSED;
+    int piles = 0;
+    double t2 = 2 * s->time_us, top[MIRROR_PILES];
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tacos_xfer_t *x = &s->xfers[n - 1 - i];
+        int chunk = rev ? (last - x->chunk / k) * k + x->chunk % k : x->chunk;
+        int src = rev ? last - x->dst : x->dst, dst = rev ? last - x->src : x->src;
+        ag[i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk, src, dst, 0};
+        int p = 0;
+        while (p < piles && top[p] > ag[i].start_us)
+            p++;
+        if (p == MIRROR_PILES) /* (then out of order: tacos_sched_sort sorts it) */
+            p = MIRROR_PILES - 1;
+        piles += p == piles;
+        pile[i] = (unsigned char)p;
+        top[p] = ag[i].start_us;
+        at[p + 1]++;
+    }
+    if (rc)
+        goto out;
+    tacos_xfer_t *to = s->xfers + n;
+    for (int p = 0; p < piles; p++)
+        end[p] = at[p + 1] += at[p];
+    for (size_t i = 0; i < n; i++) /* by pile, each in start order */
+        to[at[pile[i]]++] = ag[i];
+    for (int p = piles - 1; p >= 0; p--)
+        at[p] = p ? end[p - 1] : 0;
+    memcpy(ag, to, n * sizeof *ag);
+    for (size_t o = 0; o < n; o++) {
+        int b = -1;
+        for (int p = 0; p < piles; p++)
+            if (at[p] < end[p] && (b < 0 || ag[at[p]].start_us < ag[at[b]].start_us))
+                b = p;
+        to[o] = ag[at[b]++];
+    }
+    s->nxfers = 2 * n;
+    s->time_us = t2;
+out:
+    free(ag);
+    free(pile);
+    return rc;
+}
+
 int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
 {
     if (!topo->in_off)
@@ -444,6 +504,7 @@ static int improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     uint64_t seed = o->seed;
     method_t m = {improve, ctx, 1, pass ? pass->give_up_us : INFINITY, pass};
     tacos_sched_t *s = NULL, *ag = NULL;
+    tacos_mirror_t mirror;
     switch (o->coll) {
     case TACOS_ALLTOALL: /* routed, not spread: the greedy of its own */
     case TACOS_GATHER:
@@ -464,6 +525,13 @@ static int improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         rc = phase(reversed, topo, TACOS_BROADCAST, o, seed, &m, &s);
         break;
     case TACOS_ALLREDUCE:
+        if ((mirror = tacos_topo_mirror(topo)) != TACOS_MIRROR_NONE) {
+            m.give_up_us /= 2; /* (the All-Gather as long) */
+            rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
+            if (!rc)
+                rc = append_mirrored(s, mirror);
+            break;
+        }
         rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
         m.give_up_us -= rc ? 0 : s->time_us; /* the All-Gather follows */
         if (!rc)

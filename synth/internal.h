@@ -50,6 +50,14 @@ int tacos_topo_add_switch_node(tacos_topo_t *t, const int *m, int n, double lat_
                                double bw_gbps);
 int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo);
 
+/* How the transposed topology (every link reversed) maps onto t, NPU i to
+ * NPU map(i) with the same links, latencies and bandwidths: SAME (map(i) =
+ * i: every link has its reverse), REVERSED (map(i) = npus - 1 - i, e.g.
+ * switches unwound into rings and uni-rings numbered in order, in any
+ * dimension of a shape), else NONE.  Needs a finalized topology. */
+typedef enum { TACOS_MIRROR_NONE, TACOS_MIRROR_SAME, TACOS_MIRROR_REVERSED } tacos_mirror_t;
+tacos_mirror_t tacos_topo_mirror(const tacos_topo_t *t);
+
 /* Bitsets of 64-bit words. */
 #define TACOS_WORDS(nbits) (((size_t)(nbits) + 63) / 64)
 static inline int tacos_bit_get(const uint64_t *b, size_t i)

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -351,6 +352,47 @@ int main(void)
           s ? s->time_us : -1);
     CHECK(s && s->nxfers == 2 * 6 * 5, "allreduce ring:6 transfers %zu", s ? s->nxfers : 0);
     tacos_sched_free(s);
+    tacos_topo_free(t);
+
+    /* All-Reduce's All-Gather is its Reduce-Scatter mirrored, as long, where
+     * the transposed topology maps onto the topology: itself (fc, torus, a
+     * fully connected one whose 15 links all cost differently, so the
+     * mirrored transfers do not come in few runs of start order), or each
+     * NPU i onto N-1-i (switches and uni-rings numbered in order, fat tree,
+     * rails); sorted by start and valid */
+    const char *mirrored[] = {"uniring:7", "switch:6", "fs:3x4", "fattree:4x4", "rails:4x4",
+                              "torus2d:3x4", "fc:5", "star"};
+    for (size_t i = 0; i < sizeof mirrored / sizeof mirrored[0]; i++)
+        for (int k = 1; k <= 3; k += 2) {
+            if (strcmp(mirrored[i], "star"))
+                t = gen(mirrored[i]);
+            else {
+                CHECK_OK(tacos_topo_create(16, "star", &t));
+                for (int a = 1; a < 16; a++) { /* leaves of a hub, each link its own cost */
+                    CHECK_OK(tacos_topo_add_link(t, 0, a, 0.1 * a, 10 + 3 * a));
+                    CHECK_OK(tacos_topo_add_link(t, a, 0, 0.1 * a, 10 + 3 * a));
+                }
+                CHECK_OK(tacos_topo_finalize(t));
+            }
+            tacos_sched_t *rs = synth(t, TACOS_REDUCE_SCATTER, k, 1 << 20, 2, 3);
+            s = synth(t, TACOS_ALLREDUCE, k, 1 << 20, 2, 3);
+            CHECK(rs && s && fabs(s->time_us - 2 * rs->time_us) < 1e-9 * s->time_us &&
+                      s->nxfers == 2 * rs->nxfers,
+                  "allreduce %s k=%d: %.4f us, %zu transfers; reduce-scatter %.4f us, %zu",
+                  mirrored[i], k, s ? s->time_us : -1, s ? s->nxfers : 0,
+                  rs ? rs->time_us : -1, rs ? rs->nxfers : 0);
+            for (size_t j = 1; s && j < s->nxfers; j++)
+                CHECK(s->xfers[j - 1].start_us <= s->xfers[j].start_us,
+                      "allreduce %s k=%d: transfer %zu starts before %zu", mirrored[i], k, j,
+                      j - 1);
+            CHECK(s && tacos_sched_validate(s) == TACOS_OK, "allreduce %s k=%d invalid: %s",
+                  mirrored[i], k, tacos_last_error());
+            if (s)
+                execute(s);
+            tacos_sched_free(rs);
+            tacos_sched_free(s);
+            tacos_topo_free(t);
+        }
 
     /* All-to-All of 1 MiB blocks at k = 1, in link times: fully connected,
      * one; a uni-ring of 4 carries 1 + 2 + 3 chunks per link (each chunk to
@@ -360,7 +402,6 @@ int main(void)
      * has 16 block hops for 8 links, 2 when the far blocks of neighbours go
      * opposite ways (the greedy's ties sent them one way: 3).  The greedy
      * reaches each bound; the baselines validate. */
-    tacos_topo_free(t);
     expect_alltoall("fc:5", 1);
     expect_alltoall("uniring:4", 6);
     expect_alltoall("line:4", 4);
