@@ -162,15 +162,25 @@ out:
     return rc;
 }
 
+static int start_order(tacos_xfer_t *v, size_t n);
+
 /* s run backwards in time and direction (what was sent last is received
- * first); `reduce`: arrivals become reductions. */
-static void run_backwards(tacos_sched_t *s, int reduce)
+ * first); `reduce`: arrivals become reductions.  From s in start order, in
+ * start order (else for tacos_sched_sort). */
+static int run_backwards(tacos_sched_t *s, int reduce)
 {
-    for (size_t i = 0; i < s->nxfers; i++) {
+    size_t n = s->nxfers;
+    for (size_t i = 0; i < n / 2; i++) { /* from the end back: the order they end */
+        tacos_xfer_t x = s->xfers[i];
+        s->xfers[i] = s->xfers[n - 1 - i];
+        s->xfers[n - 1 - i] = x;
+    }
+    for (size_t i = 0; i < n; i++) {
         tacos_xfer_t *x = &s->xfers[i];
         *x = (tacos_xfer_t){s->time_us - x->end_us, s->time_us - x->start_us, x->chunk, x->dst,
                             x->src, reduce};
     }
+    return start_order(s->xfers, n);
 }
 
 /* Reduce-Scatter / Reduce: synthesize the gather on the transposed topology,
@@ -187,8 +197,11 @@ static int reversed(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_s
     tacos_topo_free(tt);
     if (rc)
         return rc;
-    run_backwards(s, 1);
-    tacos_sched_sort(s); /* here: All-Reduce's All-Gather, appended, is in order already */
+    if ((rc = run_backwards(s, 1))) {
+        tacos_sched_free(s);
+        return rc;
+    }
+    tacos_sched_sort(s); /* (in order already but where a pile overflowed) */
     *out = s;
     return TACOS_OK;
 }
@@ -284,7 +297,9 @@ static int rooted_route(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     }
     if (!rc) {
         back->coll = o->coll;
-        run_backwards(back, 0);
+        rc = run_backwards(back, 0);
+    }
+    if (!rc) {
         tacos_sched_keep_faster(&direct, &back);
         *out = direct;
         direct = NULL;
@@ -308,64 +323,76 @@ static int append(tacos_sched_t *dst, const tacos_sched_t *src, double shift_us)
     return TACOS_OK;
 }
 
-/* Appends to a Reduce-Scatter s (time T, sorted) its All-Gather from T to
- * 2T without synthesizing one.  s is an All-Gather on the transposed
- * topology run backwards; that All-Gather forwards, each NPU (and its
- * chunks) renamed as the transposed topology maps onto the topology
- * (mirror), is one on the topology itself, as long.  Taken from s's end
- * back, its transfers come in the order they end: on links that take
- * equal times, in start order.  So they are dealt to a few piles each in
- * start order and merged (ties: the lower pile first); what fits no pile
- * goes to the last, and the caller's tacos_sched_sort then sorts it all. */
-#define MIRROR_PILES 8
-static int append_mirrored(tacos_sched_t *s, tacos_mirror_t mirror)
+/* Puts v[0..n), given in the order they end (as a schedule in start order
+ * run backwards comes from its end back), in start order: on links that
+ * take equal times that is the same order, so they are dealt to a few piles
+ * each in start order and merged (ties: the lower pile first).  What fits
+ * no pile goes to the last, out of order: the caller's tacos_sched_sort
+ * then sorts it all. */
+#define START_PILES 8
+static int start_order(tacos_xfer_t *v, size_t n)
 {
-    size_t n = s->nxfers, at[MIRROR_PILES + 1] = {0}, end[MIRROR_PILES];
-    tacos_xfer_t *ag = malloc((n ? n : 1) * sizeof *ag);
+    size_t at[START_PILES + 1] = {0}, end[START_PILES];
+    tacos_xfer_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     unsigned char *pile = malloc(n ? n : 1);
-    int rc = ag && pile ? tacos_sched_reserve(s, 2 * n)
-                        : tacos_error(TACOS_ERR_NOMEM, "out of memory mirroring %zu transfers", n);
-    int last = s->npus - 1, k = s->chunks_per_npu, rev = mirror == TACOS_MIRROR_REVERSED;
+    double top[START_PILES];
     int piles = 0;
-    double t2 = 2 * s->time_us, top[MIRROR_PILES];
-    for (size_t i = 0; !rc && i < n; i++) {
-        const tacos_xfer_t *x = &s->xfers[n - 1 - i];
-        int chunk = rev ? (last - x->chunk / k) * k + x->chunk % k : x->chunk;
-        int src = rev ? last - x->dst : x->dst, dst = rev ? last - x->src : x->src;
-        ag[i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk, src, dst, 0};
+    if (!tmp || !pile) {
+        free(tmp);
+        free(pile);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory ordering %zu transfers", n);
+    }
+    for (size_t i = 0; i < n; i++) {
         int p = 0;
-        while (p < piles && top[p] > ag[i].start_us)
+        while (p < piles && top[p] > v[i].start_us)
             p++;
-        if (p == MIRROR_PILES) /* (then out of order: tacos_sched_sort sorts it) */
-            p = MIRROR_PILES - 1;
+        if (p == START_PILES)
+            p = START_PILES - 1;
         piles += p == piles;
         pile[i] = (unsigned char)p;
-        top[p] = ag[i].start_us;
+        top[p] = v[i].start_us;
         at[p + 1]++;
     }
-    if (rc)
-        goto out;
-    tacos_xfer_t *to = s->xfers + n;
     for (int p = 0; p < piles; p++)
         end[p] = at[p + 1] += at[p];
     for (size_t i = 0; i < n; i++) /* by pile, each in start order */
-        to[at[pile[i]]++] = ag[i];
+        tmp[at[pile[i]]++] = v[i];
     for (int p = piles - 1; p >= 0; p--)
         at[p] = p ? end[p - 1] : 0;
-    memcpy(ag, to, n * sizeof *ag);
     for (size_t o = 0; o < n; o++) {
         int b = -1;
         for (int p = 0; p < piles; p++)
-            if (at[p] < end[p] && (b < 0 || ag[at[p]].start_us < ag[at[b]].start_us))
+            if (at[p] < end[p] && (b < 0 || tmp[at[p]].start_us < tmp[at[b]].start_us))
                 b = p;
-        to[o] = ag[at[b]++];
+        v[o] = tmp[at[b]++];
+    }
+    free(tmp);
+    free(pile);
+    return TACOS_OK;
+}
+
+/* Appends to a Reduce-Scatter s (time T, in start order) its All-Gather
+ * from T to 2T without synthesizing one.  s is an All-Gather on the
+ * transposed topology run backwards; that All-Gather forwards, each NPU
+ * (and its chunks) renamed as the transposed topology maps onto the
+ * topology (mirror), is one on the topology itself, as long. */
+static int append_mirrored(tacos_sched_t *s, tacos_mirror_t mirror)
+{
+    size_t n = s->nxfers;
+    int rc = tacos_sched_reserve(s, 2 * n);
+    if (rc)
+        return rc;
+    int last = s->npus - 1, k = s->chunks_per_npu, rev = mirror == TACOS_MIRROR_REVERSED;
+    double t2 = 2 * s->time_us;
+    for (size_t i = 0; i < n; i++) { /* from s's end back: in the order they end */
+        const tacos_xfer_t *x = &s->xfers[n - 1 - i];
+        int chunk = rev ? (last - x->chunk / k) * k + x->chunk % k : x->chunk;
+        int src = rev ? last - x->dst : x->dst, dst = rev ? last - x->src : x->src;
+        s->xfers[n + i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk, src, dst, 0};
     }
     s->nxfers = 2 * n;
     s->time_us = t2;
-out:
-    free(ag);
-    free(pile);
-    return rc;
+    return start_order(s->xfers + n, n);
 }
 
 int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)
