@@ -125,9 +125,10 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
             goto out;
         rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, o->chunks_per_msg,
                               pre, post, trial_seed, m->give_up_us, cur, &cur->time_us);
-        if (rc == TACOS_SLOWER) { /* a trial of no use */
+        if (rc == TACOS_SLOWER) { /* a trial of no use (an earlier one may be) */
             tacos_sched_free(cur);
             cur = NULL;
+            rc = TACOS_OK;
             continue;
         }
         if (rc)
@@ -371,8 +372,9 @@ static int start_order(tacos_xfer_t *v, size_t n)
     return TACOS_OK;
 }
 
-/* Appends to a Reduce-Scatter s (time T, in start order) its All-Gather
- * from T to 2T without synthesizing one.  s is an All-Gather on the
+/* Appends to a Reduce-Scatter s (time T; in start order but where it is
+ * a split, phase(), and then the caller's tacos_sched_sort sorts it all)
+ * its All-Gather from T to 2T without synthesizing one.  s is an All-Gather on the
  * transposed topology run backwards; that All-Gather forwards, each NPU
  * (and its chunks) renamed as the transposed topology maps onto the
  * topology (mirror), is one on the topology itself, as long. */
@@ -435,7 +437,7 @@ typedef int (*phase_fn)(const tacos_topo_t *topo, tacos_coll_t gather,
  * splits for a candidate of its own (phase()) instead of synthesizing them
  * again: they are the same schedules. */
 #define CLEARLY_SLOWER 1.1
-#define KEPT_PHASES 4 /* All-Reduce's two, with and without aggregation */
+#define KEPT_PHASES 4 /* All-Reduce's two (one where mirrored), with and without aggregation */
 struct tacos_auto_pass {
     double give_up_us;
     struct {
