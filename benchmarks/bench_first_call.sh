@@ -13,11 +13,7 @@
 # paper's three shapes at 1 GB.  Environment: REPS (default 3).
 B=$(cd "$(dirname "$0")/.." && pwd)
 . "$B/benchmarks/common.sh"
-SYNTH_A=$B/synth/tacos-synth
-[ -x "${SYNTH_B:-}" ] || {
-    echo "bench_first_call: set SYNTH_B to the baseline's tacos-synth" >&2
-    exit 2
-}
+need_baseline_synth
 REPS=${REPS:-3}
 [ $# -gt 0 ] || set -- fs:8x8:100,25:0.5,2:allreduce:64MiB fs:8x32:100,25:0.5,2:allreduce:64MiB \
     fs:8x64:100,25:0.5,2:allreduce:64MiB fs:8x128:100,25:0.5,2:allreduce:64MiB \

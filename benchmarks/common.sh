@@ -12,6 +12,16 @@ use_built_component() {
     export OMPI_MCA_mca_base_component_path
 }
 
+# This build's tacos-synth as $SYNTH_A, and the baseline's from the
+# environment ($SYNTH_B, built from the baseline commit), or exit 2.
+need_baseline_synth() {
+    SYNTH_A=$B/synth/tacos-synth
+    [ -x "${SYNTH_B:-}" ] || {
+        echo "$(basename "$0"): set SYNTH_B to the baseline's tacos-synth" >&2
+        exit 2
+    }
+}
+
 # A number from tacos-synth --summary-json: field KEY "$json"
 field() { echo "$2" | sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 

@@ -11,11 +11,7 @@
 # COLL: default allreduce.
 B=$(cd "$(dirname "$0")/.." && pwd)
 . "$B/benchmarks/common.sh"
-SYNTH_A=$B/synth/tacos-synth
-[ -x "${SYNTH_B:-}" ] || {
-    echo "compare_schedules: set SYNTH_B to the baseline's tacos-synth" >&2
-    exit 2
-}
+need_baseline_synth
 coll=${1:-allreduce}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
