@@ -374,23 +374,24 @@ static int start_order(tacos_xfer_t *v, size_t n)
 
 /* Appends to a Reduce-Scatter s (time T; in start order but where it is
  * a split, phase(), and then the caller's tacos_sched_sort sorts it all)
- * its All-Gather from T to 2T without synthesizing one.  s is an All-Gather on the
- * transposed topology run backwards; that All-Gather forwards, each NPU
- * (and its chunks) renamed as the transposed topology maps onto the
- * topology (mirror), is one on the topology itself, as long. */
-static int append_mirrored(tacos_sched_t *s, tacos_mirror_t mirror)
+ * its All-Gather from T to 2T without synthesizing one.  s is an All-Gather
+ * on the transposed topology run backwards; that All-Gather forwards, each
+ * NPU (and its chunks) renamed to its mirror image in its block of `block`
+ * (tacos_topo_mirror), is one on the topology itself, as long. */
+static int append_mirrored(tacos_sched_t *s, int block)
 {
     size_t n = s->nxfers;
     int rc = tacos_sched_reserve(s, 2 * n);
     if (rc)
         return rc;
-    int last = s->npus - 1, k = s->chunks_per_npu, rev = mirror == TACOS_MIRROR_REVERSED;
+    int k = s->chunks_per_npu;
     double t2 = 2 * s->time_us;
     for (size_t i = 0; i < n; i++) { /* from s's end back: in the order they end */
         const tacos_xfer_t *x = &s->xfers[n - 1 - i];
-        int chunk = rev ? (last - x->chunk / k) * k + x->chunk % k : x->chunk;
-        int src = rev ? last - x->dst : x->dst, dst = rev ? last - x->src : x->src;
-        s->xfers[n + i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk, src, dst, 0};
+        int chunk = tacos_mirror_npu(x->chunk / k, block) * k + x->chunk % k;
+        s->xfers[n + i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk,
+                                         tacos_mirror_npu(x->dst, block),
+                                         tacos_mirror_npu(x->src, block), 0};
     }
     s->nxfers = 2 * n;
     s->time_us = t2;
@@ -533,7 +534,7 @@ static int improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
     uint64_t seed = o->seed;
     method_t m = {improve, ctx, 1, pass ? pass->give_up_us : INFINITY, pass};
     tacos_sched_t *s = NULL, *ag = NULL;
-    tacos_mirror_t mirror;
+    int mirror; /* block size, 0: none */
     switch (o->coll) {
     case TACOS_ALLTOALL: /* routed, not spread: the greedy of its own */
     case TACOS_GATHER:
@@ -554,7 +555,7 @@ static int improved(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
         rc = phase(reversed, topo, TACOS_BROADCAST, o, seed, &m, &s);
         break;
     case TACOS_ALLREDUCE:
-        if ((mirror = tacos_topo_mirror(topo)) != TACOS_MIRROR_NONE) {
+        if ((mirror = tacos_topo_mirror(topo))) {
             m.give_up_us /= 2; /* (the All-Gather as long) */
             rc = phase(reversed, topo, TACOS_ALLGATHER, o, seed, &m, &s);
             if (!rc)

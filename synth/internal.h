@@ -50,13 +50,16 @@ int tacos_topo_add_switch_node(tacos_topo_t *t, const int *m, int n, double lat_
                                double bw_gbps);
 int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo);
 
-/* How the transposed topology (every link reversed) maps onto t, NPU i to
- * NPU map(i) with the same links, latencies and bandwidths: SAME (map(i) =
- * i: every link has its reverse), REVERSED (map(i) = npus - 1 - i, e.g.
- * switches unwound into rings and uni-rings numbered in order, in any
- * dimension of a shape), else NONE.  Needs a finalized topology. */
-typedef enum { TACOS_MIRROR_NONE, TACOS_MIRROR_SAME, TACOS_MIRROR_REVERSED } tacos_mirror_t;
-tacos_mirror_t tacos_topo_mirror(const tacos_topo_t *t);
+/* How the transposed topology (every link reversed) maps onto t: the
+ * smallest b dividing npus such that NPU i goes to NPU tacos_mirror_npu(i,
+ * b), its mirror image in its block of b consecutive NPUs, with the same
+ * links, latencies and bandwidths; 0 where none does.  b = 1: every link
+ * has its reverse; b = npus: i goes to npus - 1 - i (switches unwound into
+ * one-way rings, uni-rings, in any dimension of a shape); b = the ranks of
+ * a host: each host's switch so, the links between hosts the same for
+ * every local index (a probed cluster).  Needs a finalized topology. */
+int tacos_topo_mirror(const tacos_topo_t *t);
+static inline int tacos_mirror_npu(int i, int b) { return i - i % b + (b - 1 - i % b); }
 
 /* Bitsets of 64-bit words. */
 #define TACOS_WORDS(nbits) (((size_t)(nbits) + 63) / 64)

@@ -225,26 +225,25 @@ int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out)
     return TACOS_OK;
 }
 
-/* Whether NPU i -> map(i) (reversed: npus - 1 - i) takes every link a->b
- * to a link map(b)->map(a) of the same cost. */
-static int maps_transpose(const tacos_topo_t *t, int reversed)
+/* Whether NPU i -> tacos_mirror_npu(i, b) takes every link a->b to a link
+ * map(b)->map(a) of the same cost. */
+static int maps_transpose(const tacos_topo_t *t, int b)
 {
-    int last = t->npus - 1;
     for (size_t i = 0; i < t->nlinks; i++) {
         const tacos_link_t *l = &t->links[i];
-        long r = reversed ? tacos_topo_find_link(t, last - l->dst, last - l->src)
-                          : tacos_topo_find_link(t, l->dst, l->src);
+        long r = tacos_topo_find_link(t, tacos_mirror_npu(l->dst, b), tacos_mirror_npu(l->src, b));
         if (r < 0 || t->links[r].lat_us != l->lat_us || t->links[r].bw_gbps != l->bw_gbps)
             return 0;
     }
     return 1;
 }
 
-tacos_mirror_t tacos_topo_mirror(const tacos_topo_t *t)
+int tacos_topo_mirror(const tacos_topo_t *t)
 {
-    return maps_transpose(t, 0)   ? TACOS_MIRROR_SAME
-           : maps_transpose(t, 1) ? TACOS_MIRROR_REVERSED
-                                  : TACOS_MIRROR_NONE;
+    for (int b = 1; b <= t->npus; b++)
+        if (t->npus % b == 0 && maps_transpose(t, b))
+            return b;
+    return 0;
 }
 
 int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed)

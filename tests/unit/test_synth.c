@@ -358,12 +358,14 @@ int main(void)
      * the transposed topology maps onto the topology: itself (fc, torus, a
      * star whose links each cost their own), or each NPU i onto N-1-i
      * (switches and uni-rings numbered in order, fat tree, rails, a line
-     * 5x faster forwards than backwards); with a chunk per message and with
+     * 5x faster forwards than backwards), or within blocks of N (hosts);
+     * with a chunk per message and with
      * up to 8 at 4 KiB.  Valid and executed, also where nothing maps (a
      * line of 3 whose one link is slower backwards: mirrored, its
      * All-Gather would be too fast on that link). */
-    const char *mirrored[] = {"uniring:7", "switch:6",    "fs:3x4", "fattree:4x4", "rails:4x4",
-                              "torus2d:3x4", "fc:5",      "star",   "line-fwd",    "none"};
+    const char *mirrored[] = {"uniring:7", "switch:6", "fs:3x4",   "fattree:4x4", "rails:4x4",
+                              "torus2d:3x4", "fc:5",   "star",     "line-fwd",    "hosts",
+                              "none"};
     for (size_t i = 0; i < sizeof mirrored / sizeof mirrored[0]; i++)
         for (int v = 0; v < 4; v++) {
             int k = v & 1 ? 3 : 1, per_msg = v & 2 ? 8 : 1;
@@ -375,6 +377,21 @@ int main(void)
                     CHECK_OK(tacos_topo_add_link(t, 0, a, 0.1 * a, 10 + 3 * a));
                     CHECK_OK(tacos_topo_add_link(t, a, 0, 0.1 * a, 10 + 3 * a));
                 }
+                CHECK_OK(tacos_topo_finalize(t));
+            } else if (!strcmp(name, "hosts")) {
+                /* as a probe merges 4 hosts of 3 ranks: each host's switch
+                 * a one-way ring, ranks of equal local index joined both
+                 * ways, h0-h1 and h1-h2 faster (so not i -> 11-i: i's
+                 * mirror image within its host) */
+                CHECK_OK(tacos_topo_create(12, name, &t));
+                for (int h = 0; h < 4; h++)
+                    for (int l = 0; l < 3; l++) {
+                        CHECK_OK(tacos_topo_add_link(t, 3 * h + l, 3 * h + (l + 1) % 3, 0.2, 100));
+                        for (int g = 0; g < 4; g++)
+                            if (g != h)
+                                CHECK_OK(tacos_topo_add_link(t, 3 * h + l, 3 * g + l, 2,
+                                                             h + g == 1 || h * g == 2 ? 12 : 4));
+                    }
                 CHECK_OK(tacos_topo_finalize(t));
             } else if (!strcmp(name, "line-fwd") || !strcmp(name, "none")) {
                 int fwd = !strcmp(name, "line-fwd"), n = fwd ? 4 : 3;
