@@ -165,23 +165,33 @@ out:
 
 static int start_order(tacos_xfer_t *v, size_t n);
 
-/* s run backwards in time and direction (what was sent last is received
- * first); `reduce`: arrivals become reductions.  From s in start order, in
- * start order (else for tacos_sched_sort). */
+/* to[0..n) = from[0..n) run backwards in time and direction from end_us
+ * (what was sent last is received first), each NPU (and its chunks, k an
+ * NPU) renamed to its mirror image in its block of `block` (1: none);
+ * `reduce`: arrivals become reductions.  to may be from.  From transfers in
+ * start order, in start order (else for tacos_sched_sort). */
+static int backwards(const tacos_xfer_t *from, tacos_xfer_t *to, size_t n, double end_us, int k,
+                     int block, int reduce)
+{
+    for (size_t i = 0; i < n; i++) {
+        const tacos_xfer_t x = from[i];
+        to[i] = (tacos_xfer_t){end_us - x.end_us, end_us - x.start_us,
+                               tacos_mirror_npu(x.chunk / k, block) * k + x.chunk % k,
+                               tacos_mirror_npu(x.dst, block), tacos_mirror_npu(x.src, block),
+                               reduce};
+    }
+    for (size_t i = 0; i < n / 2; i++) { /* from the end back: the order they end */
+        tacos_xfer_t x = to[i];
+        to[i] = to[n - 1 - i];
+        to[n - 1 - i] = x;
+    }
+    return start_order(to, n);
+}
+
+/* s run backwards in place. */
 static int run_backwards(tacos_sched_t *s, int reduce)
 {
-    size_t n = s->nxfers;
-    for (size_t i = 0; i < n / 2; i++) { /* from the end back: the order they end */
-        tacos_xfer_t x = s->xfers[i];
-        s->xfers[i] = s->xfers[n - 1 - i];
-        s->xfers[n - 1 - i] = x;
-    }
-    for (size_t i = 0; i < n; i++) {
-        tacos_xfer_t *x = &s->xfers[i];
-        *x = (tacos_xfer_t){s->time_us - x->end_us, s->time_us - x->start_us, x->chunk, x->dst,
-                            x->src, reduce};
-    }
-    return start_order(s->xfers, n);
+    return backwards(s->xfers, s->xfers, s->nxfers, s->time_us, s->chunks_per_npu, 1, reduce);
 }
 
 /* Reduce-Scatter / Reduce: synthesize the gather on the transposed topology,
@@ -384,18 +394,9 @@ static int append_mirrored(tacos_sched_t *s, int block)
     int rc = tacos_sched_reserve(s, 2 * n);
     if (rc)
         return rc;
-    int k = s->chunks_per_npu;
-    double t2 = 2 * s->time_us;
-    for (size_t i = 0; i < n; i++) { /* from s's end back: in the order they end */
-        const tacos_xfer_t *x = &s->xfers[n - 1 - i];
-        int chunk = tacos_mirror_npu(x->chunk / k, block) * k + x->chunk % k;
-        s->xfers[n + i] = (tacos_xfer_t){t2 - x->end_us, t2 - x->start_us, chunk,
-                                         tacos_mirror_npu(x->dst, block),
-                                         tacos_mirror_npu(x->src, block), 0};
-    }
     s->nxfers = 2 * n;
-    s->time_us = t2;
-    return start_order(s->xfers + n, n);
+    s->time_us *= 2;
+    return backwards(s->xfers, s->xfers + n, n, s->time_us, s->chunks_per_npu, block, 0);
 }
 
 int tacos_check_opts(const tacos_topo_t *topo, const tacos_synth_opts_t *o)

@@ -358,9 +358,9 @@ int main(void)
      * the transposed topology maps onto the topology: itself (fc, torus, a
      * star whose links each cost their own), or each NPU i onto N-1-i
      * (switches and uni-rings numbered in order, fat tree, rails, a line
-     * 5x faster forwards than backwards), or within blocks of N (hosts);
-     * with a chunk per message and with
-     * up to 8 at 4 KiB.  Valid and executed, also where nothing maps (a
+     * 5x faster forwards than backwards), or each rank onto its mirror
+     * image within its host (hosts); with a chunk per message and with up
+     * to 8 at 4 KiB.  Valid and executed, also where nothing maps (a
      * line of 3 whose one link is slower backwards: mirrored, its
      * All-Gather would be too fast on that link). */
     const char *mirrored[] = {"uniring:7", "switch:6", "fs:3x4",   "fattree:4x4", "rails:4x4",
