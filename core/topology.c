@@ -273,6 +273,7 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     memcpy(dst->t_us, src->t_us, 3 * hh * sizeof *dst->t_us);
     memcpy(dst->routed, src->routed, hh);
     memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
+    dst->switched = src->switched;
     dst->ntests = src->ntests;
     dst->test_steps = src->test_steps;
     dst->measure_us = src->measure_us;
@@ -462,7 +463,7 @@ static void keep_tree(uint64_t file, const uint64_t *ids, int h, const char *tex
 static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
 {
     int h = net->nhosts, rank0 = c->ops.rank == 0;
-    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 2;
+    size_t hh = (size_t)h * (size_t)h, len = 3 * hh + 3;
     double *v = calloc(len, sizeof *v);
     if (!v)
         return TACOS_ERR_NOMEM;
@@ -473,6 +474,7 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
     }
     v[3 * hh] = rank0 ? net->ntests : 0;
     v[3 * hh + 1] = rank0 ? net->test_steps : 0;
+    v[3 * hh + 2] = rank0 ? net->switched : 0;
     int rc = tacos_comm_max_nonneg(c, v, (int)len);
     for (size_t i = 0; !rc && i < hh; i++) {
         net->lat_us[i] = v[i];
@@ -481,6 +483,7 @@ static int share_rank0(tacos_comm_t *c, tacos_net_t *net)
     }
     net->ntests = (int)v[3 * hh];
     net->test_steps = (int)v[3 * hh + 1];
+    net->switched = (int)v[3 * hh + 2];
     free(v);
     return rc;
 }

@@ -153,22 +153,36 @@ static int inter_host(cands_t *c, const tacos_probe_record_t *recs, int n, const
 }
 
 /* The measured links between hosts: ranks of equal local index joined
- * wherever their hosts have a link, the link shared by those pairs. */
-static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, const int *local)
+ * wherever their hosts have a link, the link shared by those pairs.  Hosts
+ * on one switch (net->switched): the ranks of each local index joined as
+ * that switch unwound (rank i of them to the next `degree`, as inter_host
+ * does), each link the pair's measured rate shared by the degree, so no
+ * port carries more than it did measured alone. */
+static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, const int *local,
+                    int *members)
 {
     int h = net->nhosts, rc = TACOS_OK, *count = calloc((size_t)h, sizeof *count);
     if (!count)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory merging probe records");
     for (int i = 0; i < n; i++)
         count[host[i]]++;
-    for (int s = 0; s < n && !rc; s++)
-        for (int d = 0; d < n && !rc; d++) {
-            int a = host[s], b = host[d];
-            size_t ab = (size_t)a * (size_t)h + (size_t)b;
-            int share = count[a] < count[b] ? count[a] : count[b];
-            if (a != b && local[s] == local[d] && net->bw_gbps[ab] > 0)
-                rc = push(c, s, d, net->lat_us[ab], net->bw_gbps[ab] / share);
-        }
+    for (int l = 0, k = 1; k > 0 && !rc; l++) { /* l: a local index; k: its ranks */
+        k = 0;
+        for (int i = 0; i < n; i++)
+            if (local[i] == l)
+                members[k++] = i;
+        int degree = !net->switched ? k - 1 : c->degree > 0 ? c->degree : 1;
+        degree = degree < k - 1 ? degree : k - 1;
+        for (int i = 0; i < k && !rc; i++)
+            for (int j = 1; j <= degree && !rc; j++) {
+                int s = members[i], d = members[(i + j) % k], a = host[s], b = host[d];
+                size_t ab = (size_t)a * (size_t)h + (size_t)b;
+                int share = count[a] < count[b] ? count[a] : count[b];
+                if (net->bw_gbps[ab] > 0)
+                    rc = push(c, s, d, net->lat_us[ab],
+                              net->bw_gbps[ab] / share / (net->switched ? degree : 1));
+            }
+    }
     free(count);
     return rc;
 }
@@ -220,7 +234,7 @@ int tacos_probe_merge_net(const tacos_probe_record_t *given, int n, int unwind_d
         goto out;
     }
     if (net && nhosts > 1)
-        rc = measured(&c, net, n, host, local);
+        rc = measured(&c, net, n, host, local, members);
     for (int l = 0; l < maxlocal && nhosts > 1 && !net && !rc; l++)
         rc = inter_host(&c, recs, n, host, local, l, members, port);
     if (rc)

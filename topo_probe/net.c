@@ -703,9 +703,18 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
                  path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE && !ports);
         }
     }
+    /* hosts on one switch: one port carries all of each host's exchanges,
+     * so the pairs are not links of their own (a mesh at the port's rate
+     * lets a schedule send H-1 times what a port carries) */
+    int routes = 0, ports = h >= 3;
     for (size_t i = 0; i < hh; i++)
-        if (routed[i])
+        if (routed[i]) {
             net->bw_gbps[i] = 0;
+            routes = 1;
+        }
+    for (int x = 0; x < h && ports; x++)
+        ports = port_limited(tests, ntests, x);
+    net->switched = ports && !routes;
 }
 
 void tacos_net_classes(tacos_net_t *net)
@@ -736,8 +745,8 @@ int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_
 {
     int h = net->nhosts, *host = malloc((size_t)n * sizeof *host),
         *local = malloc((size_t)n * sizeof *local), *first = malloc(((size_t)h + 1) * sizeof *first);
-    /* a line per pair: three host names and some words */
-    size_t len = (size_t)h * (size_t)h * (4 * TACOS_PROBE_NAME + 128) + 1, used = 0;
+    /* a line per pair: three host names and some words; one on a switch */
+    size_t len = (size_t)h * (size_t)h * (4 * TACOS_PROBE_NAME + 128) + 128, used = 0;
     char *text = malloc(len);
     int rc = TACOS_OK;
     if (!host || !local || !first || !text) {
@@ -762,6 +771,10 @@ int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_
                                          "%s - %s: %.1f us %.4f GB/s (measured)\n", x, y,
                                          net->lat_us[ab], net->bw_gbps[ab]);
         }
+    if (net->switched)
+        snprintf(text + used, len - used,
+                 "every host's port limited each of its tests: one switch, its ports at the "
+                 "rates above\n");
     *out = text;
     text = NULL;
 out:

@@ -138,6 +138,8 @@ typedef struct {
     double *s2_bytes; /* [a*nhosts+b]: the second size of the pair (S1 where S1 took long
                        * enough: then k = 2 is the S1 time) */
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
+    int switched; /* 1: every host's port limited each of its tests and no pair is routed:
+                   * hosts on one switch (tacos_probe_merge_net joins them as one) */
     int ntests;            /* concurrent tests run for shared paths (reruns too) */
     int test_steps;        /* the steps they ran in (tests without a host in common at once) */
     double measure_us;     /* time the measurement took */
@@ -195,7 +197,8 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
 void tacos_net_free(tacos_net_t *net);
 
 /* One line per pair of hosts, by host name: "h0 - h1: 26.3 us 0.0362 GB/s
- * (measured)" or "h0 - h2: a path through h1 (...)" (malloc'd text). */
+ * (measured)" or "h0 - h2: a path through h1 (...)", and one more where
+ * the hosts are on one switch (malloc'd text). */
 int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_t *net,
                        char **out);
 

@@ -188,12 +188,17 @@ measured_shape 4:0-1@400,2-3@400,0-2@50,0-3@50,1-2@50,1-3@50 1 \
 # through it (tacos-probe --all measures every pair: what it makes of them is
 # README's, not checked here), and its true topology (a switch unwound into a
 # full mesh) is one tacos-synth reads
-rm -rf "$T/sw"
-timeout 300 bash "$SRC/testbed.sh" run switch4 -o "$T/sw" -- \
-    sh -c '$TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$TESTBED_DIR/probed.json"' >"$T/sw.out" 2>&1 ||
-    { fail "switch4: testbed or tacos-probe exit"; cat "$T/sw.out" >&2; }
-grep -q "network between 4 hosts measured" "$T/sw.out" ||
-    { fail "switch4: nothing measured"; cat "$T/sw.out" >&2; }
+# and the hosts found on one switch (a measured check: up to 3 runs)
+for try in 1 2 3; do
+    rm -rf "$T/sw"
+    timeout 300 bash "$SRC/testbed.sh" run switch4 -o "$T/sw" -- \
+        sh -c '$TESTBED_MPIRUN "$TACOS_PROBE" --all -o "$TESTBED_DIR/probed.json"' >"$T/sw.out" 2>&1 ||
+        { fail "switch4: testbed or tacos-probe exit"; cat "$T/sw.out" >&2; break; }
+    grep -q "network between 4 hosts measured" "$T/sw.out" ||
+        { fail "switch4: nothing measured"; cat "$T/sw.out" >&2; break; }
+    grep -q "port limited each of its tests: one switch" "$T/sw.out" && break
+    [ $try = 3 ] && { fail "switch4: not found on one switch in 3 runs"; cat "$T/sw.out" >&2; }
+done
 [ "$(grep -c '^route h[0-9]*<->h[0-9]*: h[0-9]* s0 h[0-9]*$' "$T/sw/shape.txt")" = 6 ] ||
     { fail "switch4: not every pair routed through s0"; cat "$T/sw/shape.txt" >&2; }
 "$TACOS_SYNTH" --topology "$T/sw/topology.json" -c allreduce >/dev/null 2>"$T/sw/err" ||

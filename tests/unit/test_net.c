@@ -319,7 +319,8 @@ static int measure(const cluster_t *c, int n, const int *host_of_rank, tacos_net
         CHECK(!rc && r[i].net.nhosts == r[0].net.nhosts &&
                   !memcmp(r[i].net.bw_gbps, r[0].net.bw_gbps, (size_t)hh * sizeof(double)) &&
                   !memcmp(r[i].net.lat_us, r[0].net.lat_us, (size_t)hh * sizeof(double)) &&
-                  !memcmp(r[i].net.routed, r[0].net.routed, (size_t)hh),
+                  !memcmp(r[i].net.routed, r[0].net.routed, (size_t)hh) &&
+                  r[i].net.switched == r[0].net.switched,
               "rank %d measured something else than rank 0", i);
         tacos_net_free(&r[i].net);
     }
@@ -399,26 +400,44 @@ static int measure_cluster(const char *name, const cluster_t *c, const char *wan
     CHECK(net.nhosts == h, "%s: %d hosts", name, net.nhosts);
     int ntests = net.ntests;
     expect_links(name, &net, c, want);
-    /* the description: a line per pair, "a path through" for each path */
+    /* hosts on one switch (every host's port limited, the model's only
+     * shape with ports) are found to be, where each host has two tests or
+     * more (4 hosts or more) */
+    int on_switch = h >= 4;
+    for (int x = 0; x < h; x++)
+        on_switch &= c->port[x] > 0;
+    CHECK(net.switched == on_switch, "%s: %s one switch", name,
+          net.switched ? "found on" : "not found on");
+    /* the description: a line per pair, "a path through" for each path,
+     * and one for a switch */
     char *text = NULL;
     CHECK_OK(tacos_net_describe(recs, n, &net, &text));
     int lines = 0, paths = 0, routed = 0;
     for (const char *p = text; p && *p; p = strchr(p, '\n') + 1) {
         lines++;
-        paths += !strncmp(strchr(p, ':'), ": a path through h", 18);
+        paths += strchr(p, ':') && !strncmp(strchr(p, ':'), ": a path through h", 18);
     }
     for (int a = 0; a < h; a++)
         for (int b = a + 1; b < h; b++)
             routed += net.routed[a * h + b] != 0;
-    CHECK(lines == h * (h - 1) / 2 && paths == routed, "%s: description:\n%s", name,
-          text ? text : "");
+    CHECK(lines == h * (h - 1) / 2 + net.switched && paths == routed, "%s: description:\n%s",
+          name, text ? text : "");
     free(text);
-    /* into a rank topology: ranks of equal local index joined across links */
+    /* into a rank topology: ranks of equal local index joined across links;
+     * on a switch, as the switch unwound with degree 1: one link out of
+     * each at its pair's rate shared by the ranks of the host */
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_probe_merge_net(recs, n, 0, 0, &net, &t));
     if (t) {
         CHECK(!strncmp(t->name, h > 1 ? "measured:" : "probed:", h > 1 ? 9 : 7), "%s: name %s",
               name, t->name);
+        int cross[MAXR] = {0};
+        for (size_t i = 0; i < t->nlinks; i++)
+            cross[t->links[i].src] +=
+                host_of_rank[t->links[i].src] != host_of_rank[t->links[i].dst];
+        for (int i = 0; i < n && net.switched; i++)
+            CHECK(cross[i] == 1, "%s: rank %d has %d links to other hosts, want 1 (a ring)",
+                  name, i, cross[i]);
         CHECK_OK(tacos_topo_check_connected(t));
         tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0};
         tacos_sched_t *s = NULL;
@@ -516,6 +535,20 @@ static void test_shapes(void)
         sw.port[x] = SLOW;
     n = measure_cluster("switch4", &sw, "01 02 03 12 13 23", NULL);
     CHECK(n == 12, "switch4: %d tests, want 12 (every host's port limits it: no reruns)", n);
+    measure_cluster("switch4, 2/2/1/2 ranks", &sw, "01 02 03 12 13 23", (int[]){2, 2, 1, 2});
+    const link_spec_t mesh5[] = {{0, 1, SLOW}, {0, 2, SLOW}, {0, 3, SLOW}, {0, 4, SLOW},
+                                 {1, 2, SLOW}, {1, 3, SLOW}, {1, 4, SLOW}, {2, 3, SLOW},
+                                 {2, 4, SLOW}, {3, 4, SLOW}};
+    cluster(&sw, 5, mesh5, 10);
+    for (int x = 0; x < 5; x++)
+        sw.port[x] = SLOW;
+    measure_cluster("switch5", &sw, "01 02 03 04 12 13 14 23 24 34", NULL);
+    /* with three hosts each has one test: a switch is not told from noise
+     * that slowed each once, and stays pairs at the port's rate */
+    cluster(&sw, 3, (link_spec_t[]){{0, 1, SLOW}, {0, 2, SLOW}, {1, 2, SLOW}}, 3);
+    for (int x = 0; x < 3; x++)
+        sw.port[x] = SLOW;
+    measure_cluster("switch3", &sw, "01 02 12", NULL);
     /* a hub held up once in its test of two leaves (each on a single
      * link, so their ports limit them): the leaves' pair was routed
      * through the fast leaf, which hid the hub's paths, until that test
