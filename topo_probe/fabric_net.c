@@ -18,8 +18,10 @@
  *    its ports' rate.  What crossed is at most either uplink's rate: where
  *    it is clearly below what the levels under them carry (UP_LIMITED),
  *    both uplinks have at least that rate, and the larger of such bounds
- *    is taken; a child measured unlimited carries what the levels under it
- *    do.  An odd child out pairs with the first in one more round.
+ *    is taken; a child measured unlimited with every one of its hosts
+ *    crossing carries what the levels under it do, and one of which only
+ *    some crossed (paired with a smaller child) at least what crossed.
+ *    An odd child out pairs with the first in one more round.
  *
  * Every rank computes the same from the same times: each round's are
  * combined with the callers' max over every rank.
@@ -411,8 +413,17 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
             if (crossed < UP_LIMITED * fmin(under_x, under_y)) {
                 lo[x] = fmax(lo[x], crossed);
                 lo[y] = fmax(lo[y], crossed);
-            } else {
-                free_[x] = free_[y] = 1;
+            } else { /* unlimited: all a child carries where each of its hosts
+                      * crossed, else at least what crossed (a leaf of 6
+                      * paired with one of 2 sent 2 flows: its uplink may
+                      * carry no more) */
+                for (int side = 0; side < 2; side++) {
+                    int v = side ? y : x;
+                    if (k - i == t->count[v])
+                        free_[v] = 1;
+                    else
+                        lo[v] = fmax(lo[v], crossed);
+                }
             }
             i = k;
         }
@@ -502,8 +513,9 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
                 all[t.host_of[t.first[s] + k]] = 1;
             double full = carries(&t, f, s, all, port, up);
             free(all);
-            /* limited somewhere: the largest bound found; never measured
-             * (an only child) or only unlimited: what it carries */
+            /* limited somewhere, or unlimited with only some of its hosts
+             * crossing: the largest bound found; never measured (an only
+             * child) or unlimited with all of them: what it carries */
             up[s] = lo[s] > 0 && !free_[s] ? lo[s] : full;
             f->up_lat_us[s] = lat_n[s] ? lat_sum[s] / lat_n[s] : 0;
         }

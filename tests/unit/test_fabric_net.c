@@ -511,6 +511,9 @@ static void infer(const shape_t *s)
         CHECK(!even || up >= size[l] * port || near(f.up_gbps[sw] * 1e3, up),
               "%s: %s uplink %.4g GB/s, want %.4g", name, conf->switches[sw].name,
               f.up_gbps[sw], up / 1e3);
+        CHECK(f.up_gbps[sw] * 1e3 <= 1.1 * up || up >= size[l] * port,
+              "%s: %s uplink %.4g GB/s, more than its %.4g", name, conf->switches[sw].name,
+              f.up_gbps[sw], up / 1e3);
     }
     /* a copy (the component's cache of inferred trees) is the same */
     tacos_fabric_net_t g;
@@ -570,6 +573,58 @@ static void test_infer(void)
         infer(&shapes[i]);
 }
 
+/* Leaves of size[l] hosts under one spine, each up at up[l] (bytes/us),
+ * from a fabric file: every uplink found at most its rate (10 %): a leaf
+ * paired with a smaller one, unlimited, may carry more than crossed but
+ * was once taken to carry all its ports; the leaves that every round
+ * covered at their rate. */
+static void uneven_fabric(const char *name, const int *size, const double *up, int leaves,
+                          const char *exact)
+{
+    static tree_t t;
+    static char text[4096];
+    static tacos_probe_record_t recs[MAXH];
+    make_leaves(&t, size, leaves, PORT, 1, 0, 0);
+    size_t at = 0;
+    for (int l = 0, x = 0; l < leaves; x += size[l++]) {
+        t.up[t.h + l] = up[l];
+        at += (size_t)snprintf(text + at, sizeof text - at, "SwitchName=leaf%d Nodes=h[%d-%d]\n",
+                               l, x, x + size[l] - 1);
+    }
+    snprintf(text + at, sizeof text - at, "SwitchName=spine Switches=leaf[0-%d]\n", leaves - 1);
+    tacos_fabric_conf_t *conf = NULL;
+    CHECK(tacos_fabric_conf_read_string(text, name, &conf) == TACOS_OK, "%s: %s", name,
+          tacos_last_error());
+    tacos_fabric_net_t f;
+    int rc = conf ? measure(&t, conf, recs, &f, NULL, NULL) : TACOS_ERR_PARSE;
+    CHECK(rc == TACOS_OK, "%s: %s", name, last_why);
+    for (int l = 0; l < leaves && !rc; l++) {
+        char sw[32];
+        snprintf(sw, sizeof sw, "leaf%d", l);
+        int s = by_name(conf, sw);
+        double carries = fmin(up[l], size[l] * PORT), got = f.up_gbps[s] * 1e3;
+        CHECK(got <= 1.1 * carries, "%s: %s uplink %.4g GB/s, more than its %.4g", name, sw,
+              got / 1e3, carries / 1e3);
+        CHECK(exact[l] == '0' || near(got, carries), "%s: %s uplink %.4g GB/s, want %.4g", name,
+              sw, got / 1e3, carries / 1e3);
+    }
+    if (!rc)
+        tacos_fabric_net_free(&f);
+    tacos_fabric_conf_free(conf);
+}
+
+static void test_uneven_fabric(void)
+{
+    /* leaf0 (6 hosts, 2:1) first with leaf1 (2, not oversubscribed):
+     * unlimited, 2 flows; then with leaf2 (4, 2:1), limited by leaf2 */
+    const int size[] = {6, 2, 4};
+    const double up[] = {37.5, 25, 25};
+    uneven_fabric("uneven leaves, own uplinks", size, up, 3, "011");
+    /* the large leaf not oversubscribed: it is found at what crossed */
+    const double up2[] = {75, 25, 25};
+    uneven_fabric("uneven leaves, the large one 1:1", size, up2, 3, "011");
+}
+
 static void test_errors(void)
 {
     static tree_t t;
@@ -594,6 +649,7 @@ static void test_errors(void)
 int main(void)
 {
     test_shapes();
+    test_uneven_fabric();
     test_infer();
     test_errors();
     return check_report("test_fabric_net");
