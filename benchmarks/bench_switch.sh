@@ -30,7 +30,7 @@ sed 's/^/# /' "$TESTBED_DIR/shape.txt"
 $TESTBED_MPIRUN "$B/topo_probe/tacos-probe" --all -o "$TESTBED_DIR/measured.json" \
     >"$TESTBED_DIR/probe" 2>&1
 grep "network\|  h\|switch" "$TESTBED_DIR/probe" | sed 's/^/# /'
-h=$(grep -c '^[^#]' "$TESTBED_DIR/hostfile" 2>/dev/null || echo 4)
+h=$(grep -c "^h[0-9]*: ranks" "$TESTBED_DIR/shape.txt")
 set -- $(awk '/GB\/s \(measured\)/ { for (i = 1; i <= NF; i++) { if ($i == "us") l = $(i - 1); if ($i == "GB/s") b = $(i - 1) } print l, b; exit }' "$TESTBED_DIR/probe")
 [ -n "${2:-}" ] || { echo "no measured pair"; cat "$TESTBED_DIR/probe"; exit 1; }
 "$B/synth/tacos-synth" -t "fc:$h" --bw "$2" --lat "$1" --write-topology "$TESTBED_DIR/mesh.json" \

@@ -352,11 +352,13 @@ static int add_pair(const tree_t *t, int x, int y, int *a, int *b, int *pc, int 
 
 /* Step 2 at one depth d: the uplinks of its switches (children of those
  * at d - 1).  lo[s]: the largest rate s's uplink was found limited at;
- * free_[s]: found unlimited; lat_sum, lat_n: its latency's samples.  Two
- * rounds: the children in pairs, then an odd one out with the first. */
+ * free_[s]: found unlimited with all its hosts crossing; floor_[s]: the
+ * most that crossed where it was found unlimited with only some of them;
+ * lat_sum, lat_n: its latency's samples.  Two rounds: the children in
+ * pairs, then an odd one out with the first. */
 static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int d,
                          const double *port, const double *up, const double *up_lat,
-                         double *lo, char *free_, double *lat_sum, int *lat_n)
+                         double *lo, char *free_, double *floor_, double *lat_sum, int *lat_n)
 {
     const tacos_fabric_conf_t *conf = t->conf;
     int h = f->nhosts, ns = conf->nswitches, rc = TACOS_OK;
@@ -422,7 +424,7 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
                     if (k - i == t->count[v])
                         free_[v] = 1;
                     else
-                        lo[v] = fmax(lo[v], crossed);
+                        floor_[v] = fmax(floor_[v], crossed);
                 }
             }
             i = k;
@@ -449,7 +451,7 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
     int *leader = malloc((size_t)n * sizeof *leader);
     tree_t t = {0};
     memset(f, 0, sizeof *f);
-    double *port = NULL, *up = NULL, *lo = NULL, *lat_sum = NULL;
+    double *port = NULL, *up = NULL, *lo = NULL, *floor_ = NULL, *lat_sum = NULL;
     int *lat_n = NULL;
     char *free_ = NULL;
     int h = 0, nomem = !host || !local || !leader;
@@ -461,7 +463,8 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
         port = calloc((size_t)ns, sizeof *port), up = calloc((size_t)ns, sizeof *up);
         lo = calloc((size_t)ns, sizeof *lo), lat_sum = calloc((size_t)ns, sizeof *lat_sum);
         lat_n = calloc((size_t)ns, sizeof *lat_n), free_ = calloc((size_t)ns, 1);
-        nomem = nomem || !port || !up || !lo || !lat_sum || !lat_n || !free_;
+        floor_ = calloc((size_t)ns, sizeof *floor_);
+        nomem = nomem || !port || !up || !lo || !floor_ || !lat_sum || !lat_n || !free_;
     }
     /* every host on a leaf of the file, all under one root: the same on
      * every rank (the same records, the same file) */
@@ -498,8 +501,8 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
     for (int s = 0; s < ns; s++)
         up[s] = INFINITY;
     for (int d = t.maxdepth; d >= 1 && !rc; d--) {
-        if ((rc = measure_level(&m, &t, f, d, port, up, f->up_lat_us, lo, free_, lat_sum,
-                                lat_n)))
+        if ((rc = measure_level(&m, &t, f, d, port, up, f->up_lat_us, lo, free_, floor_,
+                                lat_sum, lat_n)))
             break;
         for (int s = 0; s < ns; s++) {
             if (t.depth[s] != d)
@@ -513,19 +516,21 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
                 all[t.host_of[t.first[s] + k]] = 1;
             double full = carries(&t, f, s, all, port, up);
             free(all);
-            /* limited somewhere, or unlimited with only some of its hosts
-             * crossing: the largest bound found; never measured (an only
-             * child) or unlimited with all of them: what it carries */
-            up[s] = lo[s] > 0 && !free_[s] ? lo[s] : full;
+            /* limited somewhere: the largest bound found; never measured
+             * (an only child) or unlimited: what it carries.  That decides
+             * the levels above.  What the model gets where it was
+             * unlimited with only some of its hosts crossing is what
+             * crossed (it may carry no more), or more where limited */
+            up[s] = lo[s] > 0 && !free_[s] && !(floor_[s] > 0) ? lo[s] : full;
+            double bound = fmax(lo[s], floor_[s]);
+            f->up_gbps[s] = (!free_[s] && bound > 0 ? bound : up[s]) / 1e3;
             f->up_lat_us[s] = lat_n[s] ? lat_sum[s] / lat_n[s] : 0;
         }
     }
     if (rc)
         goto out;
-    for (int s = 0; s < ns; s++) {
+    for (int s = 0; s < ns; s++) /* (uplinks set level by level; the root's 0) */
         f->port_gbps[s] = port[s] / 1e3; /* bytes/us = MB/s */
-        f->up_gbps[s] = isfinite(up[s]) ? up[s] / 1e3 : 0;
-    }
     f->rounds = m.rounds;
     f->measure_us = tacos_fabric_now_us() - t0;
 out:
@@ -538,6 +543,7 @@ out:
     free(port);
     free(up);
     free(lo);
+    free(floor_);
     free(lat_sum);
     free(lat_n);
     free(free_);

@@ -152,22 +152,24 @@ static int inter_host(cands_t *c, const tacos_probe_record_t *recs, int n, const
     return k > 1 ? unwind(c, recs, members, k, 1, TACOS_CLASS_NET, port, 0) : 0;
 }
 
-/* The measured links between hosts: ranks of equal local index joined
- * wherever their hosts have a link, the link shared by those pairs.  Hosts
- * on one switch (net->switched): the ranks of each local index joined as
- * that switch unwound (rank i of them to the next `degree`, as inter_host
- * does), each link the pair's measured rate shared by the degree, so no
- * port carries more than it did measured alone. */
+/* The measured links between hosts: ranks of equal local index
+ * (0..maxlocal) joined wherever their hosts have a link, the link shared by
+ * those pairs.  Hosts on one switch (net->switched): the ranks of each
+ * local index joined as that switch unwound (rank i of them to the next
+ * `degree`, as inter_host does), each link the pair's measured rate shared
+ * by the degree and by the ranks of the busier host, so no port carries
+ * more than it did measured alone (each rank of a host has `degree` links
+ * out and in). */
 static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, const int *local,
-                    int *members)
+                    int maxlocal, int *members)
 {
     int h = net->nhosts, rc = TACOS_OK, *count = calloc((size_t)h, sizeof *count);
     if (!count)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory merging probe records");
     for (int i = 0; i < n; i++)
         count[host[i]]++;
-    for (int l = 0, k = 1; k > 0 && !rc; l++) { /* l: a local index; k: its ranks */
-        k = 0;
+    for (int l = 0; l < maxlocal && !rc; l++) {
+        int k = 0;
         for (int i = 0; i < n; i++)
             if (local[i] == l)
                 members[k++] = i;
@@ -177,10 +179,10 @@ static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, 
             for (int j = 1; j <= degree && !rc; j++) {
                 int s = members[i], d = members[(i + j) % k], a = host[s], b = host[d];
                 size_t ab = (size_t)a * (size_t)h + (size_t)b;
-                int share = count[a] < count[b] ? count[a] : count[b];
+                int fewer = count[a] < count[b] ? count[a] : count[b];
+                double share = !net->switched ? fewer : (double)(count[a] + count[b] - fewer) * degree;
                 if (net->bw_gbps[ab] > 0)
-                    rc = push(c, s, d, net->lat_us[ab],
-                              net->bw_gbps[ab] / share / (net->switched ? degree : 1));
+                    rc = push(c, s, d, net->lat_us[ab], net->bw_gbps[ab] / share);
             }
     }
     free(count);
@@ -234,7 +236,7 @@ int tacos_probe_merge_net(const tacos_probe_record_t *given, int n, int unwind_d
         goto out;
     }
     if (net && nhosts > 1)
-        rc = measured(&c, net, n, host, local, members);
+        rc = measured(&c, net, n, host, local, maxlocal, members);
     for (int l = 0; l < maxlocal && nhosts > 1 && !net && !rc; l++)
         rc = inter_host(&c, recs, n, host, local, l, members, port);
     if (rc)

@@ -703,18 +703,20 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
                  path_evidence(net, tests, ntests, a, b, c, 0) >= PATH_EVIDENCE && !ports);
         }
     }
-    /* hosts on one switch: one port carries all of each host's exchanges,
-     * so the pairs are not links of their own (a mesh at the port's rate
-     * lets a schedule send H-1 times what a port carries) */
-    int routes = 0, ports = h >= 3;
+    /* hosts on one switch (or a tree of switches, which these tests do not
+     * tell from one): one port carries all of each host's exchanges, so
+     * the pairs are not links of their own (a mesh at the port's rate lets
+     * a schedule send H-1 times what a port carries).  port_limited wants
+     * two tests a host: 4 hosts or more */
+    int routes = 0, all_ports = h >= 4;
     for (size_t i = 0; i < hh; i++)
         if (routed[i]) {
             net->bw_gbps[i] = 0;
             routes = 1;
         }
-    for (int x = 0; x < h && ports; x++)
-        ports = port_limited(tests, ntests, x);
-    net->switched = ports && !routes;
+    for (int x = 0; x < h && all_ports; x++)
+        all_ports = port_limited(tests, ntests, x);
+    net->switched = all_ports && !routes;
 }
 
 void tacos_net_classes(tacos_net_t *net)
@@ -773,8 +775,8 @@ int tacos_net_describe(const tacos_probe_record_t *recs, int n, const tacos_net_
         }
     if (net->switched)
         snprintf(text + used, len - used,
-                 "every host's port limited each of its tests: one switch, its ports at the "
-                 "rates above\n");
+                 "every host's port limited each of its tests: one switch (or a tree of "
+                 "switches these tests do not tell from one), its ports at the rates above\n");
     *out = text;
     text = NULL;
 out:

@@ -573,40 +573,68 @@ static void test_infer(void)
         infer(&shapes[i]);
 }
 
-/* Leaves of size[l] hosts under one spine, each up at up[l] (bytes/us),
- * from a fabric file: every uplink found at most its rate (10 %): a leaf
+/* Leaves of size[l] hosts at PORT, each up at up[l] (bytes/us) to
+ * aggregation switch agg[l] (-1: the spine; aggs up at agg_up[]), from a
+ * fabric file.  Every uplink found at most what it carries (10 %): a child
  * paired with a smaller one, unlimited, may carry more than crossed but
- * was once taken to carry all its ports; the leaves that every round
- * covered at their rate. */
-static void uneven_fabric(const char *name, const int *size, const double *up, int leaves,
-                          const char *exact)
+ * was once taken to carry all its ports, and a level above it was then
+ * found unlimited too; want[s] (leaves, then aggs; 0: not checked): the
+ * rate to find. */
+static void uneven_fabric(const char *name, const int *size, const double *up, const int *agg,
+                          int leaves, const double *agg_up, int aggs, const double *want)
 {
     static tree_t t;
     static char text[4096];
     static tacos_probe_record_t recs[MAXH];
-    make_leaves(&t, size, leaves, PORT, 1, 0, 0);
+    int h = 0;
+    for (int l = 0; l < leaves; l++)
+        h += size[l];
+    make_leaves(&t, size, leaves, PORT, 1, 0, 0); /* then aggs before the spine */
+    int spine = h + leaves + aggs;
+    t.n = spine + 1, t.parent[spine] = -1;
     size_t at = 0;
     for (int l = 0, x = 0; l < leaves; x += size[l++]) {
-        t.up[t.h + l] = up[l];
+        t.parent[h + l] = agg && agg[l] >= 0 ? h + leaves + agg[l] : spine;
+        t.up[h + l] = up[l];
         at += (size_t)snprintf(text + at, sizeof text - at, "SwitchName=leaf%d Nodes=h[%d-%d]\n",
                                l, x, x + size[l] - 1);
     }
-    snprintf(text + at, sizeof text - at, "SwitchName=spine Switches=leaf[0-%d]\n", leaves - 1);
+    for (int a = 0; a < aggs; a++) {
+        t.parent[h + leaves + a] = spine, t.up[h + leaves + a] = agg_up[a];
+        at += (size_t)snprintf(text + at, sizeof text - at, "SwitchName=agg%d Switches=", a);
+        for (int l = 0, first = 1; l < leaves; l++)
+            if (agg[l] == a) {
+                at += (size_t)snprintf(text + at, sizeof text - at, "%sleaf%d", first ? "" : ",", l);
+                first = 0;
+            }
+        at += (size_t)snprintf(text + at, sizeof text - at, "\n");
+    }
+    at += (size_t)snprintf(text + at, sizeof text - at, "SwitchName=spine Switches=");
+    for (int v = 0, first = 1; v < leaves + aggs; v++)
+        if (t.parent[h + v] == spine) {
+            at += (size_t)snprintf(text + at, sizeof text - at, "%s%s%d", first ? "" : ",",
+                                   v < leaves ? "leaf" : "agg", v < leaves ? v : v - leaves);
+            first = 0;
+        }
+    snprintf(text + at, sizeof text - at, "\n");
     tacos_fabric_conf_t *conf = NULL;
     CHECK(tacos_fabric_conf_read_string(text, name, &conf) == TACOS_OK, "%s: %s", name,
           tacos_last_error());
     tacos_fabric_net_t f;
     int rc = conf ? measure(&t, conf, recs, &f, NULL, NULL) : TACOS_ERR_PARSE;
     CHECK(rc == TACOS_OK, "%s: %s", name, last_why);
-    for (int l = 0; l < leaves && !rc; l++) {
+    double carries[MAXN] = {0}; /* what each switch's uplink carries: at most its hosts' ports */
+    for (int x = 0; x < h; x++)
+        for (int v = t.parent[x]; v != spine; v = t.parent[v])
+            carries[v - h] += PORT;
+    for (int v = 0; v < leaves + aggs && !rc; v++) {
         char sw[32];
-        snprintf(sw, sizeof sw, "leaf%d", l);
-        int s = by_name(conf, sw);
-        double carries = fmin(up[l], size[l] * PORT), got = f.up_gbps[s] * 1e3;
-        CHECK(got <= 1.1 * carries, "%s: %s uplink %.4g GB/s, more than its %.4g", name, sw,
-              got / 1e3, carries / 1e3);
-        CHECK(exact[l] == '0' || near(got, carries), "%s: %s uplink %.4g GB/s, want %.4g", name,
-              sw, got / 1e3, carries / 1e3);
+        snprintf(sw, sizeof sw, v < leaves ? "leaf%d" : "agg%d", v < leaves ? v : v - leaves);
+        double most = fmin(t.up[h + v], carries[v]), got = f.up_gbps[by_name(conf, sw)] * 1e3;
+        CHECK(got <= 1.1 * most, "%s: %s uplink %.4g GB/s, more than its %.4g", name, sw,
+              got / 1e3, most / 1e3);
+        CHECK(!want[v] || near(got, want[v]), "%s: %s uplink %.4g GB/s, want %.4g", name, sw,
+              got / 1e3, want[v] / 1e3);
     }
     if (!rc)
         tacos_fabric_net_free(&f);
@@ -616,13 +644,21 @@ static void uneven_fabric(const char *name, const int *size, const double *up, i
 static void test_uneven_fabric(void)
 {
     /* leaf0 (6 hosts, 2:1) first with leaf1 (2, not oversubscribed):
-     * unlimited, 2 flows; then with leaf2 (4, 2:1), limited by leaf2 */
+     * unlimited, 2 flows (found at 2x its uplink before); then with
+     * leaf2 (4, 2:1), limited by leaf2: leaf0 at what crossed, 25 */
     const int size[] = {6, 2, 4};
     const double up[] = {37.5, 25, 25};
-    uneven_fabric("uneven leaves, own uplinks", size, up, 3, "011");
-    /* the large leaf not oversubscribed: it is found at what crossed */
-    const double up2[] = {75, 25, 25};
-    uneven_fabric("uneven leaves, the large one 1:1", size, up2, 3, "011");
+    uneven_fabric("uneven leaves, own uplinks", size, up, NULL, 3, NULL, 0,
+                  (double[]){25, 25, 25});
+    /* the large leaf not oversubscribed: it too is found at what crossed */
+    uneven_fabric("uneven leaves, the large one 1:1", size, (double[]){75, 25, 25}, NULL, 3, NULL,
+                  0, (double[]){25, 25, 25});
+    /* a level above such a pair: agg0 (leaves of 6 and 2, up 43.75) is
+     * found at its rate, not at its leaves' sum because leaf0 was taken
+     * at what crossed (1.14x its rate in review) */
+    const int size2[] = {6, 2, 4, 4}, agg2[] = {0, 0, 1, 1};
+    uneven_fabric("uneven leaves under two aggs", size2, (double[]){37.5, 25, 50, 50}, agg2, 4,
+                  (double[]){43.75, 100}, 2, (double[]){0, 25, 0, 0, 43.75, 0});
 }
 
 static void test_errors(void)

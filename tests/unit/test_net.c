@@ -432,12 +432,21 @@ static int measure_cluster(const char *name, const cluster_t *c, const char *wan
         CHECK(!strncmp(t->name, h > 1 ? "measured:" : "probed:", h > 1 ? 9 : 7), "%s: name %s",
               name, t->name);
         int cross[MAXR] = {0};
-        for (size_t i = 0; i < t->nlinks; i++)
-            cross[t->links[i].src] +=
-                host_of_rank[t->links[i].src] != host_of_rank[t->links[i].dst];
+        double out[MAXH] = {0}, in[MAXH] = {0}; /* GB/s through each host's port */
+        for (size_t i = 0; i < t->nlinks; i++) {
+            const tacos_link_t *l = &t->links[i];
+            int a = host_of_rank[l->src], b = host_of_rank[l->dst];
+            cross[l->src] += a != b;
+            out[a] += a != b ? l->bw_gbps : 0;
+            in[b] += a != b ? l->bw_gbps : 0;
+        }
         for (int i = 0; i < n && net.switched; i++)
             CHECK(cross[i] == 1, "%s: rank %d has %d links to other hosts, want 1 (a ring)",
                   name, i, cross[i]);
+        for (int x = 0; x < h && net.switched; x++)
+            CHECK(out[x] <= 1.05e-3 * c->port[x] && in[x] <= 1.05e-3 * c->port[x],
+                  "%s: h%d sends %.4f and receives %.4f GB/s through a port of %.4f", name, x,
+                  out[x], in[x], 1e-3 * c->port[x]);
         CHECK_OK(tacos_topo_check_connected(t));
         tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0};
         tacos_sched_t *s = NULL;
