@@ -21,7 +21,10 @@
  *    is taken; a child measured unlimited with every one of its hosts
  *    crossing carries what the levels under it do, and one of which only
  *    some crossed (paired with a smaller child) at least what crossed.
- *    An odd child out pairs with the first in one more round.
+ *    An odd child out pairs with the first in one more round; then, under
+ *    a switch of three children or more, the largest child whose hosts
+ *    never all crossed exchanges with all its siblings' hosts at once, in
+ *    one more round (a leaf of 6 paired with one of 2 fills its uplink).
  *
  * Every rank computes the same from the same times: each round's are
  * combined with the callers' max over every rank.
@@ -350,12 +353,38 @@ static int add_pair(const tree_t *t, int x, int y, int *a, int *b, int *pc, int 
     return nf;
 }
 
+/* Flows from the hosts of child x to those of its siblings kids[0..k)
+ * (x among them) taken in turn, as many as both have: partner -1. */
+static int add_spread(const tree_t *t, int x, const int *kids, int k, int *a, int *b, int *pc,
+                      int nf)
+{
+    for (int j = 0, at = 0; j < k; j++)
+        for (int q = 0; kids[j] != x && q < t->count[kids[j]] && at < t->count[x]; q++, nf++) {
+            a[nf] = t->host_of[t->first[x] + at++], b[nf] = t->host_of[t->first[kids[j]] + q];
+            pc[2 * nf] = x, pc[2 * nf + 1] = -1;
+        }
+    return nf;
+}
+
+/* The children of switch p still in use, in kids[]; how many. */
+static int children(const tree_t *t, int p, int *kids)
+{
+    const tacos_fabric_switch_t *sw = &t->conf->switches[p];
+    int k = 0;
+    for (int i = 0; i < sw->nchildren; i++)
+        if (t->depth[sw->children[i]] >= 0)
+            kids[k++] = sw->children[i];
+    return k;
+}
+
 /* Step 2 at one depth d: the uplinks of its switches (children of those
  * at d - 1).  lo[s]: the largest rate s's uplink was found limited at;
  * free_[s]: found unlimited with all its hosts crossing; floor_[s]: the
  * most that crossed where it was found unlimited with only some of them;
- * lat_sum, lat_n: its latency's samples.  Two rounds: the children in
- * pairs, then an odd one out with the first. */
+ * lat_sum, lat_n: its latency's samples.  Up to three rounds: the children
+ * in pairs, then an odd one out with the first; then, under a switch of
+ * three children or more, the largest of those whose hosts never all
+ * crossed (paired with smaller ones) with every sibling at once. */
 static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int d,
                          const double *port, const double *up, const double *up_lat,
                          double *lo, char *free_, double *floor_, double *lat_sum, int *lat_n)
@@ -367,25 +396,26 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
     int *kids = malloc((size_t)ns * sizeof *kids);
     size_t *bytes = malloc((size_t)h * sizeof *bytes);
     double *t8 = malloc((size_t)h * sizeof *t8), *tt = malloc((size_t)h * sizeof *tt);
-    char *set = calloc((size_t)h, 1);
-    if (!a || !b || !pc || !kids || !bytes || !t8 || !tt || !set) {
+    char *set = calloc((size_t)h, 1), *whole = calloc((size_t)ns, 1); /* all hosts crossed */
+    if (!a || !b || !pc || !kids || !bytes || !t8 || !tt || !set || !whole) {
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory measuring %d hosts", h);
         goto out;
     }
-    for (int pass = 0; pass < 2 && !rc; pass++) {
+    for (int pass = 0; pass < 3 && !rc; pass++) {
         int nf = 0;
         for (int p = 0; p < ns; p++) {
             if (t->depth[p] != d - 1)
                 continue;
-            const tacos_fabric_switch_t *sw = &conf->switches[p];
-            int k = 0;
-            for (int i = 0; i < sw->nchildren; i++)
-                if (t->depth[sw->children[i]] >= 0)
-                    kids[k++] = sw->children[i];
+            int k = children(t, p, kids), x = -1;
             for (int j = 0; pass == 0 && j + 1 < k; j += 2)
                 nf = add_pair(t, kids[j], kids[j + 1], a, b, pc, nf);
             if (pass == 1 && k % 2 && k >= 3)
                 nf = add_pair(t, kids[k - 1], kids[0], a, b, pc, nf);
+            for (int j = 0; pass == 2 && k >= 3 && j < k; j++)
+                if (!whole[kids[j]] && (x < 0 || t->count[kids[j]] > t->count[x]))
+                    x = kids[j];
+            if (x >= 0)
+                nf = add_spread(t, x, kids, k, a, b, pc, nf);
         }
         if (!nf)
             continue;
@@ -394,8 +424,9 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
                 tacos_fabric_sized(fmin(port[f->leaf[a[i]]], port[f->leaf[b[i]]]) * SECOND_US);
         if ((rc = round_of(m, nf, a, b, bytes, 1, t8, tt)))
             break;
-        /* per pair of children (its flows are consecutive): what crossed
-         * against what the levels under them carry */
+        /* per pair of children (its flows are consecutive; y -1: x with
+         * its siblings): what crossed against what the levels under them
+         * carry */
         for (int i = 0; i < nf;) {
             int x = pc[2 * i], y = pc[2 * i + 1], p = conf->switches[x].parent, k = i;
             double crossed = 0;
@@ -407,25 +438,32 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
                  * take: their two uplinks */
                 double l = (t8[k] - lat_up_to(conf, f, a[k], p, f->port_lat_us, up_lat) -
                             lat_up_to(conf, f, b[k], p, f->port_lat_us, up_lat)) / 2;
-                lat_sum[x] += l > 0 ? l : 0, lat_n[x]++;
-                lat_sum[y] += l > 0 ? l : 0, lat_n[y]++;
-            }
-            double under_x = carries(t, f, x, set, port, up);
-            double under_y = carries(t, f, y, set, port, up);
-            if (crossed < UP_LIMITED * fmin(under_x, under_y)) {
-                lo[x] = fmax(lo[x], crossed);
-                lo[y] = fmax(lo[y], crossed);
-            } else { /* unlimited: all a child carries where each of its hosts
-                      * crossed, else at least what crossed (a leaf of 6
-                      * paired with one of 2 sent 2 flows: its uplink may
-                      * carry no more) */
-                for (int side = 0; side < 2; side++) {
-                    int v = side ? y : x;
-                    if (k - i == t->count[v])
-                        free_[v] = 1;
-                    else
-                        floor_[v] = fmax(floor_[v], crossed);
+                for (int side = 0; side < 2 && y >= 0; side++) {
+                    lat_sum[side ? y : x] += l > 0 ? l : 0;
+                    lat_n[side ? y : x]++;
                 }
+            }
+            double under_x = carries(t, f, x, set, port, up), under_y = 0;
+            int nk = y >= 0 ? 1 : children(t, p, kids);
+            for (int j = 0; j < nk; j++)
+                under_y += y >= 0 ? carries(t, f, y, set, port, up)
+                           : kids[j] != x ? carries(t, f, kids[j], set, port, up) : 0;
+            int limited = crossed < UP_LIMITED * fmin(under_x, under_y);
+            /* limited: both have at least that rate (x, with its
+             * siblings); unlimited: all a child carries where each of its
+             * hosts crossed, else at least what crossed (a leaf of 6 paired
+             * with one of 2 sent 2 flows: its uplink may carry no more) */
+            for (int side = 0; side < 2; side++) {
+                int v = side ? y : x, all = v >= 0 && k - i == t->count[v];
+                if (v < 0)
+                    continue;
+                whole[v] |= all;
+                if (limited)
+                    lo[v] = fmax(lo[v], crossed);
+                else if (all)
+                    free_[v] = 1;
+                else
+                    floor_[v] = fmax(floor_[v], crossed);
             }
             i = k;
         }
@@ -439,6 +477,7 @@ out:
     free(t8);
     free(tt);
     free(set);
+    free(whole);
     return rc;
 }
 

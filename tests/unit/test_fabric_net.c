@@ -645,20 +645,23 @@ static void test_uneven_fabric(void)
 {
     /* leaf0 (6 hosts, 2:1) first with leaf1 (2, not oversubscribed):
      * unlimited, 2 flows (found at 2x its uplink before); then with
-     * leaf2 (4, 2:1), limited by leaf2: leaf0 at what crossed, 25 */
+     * leaf2 (4, 2:1), limited by leaf2: leaf0 at what crossed, 25; then
+     * its 6 hosts with those of leaf1 and leaf2 at once: its own rate */
     const int size[] = {6, 2, 4};
     const double up[] = {37.5, 25, 25};
     uneven_fabric("uneven leaves, own uplinks", size, up, NULL, 3, NULL, 0,
-                  (double[]){25, 25, 25});
-    /* the large leaf not oversubscribed: it too is found at what crossed */
+                  (double[]){37.5, 25, 25});
+    /* the large leaf not oversubscribed: found at the most its siblings'
+     * uplinks take */
     uneven_fabric("uneven leaves, the large one 1:1", size, (double[]){75, 25, 25}, NULL, 3, NULL,
-                  0, (double[]){25, 25, 25});
+                  0, (double[]){50, 25, 25});
     /* a level above such a pair: agg0 (leaves of 6 and 2, up 43.75) is
      * found at its rate, not at its leaves' sum because leaf0 was taken
-     * at what crossed (1.14x its rate in review) */
+     * at what crossed (1.14x its rate in review); leaf0, with one sibling,
+     * at what crossed */
     const int size2[] = {6, 2, 4, 4}, agg2[] = {0, 0, 1, 1};
     uneven_fabric("uneven leaves under two aggs", size2, (double[]){37.5, 25, 50, 50}, agg2, 4,
-                  (double[]){43.75, 100}, 2, (double[]){0, 25, 0, 0, 43.75, 0});
+                  (double[]){43.75, 100}, 2, (double[]){25, 25, 0, 0, 43.75, 0});
 }
 
 static void test_errors(void)
