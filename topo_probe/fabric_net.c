@@ -24,7 +24,8 @@
  *    An odd child out pairs with the first in one more round; then, under
  *    a switch of three children or more, the largest child whose hosts
  *    never all crossed exchanges with all its siblings' hosts at once, in
- *    one more round (a leaf of 6 paired with one of 2 fills its uplink).
+ *    one more round (so a leaf of 6 that met only a leaf of 2 fills its
+ *    uplink, where its siblings' take that much).
  *
  * Every rank computes the same from the same times: each round's are
  * combined with the callers' max over every rank.
@@ -434,14 +435,14 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
             for (; k < nf && pc[2 * k] == x && pc[2 * k + 1] == y; k++) {
                 crossed += tacos_fabric_rate(bytes[k], t8[k], tt[k]);
                 set[a[k]] = set[b[k]] = 1;
+                if (y < 0)
+                    continue;
                 /* the path's latency less what the levels under x and y
                  * take: their two uplinks */
                 double l = (t8[k] - lat_up_to(conf, f, a[k], p, f->port_lat_us, up_lat) -
                             lat_up_to(conf, f, b[k], p, f->port_lat_us, up_lat)) / 2;
-                for (int side = 0; side < 2 && y >= 0; side++) {
-                    lat_sum[side ? y : x] += l > 0 ? l : 0;
-                    lat_n[side ? y : x]++;
-                }
+                lat_sum[x] += l > 0 ? l : 0, lat_n[x]++;
+                lat_sum[y] += l > 0 ? l : 0, lat_n[y]++;
             }
             double under_x = carries(t, f, x, set, port, up), under_y = 0;
             int nk = y >= 0 ? 1 : children(t, p, kids);
@@ -451,8 +452,10 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
             int limited = crossed < UP_LIMITED * fmin(under_x, under_y);
             /* limited: both have at least that rate (x, with its
              * siblings); unlimited: all a child carries where each of its
-             * hosts crossed, else at least what crossed (a leaf of 6 paired
-             * with one of 2 sent 2 flows: its uplink may carry no more) */
+             * hosts crossed and what crossed was near all they carry,
+             * else at least what crossed (a leaf of 6 paired with one of 2
+             * sent 2 flows, siblings of fewer or slower ports carried less
+             * than it does: its uplink may carry no more) */
             for (int side = 0; side < 2; side++) {
                 int v = side ? y : x, all = v >= 0 && k - i == t->count[v];
                 if (v < 0)
@@ -460,7 +463,7 @@ static int measure_level(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, int
                 whole[v] |= all;
                 if (limited)
                     lo[v] = fmax(lo[v], crossed);
-                else if (all)
+                else if (all && crossed >= UP_LIMITED * (side ? under_y : under_x))
                     free_[v] = 1;
                 else
                     floor_[v] = fmax(floor_[v], crossed);
@@ -557,9 +560,12 @@ int tacos_fabric_net_measure(const tacos_fabric_conf_t *conf, const tacos_probe_
             free(all);
             /* limited somewhere: the largest bound found; never measured
              * (an only child) or unlimited: what it carries.  That decides
-             * the levels above.  What the model gets where it was
-             * unlimited with only some of its hosts crossing is what
-             * crossed (it may carry no more), or more where limited */
+             * the levels above (a bound from below there, even one found
+             * with all siblings at once, could make the level above look
+             * unlimited and be modelled faster than it is).  What the model
+             * gets where it was unlimited with only some of its hosts
+             * crossing, or not near all they carry, is what crossed (it
+             * may carry no more), or more where limited */
             up[s] = lo[s] > 0 && !free_[s] && !(floor_[s] > 0) ? lo[s] : full;
             double bound = fmax(lo[s], floor_[s]);
             f->up_gbps[s] = (!free_[s] && bound > 0 ? bound : up[s]) / 1e3;

@@ -499,7 +499,8 @@ static void infer(const shape_t *s)
     CHECK(f.rounds <= h / 2 + 6, "%s: %d rounds for %d hosts", name, f.rounds, h);
     /* the rates: every port; the uplinks that limit where every leaf has
      * as many hosts (fabric_net.c pairs leaves' hosts one to one: a leaf
-     * paired with a smaller one is found at what the pair carried) */
+     * paired with a smaller one is found at what the pair carried, but for
+     * the largest such, below) */
     int even = 1;
     for (int l = 1; l < leaves; l++)
         even &= size[l] == size[0];
@@ -514,6 +515,17 @@ static void infer(const shape_t *s)
         CHECK(f.up_gbps[sw] * 1e3 <= 1.1 * up || up >= size[l] * port,
               "%s: %s uplink %.4g GB/s, more than its %.4g", name, conf->switches[sw].name,
               f.up_gbps[sw], up / 1e3);
+    }
+    /* the largest leaf (first of them), measured with all its siblings
+     * where its hosts never all crossed a smaller leaf's: its rate */
+    int big = 0;
+    for (int l = 1; l < leaves; l++)
+        big = size[l] > size[big] ? l : big;
+    for (int x = 0; x < h && !wrong && !s->noise && !s->slow_by; x++) {
+        double up = t.up[t.parent[x]];
+        if (t.parent[x] - h == big && up < size[big] * port)
+            CHECK(near(f.up_gbps[f.leaf[x]] * 1e3, up), "%s: the largest leaf's uplink %.4g "
+                  "GB/s, want %.4g", name, f.up_gbps[f.leaf[x]], up / 1e3);
     }
     /* a copy (the component's cache of inferred trees) is the same */
     tacos_fabric_net_t g;
@@ -573,15 +585,16 @@ static void test_infer(void)
         infer(&shapes[i]);
 }
 
-/* Leaves of size[l] hosts at PORT, each up at up[l] (bytes/us) to
+/* Leaves of size[l] hosts at port[l] (NULL: PORT), each up at up[l] (bytes/us) to
  * aggregation switch agg[l] (-1: the spine; aggs up at agg_up[]), from a
  * fabric file.  Every uplink found at most what it carries (10 %): a child
  * paired with a smaller one, unlimited, may carry more than crossed but
  * was once taken to carry all its ports, and a level above it was then
  * found unlimited too; want[s] (leaves, then aggs; 0: not checked): the
  * rate to find. */
-static void uneven_fabric(const char *name, const int *size, const double *up, const int *agg,
-                          int leaves, const double *agg_up, int aggs, const double *want)
+static void uneven_fabric(const char *name, const int *size, const double *port, const double *up,
+                          const int *agg, int leaves, const double *agg_up, int aggs,
+                          const double *want)
 {
     static tree_t t;
     static char text[4096];
@@ -590,6 +603,9 @@ static void uneven_fabric(const char *name, const int *size, const double *up, c
     for (int l = 0; l < leaves; l++)
         h += size[l];
     make_leaves(&t, size, leaves, PORT, 1, 0, 0); /* then aggs before the spine */
+    for (int l = 0, x = 0; port && l < leaves; l++) /* and each leaf's ports */
+        for (int q = 0; q < size[l]; q++)
+            t.up[x++] = port[l];
     int spine = h + leaves + aggs;
     t.n = spine + 1, t.parent[spine] = -1;
     size_t at = 0;
@@ -626,7 +642,7 @@ static void uneven_fabric(const char *name, const int *size, const double *up, c
     double carries[MAXN] = {0}; /* what each switch's uplink carries: at most its hosts' ports */
     for (int x = 0; x < h; x++)
         for (int v = t.parent[x]; v != spine; v = t.parent[v])
-            carries[v - h] += PORT;
+            carries[v - h] += t.up[x];
     for (int v = 0; v < leaves + aggs && !rc; v++) {
         char sw[32];
         snprintf(sw, sizeof sw, v < leaves ? "leaf%d" : "agg%d", v < leaves ? v : v - leaves);
@@ -649,19 +665,33 @@ static void test_uneven_fabric(void)
      * its 6 hosts with those of leaf1 and leaf2 at once: its own rate */
     const int size[] = {6, 2, 4};
     const double up[] = {37.5, 25, 25};
-    uneven_fabric("uneven leaves, own uplinks", size, up, NULL, 3, NULL, 0,
+    uneven_fabric("uneven leaves, own uplinks", size, NULL, up, NULL, 3, NULL, 0,
                   (double[]){37.5, 25, 25});
     /* the large leaf not oversubscribed: found at the most its siblings'
      * uplinks take */
-    uneven_fabric("uneven leaves, the large one 1:1", size, (double[]){75, 25, 25}, NULL, 3, NULL,
-                  0, (double[]){50, 25, 25});
+    uneven_fabric("uneven leaves, the large one 1:1", size, NULL, (double[]){75, 25, 25}, NULL, 3,
+                  NULL, 0, (double[]){50, 25, 25});
     /* a level above such a pair: agg0 (leaves of 6 and 2, up 43.75) is
      * found at its rate, not at its leaves' sum because leaf0 was taken
      * at what crossed (1.14x its rate in review); leaf0, with one sibling,
      * at what crossed */
     const int size2[] = {6, 2, 4, 4}, agg2[] = {0, 0, 1, 1};
-    uneven_fabric("uneven leaves under two aggs", size2, (double[]){37.5, 25, 50, 50}, agg2, 4,
-                  (double[]){43.75, 100}, 2, (double[]){25, 25, 0, 0, 43.75, 0});
+    uneven_fabric("uneven leaves under two aggs", size2, NULL, (double[]){37.5, 25, 50, 50}, agg2,
+                  4, (double[]){43.75, 100}, 2, (double[]){25, 25, 0, 0, 43.75, 0});
+    /* a child whose hosts all crossed unlimited, but whose siblings carry
+     * less than it does, is found at what crossed, not at all its hosts'
+     * ports (2.2x and 2.7x its uplink in review): agg0 (8 hosts, leaves at
+     * 1:1, up 45) with all hosts of agg1 and agg2 (leaves of 2 at 2:1) */
+    const int size3[] = {4, 4, 2, 2, 2, 2}, agg3[] = {0, 0, 1, 1, 2, 2};
+    uneven_fabric("a large agg beside small ones", size3, NULL,
+                  (double[]){50, 50, 12.5, 12.5, 12.5, 12.5}, agg3, 6, (double[]){45, 25, 25}, 3,
+                  (double[]){0, 0, 0, 0, 0, 0, 45, 0, 0});
+    /* a leaf of fast ports (100, up 150) beside slower ones: what they
+     * carried, 50; with one sibling too */
+    uneven_fabric("fast ports beside slow", (int[]){4, 2, 2}, (double[]){100, 12.5, 12.5},
+                  (double[]){150, 25, 25}, NULL, 3, NULL, 0, (double[]){50, 25, 25});
+    uneven_fabric("fast ports beside one slow", (int[]){4, 4}, (double[]){100, 12.5},
+                  (double[]){150, 50}, NULL, 2, NULL, 0, (double[]){50, 50});
 }
 
 static void test_errors(void)
