@@ -122,7 +122,113 @@ typedef struct {
     int rank;        /* -1: every rank's transfers; else only this rank's */
     double offset;   /* where the next level starts (one after the other) */
     double estimate; /* the first group's and rail's levels one after the other */
+    /* one rank: per add_level call, its first level, kind and length; when
+     * the first rail takes each (chunk, group) in its first and in its last
+     * level (rail_at[0], rail_at[1]: cells chunk * G + group) */
+    int calls, call_level[3], call_rails[3];
+    double call_len[3], *rail_at[2];
 } compose_t;
+
+/* The first rail's level s: when it takes each (chunk, group), the earlier
+ * of a transfer's start at its sender's group and its end at its
+ * receiver's, in its first level (its Reduce-Scatter where it is an
+ * All-Reduce) and its last (its All-Gather). */
+static int note_rail(compose_t *c, const tacos_sched_t *s, tacos_coll_t coll)
+{
+    size_t G = (size_t)c->lv->groups, cells = (size_t)c->o->chunks_per_npu * G * G;
+    for (int w = 0; w < 2; w++) {
+        if (!(c->rail_at[w] = malloc((cells + 1) * sizeof *c->rail_at[w])))
+            return tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+        for (size_t i = 0; i < cells; i++)
+            c->rail_at[w][i] = INFINITY;
+    }
+    for (size_t i = 0; i < s->nxfers; i++) {
+        const tacos_xfer_t *y = &s->xfers[i];
+        int both = coll != TACOS_ALLREDUCE;
+        for (int w = 0; w < 2; w++) {
+            if (!both && w == !!y->reduce) /* Reduce-Scatter first, All-Gather last */
+                continue;
+            double *at = c->rail_at[w];
+            size_t from = (size_t)y->chunk * G + y->src, to = (size_t)y->chunk * G + y->dst;
+            at[from] = y->start_us < at[from] ? y->start_us : at[from];
+            at[to] = y->end_us < at[to] ? y->end_us : at[to];
+        }
+    }
+    return TACOS_OK;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One rank's part: each group level's transfers in the order the adjacent
+ * rail level takes their chunks (the first rail's, so both ends of a link
+ * agree), as the whole composition's level order has them; a chunk's own
+ * transfers keep their order.  Group level i's transfer moves from `start`
+ * to start + shift + rank * length, rank being where its rail time falls
+ * among all the first rail's (chunk, group) times, shift the room earlier
+ * group levels took; so levels stay one after the other. */
+static int order_part(compose_t *c)
+{
+    const levels_t *lv = c->lv;
+    size_t G = (size_t)lv->groups, cells = (size_t)c->o->chunks_per_npu * G * G;
+    size_t distinct[2] = {0, 0};
+    int *group = malloc(c->topo->npus * sizeof *group), rc = TACOS_OK;
+    double *sorted[2] = {malloc((cells + 1) * sizeof(double)), malloc((cells + 1) * sizeof(double))};
+    double shift[3] = {0, 0, 0};
+    if (!group || !sorted[0] || !sorted[1]) {
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+        goto out;
+    }
+    for (int v = 0; v < lv->groups * lv->size; v++)
+        group[lv->member[v]] = v / lv->size;
+    for (int w = 0; w < 2; w++) {
+        memcpy(sorted[w], c->rail_at[w], cells * sizeof(double));
+        qsort(sorted[w], cells, sizeof(double), by_time);
+        for (size_t i = 0; i < cells; i++)
+            if (!distinct[w] || sorted[w][i] != sorted[w][distinct[w] - 1])
+                sorted[w][distinct[w]++] = sorted[w][i];
+    }
+    /* a group level before the rails (call 0) follows rail_at[0], after them rail_at[1] */
+    for (int i = 1; i < c->calls; i++)
+        shift[i] = shift[i - 1] + (c->call_rails[i - 1]
+                                       ? 0
+                                       : (double)(distinct[i - 1 > 0] - 1) * c->call_len[i - 1]);
+    for (size_t i = 0; i < c->n; i++) {
+        tacos_xfer_t *x = &c->x[i];
+        int call = 0, w;
+        while (call + 1 < c->calls && c->call_level[call + 1] <= x->reduce / 4)
+            call++;
+        if (call) {
+            x->start_us += shift[call];
+            x->end_us += shift[call];
+        }
+        if (c->call_rails[call])
+            continue;
+        w = call > 0;
+        /* group member `owner`'s chunk r is rail `owner`'s chunk r */
+        size_t r = (size_t)group[x->chunk / c->o->chunks_per_npu] * c->o->chunks_per_npu +
+                   (size_t)(x->chunk % c->o->chunks_per_npu);
+        double t = c->rail_at[w][r * G + (size_t)group[x->src]];
+        size_t lo = 0, hi = distinct[w];
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (sorted[w][mid] < t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        x->start_us += (double)lo * c->call_len[call];
+        x->end_us += (double)lo * c->call_len[call];
+    }
+out:
+    free(group);
+    free(sorted[0]);
+    free(sorted[1]);
+    return rc;
+}
 
 /* One level's collective on each of its sets (every group, or every rail),
  * synthesized once per distinct set of links, appended to c->x with the
@@ -178,6 +284,8 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
         longest = s->time_us > longest ? s->time_us : longest;
         if (!set)
             c->estimate += s->time_us;
+        if (c->rank >= 0 && rails && !set && (rc = note_rail(c, s, coll)))
+            break;
         for (size_t i = 0; i < s->nxfers && (c->rank < 0 || set == mine); i++) {
             const tacos_xfer_t *y = &s->xfers[i];
             if (c->rank >= 0 && npus[y->src] != c->rank && npus[y->dst] != c->rank)
@@ -192,6 +300,11 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
                                        npu * k + r % k, npus[y->src], npus[y->dst],
                                        4 * lvl + 2 * rails + !!y->reduce};
         }
+    }
+    if (c->rank >= 0 && c->calls < 3) {
+        c->call_level[c->calls] = level;
+        c->call_rails[c->calls] = rails;
+        c->call_len[c->calls++] = longest;
     }
     c->offset += longest;
     tacos_topo_free(kept);
@@ -434,7 +547,7 @@ static int compose(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int ra
         {TACOS_ALLREDUCE, 3, {TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE, TACOS_ALLGATHER}, {0, 1, 0}},
     };
     levels_t lv = {0};
-    compose_t c = {topo, o, &lv, NULL, NULL, 0, rank, 0, 0};
+    compose_t c = {.topo = topo, .o = o, .lv = &lv, .rank = rank};
     tacos_sched_t *s = NULL;
     int p = 0, rc = TACOS_OK;
     while (p < 3 && plans[p].coll != o->coll)
@@ -464,6 +577,8 @@ static int compose(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int ra
     if (rc == TACOS_ERR_TOPO)
         rc = tacos_error(TACOS_ERR_TOPO, "%s: a group or rail of %d x %d is not connected by "
                          "its own links", topo->name, lv.groups, lv.size);
+    if (!rc && rank >= 0 && c.rail_at[0])
+        rc = order_part(&c);
     if (!rc)
         rc = tacos_sched_alloc(o->coll, topo->npus, o->chunks_per_npu, o->root, o->size_bytes, topo,
                                &s);
@@ -485,6 +600,8 @@ out:
     free(lv.member);
     free(c.pos);
     free(c.x);
+    free(c.rail_at[0]);
+    free(c.rail_at[1]);
     return rc;
 }
 
