@@ -10,7 +10,10 @@
 #   SYNTH_B=/tmp/base/synth/tacos-synth benchmarks/bench_first_call.sh [CASE...]
 # CASE: SHAPE:BW:LAT:COLL:SIZE (fs:8x128:100,25:0.5,2:allreduce:64MiB);
 # default: the issue-60 rails at 64, 256, 512 and 1,024 ranks and the
-# paper's three shapes at 1 GB.  Environment: REPS (default 3).
+# paper's three shapes at 1 GB.  Environment: REPS (default 3); ARGS_A and
+# ARGS_B, more tacos-synth arguments for this build and the baseline (e.g.
+# ARGS_A="--hierarchy auto --part 0" with SYNTH_B this build's tacos-synth:
+# the default policy, coll_tacos_hierarchy 2, against flat).
 B=$(cd "$(dirname "$0")/.." && pwd)
 . "$B/benchmarks/common.sh"
 need_baseline_synth
@@ -31,9 +34,10 @@ for c in "$@"; do
     i=0
     while [ $i -lt "$REPS" ]; do
         for v in A B; do
-            eval s=\$SYNTH_$v
+            eval s=\$SYNTH_$v args=\$ARGS_$v
+            # shellcheck disable=SC2086 # (ARGS_A, ARGS_B: several words)
             out=$(taskset -c 0 /usr/bin/time -f "rss %M" "$s" -t "$shape" --bw "$bw" --lat "$lat" \
-                -c "$coll" -s "$size" -k auto --no-validate --summary-json 2>&1) || {
+                -c "$coll" -s "$size" -k auto --no-validate --summary-json $args 2>&1) || {
                 echo "bench_first_call: $s failed on $c" >&2
                 exit 1
             }

@@ -353,21 +353,6 @@ static int ensure_topology(tacos_comm_t *c)
 
 /* ---- programs --------------------------------------------------------------- */
 
-/* With o's k, or where it is 0 tacos_synthesize_auto's.  Levels: only this
- * rank's part (tacos_synthesize_hier_rank), where the topology has levels
- * and the collective composes, else flat. */
-static int synthesize_levels(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
-                             tacos_hier_t hier, int rank, tacos_sched_t **s)
-{
-    if (hier == TACOS_HIER_LEVELS) {
-        int rc = tacos_synthesize_hier_rank(topo, o, rank, s);
-        if (rc != TACOS_ERR_TOPO)
-            return rc;
-        hier = TACOS_HIER_FLAT;
-    }
-    return tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, hier, s);
-}
-
 /* The size class whose schedule serves size_class on topo: the smallest
  * class at which every link's latency is at most reuse_percent of its time
  * to carry one chunk (at the largest k the settings may pick), where that
@@ -416,7 +401,7 @@ static int plan_exec(const tacos_comm_t *c, tacos_plan_t *p)
 }
 
 /* Synthesizes (coll, root, size class) with the chunks and hierarchy
- * settings (tacos_synthesize_auto where chunks is 0; the same on every rank),
+ * settings (tacos_synthesize_for_rank; the same on every rank),
  * and makes this rank's program and its state, not agreed yet
  * (made->agreed 0, made->hash the schedule's); returns whether it did
  * (else made holds nothing).  *s: the schedule, the caller's to free (NULL
@@ -432,8 +417,9 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;
-    ok = !fault && (kept || synthesize_levels(topo, &o, (tacos_hier_t)st->hierarchy, c->ops.rank,
-                                              &s) == TACOS_OK);
+    ok = !fault && (kept || tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K,
+                                                      (tacos_hier_t)st->hierarchy,
+                                                      c->ops.rank, &s) == TACOS_OK);
     if (ok && !kept)
         tacos_comm_schedule_write(c, topo, &o, s);
     made->k = ok ? s->chunks_per_npu : 0;

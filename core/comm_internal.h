@@ -133,7 +133,7 @@ int tacos_comm_below_threshold(const tacos_comm_t *c, tacos_coll_t coll, size_t 
 
 /* Synthesizes (coll, root, size class) on topo for k = 1, 2, 4, 8 until
  * one is clearly slower (by a tenth) than the best so far, then 16 and 32
- * while each is the fastest so far (tacos_synthesize_auto), keeps the one
+ * while each is the fastest so far (tacos_synthesize_for_rank), keeps the one
  * the model times fastest (the same on every rank) and makes this rank's
  * program and its state, not agreed yet (made->agreed 0, made->hash the
  * schedule's); returns whether it did (else made holds nothing).  *sched:

@@ -93,21 +93,23 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "NVSwitch fabric, the network) become point-to-point links from each member to "
          "the next d members, each with 1/d of the bandwidth. 0: automatic, d = "
          "members - 1 for shared memory and NVSwitch, 1 for network switches"},
-    [TACOS_P_HIERARCHY] = {"hierarchy", TACOS_PT_INT, 0, NULL, 0, 2, 1, 1, TACOS_PB_BOTH, 6,
+    [TACOS_P_HIERARCHY] = {"hierarchy", TACOS_PT_INT, 2, NULL, 0, 2, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, hierarchy),
         "How All-Gather, Reduce-Scatter and All-Reduce schedules are synthesized. 0: flat, "
-         "over the whole topology at once (the default; docs/synthesis.md says why). 1: in "
-         "levels where the topology has them (groups of equal size joined by links faster "
-         "than the slowest, such as the ranks of a host, and rails, the i-th rank of every "
-         "group), each level on its own links: All-Reduce within the groups, across them "
-         "on each rail, within the groups again; All-Gather on the rails, then within the "
-         "groups; Reduce-Scatter within the groups, then on the rails; flat where it has "
-         "none and for the other collectives. Each rank synthesizes only its own group's and rail's levels (and "
-         "the first group's and rail's, whose levels one after the other are the time by "
-         "which every rank picks the same chunk count) and builds its program from its "
-         "own part; dump_dir then writes no schedule. 2: both whole schedules, the one the "
-         "topology model times faster kept (the same on every rank; each first call pays "
-         "both syntheses)"},
+         "over the whole topology at once. 1: in levels where the topology has them (groups "
+         "of equal size joined by links faster than the slowest, such as the ranks of a "
+         "host, and rails, the i-th rank of every group), each level on its own links: "
+         "All-Reduce within the groups, across them on each rail, within the groups again; "
+         "All-Gather on the rails, then within the groups; Reduce-Scatter within the "
+         "groups, then on the rails; flat where it has none and for the other collectives. "
+         "Each rank synthesizes only its own group's and rail's levels (and the first "
+         "group's and rail's, whose levels one after the other are the time by which every "
+         "rank picks the same chunk count) and builds its program from its own part; "
+         "dump_dir then writes no such schedule. 2 (the default): the rank's part in "
+         "levels against the flat schedule, the one the topology model times faster kept "
+         "(the part timed as its levels one after the other; the same on every rank); flat "
+         "is tried only on communicators of fewer than 512 ranks, above which its "
+         "synthesis costs seconds per size class"},
     [TACOS_P_SEED] = {"seed", TACOS_PT_INT, 1, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, seed),
         "Seed of the synthesis' pseudo-random number generator"},
@@ -179,7 +181,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "file, then renamed: jobs on any host may share the directory, which must be one "
          "every rank sees). Files are checked on reading (key, checksum, validation on the "
          "communicator's topology); one that fails is said and replaced. Not used with "
-         "hierarchy 1 (each rank's own part). tacos-synth --schedule-dir fills it. Empty: "
+         "hierarchy 1, and with 2 only whole schedules are (not a rank's own part). "
+         "tacos-synth --schedule-dir fills it. Empty: "
          "off"},
     [TACOS_P_NONBLOCKING] = {"nonblocking", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 0, TACOS_PB_BOTH, 5,
         offsetof(tacos_settings_t, nonblocking),

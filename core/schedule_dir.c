@@ -17,7 +17,8 @@
 #include "comm_internal.h"
 
 /* The file of o, where schedules are kept: only whole ones are (with
- * coll_tacos_hierarchy 1 each rank makes its own part). */
+ * coll_tacos_hierarchy 1 each rank makes its own part; with 2 a part is
+ * not written, and a whole composition tacos-synth kept is read). */
 static int file_of(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                    char path[4096])
 {

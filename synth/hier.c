@@ -629,6 +629,27 @@ int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_
                              : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }
 
+int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+                              tacos_hier_t hier, int rank, tacos_sched_t **out)
+{
+    tacos_sched_t *part = NULL, *flat = NULL;
+    int rc = hier == TACOS_HIER_FLAT ? TACOS_ERR_TOPO
+                                     : tacos_synthesize_hier_rank(topo, o, rank, &part);
+    if (rc != TACOS_ERR_TOPO &&
+        (rc || hier == TACOS_HIER_LEVELS || topo->npus >= TACOS_AUTO_FLAT_NPUS)) {
+        *out = part; /* (no levels: flat, below) */
+        return rc;
+    }
+    if ((rc = tacos_synthesize_auto(topo, o, max_k, TACOS_HIER_FLAT, &flat))) {
+        tacos_sched_free(part);
+        return rc;
+    }
+    if (part)
+        tacos_sched_keep_faster(&flat, &part);
+    *out = flat;
+    return TACOS_OK;
+}
+
 typedef struct {
     tacos_xfer_t x;
     int receiver; /* from the receiver's part (else the sender's) */

@@ -271,8 +271,7 @@ int tacos_synthesize_with(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * the fastest (the schedule's chunks_per_npu says which); where
  * opts->chunks_per_npu is set (> 0), tacos_synthesize_with with that k
  * alone.  Any synthesis that fails fails it.  coll/tacos goes up to
- * TACOS_AUTO_MAX_K (flat or auto as coll_tacos_hierarchy says; with 1 it
- * takes tacos_synthesize_hier_rank). */
+ * TACOS_AUTO_MAX_K, through tacos_synthesize_for_rank. */
 #define TACOS_AUTO_MAX_K 32
 #define TACOS_AUTO_TIES_K 8
 int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
@@ -299,6 +298,18 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * tacos_synthesize_auto picks it by that time. */
 int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int rank,
                                tacos_sched_t **out);
+/* What coll/tacos synthesizes for `rank` at a first call (tacos-synth
+ * --part RANK): flat, tacos_synthesize_auto's whole schedule; levels, the
+ * rank's part (tacos_synthesize_hier_rank), or flat where the topology has
+ * no levels or the collective does not compose; auto, the part against
+ * flat, the faster in the model kept (flat on a tie; the part's time is
+ * its levels one after the other, which its run does not exceed), flat
+ * synthesized only below TACOS_AUTO_FLAT_NPUS NPUs: above, it costs a
+ * second and more per size class and, on every shape measured, the part
+ * was as fast or faster (docs/synthesis.md).  The same on every rank. */
+#define TACOS_AUTO_FLAT_NPUS 512
+int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
+                              tacos_hier_t hier, int rank, tacos_sched_t **out);
 /* What the ranks' parts make together: every rank's part
  * (tacos_synthesize_hier_rank, k as they pick it where chunks_per_npu is
  * 0) as one schedule (levels = 1), each transfer where both its ends'

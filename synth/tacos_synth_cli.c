@@ -61,7 +61,10 @@ static const char usage[] =
     "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
     "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
     "                            transfers, levels one after the other; the time is\n"
-    "                            the first group's and rail's levels in turn).\n"
+    "                            the first group's and rail's levels in turn); with\n"
+    "                            auto, as with coll_tacos_hierarchy 2: that part or\n"
+    "                            the whole flat schedule, the faster in the model\n"
+    "                            (flat tried below 512 ranks only).\n"
     "                            all: every rank's part, each transfer from its\n"
     "                            sender's, as one schedule (validated; simulate it\n"
     "                            for what coll_tacos_hierarchy 1 runs)\n"
@@ -90,7 +93,9 @@ static const char usage[] =
     "                            for with the communicator's topology file, a\n"
     "                            power-of-two --size, -k auto (or its\n"
     "                            coll_tacos_chunks) and its --seed, --trials and\n"
-    "                            --hierarchy (flat or auto)\n"
+    "                            --hierarchy (flat or auto; with auto, as\n"
+    "                            coll/tacos's default: nothing kept where its\n"
+    "                            policy keeps a rank's part in levels)\n"
     "  -o, --output FILE         write the schedule as JSON\n"
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
@@ -645,11 +650,11 @@ int main(int argc, char **argv)
                                    "carry a chunk per link)");
         if (part == PART_ALL && hier != TACOS_HIER_LEVELS)
             return die_usage("%s", "--part all takes --hierarchy levels");
-        if (part >= 0 && (hier != TACOS_HIER_LEVELS || out_path || compare_list || heatmap ||
+        if (part >= 0 && (hier == TACOS_HIER_FLAT || out_path || compare_list || heatmap ||
                           utilization || (program >= 0 && program != part)))
-            return die_usage("%s", "--part takes --hierarchy levels, and no -o, --compare, "
-                                   "--heatmap, --utilization or --program of another rank (it "
-                                   "is not a whole schedule)");
+            return die_usage("%s", "--part takes --hierarchy levels or auto, and no -o, "
+                                   "--compare, --heatmap, --utilization or --program of another "
+                                   "rank (it is not a whole schedule)");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
@@ -686,22 +691,39 @@ int main(int argc, char **argv)
             r.read_kept = s != NULL;
         }
         if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
-                  : part >= 0 ? tacos_synthesize_hier_rank(topo, &o, (int)part, &s)
+                  : part >= 0 ? tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K, hier,
+                                                          (int)part, &s)
                   : part == PART_ALL ? tacos_synthesize_hier_parts(topo, &o, &s)
+                  /* what coll/tacos keeps with coll_tacos_hierarchy 2: rank 0's
+                   * choice, where it is flat */
+                  : sched_dir && hier == TACOS_HIER_AUTO
+                      ? tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K, hier, 0, &s)
                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
+        if (sched_dir && s->levels == 2) {
+            fprintf(stderr, "tacos-synth: nothing kept: coll/tacos (coll_tacos_hierarchy 2) "
+                            "synthesizes each rank's part in levels here, below is rank 0's\n");
+            r.kept = NULL;
+            if (out_path || compare_list || heatmap || utilization || switch_nodes || simulate ||
+                (program >= 0 && program != 0)) {
+                fprintf(stderr, "tacos-synth: -o, --compare, --heatmap, --utilization, "
+                                "--switch-nodes and --program of another rank take a whole "
+                                "schedule\n");
+                goto fail_quiet;
+            }
+        }
         r.ilp = ilp;
         r.synth_s = now_s() - t0;
         r.seed = seed;
         r.trials = (int)trials;
-        if (validate && part < 0 && !r.read_kept && (rc = tacos_sched_validate(s))) {
+        if (validate && s->levels != 2 && !r.read_kept && (rc = tacos_sched_validate(s))) {
             fprintf(stderr, "tacos-synth: internal error: synthesized schedule is invalid: %s\n",
                     tacos_last_error());
             goto fail_quiet;
         }
         if (out_path && (rc = tacos_sched_write_file(s, out_path)))
             goto fail;
-        if (sched_dir && !r.read_kept && (rc = tacos_sched_cache_save(s, &o, hier, kept)))
+        if (r.kept && !r.read_kept && (rc = tacos_sched_cache_save(s, &o, hier, kept)))
             goto fail;
     }
     r.s = s;

@@ -56,7 +56,8 @@ run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
 # schedules kept between jobs: the first job reads the 2 MiB Allreduce
-# tacos-synth kept for it, the second every schedule it uses
+# tacos-synth kept for it, the second every schedule it uses (flat: with
+# hierarchy 2 the model keeps that class's part in levels, never kept)
 rm -rf "$T/kept" && mkdir -p "$T/kept/new"
 "$B/synth/tacos-synth" -t "$FIX/rfs2x2x2.json" -c allreduce -s 2MiB -k auto \
     --schedule-dir "$T/kept/new" >/dev/null || fail "tacos-synth --schedule-dir"
@@ -67,7 +68,7 @@ for job in first second; do
     ls -i "$T/kept/new" | sort >"$T/kept.before"
     run 8 "allreduce root 0, 2097152-byte class: schedule read from $T/kept/new/$pre" \
         --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_schedule_dir \
-        "$T/kept/new" -- --quick
+        "$T/kept/new" --mca coll_tacos_hierarchy 0 -- --quick
     ls -i "$T/kept/new" | sort >"$T/kept.after"
     [ -z "$(comm -23 "$T/kept.before" "$T/kept.after")" ] ||
         fail "schedule_dir: the $job job synthesized a kept schedule again"
@@ -78,6 +79,9 @@ run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_ta
     -- --quick
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
     --mca coll_tacos_chunks 2 -- --quick
+# hierarchy 2 (the default): on 4 hosts x 2 ranks the model keeps the part
+# in levels at 64 KiB and flat at 1 MiB and above
+run 8 " in levels (this rank's part) for " --mca coll_tacos_topo_file "$FIX/switch4x2.json" -- --quick
 run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
 # every size class next to a planned one takes its schedule
 run 5 "class's schedule" --mca coll_tacos_reuse_percent 100 -- --quick
@@ -701,7 +705,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 rooted_net_min_bytes=1000 \
     chunks=2 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
-          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 hierarchy=2 reuse_percent=50 \
+          net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 hierarchy=0 reuse_percent=50 \
           topo_file=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 mpirun --allow-run-as-root --oversubscribe \

@@ -105,6 +105,9 @@ for f in switch2x4 switch4x2; do
     mpich 8 TACOS_TOPO_FILE="$FIX/$f.json" TACOS_HIERARCHY=1 -- --p2p && ran_all "$f in levels" &&
         { grep -qF " in levels (this rank's part) for " "$T/out" || fail "$f: no schedule in levels"; }
 done
+# the default (hierarchy 2): the part in levels kept where the model says
+mpich 8 TACOS_TOPO_FILE="$FIX/switch4x2.json" -- --p2p && ran_all "switch4x2, hierarchy 2" &&
+    { grep -qF " in levels (this rank's part) for " "$T/out" || fail "switch4x2: auto kept no part"; }
 
 # communicator churn: no state left behind; communicators freed while
 # cached; MPI_THREAD_MULTIPLE with a communicator per thread

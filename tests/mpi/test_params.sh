@@ -66,6 +66,7 @@ else
         string:dump_dir) v="$T/dump" ;;
         string:*) v="$T/$name-given" ;;
         bool:*) v=$((1 - def)) ;;
+        int:hierarchy) v=0 ;; # (its default, 2, is its largest)
         *) v=$((def + 1)) ;;
         esac
         set -- "$@" "TACOS_$(echo "$name" | tr a-z A-Z)=$v"

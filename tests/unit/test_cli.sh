@@ -155,7 +155,13 @@ expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degre
     -s 64MiB -k auto --hierarchy auto --summary-json
 expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c allreduce \
     --hierarchy levels --part 5 --program 5
-expect 2 "--part takes --hierarchy levels" -t fs:2x4 --part 1
+expect 2 "--part takes --hierarchy levels or auto" -t fs:2x4 --part 1
+# --part with auto: coll/tacos's default policy for one rank (the part
+# against flat below 512 ranks: flat on fs:8x8 with degree 1; the part at 512)
+expect 0 '"hierarchy":"flat"' -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB \
+    -k auto --hierarchy auto --part 3 --summary-json
+expect 0 '"part":true' -t fs:8x64 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto \
+    --hierarchy auto --part 3 --summary-json
 expect 2 "--part takes --hierarchy levels" -t fs:2x4 --hierarchy levels --part 1 -o "$T/x.json"
 expect 1 "rank 8 is not an NPU" -t fs:2x4 --hierarchy levels --part 8
 # every rank's part joined: a whole schedule, validated, simulated, written
@@ -184,6 +190,17 @@ expect 2 "not with --part, --method ilp or --hierarchy levels" -t fs:2x4 --hiera
 expect 2 "not with --part, --method ilp or --hierarchy levels" -t fs:2x4 -c allreduce \
     --hierarchy levels --schedule-dir "$T/kept"
 expect 2 "not with --validate" --validate "$T/k1.json" --schedule-dir "$T/kept"
+# with --hierarchy auto what coll/tacos keeps by default: a flat schedule
+# where its policy keeps flat, nothing where it keeps each rank's part
+rm -rf "$T/auto"
+expect 0 "kept in $T/auto/tacos-" -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto \
+    --hierarchy auto --schedule-dir "$T/auto"
+expect 0 "nothing kept: coll/tacos (coll_tacos_hierarchy 2) synthesizes each rank's part" \
+    -t fs:8x64 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto --hierarchy auto \
+    --schedule-dir "$T/auto"
+[ "$(ls "$T/auto" | wc -l)" = 1 ] || fail "--schedule-dir, auto: $(ls "$T/auto" | wc -l) files, want 1"
+expect 1 "take a whole schedule" -t fs:8x64 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto \
+    --hierarchy auto --schedule-dir "$T/auto" -o "$T/auto.json"
 rm -rf "$T/newdir"
 expect 0 "kept in $T/newdir/tacos-" -t fs:2x4 --schedule-dir "$T/newdir"
 expect 1 "cannot create" -t fs:2x4 --schedule-dir "$T/no/such/parent"

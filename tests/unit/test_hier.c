@@ -221,6 +221,44 @@ static void parts_near_whole(const char *spec, int degree, tacos_coll_t coll, do
     tacos_topo_free(t);
 }
 
+/* The first-call policy for one rank (tacos_synthesize_for_rank): flat is
+ * the whole flat schedule; levels the rank's part; auto the faster in the
+ * model of the two (flat on a tie), flat not tried from
+ * TACOS_AUTO_FLAT_NPUS ranks up; the same choice on every rank. */
+static void for_rank(const char *spec, int degree, int k, tacos_hier_t hier, int want_part)
+{
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+    int dims = strchr(spec, 'x') ? 2 : 1;
+    tacos_topo_t *t = NULL;
+    CHECK_OK(tacos_topo_generate(spec, bw, dims, lat, dims, degree, &t));
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, k, 64 << 20, 1, 1, 0};
+    tacos_sched_t *first = NULL, *last = NULL, *flat = NULL, *part = NULL;
+    if (!t)
+        return;
+    CHECK_OK(tacos_synthesize_for_rank(t, &o, TACOS_AUTO_MAX_K, hier, 0, &first));
+    CHECK_OK(tacos_synthesize_for_rank(t, &o, TACOS_AUTO_MAX_K, hier, t->npus - 1, &last));
+    if (first && last)
+        CHECK((first->levels == 2) == want_part && first->levels == last->levels &&
+                  first->time_us == last->time_us && first->chunks_per_npu == last->chunks_per_npu,
+              "%s d=%d k=%d hierarchy %d: rank 0 got levels %d (%.1f us, k %d), the last rank "
+              "levels %d (%.1f us, k %d), want a part: %d", spec, degree, k, (int)hier,
+              first->levels, first->time_us, first->chunks_per_npu, last->levels, last->time_us,
+              last->chunks_per_npu, want_part);
+    if (first && hier == TACOS_HIER_AUTO && t->npus < TACOS_AUTO_FLAT_NPUS) {
+        CHECK_OK(tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &flat));
+        CHECK_OK(tacos_synthesize_hier_rank(t, &o, 0, &part));
+        if (flat && part)
+            CHECK(first->time_us == (part->time_us < flat->time_us ? part : flat)->time_us,
+                  "%s: auto kept %.1f us of flat %.1f and the part %.1f", spec, first->time_us,
+                  flat->time_us, part->time_us);
+    }
+    tacos_sched_free(first);
+    tacos_sched_free(last);
+    tacos_sched_free(flat);
+    tacos_sched_free(part);
+    tacos_topo_free(t);
+}
+
 int main(void)
 {
     const char *specs[] = {"fs:2x2", "fs:4x2", "fs:2x4", "fs:3x5", "rs:4x3", "sf:3x4",
@@ -261,6 +299,12 @@ int main(void)
     parts_near_whole("fs:8x32", 8, TACOS_ALLREDUCE, 1.05);
     parts_near_whole("fs:8x32", 8, TACOS_ALLGATHER, 1.05);
     parts_near_whole("fs:8x32", 8, TACOS_REDUCE_SCATTER, 1.05);
+    for_rank("fs:8x8", 1, 1, TACOS_HIER_FLAT, 0);
+    for_rank("fs:8x8", 1, 1, TACOS_HIER_LEVELS, 1);
+    for_rank("ring:8", 1, 1, TACOS_HIER_LEVELS, 0); /* no levels: flat */
+    for_rank("fs:8x8", 1, 0, TACOS_HIER_AUTO, 0);   /* flat 92 % of the optimum */
+    for_rank("fs:8x32", 8, 1, TACOS_HIER_AUTO, 1);  /* flat 54 %, the part faster */
+    for_rank("fs:8x64", 1, 0, TACOS_HIER_AUTO, 1);  /* 512 ranks: flat not tried */
 
     tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 0};
     tacos_sched_t *s = NULL;
