@@ -288,8 +288,9 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     check_plans(3, ranks, w, "a damaged file", -1, 1);
     run(3, plans, NULL, ranks, w);
     check_plans(3, ranks, w, "the replaced file", 3, 0);
-    /* a file of the right key but another schedule (k = 3, which the
-     * automatic choice never makes), as another build could keep: ranks
+    /* a file of the right key (the default coll_tacos_hierarchy, 2) but
+     * another schedule (k = 3, which the automatic choice never makes), as
+     * another build could keep: ranks
      * that read it and rank 1, which synthesizes, disagree; the size falls
      * back and the file is removed; the next job synthesizes and keeps */
     remove_files(kept_dir);
@@ -302,8 +303,8 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     asked.chunks_per_npu = 0;
     CHECK_OK(tacos_topo_read_file(file, &mesh));
     if (mesh && tacos_synthesize(mesh, &o, &k3) == TACOS_OK &&
-        tacos_sched_cache_path(kept_dir, mesh, &asked, TACOS_HIER_FLAT, path, sizeof path) == 0)
-        CHECK_OK(tacos_sched_cache_save(k3, &asked, TACOS_HIER_FLAT, path));
+        tacos_sched_cache_path(kept_dir, mesh, &asked, TACOS_HIER_AUTO, path, sizeof path) == 0)
+        CHECK_OK(tacos_sched_cache_save(k3, &asked, TACOS_HIER_AUTO, path));
     tacos_sched_free(k3);
     tacos_topo_free(mesh);
     topo_file = file;
