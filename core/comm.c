@@ -417,8 +417,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;
-    ok = !fault && (kept || tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K,
-                                                      (tacos_hier_t)st->hierarchy,
+    ok = !fault && (kept || tacos_synthesize_for_rank(topo, &o, (tacos_hier_t)st->hierarchy,
                                                       c->ops.rank, &s) == TACOS_OK);
     if (ok && !kept)
         tacos_comm_schedule_write(c, topo, &o, s);

@@ -107,9 +107,10 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "rank picks the same chunk count) and builds its program from its own part; "
          "dump_dir then writes no such schedule. 2 (the default): the rank's part in "
          "levels against the flat schedule, the one the topology model times faster kept "
-         "(the part timed as its levels one after the other; the same on every rank); flat "
-         "is tried only on communicators of fewer than 512 ranks, above which its "
-         "synthesis costs seconds per size class"},
+         "(the part timed as its levels one after the other; the same on every rank; a "
+         "part kept is neither dumped nor kept in schedule_dir); flat is tried only on "
+         "communicators of fewer than 512 ranks, above which its synthesis costs seconds "
+         "per size class"},
     [TACOS_P_SEED] = {"seed", TACOS_PT_INT, 1, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, seed),
         "Seed of the synthesis' pseudo-random number generator"},

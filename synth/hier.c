@@ -122,21 +122,24 @@ typedef struct {
     int rank;        /* -1: every rank's transfers; else only this rank's */
     double offset;   /* where the next level starts (one after the other) */
     double estimate; /* the first group's and rail's levels one after the other */
-    /* one rank: per add_level call, its first level, kind and length; when
-     * the first rail takes each (chunk, group) in its first and in its last
-     * level (rail_at[0], rail_at[1]: cells chunk * G + group) */
+    /* one rank: per add_level call, its first level, kind and length;
+     * rail_at[0] and [1], per chunk of a rail: when the first rail takes it
+     * at the rank's group in its first level and in its last (the earliest
+     * start there or end there of a transfer of it) */
     int calls, call_level[3], call_rails[3];
     double call_len[3], *rail_at[2];
 } compose_t;
 
-/* The first rail's level s: when it takes each (chunk, group), the earlier
- * of a transfer's start at its sender's group and its end at its
- * receiver's, in its first level (its Reduce-Scatter where it is an
- * All-Reduce) and its last (its All-Gather). */
-static int note_rail(compose_t *c, const tacos_sched_t *s, tacos_coll_t coll)
+/* The first rail's level s: when it takes each chunk at the rank's group,
+ * the earlier of a transfer's start there and its end there, in its first
+ * level (its Reduce-Scatter where it is an All-Reduce) and its last (its
+ * All-Gather).  Every rank synthesizes the first rail, so the two ends of a
+ * group link (one group) see the same times. */
+static int note_rail(compose_t *c, const tacos_sched_t *s, tacos_coll_t coll, int group)
 {
-    size_t G = (size_t)c->lv->groups, cells = (size_t)c->o->chunks_per_npu * G * G;
+    size_t cells = (size_t)c->o->chunks_per_npu * (size_t)c->lv->groups;
     for (int w = 0; w < 2; w++) {
+        free(c->rail_at[w]); /* (one rail level per plan: once) */
         if (!(c->rail_at[w] = malloc((cells + 1) * sizeof *c->rail_at[w])))
             return tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
         for (size_t i = 0; i < cells; i++)
@@ -144,14 +147,14 @@ static int note_rail(compose_t *c, const tacos_sched_t *s, tacos_coll_t coll)
     }
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *y = &s->xfers[i];
-        int both = coll != TACOS_ALLREDUCE;
         for (int w = 0; w < 2; w++) {
-            if (!both && w == !!y->reduce) /* Reduce-Scatter first, All-Gather last */
-                continue;
-            double *at = c->rail_at[w];
-            size_t from = (size_t)y->chunk * G + y->src, to = (size_t)y->chunk * G + y->dst;
-            at[from] = y->start_us < at[from] ? y->start_us : at[from];
-            at[to] = y->end_us < at[to] ? y->end_us : at[to];
+            if (coll == TACOS_ALLREDUCE && w == !!y->reduce)
+                continue; /* Reduce-Scatter first, All-Gather last */
+            double *at = &c->rail_at[w][y->chunk];
+            if (y->src == group && y->start_us < *at)
+                *at = y->start_us;
+            if (y->dst == group && y->end_us < *at)
+                *at = y->end_us;
         }
     }
     return TACOS_OK;
@@ -164,16 +167,17 @@ static int by_time(const void *a, const void *b)
 }
 
 /* One rank's part: each group level's transfers in the order the adjacent
- * rail level takes their chunks (the first rail's, so both ends of a link
- * agree), as the whole composition's level order has them; a chunk's own
- * transfers keep their order.  Group level i's transfer moves from `start`
- * to start + shift + rank * length, rank being where its rail time falls
- * among all the first rail's (chunk, group) times, shift the room earlier
- * group levels took; so levels stay one after the other. */
+ * rail level takes their chunks at the group, as the whole composition's
+ * level order has them; a chunk's own transfers keep their order.  A group
+ * level's transfer moves from `start` to start + shift + rank * length,
+ * rank being where its chunk's rail time falls among the group's k * G
+ * (at most k * G distinct), shift the room earlier group levels took
+ * ((k * G - 1) lengths each, the same on every rank): so levels stay one
+ * after the other, and both ends of a link agree. */
 static int order_part(compose_t *c)
 {
     const levels_t *lv = c->lv;
-    size_t G = (size_t)lv->groups, cells = (size_t)c->o->chunks_per_npu * G * G;
+    size_t k = (size_t)c->o->chunks_per_npu, cells = k * (size_t)lv->groups;
     size_t distinct[2] = {0, 0};
     int *group = malloc(c->topo->npus * sizeof *group), rc = TACOS_OK;
     double *sorted[2] = {malloc((cells + 1) * sizeof(double)), malloc((cells + 1) * sizeof(double))};
@@ -191,27 +195,22 @@ static int order_part(compose_t *c)
             if (!distinct[w] || sorted[w][i] != sorted[w][distinct[w] - 1])
                 sorted[w][distinct[w]++] = sorted[w][i];
     }
-    /* a group level before the rails (call 0) follows rail_at[0], after them rail_at[1] */
     for (int i = 1; i < c->calls; i++)
-        shift[i] = shift[i - 1] + (c->call_rails[i - 1]
-                                       ? 0
-                                       : (double)(distinct[i - 1 > 0] - 1) * c->call_len[i - 1]);
+        shift[i] = shift[i - 1] + (c->call_rails[i - 1] ? 0 : (double)(cells - 1) * c->call_len[i - 1]);
     for (size_t i = 0; i < c->n; i++) {
         tacos_xfer_t *x = &c->x[i];
-        int call = 0, w;
+        int call = 0;
         while (call + 1 < c->calls && c->call_level[call + 1] <= x->reduce / 4)
             call++;
-        if (call) {
-            x->start_us += shift[call];
-            x->end_us += shift[call];
-        }
+        x->start_us += shift[call];
+        x->end_us += shift[call];
         if (c->call_rails[call])
             continue;
-        w = call > 0;
-        /* group member `owner`'s chunk r is rail `owner`'s chunk r */
-        size_t r = (size_t)group[x->chunk / c->o->chunks_per_npu] * c->o->chunks_per_npu +
-                   (size_t)(x->chunk % c->o->chunks_per_npu);
-        double t = c->rail_at[w][r * G + (size_t)group[x->src]];
+        /* a group level before the rails follows their first level, one
+         * after them their last; group member `owner`'s chunk r is rail
+         * `owner`'s chunk r */
+        int w = call > 0;
+        double t = c->rail_at[w][(size_t)group[x->chunk / (int)k] * k + (size_t)x->chunk % k];
         size_t lo = 0, hi = distinct[w];
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
@@ -245,9 +244,12 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
     tacos_sched_t *s = NULL;
     if (!npus)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory composing levels");
+    int mine_group = -1;
     for (int v = 0; c->rank >= 0 && v < lv->groups * lv->size; v++)
-        if (lv->member[v] == c->rank) /* the rank's set: its group, or its rail */
+        if (lv->member[v] == c->rank) { /* the rank's set: its group, or its rail */
             mine = rails ? v % lv->size : v / lv->size;
+            mine_group = v / lv->size;
+        }
     for (int set = 0; set < sets && !rc; set++) {
         for (int j = 0; j < n; j++)
             npus[j] = rails ? lv->member[j * lv->size + set] : lv->member[set * lv->size + j];
@@ -284,7 +286,7 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
         longest = s->time_us > longest ? s->time_us : longest;
         if (!set)
             c->estimate += s->time_us;
-        if (c->rank >= 0 && rails && !set && (rc = note_rail(c, s, coll)))
+        if (c->rank >= 0 && rails && !set && (rc = note_rail(c, s, coll, mine_group)))
             break;
         for (size_t i = 0; i < s->nxfers && (c->rank < 0 || set == mine); i++) {
             const tacos_xfer_t *y = &s->xfers[i];
@@ -301,7 +303,7 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
                                        4 * lvl + 2 * rails + !!y->reduce};
         }
     }
-    if (c->rank >= 0 && c->calls < 3) {
+    if (c->rank >= 0 && c->calls < 3) { /* (three levels at most: compose's plans) */
         c->call_level[c->calls] = level;
         c->call_rails[c->calls] = rails;
         c->call_len[c->calls++] = longest;
@@ -629,10 +631,11 @@ int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_
                              : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }
 
-int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                               tacos_hier_t hier, int rank, tacos_sched_t **out)
 {
     tacos_sched_t *part = NULL, *flat = NULL;
+    *out = NULL;
     int rc = hier == TACOS_HIER_FLAT ? TACOS_ERR_TOPO
                                      : tacos_synthesize_hier_rank(topo, o, rank, &part);
     if (rc != TACOS_ERR_TOPO &&
@@ -640,7 +643,7 @@ int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t
         *out = part; /* (no levels: flat, below) */
         return rc;
     }
-    if ((rc = tacos_synthesize_auto(topo, o, max_k, TACOS_HIER_FLAT, &flat))) {
+    if ((rc = tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &flat))) {
         tacos_sched_free(part);
         return rc;
     }

@@ -35,7 +35,8 @@
 #define FORMAT_VERSION 1u
 /* Bumped whenever synthesis makes other schedules from the same inputs
  * (PACKAGE_VERSION stays the same between development builds). */
-#define SYNTH_GENERATION 3u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored */
+#define SYNTH_GENERATION 4u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
+                               * 4: hierarchy 2 a rank's part against flat, not the whole */
 #define KEY_WORDS 11
 #define FNV_OFFSET 14695981039346656037ull
 

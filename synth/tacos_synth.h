@@ -299,16 +299,18 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *op
 int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int rank,
                                tacos_sched_t **out);
 /* What coll/tacos synthesizes for `rank` at a first call (tacos-synth
- * --part RANK): flat, tacos_synthesize_auto's whole schedule; levels, the
- * rank's part (tacos_synthesize_hier_rank), or flat where the topology has
- * no levels or the collective does not compose; auto, the part against
- * flat, the faster in the model kept (flat on a tie; the part's time is
- * its levels one after the other, which its run does not exceed), flat
- * synthesized only below TACOS_AUTO_FLAT_NPUS NPUs: above, it costs a
- * second and more per size class and, on every shape measured, the part
- * was as fast or faster (docs/synthesis.md).  The same on every rank. */
+ * --part RANK), k as tacos_synthesize_auto picks it (up to
+ * TACOS_AUTO_MAX_K) where opts->chunks_per_npu is 0: flat, the whole flat
+ * schedule; levels, the rank's part (tacos_synthesize_hier_rank), or flat
+ * where the topology has no levels or the collective does not compose;
+ * auto, the part against flat, the faster in the model kept (flat on a
+ * tie; the part timed as its levels one after the other, which its run
+ * ended within on every shape measured), flat synthesized only below
+ * TACOS_AUTO_FLAT_NPUS NPUs: from there it costs a second and more per
+ * size class (docs/synthesis.md).  The same on every rank.  A failure of
+ * the part other than "no levels" fails it. */
 #define TACOS_AUTO_FLAT_NPUS 512
-int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int max_k,
+int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                               tacos_hier_t hier, int rank, tacos_sched_t **out);
 /* What the ranks' parts make together: every rank's part
  * (tacos_synthesize_hier_rank, k as they pick it where chunks_per_npu is

@@ -74,7 +74,9 @@ static const char usage[] =
     "                            dimension, else what links faster than the slowest\n"
     "                            join) and rails (the i-th member of every group),\n"
     "                            each synthesized on its own links. auto: both where\n"
-    "                            the topology has levels, the faster kept\n"
+    "                            the topology has levels, the faster kept (the whole\n"
+    "                            composition; with --part or --schedule-dir, as\n"
+    "                            coll/tacos's default: a rank's part against flat)\n"
     "\n"
     "Search and output:\n"
     "      --seed S              PRNG seed (default 1); same seed, same schedule\n"
@@ -651,10 +653,10 @@ int main(int argc, char **argv)
         if (part == PART_ALL && hier != TACOS_HIER_LEVELS)
             return die_usage("%s", "--part all takes --hierarchy levels");
         if (part >= 0 && (hier == TACOS_HIER_FLAT || out_path || compare_list || heatmap ||
-                          utilization || (program >= 0 && program != part)))
+                          utilization || switch_nodes || (program >= 0 && program != part)))
             return die_usage("%s", "--part takes --hierarchy levels or auto, and no -o, "
-                                   "--compare, --heatmap, --utilization or --program of another "
-                                   "rank (it is not a whole schedule)");
+                                   "--compare, --heatmap, --utilization, --switch-nodes or "
+                                   "--program of another rank (it is not a whole schedule)");
         rc = is_file(topo_arg)
                  ? tacos_topo_read_file(topo_arg, &topo)
                  : tacos_topo_generate(topo_arg, bw, nbw, lat, nlat, (int)degree, &topo);
@@ -691,20 +693,20 @@ int main(int argc, char **argv)
             r.read_kept = s != NULL;
         }
         if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
-                  : part >= 0 ? tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K, hier,
+                  : part >= 0 ? tacos_synthesize_for_rank(topo, &o, hier,
                                                           (int)part, &s)
                   : part == PART_ALL ? tacos_synthesize_hier_parts(topo, &o, &s)
                   /* what coll/tacos keeps with coll_tacos_hierarchy 2: rank 0's
                    * choice, where it is flat */
                   : sched_dir && hier == TACOS_HIER_AUTO
-                      ? tacos_synthesize_for_rank(topo, &o, TACOS_AUTO_MAX_K, hier, 0, &s)
+                      ? tacos_synthesize_for_rank(topo, &o, hier, 0, &s)
                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         if (sched_dir && s->levels == 2) {
             fprintf(stderr, "tacos-synth: nothing kept: coll/tacos (coll_tacos_hierarchy 2) "
                             "synthesizes each rank's part in levels here, below is rank 0's\n");
             r.kept = NULL;
-            if (out_path || compare_list || heatmap || utilization || switch_nodes || simulate ||
+            if (out_path || compare_list || heatmap || utilization || switch_nodes ||
                 (program >= 0 && program != 0)) {
                 fprintf(stderr, "tacos-synth: -o, --compare, --heatmap, --utilization, "
                                 "--switch-nodes and --program of another rank take a whole "

@@ -211,7 +211,9 @@ static void parts_near_whole(const char *spec, int degree, tacos_coll_t coll, do
         CHECK_OK(tacos_synthesize_hier(t, &o, &whole));
         CHECK_OK(tacos_synthesize_hier_parts(t, &o, &all));
     }
-    if (whole && all && !tacos_simulate(all, t, 1, &r))
+    if (whole && all)
+        CHECK_OK(tacos_simulate(all, t, 1, &r));
+    if (r)
         CHECK(r->time_us <= max_ratio * whole->time_us,
               "%s d=%d %s: the parts run in %.1f us, the whole composition %.1f", spec, degree,
               tacos_coll_name(coll), r->time_us, whole->time_us);
@@ -235,8 +237,8 @@ static void for_rank(const char *spec, int degree, int k, tacos_hier_t hier, int
     tacos_sched_t *first = NULL, *last = NULL, *flat = NULL, *part = NULL;
     if (!t)
         return;
-    CHECK_OK(tacos_synthesize_for_rank(t, &o, TACOS_AUTO_MAX_K, hier, 0, &first));
-    CHECK_OK(tacos_synthesize_for_rank(t, &o, TACOS_AUTO_MAX_K, hier, t->npus - 1, &last));
+    CHECK_OK(tacos_synthesize_for_rank(t, &o, hier, 0, &first));
+    CHECK_OK(tacos_synthesize_for_rank(t, &o, hier, t->npus - 1, &last));
     if (first && last)
         CHECK((first->levels == 2) == want_part && first->levels == last->levels &&
                   first->time_us == last->time_us && first->chunks_per_npu == last->chunks_per_npu,
@@ -304,7 +306,8 @@ int main(void)
     for_rank("ring:8", 1, 1, TACOS_HIER_LEVELS, 0); /* no levels: flat */
     for_rank("fs:8x8", 1, 0, TACOS_HIER_AUTO, 0);   /* flat 92 % of the optimum */
     for_rank("fs:8x32", 8, 1, TACOS_HIER_AUTO, 1);  /* flat 54 %, the part faster */
-    for_rank("fs:8x64", 1, 0, TACOS_HIER_AUTO, 1);  /* 512 ranks: flat not tried */
+    /* 512 ranks: flat not tried (it would win here, 72 % against 70 %) */
+    for_rank("fs:8x64", 1, 0, TACOS_HIER_AUTO, 1);
 
     tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 0};
     tacos_sched_t *s = NULL;

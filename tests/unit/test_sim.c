@@ -303,7 +303,8 @@ static void switch_nodes(void)
     tacos_topo_free(net);
 }
 
-/* coll/tacos's first-call policy (k as the model picks, flat) is never
+/* coll/tacos's flat first-call policy (k as the model picks; what its
+ * default, coll_tacos_hierarchy 2, kept on these shapes too) is never
  * slower than the best of Ring, RHD, Direct, DBT and han, simulated on
  * switch nodes, on a set of shapes and sizes where that holds (every
  * switch unwound with degree 1; 1 MiB and 64 MiB).  Where it does not
