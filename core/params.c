@@ -92,7 +92,9 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "
          "NVSwitch fabric, the network) become point-to-point links from each member to "
          "the next d members, each with 1/d of the bandwidth. 0: automatic, d = "
-         "members - 1 for shared memory and NVSwitch, 1 for network switches"},
+         "members - 1 for shared memory and NVSwitch, 1 for network switches, and in a "
+         "switch tree (a fabric file or an inferred tree) each switch's groups (hosts, or "
+         "the hosts under a child switch) each joined to the next min(groups - 1, 8)"},
     [TACOS_P_HIERARCHY] = {"hierarchy", TACOS_PT_INT, 2, NULL, 0, 2, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, hierarchy),
         "How All-Gather, Reduce-Scatter and All-Reduce schedules are synthesized. 0: flat, "

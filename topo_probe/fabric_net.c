@@ -682,7 +682,10 @@ int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind
                 continue;
             char name[TACOS_PROBE_NAME + 16];
             copy_name(conf, s, l, copies, name, sizeof name);
-            int degree = unwind_degree > 0 ? unwind_degree : groups[s] > 1 ? groups[s] - 1 : 1;
+            int degree = unwind_degree > 0           ? unwind_degree
+                         : groups[s] <= 1              ? 1
+                         : groups[s] - 1 < TACOS_FABRIC_AUTO_DEGREE ? groups[s] - 1
+                                                                    : TACOS_FABRIC_AUTO_DEGREE;
             rc = tacos_fabric_add_switch(fab, name, degree, &id[s]);
         }
         for (int r = 0; r < n && !rc; r++)

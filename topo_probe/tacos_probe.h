@@ -327,7 +327,12 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
 /* tacos_probe_merge with the links between hosts lowered from the fabric:
  * for each local index l, a copy of the tree whose leaves hold the ranks
  * of index l, every port's rate divided by the ranks per host (they share
- * a host's port). */
+ * a host's port).  unwind_degree 0: each switch joins each of its groups
+ * to the next min(groups - 1, TACOS_FABRIC_AUTO_DEGREE) (a full mesh of a
+ * few groups; more would cost flat synthesis seconds per size class and,
+ * with 8 ranks per host from 363 hosts on a switch, more links than a
+ * topology may have). */
+#define TACOS_FABRIC_AUTO_DEGREE 8
 int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind_degree,
                              int defaults_only, const tacos_fabric_conf_t *conf,
                              const tacos_fabric_net_t *f, tacos_topo_t **out);

@@ -380,6 +380,16 @@ static void shape(const char *name, int leaves, int per, double port, double up,
     rc = tacos_probe_merge_fabric(recs, t.h, 0, 0, conf, &f, &topo);
     CHECK(rc == TACOS_OK && topo && tacos_topo_check_connected(topo) == TACOS_OK,
           "%s: merged: %s", name, rc ? tacos_last_error() : "not connected");
+    /* two levels: each leaf and the root unwound with min(groups - 1,
+     * TACOS_FABRIC_AUTO_DEGREE), so every rank has that many links out */
+    int want = (per - 1 < TACOS_FABRIC_AUTO_DEGREE ? per - 1 : TACOS_FABRIC_AUTO_DEGREE) +
+               (leaves - 1 < TACOS_FABRIC_AUTO_DEGREE ? leaves - 1 : TACOS_FABRIC_AUTO_DEGREE);
+    for (int r = 0; !rc && !aggs && r < t.h; r++)
+        if (topo->out_off[r + 1] - topo->out_off[r] != (size_t)want) {
+            CHECK(0, "%s: rank %d has %zu links out, want %d", name, r,
+                  topo->out_off[r + 1] - topo->out_off[r], want);
+            break;
+        }
     if (!rc && t.h <= 32) {
         tacos_synth_opts_t o = {.coll = TACOS_ALLREDUCE, .chunks_per_npu = 1,
                                 .size_bytes = 1 << 20, .seed = 1, .trials = 1};
