@@ -91,7 +91,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
         offsetof(tacos_settings_t, unwind_degree),
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "
          "NVSwitch fabric, the network) become point-to-point links from each member to "
-         "the next d members, each with 1/d of the bandwidth. 0: automatic, d = "
+         "the next d members, each with 1/d of the bandwidth (in a switch tree, each lowered link "
+         "a max-min fair share of the ports on its path). 0: automatic, d = "
          "members - 1 for shared memory and NVSwitch, 1 for network switches, and in a "
          "switch tree (a fabric file or an inferred tree) each switch's groups (hosts, or "
          "the hosts under a child switch) each joined to the next min(groups - 1, 8)"},

@@ -384,8 +384,10 @@ static int by_first_rank(const void *a, const void *b)
 }
 
 /* Each switch of the component under t joins its groups; refused before
- * anything is made where that makes more links than a topology may have. */
-static int join(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *down, group_t *groups)
+ * anything is made where that makes more links than a topology may have
+ * (`have` of them there already). */
+static int join(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *down, group_t *groups,
+                size_t have)
 {
     int rc = TACOS_OK;
     for (int i = 0; i < t->norder && !rc; i++) {
@@ -404,11 +406,12 @@ static int join(const tacos_fabric_t *f, const tree_t *t, flows_t *fl, int *down
             for (int j = 1; j <= d; j++)
                 more += (size_t)(groups[g].n < groups[(g + j) % k].n ? groups[g].n
                                                                      : groups[(g + j) % k].n);
-        if (fl->nflows + more > TACOS_MAX_LINKS)
+        if (have + fl->nflows + more > TACOS_MAX_LINKS)
             return tacos_error(TACOS_ERR_ARG,
                                "switch '%s' lowered with degree %d makes %zu links or more, more "
                                "than the %d a topology may have (lower unwind_degree)",
-                               f->names[s - f->npus], d, fl->nflows + more, TACOS_MAX_LINKS);
+                               f->names[s - f->npus], d, have + fl->nflows + more,
+                               TACOS_MAX_LINKS);
         for (int g = 0; g < k && !rc; g++)
             for (int j = 1; j <= d && !rc; j++) {
                 const group_t *a = &groups[g], *b = &groups[(g + j) % k];
@@ -523,7 +526,7 @@ int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *topo)
         }
         bfs(f, &t, root, f->npus);
         if (!(rc = collect_below(f, &t)))
-            rc = join(f, &t, &fl, down, groups);
+            rc = join(f, &t, &fl, down, groups, topo->nlinks);
         for (int i = 0; i < t.norder; i++)
             if (t.parent[t.order[i]] == -1)
                 t.parent[t.order[i]] = -3; /* (the root: reached) */

@@ -330,7 +330,7 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
  * a host's port).  unwind_degree 0: each switch joins each of its groups
  * to the next min(groups - 1, TACOS_FABRIC_AUTO_DEGREE) (a full mesh of a
  * few groups; more would cost flat synthesis seconds per size class and,
- * with 8 ranks per host from 363 hosts on a switch, more links than a
+ * with 8 ranks per host from 360 hosts on a switch, more links than a
  * topology may have). */
 #define TACOS_FABRIC_AUTO_DEGREE 8
 int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind_degree,

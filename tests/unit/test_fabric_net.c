@@ -433,6 +433,7 @@ static void test_shapes(void)
     shape("three levels", 8, 4, 12.5, 25.0, 2, 40.0);
     shape("three levels, odd leaves", 6, 2, 12.5, 25.0, 3, 25.0);
     shape("uneven leaves", 5, 3, 12.5, 12.5, 0, 0);
+    shape("12 hosts a leaf, 2:1", 2, 12, 12.5, 75.0, 0, 0); /* (leaves unwound with 8) */
 }
 
 /* ---- the tree inferred ----------------------------------------------------------- */
