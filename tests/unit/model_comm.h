@@ -70,6 +70,35 @@ static void model_wait_batch(model_comm_t *m)
         pthread_cond_wait(&m->timed, &m->lock);
 }
 
+/* by[0..n): the batch's flows i ordered by (src[i], dst[i], tag[i]), a
+ * flow's identity, not by the threads' order of arrival: timed in this
+ * order, the fair shares round the same way, and so a test passes or fails
+ * the same way, every run. */
+typedef struct {
+    int src, dst, tag, i;
+} model_flow_key_t;
+
+static int model_flow_cmp(const void *a, const void *b)
+{
+    const model_flow_key_t *x = a, *y = b;
+    return x->src != y->src ? (x->src > y->src) - (x->src < y->src)
+           : x->dst != y->dst ? (x->dst > y->dst) - (x->dst < y->dst)
+                              : (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+static void model_flow_order(int n, const int *src, const int *dst, const int *tag, int *by)
+{
+    model_flow_key_t *key = malloc((n > 0 ? (size_t)n : 1) * sizeof *key);
+    if (!key)
+        abort();
+    for (int i = 0; i < n; i++)
+        key[i] = (model_flow_key_t){src[i], dst[i], tag[i], i};
+    qsort(key, (size_t)n, sizeof *key, model_flow_cmp);
+    for (int i = 0; i < n; i++)
+        by[i] = key[i].i;
+    free(key);
+}
+
 /* The max-allreduce of v[0..n-1] over every rank: 0, or 1 where the
  * lengths differ. */
 static int model_max(model_comm_t *m, int rank, double *v, int n)

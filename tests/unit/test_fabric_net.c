@@ -160,16 +160,7 @@ static void time_flows(void *ctx)
     world_t *w = ctx;
     int nflows = w->m.nflows, by[2 * MAXH], src[2 * MAXH], dst[2 * MAXH];
     double bytes[2 * MAXH], sorted_end[2 * MAXH], end[2 * MAXH];
-    /* timed in (src, dst) order, not the threads' order of arrival: the
-     * rounding of the fair shares, and so the test, the same every run */
-    for (int f = 0; f < nflows; f++) {
-        int i = f;
-        for (; i > 0 && (w->src[by[i - 1]] > w->src[f] ||
-                         (w->src[by[i - 1]] == w->src[f] && w->dst[by[i - 1]] > w->dst[f]));
-             i--)
-            by[i] = by[i - 1];
-        by[i] = f;
-    }
+    model_flow_order(nflows, w->src, w->dst, w->who, by);
     for (int i = 0; i < nflows; i++)
         src[i] = w->src[by[i]], dst[i] = w->dst[by[i]], bytes[i] = w->bytes[by[i]];
     flows_end(w->t, src, dst, bytes, nflows, sorted_end);

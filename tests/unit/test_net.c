@@ -218,22 +218,30 @@ static void time_flows(void *ctx)
 {
     world_t *w = ctx;
     int nflows = w->m.nflows;
-    int src[MAXF] = {0}, dst[MAXF] = {0};
-    double bytes[MAXF] = {0}, end[MAXF];
+    int src[MAXF] = {0}, dst[MAXF] = {0}, rank[MAXF] = {0}, by[MAXF] = {0};
+    int sorted_src[MAXF] = {0}, sorted_dst[MAXF] = {0};
+    double bytes[MAXF] = {0}, sorted_end[MAXF], end[MAXF];
     for (int f = 0; f < nflows; f++)
-        src[f] = w->flow[f].src, dst[f] = w->flow[f].dst, bytes[f] = w->flow[f].bytes;
-    flows_end(w->c, src, dst, bytes, nflows, end);
+        src[f] = w->flow[f].src, dst[f] = w->flow[f].dst, rank[f] = w->flow[f].rank;
+    model_flow_order(nflows, src, dst, rank, by);
+    for (int i = 0; i < nflows; i++)
+        sorted_src[i] = src[by[i]], sorted_dst[i] = dst[by[i]], bytes[i] = w->flow[by[i]].bytes;
+    flows_end(w->c, sorted_src, sorted_dst, bytes, nflows, sorted_end);
+    for (int i = 0; i < nflows; i++)
+        end[by[i]] = sorted_end[i];
     for (int f = 1, counted = 0; f < nflows && !counted; f++)
         if (w->flow[f].rank == w->flow[f - 1].rank)
             counted = ++w->test_batches;
-    /* a rank's exchange with a peer: its flow there and the peer's back */
+    /* a rank's exchange with a peer: its flow there and the peer's back
+     * (of several between the two hosts, the last to end: whichever
+     * arrived last would depend on the threads) */
     for (int f = 0, mine = 0; f < nflows; f++, mine++) {
         if (f && w->flow[f].rank != w->flow[f - 1].rank)
             mine = 0;
         double back = 0;
         for (int g = 0; g < nflows; g++)
             if (w->flow[g].src == dst[f] && w->flow[g].dst == src[f])
-                back = end[g];
+                back = fmax(back, end[g]);
         w->end[w->flow[f].rank][mine] = LAT_US + fmax(end[f], back);
     }
 }
