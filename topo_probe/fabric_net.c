@@ -646,8 +646,8 @@ int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind
     tacos_fabric_t *fab = NULL;
     int *host = malloc((size_t)n * sizeof *host), *local = malloc((size_t)n * sizeof *local);
     int *ranks = calloc((size_t)(h ? h : 1), sizeof *ranks), *id = malloc((size_t)ns * sizeof *id);
-    int *groups = malloc((size_t)ns * sizeof *groups);
-    if (!host || !local || !ranks || !id || !groups) {
+    char *in_copy = malloc((size_t)ns);
+    if (!host || !local || !ranks || !id || !in_copy) {
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory merging a fabric");
         goto out;
     }
@@ -667,25 +667,21 @@ int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind
         copies = local[r] + 1 > copies ? local[r] + 1 : copies;
     }
     for (int l = 0; l < copies && !rc; l++) {
-        /* the groups under each switch in copy l: its hosts with a rank l,
-         * its children with one under them */
+        /* the switches of copy l: those above a host with a rank l */
         for (int s = 0; s < ns; s++)
-            groups[s] = 0, id[s] = -1;
-        for (int x = 0; x < h; x++) /* (a switch's first group makes it one of its parent's) */
-            for (int v = ranks[x] > l ? f->leaf[x] : -1, first = 1; v >= 0 && first;
-                 v = conf->switches[v].parent) {
-                first = groups[v] == 0;
-                groups[v]++;
-            }
+            in_copy[s] = 0, id[s] = -1;
+        for (int x = 0; x < h; x++)
+            for (int v = ranks[x] > l ? f->leaf[x] : -1; v >= 0 && !in_copy[v];
+                 v = conf->switches[v].parent)
+                in_copy[v] = 1;
         for (int s = 0; s < ns && !rc; s++) {
-            if (!groups[s])
+            if (!in_copy[s])
                 continue;
             char name[TACOS_PROBE_NAME + 16];
             copy_name(conf, s, l, copies, name, sizeof name);
-            int degree = unwind_degree > 0           ? unwind_degree
-                         : groups[s] <= 1              ? 1
-                         : groups[s] - 1 < TACOS_FABRIC_AUTO_DEGREE ? groups[s] - 1
-                                                                    : TACOS_FABRIC_AUTO_DEGREE;
+            /* (the lowering joins a group to at most all the others, as it
+             * counts them with the tree rooted at its centre) */
+            int degree = unwind_degree > 0 ? unwind_degree : TACOS_FABRIC_AUTO_DEGREE;
             rc = tacos_fabric_add_switch(fab, name, degree, &id[s]);
         }
         for (int r = 0; r < n && !rc; r++)
@@ -719,6 +715,6 @@ out:
     free(local);
     free(ranks);
     free(id);
-    free(groups);
+    free(in_copy);
     return rc;
 }

@@ -328,7 +328,8 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
  * for each local index l, a copy of the tree whose leaves hold the ranks
  * of index l, every port's rate divided by the ranks per host (they share
  * a host's port).  unwind_degree 0: each switch joins each of its groups
- * to the next min(groups - 1, TACOS_FABRIC_AUTO_DEGREE) (a full mesh of a
+ * (counted with the tree rooted at its centre, as tacos_fabric_lower roots
+ * it) to the next min(groups - 1, TACOS_FABRIC_AUTO_DEGREE) (a full mesh of a
  * few groups; more would cost flat synthesis seconds per size class and,
  * with 8 ranks per host from 360 hosts on a switch, more links than a
  * topology may have). */

@@ -610,7 +610,7 @@ static void test_infer(void)
  * rate to find. */
 static void uneven_fabric(const char *name, const int *size, const double *port, const double *up,
                           const int *agg, int leaves, const double *agg_up, int aggs,
-                          const double *want)
+                          const double *want, int links_out)
 {
     static tree_t t;
     static char text[4096];
@@ -668,6 +668,18 @@ static void uneven_fabric(const char *name, const int *size, const double *port,
         CHECK(!want[v] || near(got, want[v]), "%s: %s uplink %.4g GB/s, want %.4g", name, sw,
               got / 1e3, want[v] / 1e3);
     }
+    if (!rc && links_out > 0) { /* the merged topology: links_out from every rank */
+        tacos_topo_t *topo = NULL;
+        CHECK(tacos_probe_merge_fabric(recs, h, 0, 0, conf, &f, &topo) == TACOS_OK,
+              "%s: merged: %s", name, tacos_last_error());
+        for (int r = 0; topo && r < h; r++)
+            if (topo->out_off[r + 1] - topo->out_off[r] != (size_t)links_out) {
+                CHECK(0, "%s: rank %d has %zu links out, want %d", name, r,
+                      topo->out_off[r + 1] - topo->out_off[r], links_out);
+                break;
+            }
+        tacos_topo_free(topo);
+    }
     if (!rc)
         tacos_fabric_net_free(&f);
     tacos_fabric_conf_free(conf);
@@ -682,18 +694,18 @@ static void test_uneven_fabric(void)
     const int size[] = {6, 2, 4};
     const double up[] = {37.5, 25, 25};
     uneven_fabric("uneven leaves, own uplinks", size, NULL, up, NULL, 3, NULL, 0,
-                  (double[]){37.5, 25, 25});
+                  (double[]){37.5, 25, 25}, 0);
     /* the large leaf not oversubscribed: found at the most its siblings'
      * uplinks take */
     uneven_fabric("uneven leaves, the large one 1:1", size, NULL, (double[]){75, 25, 25}, NULL, 3,
-                  NULL, 0, (double[]){50, 25, 25});
+                  NULL, 0, (double[]){50, 25, 25}, 0);
     /* a level above such a pair: agg0 (leaves of 6 and 2, up 43.75) is
      * found at its rate, not at its leaves' sum because leaf0 was taken
      * at what crossed (1.14x its rate in review); leaf0, with one sibling,
      * at what crossed */
     const int size2[] = {6, 2, 4, 4}, agg2[] = {0, 0, 1, 1};
     uneven_fabric("uneven leaves under two aggs", size2, NULL, (double[]){37.5, 25, 50, 50}, agg2,
-                  4, (double[]){43.75, 100}, 2, (double[]){25, 25, 0, 0, 43.75, 0});
+                  4, (double[]){43.75, 100}, 2, (double[]){25, 25, 0, 0, 43.75, 0}, 0);
     /* a child whose hosts all crossed unlimited, but whose siblings carry
      * less than it does, is found at what crossed, not at all its hosts'
      * ports (2.2x and 2.7x its uplink in review): agg0 (8 hosts, leaves at
@@ -701,13 +713,20 @@ static void test_uneven_fabric(void)
     const int size3[] = {4, 4, 2, 2, 2, 2}, agg3[] = {0, 0, 1, 1, 2, 2};
     uneven_fabric("a large agg beside small ones", size3, NULL,
                   (double[]){50, 50, 12.5, 12.5, 12.5, 12.5}, agg3, 6, (double[]){45, 25, 25}, 3,
-                  (double[]){0, 0, 0, 0, 0, 0, 45, 0, 0});
+                  (double[]){0, 0, 0, 0, 0, 0, 45, 0, 0}, 0);
     /* a leaf of fast ports (100, up 150) beside slower ones: what they
      * carried, 50; with one sibling too */
     uneven_fabric("fast ports beside slow", (int[]){4, 2, 2}, (double[]){100, 12.5, 12.5},
-                  (double[]){150, 25, 25}, NULL, 3, NULL, 0, (double[]){50, 25, 25});
+                  (double[]){150, 25, 25}, NULL, 3, NULL, 0, (double[]){50, 25, 25}, 0);
     uneven_fabric("fast ports beside one slow", (int[]){4, 4}, (double[]){100, 12.5},
-                  (double[]){150, 50}, NULL, 2, NULL, 0, (double[]){50, 50});
+                  (double[]){150, 50}, NULL, 2, NULL, 0, (double[]){50, 50}, 0);
+    /* hosts at uneven depths (leaf0 on the spine, leaf1-3 under agg0, 2
+     * hosts each): the tree is lowered rooted at its centre, here agg0,
+     * whose groups are its 3 leaves and the spine's side; all 4 meshed
+     * (degree 3, not the 2 its 3 leaves would give), plus each leaf's 1 */
+    uneven_fabric("hosts at uneven depths", (int[]){2, 2, 2, 2}, NULL,
+                  (double[]){25, 25, 25, 25}, (int[]){-1, 0, 0, 0}, 4, (double[]){100}, 1,
+                  (double[]){0, 0, 0, 0, 0}, 4);
 }
 
 static void test_errors(void)
