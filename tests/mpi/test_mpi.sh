@@ -79,6 +79,10 @@ run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_ta
     -- --quick
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
     --mca coll_tacos_chunks 2 -- --quick
+# the same 2 x 4 with the ranks placed round-robin (mpirun --map-by node):
+# groups of ranks 0,2,4,6 and 1,3,5,7
+run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4-roundrobin.json" \
+    --mca coll_tacos_hierarchy 1 -- --quick
 # hierarchy 2 (the default): on 4 hosts x 2 ranks the model keeps the part
 # in levels at 64 KiB and flat at 1 MiB and above
 run 8 " in levels (this rank's part) for " --mca coll_tacos_topo_file "$FIX/switch4x2.json" -- --quick

@@ -100,8 +100,9 @@ done
 [ "$(ls -i "$T/kept" | sort)" = "$(cat "$T/kept.before")" ] && grep -q 'schedule read from' "$T/out" ||
     fail "TACOS_SCHEDULE_DIR: the second job synthesized again"
 ! grep "TACOS_SCHEDULE_DIR: " "$T/out" >&2 || fail "TACOS_SCHEDULE_DIR: the second job could not read"
-# in levels: 2 hosts x 4 ranks and 4 x 2
-for f in switch2x4 switch4x2; do
+# in levels: 2 hosts x 4 ranks and 4 x 2, and 2 x 4 with the ranks placed
+# round-robin (groups of ranks 0,2,4,6 and 1,3,5,7)
+for f in switch2x4 switch4x2 switch2x4-roundrobin; do
     mpich 8 TACOS_TOPO_FILE="$FIX/$f.json" TACOS_HIERARCHY=1 -- --p2p && ran_all "$f in levels" &&
         { grep -qF " in levels (this rank's part) for " "$T/out" || fail "$f: no schedule in levels"; }
 done

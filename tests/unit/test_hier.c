@@ -285,6 +285,13 @@ int main(void)
     if (unlike)
         valid(unlike, 0, "levels3x3.json");
     tacos_topo_free(unlike);
+    /* groups not of consecutive ranks (placed round-robin: 0,2,4,6 and
+     * 1,3,5,7), found from the rates */
+    tacos_topo_t *rr = NULL;
+    CHECK_OK(tacos_topo_read_file(FIXTURES "/switch2x4-roundrobin.json", &rr));
+    if (rr)
+        valid(rr, 1, "switch2x4-roundrobin.json");
+    tacos_topo_free(rr);
     against_flat("fs:8x4", 1, 1.5);
     against_flat("fs:8x32", 8, 0.9);
     /* the parts joined at 64 ranks, rails unwound with degree 8, k as the
