@@ -1038,7 +1038,7 @@ static int list_program(int rank, const tacos_msg_t *msgs, int n, int npeers, ta
         const tacos_msg_t *m = &msgs[i];
         tacos_op_t *op = &p->ops[p->nops++];
         *op = (tacos_op_t){m->send ? TACOS_OP_SEND : TACOS_OP_RECV, !m->send && m->reduce, i,
-                           m->peer, seq[2 * m->peer + m->send]++, (double)i, 0, (size_t)i};
+                           m->peer, seq[2 * m->peer + m->send]++, (double)i, 0, (size_t)i, 0};
         if (m->after >= 0 && m->after < i)
             op->ndeps = 1, p->dep[i] = (size_t)m->after;
     }

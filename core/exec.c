@@ -26,6 +26,14 @@
  * sender's staged chunk (in its device memory) and a receive lands from
  * the sender's memory, mapped here; the end adds a fence (fence()) so no
  * rank reuses staging another may still read.
+ *
+ * A message may carry several ops (tacos_op_t.joined: consecutive ops of
+ * one queue).  It is posted once every op of it may go, by its first op
+ * (its head), which holds its requests: a send packs its ops' data into
+ * scratch space (with mem, their staging space is contiguous already), a
+ * receive arrives in scratch (or staging) space and each of its ops lands
+ * from its part as a reduction's receive does, once its dependencies are
+ * done.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +69,10 @@ typedef struct {
     size_t *user_off, *users; /* ops waiting for op i: users[user_off[i] .. user_off[i+1]) */
     /* queue q = 2 * peer + (send): its ops in message order */
     size_t *queue_off, *queue, *queue_head;
-    size_t *left; /* per op: its pieces in flight (transport piece) */
+    /* per op: the head of its message; per head: its ops (queue[at ..
+     * at + nmsg)) */
+    size_t *head, *msg_at, *nmsg;
+    size_t *left; /* per head: its pieces in flight (transport piece) */
     /* in flight: one request per piece */
     void **reqs;
     size_t *req_op;
@@ -107,6 +118,9 @@ static size_t lay_out(exec_t *e, char *base, size_t nops, int npus, int nchunks)
     PLACE(queue_off, nq + 1);
     PLACE(queue, nops);
     PLACE(queue_head, nq);
+    PLACE(head, nops);
+    PLACE(msg_at, nops);
+    PLACE(nmsg, nops);
     PLACE(left, nops);
     PLACE(finished, nops);
     PLACE(after, nops);
@@ -149,7 +163,8 @@ static size_t queue_of(const tacos_op_t *op)
     return 2 * (size_t)op->peer + (op->kind == TACOS_OP_SEND);
 }
 
-/* Queues in message order: seq numbers each direction's messages 0, 1, ... */
+/* Queues in message order (seq numbers each direction's ops 0, 1, ...),
+ * and the messages in them: a joined op is in its predecessor's. */
 static void build_queues(exec_t *e, int npus)
 {
     const tacos_prog_t *p = e->p;
@@ -162,6 +177,26 @@ static void build_queues(exec_t *e, int npus)
         e->queue_off[q] += e->queue_off[q - 1];
     for (size_t i = 0; i < p->nops; i++)
         e->queue[e->queue_off[queue_of(&p->ops[i])] + (size_t)p->ops[i].seq] = i;
+    for (size_t q = 0; q < nq; q++)
+        for (size_t at = e->queue_off[q], h = 0; at < e->queue_off[q + 1]; at++) {
+            size_t i = e->queue[at];
+            if (at == e->queue_off[q] || !p->ops[i].joined)
+                h = i, e->msg_at[i] = at, e->nmsg[i] = 0;
+            e->head[i] = h;
+            e->nmsg[h]++;
+        }
+}
+
+/* Op j of the message whose head is h. */
+static size_t msg_op(const exec_t *e, size_t h, size_t j)
+{
+    return e->queue[e->msg_at[h] + j];
+}
+
+/* Does op i travel with others? */
+static int in_group(const exec_t *e, size_t i)
+{
+    return e->nmsg[e->head[i]] > 1;
 }
 
 static void finish(exec_t *e, size_t i)
@@ -190,14 +225,25 @@ static int by_ipc(const exec_t *e, size_t i)
     return e->ipc && (!e->opts->ipc_peers || e->opts->ipc_peers[e->p->ops[i].peer]);
 }
 
-/* What op i's message carries: its data, or with ipc its description. */
-static size_t message_bytes(const exec_t *e, size_t i)
+/* The data of the message whose head is h. */
+static size_t data_bytes(const exec_t *e, size_t h)
 {
-    return by_ipc(e, i) && e->len[i] ? sizeof *e->desc : e->len[i] * e->elem;
+    size_t bytes = 0;
+    for (size_t j = 0; j < e->nmsg[h]; j++)
+        bytes += e->len[msg_op(e, h, j)] * e->elem;
+    return bytes;
 }
 
-/* How many messages op i's data travels as (0: none), each of *piece
- * bytes but the last. */
+/* What the message whose head is h carries: its data, or with ipc its
+ * description. */
+static size_t message_bytes(const exec_t *e, size_t h)
+{
+    size_t bytes = data_bytes(e, h);
+    return by_ipc(e, h) && bytes ? sizeof *e->desc : bytes;
+}
+
+/* How many messages the message of head i travels as (0: none), each of
+ * *piece bytes but the last. */
 static size_t pieces(const exec_t *e, size_t i, size_t *piece)
 {
     size_t bytes = message_bytes(e, i);
@@ -206,14 +252,15 @@ static size_t pieces(const exec_t *e, size_t i, size_t *piece)
     return bytes ? (bytes + *piece - 1) / *piece : 0;
 }
 
-/* Posts op i's message, as pieces where the transport limits its size (or
- * finishes it at once when its chunk is empty). */
+/* Posts the message of head i, as pieces where the transport limits its
+ * size (or finishes its ops at once when it is empty). */
 static int post(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
-    size_t piece, n = pieces(e, i, &piece), bytes = message_bytes(e, i);
+    size_t piece, n = pieces(e, i, &piece), bytes = message_bytes(e, i), m = e->nmsg[i];
     if (!n) { /* nothing travels, on either side */
-        finish(e, i);
+        for (size_t j = 0; j < m; j++)
+            finish(e, msg_op(e, i, j));
         return 0;
     }
     const char *from = NULL;
@@ -230,6 +277,17 @@ static int post(exec_t *e, size_t i)
             from = e->staged[i];
         else
             to = e->staged[i];
+    } else if (m > 1 && op->kind == TACOS_OP_SEND) { /* packed */
+        char *at = e->scratch[i];
+        for (size_t j = 0; j < m; j++) {
+            size_t o = msg_op(e, i, j), len = e->len[o] * e->elem;
+            if (len)
+                memcpy(at, send_source(e, o), len);
+            at += len;
+        }
+        from = e->scratch[i];
+    } else if (m > 1) { /* each op lands from its part */
+        to = e->scratch[i];
     } else if (op->kind == TACOS_OP_SEND) {
         from = send_source(e, i);
     } else {
@@ -238,7 +296,8 @@ static int post(exec_t *e, size_t i)
         if (!op->reduce && e->in_buf)
             e->in_buf[op->chunk] = 1; /* the copy overwrites the whole chunk */
     }
-    e->state[i] = OP_POSTED;
+    for (size_t j = 0; j < m; j++)
+        e->state[msg_op(e, i, j)] = OP_POSTED;
     e->left[i] = 0;
     for (size_t at = 0; at < bytes; at += piece) {
         size_t len = bytes - at < piece ? bytes - at : piece;
@@ -253,18 +312,26 @@ static int post(exec_t *e, size_t i)
     return 0;
 }
 
-/* Posts queue q's ops from its head while they may go: a receive that
- * lands aside (a reduction's, or any staged one) at once, a staged send once
- * its copy completed, anything else once its dependencies are done. */
+/* May op i go: a receive that lands aside (a reduction's, any staged one,
+ * any of a message of several) at once, a staged send once its copy
+ * completed, anything else once its dependencies are done. */
+static int may_go(const exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    if (op->kind == TACOS_OP_SEND)
+        return e->mem ? e->state[i] == OP_STAGED : e->pending[i] == 0;
+    return !e->pending[i] || op->reduce || e->mem || in_group(e, i);
+}
+
+/* Posts queue q's messages from its head while every op of them may go. */
 static int advance(exec_t *e, size_t q)
 {
     while (e->queue_off[q] + e->queue_head[q] < e->queue_off[q + 1]) {
         size_t i = e->queue[e->queue_off[q] + e->queue_head[q]];
-        const tacos_op_t *op = &e->p->ops[i];
-        if (op->kind == TACOS_OP_SEND ? e->mem ? e->state[i] != OP_STAGED : e->pending[i] != 0
-                                      : e->pending[i] && !op->reduce && !e->mem)
-            return 0;
-        e->queue_head[q]++;
+        for (size_t j = 0; j < e->nmsg[i]; j++)
+            if (!may_go(e, msg_op(e, i, j)))
+                return 0;
+        e->queue_head[q] += e->nmsg[i];
         int rc = post(e, i);
         if (rc)
             return rc;
@@ -272,19 +339,23 @@ static int advance(exec_t *e, size_t q)
     return 0;
 }
 
-/* Combines an arrived reduction into the buffer. */
+/* Lands an arrived receive that waited aside (a reduction's, or one of a
+ * message of several) in the buffer. */
 static int combine(exec_t *e, size_t i)
 {
     const tacos_op_t *op = &e->p->ops[i];
     char *dst = e->at[i];
-    int rc;
-    if (e->direct && e->direct[op->chunk] == (long)i) { /* landed in the buffer */
+    int rc = 0, direct = e->direct && e->direct[op->chunk] == (long)i;
+    if (in_group(e, i) && (!op->reduce || direct) && e->len[i]) /* (else landed already) */
+        memcpy(dst, e->scratch[i], e->len[i] * e->elem);
+    if (direct && e->len[i]) { /* the buffer holds what arrived */
         rc = e->tp->reduce(e->tp->ctx, (const char *)e->opts->input + e->first[i] * e->elem, dst,
                            e->len[i]);
-        e->in_buf[op->chunk] = 1;
-    } else {
+    } else if (op->reduce && e->len[i]) {
         rc = e->tp->reduce(e->tp->ctx, e->scratch[i], dst, e->len[i]);
     }
+    if (e->in_buf && (!op->reduce || direct))
+        e->in_buf[op->chunk] = 1;
     if (!rc)
         finish(e, i);
     return rc;
@@ -377,6 +448,31 @@ static int release(exec_t *e)
     return 0;
 }
 
+/* The message of receive head i arrived (rc: an error seen already): each
+ * op lands, or waits aside for its dependencies; a copy into the buffer
+ * is done.  With ipc the message described the sender's staged data: each
+ * op's part of it, mapped here. */
+static int arrived(exec_t *e, size_t i, int rc)
+{
+    const void *there = NULL;
+    if (!rc && by_ipc(e, i) && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
+        e->staged[i] = (char *)there;
+    for (size_t j = 0, at = 0; j < e->nmsg[i]; j++) {
+        size_t o = msg_op(e, i, j);
+        if (!e->p->ops[o].reduce && !e->mem && !in_group(e, o)) {
+            finish(e, o); /* landed in the buffer */
+            continue;
+        }
+        e->state[o] = OP_RECEIVED;
+        if (there)
+            e->staged[o] = (char *)there + at;
+        at += e->len[o] * e->elem;
+        if (!rc && !e->pending[o])
+            rc = e->mem ? land(e, o) : combine(e, o);
+    }
+    return rc;
+}
+
 /* Waits for at least one message (or, not blocking, looks for any) and
  * handles what completed; while memory work runs, it polls both. */
 static int complete_some(exec_t *e, int block)
@@ -398,35 +494,45 @@ static int complete_some(exec_t *e, int block)
             e->req_op[kept++] = i;
         } else if (--e->left[i]) {
             continue; /* more pieces of it in flight */
-        } else if (op->kind == TACOS_OP_RECV && (op->reduce || e->mem)) {
-            e->state[i] = OP_RECEIVED;
-            const void *there = NULL; /* the sender's staged data, mapped here */
-            if (!rc && by_ipc(e, i) && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
-                e->staged[i] = (char *)there;
-            if (!rc && !e->pending[i])
-                rc = e->mem ? land(e, i) : combine(e, i);
+        } else if (op->kind == TACOS_OP_RECV) {
+            rc = arrived(e, i, rc);
         } else {
-            finish(e, i);
+            for (size_t j = 0; j < e->nmsg[i]; j++)
+                finish(e, msg_op(e, i, j));
         }
     }
     e->nreqs = kept;
     return rc ? rc : release(e);
 }
 
-/* Where the reduce receives that do not land in the buffer arrive. */
-static int give_scratch(exec_t *e, size_t bytes)
+/* Does op i need scratch space of its own: a reduce receive that does not
+ * land in the buffer, or any op of a message of several (a send packs
+ * there, a receive arrives there)? */
+static int aside(const exec_t *e, size_t i)
+{
+    const tacos_op_t *op = &e->p->ops[i];
+    return in_group(e, i) ||
+           (op->kind == TACOS_OP_RECV && op->reduce &&
+            !(e->direct && e->direct[op->chunk] == (long)i));
+}
+
+/* Scratch space for the ops aside(), a message's ops side by side (its
+ * head's space holds the whole message). */
+static int give_scratch(exec_t *e)
 {
     const tacos_prog_t *p = e->p;
     char *space = NULL;
+    size_t bytes = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        bytes += aside(e, i) ? e->len[i] * e->elem : 0;
     if (bytes && !(e->opts && e->opts->scratch &&
                    (space = e->opts->scratch(e->opts->scratch_arg, bytes))))
         return TACOS_ERR_NOMEM;
-    for (size_t i = 0, at = 0; i < p->nops; i++)
-        if (p->ops[i].kind == TACOS_OP_RECV && p->ops[i].reduce &&
-            !(e->direct && e->direct[p->ops[i].chunk] == (long)i)) {
-            e->scratch[i] = space + at;
-            at += e->len[i] * e->elem;
-        }
+    for (size_t x = 0; x < p->nops; x++) { /* in queue order: a message's ops together */
+        size_t i = e->queue[x];
+        if (aside(e, i))
+            e->scratch[i] = space, space += e->len[i] * e->elem;
+    }
     return 0;
 }
 
@@ -451,7 +557,10 @@ static int give_staging(exec_t *e)
             return TACOS_ERR_NOMEM;
     int rc = space[1] ? e->ipc->ipc_export(space[1], &e->staging) : 0;
     e->staging_at = space[1];
-    for (size_t i = 0; i < e->p->nops; i++) { /* (an IPC receive's: set when it arrives) */
+    /* in queue order: a message's ops side by side (an IPC receive's: set
+     * when it arrives) */
+    for (size_t x = 0; x < e->p->nops; x++) {
+        size_t i = e->queue[x];
         int s = by_ipc(e, i);
         e->staged[i] = space[s];
         space[s] += staged_bytes(e, i);
@@ -466,7 +575,6 @@ static int give_staging(exec_t *e)
 static int prepare(exec_t *e, int nchunks, long *last)
 {
     const tacos_prog_t *p = e->p;
-    size_t scratch_bytes = 0;
     int ordered = e->opts && e->opts->ordered;
     for (int c = 0; c < nchunks; c++)
         last[c] = -1;
@@ -483,8 +591,6 @@ static int prepare(exec_t *e, int nchunks, long *last)
             e->at[i] = e->buf + e->first[i] * e->elem;
         }
         e->after[i] = -1;
-        size_t piece;
-        e->nslots += pieces(e, i, &piece);
         if (op->kind != TACOS_OP_RECV)
             continue;
         if (e->direct && e->direct[op->chunk] == -2)
@@ -494,10 +600,12 @@ static int prepare(exec_t *e, int nchunks, long *last)
             e->after[i] = ordered ? last[op->chunk] : d >= 0 && d != (long)i ? d : -1;
             last[op->chunk] = (long)i;
         }
-        if (op->reduce && !(e->direct && e->direct[op->chunk] == (long)i))
-            scratch_bytes += e->len[i] * e->elem;
     }
-    return e->mem ? give_staging(e) : give_scratch(e, scratch_bytes);
+    for (size_t i = 0; i < p->nops; i++) {
+        size_t piece;
+        e->nslots += e->head[i] == i ? pieces(e, i, &piece) : 0;
+    }
+    return e->mem ? give_staging(e) : give_scratch(e);
 }
 
 enum { IDLE, RUNNING, DONE, FAILED };
@@ -643,10 +751,10 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     memset(e->state, OP_WAITING, e->p->nops);
     if (input)
         memset(e->in_buf, 0, (size_t)x->nchunks);
+    build_queues(e, x->npus);
     if ((rc = prepare(e, x->nchunks, x->last)) || (rc = make_room(x)))
         return fail(x, rc);
     link_users(e);
-    build_queues(e, x->npus);
     for (size_t i = 0; e->mem && i < e->p->nops && !rc; i++) /* copies out that may start */
         if (e->p->ops[i].kind == TACOS_OP_SEND && !e->pending[i])
             rc = stage_out(e, i);
@@ -675,7 +783,7 @@ static int fence(tacos_exec_t *x, int block, int *done)
         memset(x->peer_role, 0, (size_t)x->npus);
         for (size_t i = 0; i < e->p->nops; i++) {
             const tacos_op_t *op = &e->p->ops[i];
-            if (!e->len[i] || !by_ipc(e, i))
+            if (e->head[i] != i || !message_bytes(e, i) || !by_ipc(e, i))
                 continue; /* nothing travelled, on either side, or not through IPC */
             x->peer_role[op->peer] |= op->kind == TACOS_OP_SEND ? 1 : 2;
             if (op->kind == TACOS_OP_RECV)

@@ -210,10 +210,13 @@ int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out)
     tacos_prog_t *p = calloc(1, sizeof *p);
     int *sent = calloc((size_t)s->npus, sizeof *sent), *recvd = calloc((size_t)s->npus, sizeof *recvd);
     long *last = malloc((size_t)s->nchunks * sizeof *last), *prev = NULL;
+    /* per peer, the last transfer to it and from it (for joined) */
+    size_t *last_to = malloc(2 * (size_t)s->npus * sizeof *last_to), *last_from = NULL;
     size_t n = 0;
     int rc = TACOS_OK;
-    if (!p || !sent || !recvd || !last)
+    if (!p || !sent || !recvd || !last || !last_to)
         goto nomem;
+    last_from = last_to + s->npus;
     for (size_t i = 0; i < s->nxfers; i++)
         n += (s->xfers[i].src == rank) + (s->xfers[i].dst == rank);
     p->rank = rank;
@@ -224,12 +227,18 @@ int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out)
     /* Transfers are in start order, which is each link's order: seq. */
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
-        if (x->src == rank)
+        if (x->src == rank) {
+            int joined = sent[x->dst] && tacos_same_message(x, &s->xfers[last_to[x->dst]]);
             p->ops[p->nops++] = (tacos_op_t){TACOS_OP_SEND, x->reduce, x->chunk, x->dst,
-                                             sent[x->dst]++, x->start_us, 0, 0};
-        if (x->dst == rank)
+                                             sent[x->dst]++, x->start_us, 0, 0, joined};
+            last_to[x->dst] = i;
+        }
+        if (x->dst == rank) {
+            int joined = recvd[x->src] && tacos_same_message(x, &s->xfers[last_from[x->src]]);
             p->ops[p->nops++] = (tacos_op_t){TACOS_OP_RECV, x->reduce, x->chunk, x->src,
-                                             recvd[x->src]++, x->end_us, 0, 0};
+                                             recvd[x->src]++, x->end_us, 0, 0, joined};
+            last_from[x->src] = i;
+        }
     }
     qsort(p->ops, p->nops, sizeof *p->ops, op_cmp);
     for (int c = 0; c < s->nchunks; c++)
@@ -261,5 +270,6 @@ out:
     free(recvd);
     free(last);
     free(prev);
+    free(last_to);
     return rc;
 }

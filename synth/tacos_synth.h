@@ -418,7 +418,9 @@ typedef enum { TACOS_OP_SEND, TACOS_OP_RECV } tacos_op_kind_t;
  * (reduce) into a chunk waits for the earlier sends of that chunk, and a copy
  * also for earlier receives of it.  `seq` numbers the messages from src to
  * dst in link order, so the executor can match them regardless of the order
- * in which they become ready.
+ * in which they become ready.  `joined`: the op travels in one message with
+ * the op of seq - 1 of its link (the schedule's transfers of one message:
+ * tacos_synth_opts_t.chunks_per_msg); both ends of a link mark the same.
  */
 typedef struct {
     tacos_op_kind_t kind;
@@ -429,6 +431,7 @@ typedef struct {
     double t_us;
     size_t ndeps;
     size_t deps; /* offset into tacos_prog_t.dep */
+    int joined;
 } tacos_op_t;
 
 typedef struct {

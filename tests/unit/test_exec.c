@@ -42,6 +42,7 @@ typedef struct {
     msg_t **all;                                             /* every message, freed at the end */
     size_t nall, cap;
     int fail_at, nsent, failed, mismatches;
+    int sends; /* sends posted (pieces each) */
     size_t piece; /* the transport's limit between ranks of different parity */
     int oversize; /* messages above it */
 } world_t;
@@ -115,6 +116,7 @@ static int post(rank_t *me, void *buf, size_t bytes, int src, int dst, int send,
     pthread_mutex_lock(&w->mu);
     if (limit(w, src, dst) && bytes > limit(w, src, dst))
         w->oversize++;
+    w->sends += send;
     if (send && w->fail_at >= 0 && w->nsent++ == w->fail_at) {
         w->failed = 1;
         pthread_cond_broadcast(&w->cv);
@@ -533,6 +535,8 @@ static int program_of(const tacos_sched_t *s, int rank, tacos_prog_t **prog)
  * fail_at >= 0: the fail_at-th send fails; every rank must return an error.
  * piece: the transport's largest message between ranks of different
  * parity (0 none); stage: through a slow memory layer. */
+static int last_sends; /* the sends of run_and_check's last run */
+
 static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, int fail_at,
                           size_t piece, int stage, const char *what)
 {
@@ -625,6 +629,7 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
     for (size_t i = 0; i < w.nall; i++)
         live += w.all[i]->recv && !w.all[i]->done && !w.all[i]->abandoned;
     CHECK(!live, "%s: %zu receives left in flight after the return", what, live);
+    last_sends = w.sends;
     for (int r = 0; r < n; r++) {
         tacos_prog_free(jobs[r].prog);
         free(jobs[r].in);
@@ -655,8 +660,7 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
 
 static int aggregated; /* schedules run with messages of several chunks */
 
-/* k = 4: small chunks, up to 8 in one message (the executor sends each
- * chunk as a message of its own, in the link's order) */
+/* k = 4: small chunks, up to 8 in one message (the executor packs them) */
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
 {
     tacos_synth_opts_t o = {coll, root, k, k == 4 ? 1 << 12 : 1 << 20, 1, 1, k == 4 ? 8 : 0};
@@ -688,10 +692,10 @@ int main(void)
                 int root = rooted ? (k + (int)t) % topo->npus : 0;
                 /* k = 2, 3: messages between ranks of different parity in
                  * pieces of 20 or 40 bytes (not whole elements); k = 4
-                 * aggregated (synth) */
-                size_t piece = k == 4 ? 0 : (size_t)(k - 1) * 20;
+                 * aggregated (synth), staged in pieces of 60 bytes */
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
                 for (int stage = 0; s && stage <= 3; stage++) {
+                    size_t piece = k == 4 ? stage ? 60 : 0 : (size_t)(k - 1) * 20;
                     const char *staged = stage == 3   ? " staged, IPC within 2 hosts"
                                          : stage == 2 ? " staged, IPC"
                                          : stage      ? " staged"
@@ -707,10 +711,15 @@ int main(void)
                                      staged);
                             run_and_check(s, counts[i], in_place, -1, piece, stage, what);
                             runs++;
+                            /* (k = 4: one call) a message of several chunks is one send */
+                            CHECK(counts[i] < 1000 || piece || tacos_sched_most_per_message(s) == 1 ||
+                                      last_sends < (int)s->nxfers,
+                                  "%s: %d sends for %zu transfers", what, last_sends, s->nxfers);
                         }
-                    /* a failed send, first or midway: an error, no hang */
+                    /* a failed send, first or midway: an error, no hang
+                     * (a message carries up to `most` transfers) */
                     for (int step = 0; step < 2; step++) {
-                        int f = step ? (int)s->nxfers / 2 : 0;
+                        int f = step ? (int)s->nxfers / 2 / tacos_sched_most_per_message(s) : 0;
                         char what[160];
                         snprintf(what, sizeof what, "%s %s k=%d, send %d fails%s", shapes[t],
                                  tacos_coll_name(colls[c]), k, f, staged);
@@ -765,7 +774,7 @@ int main(void)
     }
 
     /* a program that can never make progress is refused, not waited on */
-    tacos_op_t op = {TACOS_OP_SEND, 0, 0, 1, 0, 0, 1, 0};
+    tacos_op_t op = {TACOS_OP_SEND, 0, 0, 1, 0, 0, 1, 0, 0};
     size_t self = 0, off[3] = {0, 4, 8};
     tacos_prog_t stuck = {0, 1, &op, &self};
     int64_t buf[8] = {0};
