@@ -322,16 +322,20 @@ static int finish(tacos_comm_t *c, int rc)
 }
 
 /* A call that failed: sends abandoned in flight may still read the work
- * buffer, which is set aside (never freed); one message for the error. */
+ * buffer and the executor's scratch (a message of several chunks packed
+ * there), which are set aside (never freed); one message for the error. */
 static int failed(tacos_req_t *r, int rc)
 {
     tacos_comm_t *c = r->c;
     const tacos_call_t *call = &r->call;
     int error = *call->error;
-    if (r->own)
+    if (r->own) {
         r->work = NULL, r->work_bytes = 0;
-    else
+        r->space = NULL, r->space_bytes = 0;
+    } else {
         drop(&c->work, &c->work_bytes, 0);
+        drop(&c->recv, &c->recv_bytes, 0);
+    }
     mc_drop(r->own ? &r->stage : &c->stage, 0);
     mc_drop(r->own ? &r->ipc_stage : &c->ipc_stage, 0);
     mc_drop(r->own ? &r->dwork : &c->dwork, 0);

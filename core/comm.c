@@ -225,9 +225,13 @@ static uint64_t sched_hash(const tacos_sched_t *s)
     }
     uint64_t h = TACOS_HASH_OFFSET ^ s->nxfers;
     for (size_t i = 0; i < s->nxfers; i++) {
-        const tacos_xfer_t *x = &s->xfers[i];
+        const tacos_xfer_t *x = &s->xfers[i], *y = i ? x - 1 : NULL;
+        /* in the same message as the one before (tacos_op_t.joined: in
+         * schedule order a message's transfers are side by side) */
+        int joined = y && y->src == x->src && y->dst == x->dst && y->start_us == x->start_us &&
+                     y->end_us == x->end_us;
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
-                     (uint64_t)(x->reduce != 0) << 63;
+                     (uint64_t)joined << 62 ^ (uint64_t)(x->reduce != 0) << 63;
         h = tacos_comm_hash_words(h, &v, 1);
     }
     return h;
@@ -237,7 +241,7 @@ static const char *const settings_names[] = {
     "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
     "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
     "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes",
-    "fabric_file", "infer_hosts", "hierarchy", "reuse_percent"};
+    "fabric_file", "infer_hosts", "hierarchy", "reuse_percent", "chunks_per_message"};
 _Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
                "a name per setting compared");
 _Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
@@ -253,7 +257,7 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
         (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
         (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes,
         string_hash(s->fabric_file), (uint64_t)s->infer_hosts, (uint64_t)s->hierarchy,
-        (uint64_t)s->reuse_percent};
+        (uint64_t)s->reuse_percent, (uint64_t)s->chunks_per_message};
     memcpy(v, w, sizeof w);
 }
 
@@ -384,7 +388,8 @@ static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, const tacos_topo_t *
     const tacos_settings_t *st = &c->s;
     int served_by = schedule_class(c, topo, size_class);
     return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << served_by,
-                                (uint64_t)st->seed, st->trials > 0 ? st->trials : 1, 1};
+                                (uint64_t)st->seed, st->trials > 0 ? st->trials : 1,
+                                st->chunks_per_message};
 }
 
 /* Gives plan p (its prog, prog_refs and k set) its executor state; says
@@ -459,13 +464,16 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
     static const char *const how[] = {"", " in levels", " in levels (this rank's part)"};
-    char served[64] = "";
+    char served[64] = "", packed[48] = "";
     if (s->size_bytes != (uint64_t)1 << made->size_class)
         snprintf(served, sizeof served, " (the %zu-byte class's schedule)", (size_t)s->size_bytes);
+    int most = st->verbose >= 5 && st->chunks_per_message > 1 ? tacos_sched_most_per_message(s) : 1;
+    if (most > 1)
+        snprintf(packed, sizeof packed, ", up to %d chunks a message", most);
     tacos_comm_say(c, 5,
-                   "%s root %d k=%d%s for %zu-byte class%s: %zu transfers, %.3f us modelled%s",
+                   "%s root %d k=%d%s for %zu-byte class%s: %zu transfers%s, %.3f us modelled%s",
                    coll, made->root, made->k, how[s->levels], (size_t)1 << made->size_class,
-                   served, s->nxfers, s->time_us, optimal);
+                   served, s->nxfers, packed, s->time_us, optimal);
 }
 
 /* make_plan, then the ranks agree on the schedule (a collective). */

@@ -3,9 +3,10 @@
  * Executor.  Each peer's messages are posted in their per-link sequence
  * order (one queue per peer and direction), so MPI's in-order matching pairs
  * them right.  A copy receive lands directly in the buffer once the ops it
- * depends on (earlier sends of that chunk) are done; a reduce receive is
- * posted at once, lands in scratch space and is combined once its
- * dependencies are done.  A send goes out once the receives it depends on
+ * depends on (earlier sends of that chunk) are done; a reduce receive (and
+ * any receive of a message of several ops, below) is posted at once, lands
+ * in scratch space and is combined (or copied) once its dependencies are
+ * done.  A send goes out once the receives it depends on
  * are done.  No barrier per step.
  *
  * Work is driven by events, linear in ops and dependencies per call: every
@@ -64,13 +65,14 @@ typedef struct {
     char *state;
     size_t *first, *len;
     char **at; /* where its data is in the buffer (or the chunk's span) */
-    char **scratch;  /* reduce receives that do not land in the buffer */
+    char **scratch;  /* ops aside(): reduce receives that do not land in the buffer, and
+                      * the ops of a message of several */
     size_t *pending; /* unfinished ops it waits for */
     size_t *user_off, *users; /* ops waiting for op i: users[user_off[i] .. user_off[i+1]) */
     /* queue q = 2 * peer + (send): its ops in message order */
     size_t *queue_off, *queue, *queue_head;
-    /* per op: the head of its message; per head: its ops (queue[at ..
-     * at + nmsg)) */
+    /* per op: the head of its message (its first op); per head only: its
+     * ops, queue[msg_at .. msg_at + nmsg) */
     size_t *head, *msg_at, *nmsg;
     size_t *left; /* per head: its pieces in flight (transport piece) */
     /* in flight: one request per piece */
@@ -90,7 +92,7 @@ typedef struct {
     size_t nlocal;
     /* with opts->ipc */
     const tacos_mc_t *ipc;
-    tacos_ipc_desc_t *desc; /* per op: its message */
+    tacos_ipc_desc_t *desc; /* per head: its message */
     tacos_ipc_desc_t staging; /* the staging space's description, at its start */
     char *staging_at;
 } exec_t;
@@ -346,7 +348,7 @@ static int combine(exec_t *e, size_t i)
     const tacos_op_t *op = &e->p->ops[i];
     char *dst = e->at[i];
     int rc = 0, direct = e->direct && e->direct[op->chunk] == (long)i;
-    if (in_group(e, i) && (!op->reduce || direct) && e->len[i]) /* (else landed already) */
+    if (in_group(e, i) && (!op->reduce || direct) && e->len[i]) /* what arrived, into place */
         memcpy(dst, e->scratch[i], e->len[i] * e->elem);
     if (direct && e->len[i]) { /* the buffer holds what arrived */
         rc = e->tp->reduce(e->tp->ctx, (const char *)e->opts->input + e->first[i] * e->elem, dst,
@@ -459,14 +461,14 @@ static int arrived(exec_t *e, size_t i, int rc)
         e->staged[i] = (char *)there;
     for (size_t j = 0, at = 0; j < e->nmsg[i]; j++) {
         size_t o = msg_op(e, i, j);
+        if (there)
+            e->staged[o] = (char *)there + at;
+        at += e->len[o] * e->elem;
         if (!e->p->ops[o].reduce && !e->mem && !in_group(e, o)) {
             finish(e, o); /* landed in the buffer */
             continue;
         }
         e->state[o] = OP_RECEIVED;
-        if (there)
-            e->staged[o] = (char *)there + at;
-        at += e->len[o] * e->elem;
         if (!rc && !e->pending[o])
             rc = e->mem ? land(e, o) : combine(e, o);
     }

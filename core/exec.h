@@ -71,10 +71,11 @@ typedef struct {
     /* combine a chunk's arriving reductions in the program's order, not in
      * arrival order: floating-point results identical from run to run */
     int ordered;
-    /* Space for arriving reductions, at least `bytes`, owned by the caller
-     * (a communicator's reused across calls: fresh memory costs page faults
-     * every call; one per operation in flight); required where the program
-     * reduces into scratch. */
+    /* Space for arriving reductions and for the messages of several chunks
+     * (a send packed there, a receive arriving there), at least `bytes`,
+     * owned by the caller (a communicator's reused across calls: fresh
+     * memory costs page faults every call; one per operation in flight);
+     * required where the program reduces into scratch or joins ops. */
     void *(*scratch)(void *arg, size_t bytes);
     void *scratch_arg;
     /* Chunk c's data is spans[c] instead of a part of a block of the
@@ -91,7 +92,10 @@ typedef struct {
      * once the copy completed (so the next chunk's copy overlaps this one's
      * message); a receive is posted at once and lands in the buffer (a copy,
      * or a reduction reading the staged data) once its dependencies are
-     * done.  The call ends once everything started on mem completed, also
+     * done (a message of several chunks: staged side by side, posted once
+     * every chunk's copy completed, each chunk landing on its own; with
+     * ipc one description covers them).  The call ends once everything
+     * started on mem completed, also
      * what the caller started there (e.g. its overlap).  NULL: the
      * transport and tp->reduce take the buffers as they are. */
     const tacos_mem_t *mem;
@@ -121,8 +125,8 @@ typedef struct {
  * Runs every op of `prog` with data dependencies and per-peer message order
  * respected; returns the first transport error.  On an error, what is still
  * in flight is abandoned (never waited for: the peers may be waiting for
- * this rank), so sends may still read the buffer and its sources after the
- * return: the caller must not free or reuse them.
+ * this rank), so sends may still read the buffer, its sources and the
+ * scratch after the return: the caller must not free or reuse them.
  *
  * The state lives on the heap, allocated once per program (tacos_exec_new;
  * a caller can make it where every rank agrees, e.g. with the program it

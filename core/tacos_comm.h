@@ -26,6 +26,7 @@
  * binding uses, are the parameter table's (params.h: tacos_settings_default). */
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
+    int chunks_per_message; /* the most chunks one message carries */
     int hierarchy; /* tacos_hier_t: flat, levels, auto */
     int reuse_percent; /* a neighbouring size class's schedule reused below this latency share */
     int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */

@@ -421,6 +421,9 @@ typedef enum { TACOS_OP_SEND, TACOS_OP_RECV } tacos_op_kind_t;
  * in which they become ready.  `joined`: the op travels in one message with
  * the op of seq - 1 of its link (the schedule's transfers of one message:
  * tacos_synth_opts_t.chunks_per_msg); both ends of a link mark the same.
+ * The ops of one message act at one time (its start, its end), so none of
+ * them depends on a later op of the same link: the executor, which posts a
+ * message once every op of it may go, relies on that.
  */
 typedef struct {
     tacos_op_kind_t kind;

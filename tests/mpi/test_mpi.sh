@@ -55,6 +55,11 @@ run 4 "" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
 run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
+# messages of several chunks (packed by the sender), also staged
+run 4 "chunks a message" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" \
+    --mca coll_tacos_chunks_per_message 8
+run 8 "chunks a message" --mca coll_tacos_topo_file "$FIX/ring8.json" --mca coll_tacos_chunks 4 \
+    --mca coll_tacos_chunks_per_message 8 --mca coll_tacos_stage 1 -- --quick
 # schedules kept between jobs: the first job reads the 2 MiB Allreduce
 # tacos-synth kept for it, the second every schedule it uses (flat: with
 # hierarchy 2 the model keeps that class's part in levels, never kept)
@@ -707,7 +712,7 @@ grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "topo_file on one rank only
 # one app context: one message (rank 0, world), the previous component,
 # right results, no hang
 for pv in enable=0 min_bytes=1000 rooted_min_bytes=1000 gather_min_bytes=1000 rooted_net_min_bytes=1000 \
-    chunks=2 seed=5 trials=2 \
+    chunks=2 chunks_per_message=4 seed=5 trials=2 \
           unwind_degree=2 probe=0 calibrate=1 measure=0 cache_size=8 nonblocking=0 \
           net_piece_bytes=1000 v_schedules=1 cuda_ipc_min_bytes=1000 hierarchy=0 reuse_percent=50 \
           topo_file=$FIX/mesh2x2.json; do

@@ -84,6 +84,10 @@ for np in 1 3 7 8; do
     mpich "$np" -- --p2p && [ "$np" -gt 1 ] && ran_all "--p2p np=$np"
 done
 mpich 8 TACOS_TOPO_FILE="$FIX/rfs2x2x2.json" TACOS_CHUNKS=3 -- --p2p && ran_all "rfs2x2x2"
+# messages of several chunks (packed by the sender)
+mpich 4 TACOS_TOPO_FILE="$FIX/mesh2x2.json" TACOS_CHUNKS_PER_MESSAGE=8 \
+    MPI_COLL_CHECK_AVOID_MPICH_BUGS=1 -- --quick && ran_all "mesh2x2, 8 chunks a message" &&
+    { grep -q "chunks a message" "$T/out" || fail "TACOS_CHUNKS_PER_MESSAGE=8: no message of several chunks"; }
 # every size class next to a planned one takes its schedule
 mpich 3 TACOS_REUSE_PERCENT=100 -- --quick && ran_all "reuse" &&
     { grep -q "class's schedule" "$T/out" || fail "TACOS_REUSE_PERCENT=100: no schedule reused"; }

@@ -398,13 +398,15 @@ static void copy_own(void *arg)
         memcpy(j->buf + j->off[me], j->own, bytes);
 }
 
-/* The options a caller gives for this rank's call; k = 2, 3: reductions
- * combined in program order (k = 1: arrival order). */
+/* The options a caller gives for this rank's call; k = 2, 3 and 4 unstaged
+ * or staged with IPC: reductions combined in program order (k = 1, and 4
+ * otherwise: arrival order). */
 static const tacos_exec_opts_t *rank_opts(job_t *j, tacos_exec_opts_t *o)
 {
     const tacos_sched_t *s = j->s;
-    int me = j->rt.rank;
-    *o = (tacos_exec_opts_t){.ordered = s->chunks_per_npu >= 2, .scratch = t_scratch,
+    int me = j->rt.rank, k = s->chunks_per_npu;
+    *o = (tacos_exec_opts_t){.ordered = k >= 2 && !(k == 4 && j->rt.stage % 2),
+                             .scratch = t_scratch,
                              .scratch_arg = &j->rt, .mem = j->rt.stage ? &j->mem : NULL,
                              .ipc = j->rt.stage >= 2 ? &ipc_mc : NULL,
                              .ipc_peers = j->rt.on_host, .ipc_scratch = t_ipc_scratch,
@@ -436,13 +438,13 @@ static void *run_rank(void *arg)
     tacos_exec_opts_t o;
     const tacos_exec_opts_t *opts = rank_opts(j, &o);
     self = &j->rt;
-    if (s->chunks_per_npu != 3) {
+    if (s->chunks_per_npu < 3) {
         j->rc = tacos_exec_run(j->prog, s->npus, s->chunks_per_npu, j->off, j->buf,
                                sizeof(int64_t), &tp, opts);
         reuse_scratch(&j->rt);
         return NULL;
     }
-    /* k = 3: the nonblocking form, a state made once and used twice (the
+    /* k = 3, 4: the nonblocking form, a state made once and used twice (the
      * first call with the other in-place setting where there is one) */
     tacos_exec_t *x = NULL;
     int done = 0, rc = tacos_exec_new(j->prog, s->npus, s->chunks_per_npu, &x);
@@ -660,6 +662,19 @@ static void run_and_check(const tacos_sched_t *s, size_t count, int in_place, in
 
 static int aggregated; /* schedules run with messages of several chunks */
 
+/* The messages of s: transfers of one are side by side in schedule order,
+ * with one link, start and end (none empty at count 1000). */
+static int messages(const tacos_sched_t *s)
+{
+    int n = 0;
+    for (size_t i = 0; i < s->nxfers; i++) {
+        const tacos_xfer_t *x = &s->xfers[i], *y = i ? x - 1 : NULL;
+        n += !(y && y->src == x->src && y->dst == x->dst && y->start_us == x->start_us &&
+               y->end_us == x->end_us);
+    }
+    return n;
+}
+
 /* k = 4: small chunks, up to 8 in one message (the executor packs them) */
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
 {
@@ -692,10 +707,10 @@ int main(void)
                 int root = rooted ? (k + (int)t) % topo->npus : 0;
                 /* k = 2, 3: messages between ranks of different parity in
                  * pieces of 20 or 40 bytes (not whole elements); k = 4
-                 * aggregated (synth), staged in pieces of 60 bytes */
+                 * aggregated (synth), in pieces of 60 bytes but unstaged at
+                 * count 1000 */
                 tacos_sched_t *s = synth(topo, colls[c], root, k);
                 for (int stage = 0; s && stage <= 3; stage++) {
-                    size_t piece = k == 4 ? stage ? 60 : 0 : (size_t)(k - 1) * 20;
                     const char *staged = stage == 3   ? " staged, IPC within 2 hosts"
                                          : stage == 2 ? " staged, IPC"
                                          : stage      ? " staged"
@@ -704,6 +719,9 @@ int main(void)
                         for (int in_place = 0;
                              in_place <= !(colls[c] == TACOS_BROADCAST || routed(colls[c]));
                              in_place++) {
+                            size_t piece = k < 4                        ? (size_t)(k - 1) * 20
+                                           : stage || counts[i] < 1000 ? 60
+                                                                       : 0;
                             char what[160];
                             snprintf(what, sizeof what, "%s %s root %d k=%d count %zu%s%s%s",
                                      shapes[t], tacos_coll_name(colls[c]), root, k, counts[i],
@@ -711,10 +729,10 @@ int main(void)
                                      staged);
                             run_and_check(s, counts[i], in_place, -1, piece, stage, what);
                             runs++;
-                            /* (k = 4: one call) a message of several chunks is one send */
-                            CHECK(counts[i] < 1000 || piece || tacos_sched_most_per_message(s) == 1 ||
-                                      last_sends < (int)s->nxfers,
-                                  "%s: %d sends for %zu transfers", what, last_sends, s->nxfers);
+                            /* (k >= 3: two calls) a message of several chunks is one send */
+                            CHECK(k < 3 || piece || stage || last_sends == 2 * messages(s),
+                                  "%s: %d sends for %d messages (%zu transfers), 2 calls", what,
+                                  last_sends, messages(s), s->nxfers);
                         }
                     /* a failed send, first or midway: an error, no hang
                      * (a message carries up to `most` transfers) */
@@ -723,7 +741,8 @@ int main(void)
                         char what[160];
                         snprintf(what, sizeof what, "%s %s k=%d, send %d fails%s", shapes[t],
                                  tacos_coll_name(colls[c]), k, f, staged);
-                        run_and_check(s, 1000, 0, f, piece, stage, what);
+                        run_and_check(s, 1000, 0, f, k < 4 ? (size_t)(k - 1) * 20 : 60, stage,
+                                      what);
                     }
                 }
                 tacos_sched_free(s);
