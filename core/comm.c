@@ -225,11 +225,8 @@ static uint64_t sched_hash(const tacos_sched_t *s)
     }
     uint64_t h = TACOS_HASH_OFFSET ^ s->nxfers;
     for (size_t i = 0; i < s->nxfers; i++) {
-        const tacos_xfer_t *x = &s->xfers[i], *y = i ? x - 1 : NULL;
-        /* in the same message as the one before (tacos_op_t.joined: in
-         * schedule order a message's transfers are side by side) */
-        int joined = y && y->src == x->src && y->dst == x->dst && y->start_us == x->start_us &&
-                     y->end_us == x->end_us;
+        const tacos_xfer_t *x = &s->xfers[i];
+        int joined = i && tacos_same_message(x, x - 1); /* (tacos_op_t.joined) */
         uint64_t v = (uint64_t)x->chunk << 34 ^ (uint64_t)x->src << 17 ^ (uint64_t)x->dst ^
                      (uint64_t)joined << 62 ^ (uint64_t)(x->reduce != 0) << 63;
         h = tacos_comm_hash_words(h, &v, 1);

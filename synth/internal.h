@@ -31,14 +31,6 @@ uint64_t tacos_rng_next(tacos_rng_t *r);
 uint64_t tacos_rng_below(tacos_rng_t *r, uint64_t n);
 uint64_t tacos_splitmix64(uint64_t *state);
 
-/* Whether two transfers travel as one message: the same link, start and
- * end (tacos_synth_opts_t.chunks_per_msg). */
-static inline int tacos_same_message(const tacos_xfer_t *a, const tacos_xfer_t *b)
-{
-    return a->src == b->src && a->dst == b->dst && a->start_us == b->start_us &&
-           a->end_us == b->end_us;
-}
-
 /* Links a->b and b->a alike. */
 int tacos_topo_add_both(tacos_topo_t *t, int a, int b, double lat_us, double bw_gbps);
 

@@ -343,6 +343,13 @@ double tacos_sched_chunk_bytes(const tacos_sched_t *s);
  * start and end: tacos_synth_opts_t.chunks_per_msg); 0 without transfers,
  * -1 out of memory. */
 int tacos_sched_most_per_message(const tacos_sched_t *s);
+/* Whether two transfers travel as one message: the same link, start and
+ * end.  In schedule order a message's transfers are side by side. */
+static inline int tacos_same_message(const tacos_xfer_t *a, const tacos_xfer_t *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->start_us == b->start_us &&
+           a->end_us == b->end_us;
+}
 
 /* Lower bound on the collective time (us) over this topology: the larger of
  * the latency diameter and the per-NPU ingress bound (see README). For
