@@ -260,7 +260,7 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
 
 int tacos_comm_settings_conclude(tacos_comm_t *c, const char *eq)
 {
-    char differ[512] = "", param[64];
+    char differ[1024] = "", param[64];
     for (int i = 0; i < TACOS_NSETTINGS; i++)
         if (!eq[i])
             snprintf(differ + strlen(differ), sizeof differ - strlen(differ), "%s%s",

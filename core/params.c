@@ -89,7 +89,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "topology model times fastest for the call's size class is kept"},
     [TACOS_P_CHUNKS_PER_MESSAGE] = {"chunks_per_message", TACOS_PT_INT, 1, NULL, 1, TACOS_MAX_CHUNKS_PER_MSG, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, chunks_per_message),
-        "The most chunks one message may carry. Above 1, a flat schedule may send several "
+        "The most chunks one message may carry. Above 1, a flat schedule of All-Gather, "
+         "Reduce-Scatter, All-Reduce, Broadcast or Reduce may send several "
          "chunks that take a link at the same time as one message, one latency for all "
          "(the sender packs them, the receiver lands each); it is also synthesized with one "
          "chunk per message and the one the topology model times faster is kept. Schedules "

@@ -210,13 +210,10 @@ int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out)
     tacos_prog_t *p = calloc(1, sizeof *p);
     int *sent = calloc((size_t)s->npus, sizeof *sent), *recvd = calloc((size_t)s->npus, sizeof *recvd);
     long *last = malloc((size_t)s->nchunks * sizeof *last), *prev = NULL;
-    /* per peer, the last transfer to it and from it (for joined) */
-    size_t *last_to = malloc(2 * (size_t)s->npus * sizeof *last_to), *last_from = NULL;
     size_t n = 0;
     int rc = TACOS_OK;
-    if (!p || !sent || !recvd || !last || !last_to)
+    if (!p || !sent || !recvd || !last)
         goto nomem;
-    last_from = last_to + s->npus;
     for (size_t i = 0; i < s->nxfers; i++)
         n += (s->xfers[i].src == rank) + (s->xfers[i].dst == rank);
     p->rank = rank;
@@ -224,21 +221,18 @@ int tacos_sched_program(const tacos_sched_t *s, int rank, tacos_prog_t **out)
     prev = malloc((n ? n : 1) * sizeof *prev);
     if (!p->ops || !prev)
         goto nomem;
-    /* Transfers are in start order, which is each link's order: seq. */
+    /* Transfers are in start order, which is each link's order: seq; a
+     * message's transfers side by side (joined: the same test as the
+     * schedule hash the ranks agree on) */
     for (size_t i = 0; i < s->nxfers; i++) {
         const tacos_xfer_t *x = &s->xfers[i];
-        if (x->src == rank) {
-            int joined = sent[x->dst] && tacos_same_message(x, &s->xfers[last_to[x->dst]]);
+        int joined = i && tacos_same_message(x, x - 1);
+        if (x->src == rank)
             p->ops[p->nops++] = (tacos_op_t){TACOS_OP_SEND, x->reduce, x->chunk, x->dst,
                                              sent[x->dst]++, x->start_us, 0, 0, joined};
-            last_to[x->dst] = i;
-        }
-        if (x->dst == rank) {
-            int joined = recvd[x->src] && tacos_same_message(x, &s->xfers[last_from[x->src]]);
+        if (x->dst == rank)
             p->ops[p->nops++] = (tacos_op_t){TACOS_OP_RECV, x->reduce, x->chunk, x->src,
                                              recvd[x->src]++, x->end_us, 0, 0, joined};
-            last_from[x->src] = i;
-        }
     }
     qsort(p->ops, p->nops, sizeof *p->ops, op_cmp);
     for (int c = 0; c < s->nchunks; c++)
@@ -270,6 +264,5 @@ out:
     free(recvd);
     free(last);
     free(prev);
-    free(last_to);
     return rc;
 }

@@ -426,7 +426,8 @@ typedef enum { TACOS_OP_SEND, TACOS_OP_RECV } tacos_op_kind_t;
  * also for earlier receives of it.  `seq` numbers the messages from src to
  * dst in link order, so the executor can match them regardless of the order
  * in which they become ready.  `joined`: the op travels in one message with
- * the op of seq - 1 of its link (the schedule's transfers of one message:
+ * the op of seq - 1 of its link (its transfer and the one before it in the
+ * schedule are one message: tacos_same_message,
  * tacos_synth_opts_t.chunks_per_msg); both ends of a link mark the same.
  * The ops of one message act at one time (its start, its end), so none of
  * them depends on a later op of the same link: the executor, which posts a

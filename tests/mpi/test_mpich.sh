@@ -352,7 +352,7 @@ done
 
 # a parameter different on two ranks of four: one message, MPICH's own
 # collectives, right results, no hang
-for pv in TACOS_ENABLE=0 TACOS_SEED=5 TACOS_TOPO_FILE=$FIX/mesh2x2.json; do
+for pv in TACOS_ENABLE=0 TACOS_SEED=5 TACOS_CHUNKS_PER_MESSAGE=4 TACOS_TOPO_FILE=$FIX/mesh2x2.json; do
     p=${pv%%=*}
     timeout 120 env TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 mpiexec.mpich \
         -n 2 env LD_PRELOAD="$LIB" "$CHECK" --p2p : \
