@@ -302,23 +302,40 @@ static void dump(const tacos_comm_t *c, const char *what, const tacos_topo_t *t,
         tacos_comm_say(c, 0, "dump: %s", tacos_last_error());
 }
 
-int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t)
+int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t,
+                             char problem[TACOS_PROBLEM_BYTES])
 {
     int n = c->ops.size;
     if (!tacos_topo_read_file_npus(c->s.topo_file, n, t))
         return 1;
     char p[64];
-    tacos_comm_say(c, 0, "%s: %s (the communicator has %d ranks); falling back to %s",
-                   tacos_comm_param(c, "topo_file", p), tacos_last_error(), n, c->s.previous);
+    snprintf(problem, TACOS_PROBLEM_BYTES, "%s: %s (the communicator has %d ranks)",
+             tacos_comm_param(c, "topo_file", p), tacos_last_error(), n);
     return 0;
 }
 
-int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t)
+int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
+                              char problem[TACOS_PROBLEM_BYTES])
 {
+    (void)c;
     if (!tacos_topo_check_connected(t))
         return 1;
-    tacos_comm_say(c, 0, "%s; falling back to %s", tacos_last_error(), c->s.previous);
+    snprintf(problem, TACOS_PROBLEM_BYTES, "%s", tacos_last_error());
     return 0;
+}
+
+void tacos_comm_say_differ(const tacos_comm_t *c)
+{
+    tacos_comm_say(c, c->ops.rank ? 1 : 0,
+                   "the ranks of communicator %u have different topologies; falling back to %s",
+                   c->ops.id, c->s.previous);
+}
+
+void tacos_comm_say_topology(const tacos_comm_t *c, const char *problem, int everywhere)
+{
+    if (problem[0])
+        tacos_comm_say(c, everywhere && c->ops.rank ? 1 : 0, "%s; falling back to %s", problem,
+                       c->s.previous);
 }
 
 /* Builds the topology once; an agreed -1 state means fall back. */
@@ -326,21 +343,25 @@ static int ensure_topology(tacos_comm_t *c)
 {
     if (c->topo_state)
         return 0;
-    int ok = 1, agreed, rc = 0;
+    int ok = 1, rc = 0;
+    char problem[TACOS_PROBLEM_BYTES] = "", eq[2];
     tacos_topo_t *t = NULL;
     if (c->s.topo_file) {
-        ok = tacos_comm_file_topology(c, &t);
+        ok = tacos_comm_file_topology(c, &t, problem);
     } else {
         c->busy = 1;
         rc = tacos_comm_probed_topology(c, &t);
         c->busy = 0;
         ok = !rc && t;
     }
-    ok = ok && tacos_comm_check_topology(c, t);
-    rc = agree(c, ok, ok ? tacos_topo_hash(t) : 0, &agreed, NULL);
-    if (rc || !agreed) {
-        if (ok && !rc)
-            tacos_comm_say(c, 1, "ranks disagree on the topology; falling back");
+    ok = ok && tacos_comm_check_topology(c, t, problem);
+    uint64_t v[2] = {(uint64_t)ok, ok ? tacos_topo_hash(t) : 0};
+    rc = all_equal(c, v, 2, eq);
+    if (rc || !ok || !eq[0] || !eq[1]) {
+        if (!rc && ok && eq[0])
+            tacos_comm_say_differ(c);
+        else if (!rc)
+            tacos_comm_say_topology(c, problem, eq[0]);
         tacos_topo_free(t);
         c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
         return rc;

@@ -36,6 +36,9 @@ typedef struct tacos_setup tacos_setup_t;
 
 /* The room of a reason that names a parameter. */
 #define TACOS_WHY_BYTES 128
+/* The room of a problem found with the topology (a file's path and what
+ * was wrong with it). */
+#define TACOS_PROBLEM_BYTES 640
 
 /* The smallest nonblocking call that starts or waits for the exchange of
  * settings and probe records (setup.c) before the ranks agreed on them, on
@@ -118,11 +121,24 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
  * once. */
 int tacos_comm_settings_conclude(tacos_comm_t *c, const char *eq);
 
-/* The topology file's topology (1), or 0 with a message. */
-int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t);
+/* The topology file's topology (1), or 0 with what was wrong in problem, to
+ * be said once the ranks agree (tacos_comm_say_topology). */
+int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t,
+                             char problem[TACOS_PROBLEM_BYTES]);
 
-/* Whether t is connected (1), else 0 with a message. */
-int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t);
+/* Whether t is connected (1), else 0 with what was wrong in problem. */
+int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
+                              char problem[TACOS_PROBLEM_BYTES]);
+
+/* Says what (if anything) this rank found wrong with the topology, once
+ * the ranks have agreed to fall back: where every rank found a problem (the same
+ * file or records: the same problem) rank 0 alone says it and the others
+ * at verbose level 1; else each rank that found one (their files
+ * differ). */
+void tacos_comm_say_topology(const tacos_comm_t *c, const char *problem, int everywhere);
+/* Every rank has a topology, not the same one: said by rank 0 (the others
+ * at verbose level 1). */
+void tacos_comm_say_differ(const tacos_comm_t *c);
 
 /* The size class of a call of `bytes`: floor(log2(bytes)). */
 int tacos_comm_size_class(size_t bytes);

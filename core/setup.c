@@ -42,6 +42,7 @@ struct tacos_setup {
     const char *why; /* NULL: calls plan; else why every rank runs textbook programs */
     tacos_topo_t *topo; /* NULL: none on this rank (it votes no) */
     tacos_topo_t *file_topo;
+    char problem[TACOS_PROBLEM_BYTES]; /* what this rank found wrong with its file */
     /* this rank's plans: cache_size of them, the oldest replaced */
     tacos_plan_t *memo;
     int nmemo, next;
@@ -75,8 +76,8 @@ void tacos_setup_begin(tacos_comm_t *c)
     setup_record_t *b = u->blocks;
     tacos_comm_settings_values(c, b[0].settings);
     if (c->s.topo_file) {
-        b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo) &&
-                                  tacos_comm_check_topology(c, u->file_topo));
+        b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo, u->problem) &&
+                                  tacos_comm_check_topology(c, u->file_topo, u->problem));
         b[0].file_hash = b[0].file_ok ? tacos_topo_hash(u->file_topo) : 0;
     } else {
         b[0].rec = *tacos_comm_local_record(c);
@@ -112,21 +113,27 @@ static int post_round(const tacos_comm_t *c, tacos_setup_t *u)
 /* What every rank concludes from the same blocks. */
 static void conclude(tacos_comm_t *c, tacos_setup_t *u)
 {
-    int n = c->ops.size, me = c->ops.rank, file_ok = 1;
-    char eq[TACOS_NSETTINGS];
+    int n = c->ops.size, me = c->ops.rank, file_ok = 1, none_ok = 1, all_ok = 1;
+    char eq[TACOS_NSETTINGS], problem[TACOS_PROBLEM_BYTES] = "";
     for (int i = 0; i < TACOS_NSETTINGS; i++) {
         eq[i] = 1;
         for (int j = 1; j < n; j++)
             eq[i] &= u->blocks[j].settings[i] == u->blocks[0].settings[i];
     }
-    for (int j = 0; j < n; j++)
+    for (int j = 0; j < n; j++) {
         file_ok &= u->blocks[j].file_ok && u->blocks[j].file_hash == u->blocks[0].file_hash;
+        none_ok &= !u->blocks[j].file_ok;
+        all_ok &= u->blocks[j].file_ok != 0;
+    }
     if (tacos_comm_settings_conclude(c, eq) < 0) {
         u->why = "coll/tacos is off or its settings differ between ranks";
         return;
     }
     if (c->s.topo_file) {
         u->why = file_ok ? NULL : "no usable topology";
+        if (!file_ok && all_ok)
+            tacos_comm_say_differ(c);
+        tacos_comm_say_topology(c, u->problem, none_ok);
         u->topo = file_ok ? u->file_topo : NULL;
         u->file_topo = NULL;
         return;
@@ -136,7 +143,9 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
         return;
     for (int r = 0; r < n; r++)
         recs[r] = u->blocks[(r - me + n) % n].rec;
-    if (tacos_comm_records_topology(c, recs, &u->topo) || !tacos_comm_check_topology(c, u->topo)) {
+    if (tacos_comm_records_topology(c, recs, &u->topo) ||
+        !tacos_comm_check_topology(c, u->topo, problem)) {
+        tacos_comm_say_topology(c, problem, 1); /* the same records on every rank */
         tacos_topo_free(u->topo);
         u->topo = NULL;
     }

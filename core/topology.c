@@ -596,7 +596,8 @@ static int usable(const tacos_comm_t *c, const tacos_probe_record_t *recs)
 {
     if (tacos_probe_check(recs, c->ops.size) == TACOS_OK)
         return 1;
-    tacos_comm_say(c, 0, "%s; using the default model", tacos_last_error());
+    /* the same records on every rank: rank 0 says it */
+    tacos_comm_say(c, c->ops.rank ? 1 : 0, "%s; using the default model", tacos_last_error());
     return 0;
 }
 
@@ -608,7 +609,8 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
     int n = c->ops.size, rc;
     if ((rc = tacos_probe_merge_net(recs, n, c->s.unwind_degree, !ok || !c->s.probe, net,
                                     out)))
-        tacos_comm_say(c, 0, "merging the probe records: %s", tacos_last_error());
+        tacos_comm_say(c, c->ops.rank ? 1 : 0, "merging the probe records: %s",
+                       tacos_last_error()); /* the same records on every rank */
     if (!rc && c->ops.rank == 0) {
         char summary[512];
         tacos_probe_summary(recs, n, summary, sizeof summary);

@@ -696,6 +696,11 @@ for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
     [ $rc = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "bad topo_file $file: exit $rc"
     grep -qF "$msg" "$T/out" || fail "bad topo_file $file: no '$msg'"
 done
+# said once per communicator, by its rank 0, not by every rank: the 4-rank
+# communicators (world and its duplicates) all by world rank 0's process
+said=$(grep -F "describes 8 NPUs, not 4" "$T/out" | sed -n 's/^\[[^]]*:\([0-9]*\)\].*/\1/p' |
+    sort -u | wc -l)
+[ "$said" = 1 ] || fail "bad topo_file: said by $said processes, want 1"
 
 # ranks given different topology files (an MPMD job; MPI_T writes can do the
 # same): one message, the previous component, right results, no hang
