@@ -166,13 +166,12 @@ static size_t queue_of(const tacos_op_t *op)
 }
 
 /* Queues in message order (seq numbers each direction's ops 0, 1, ...),
- * and the messages in them: a joined op is in its predecessor's. */
+ * and the messages in them: a joined op is in its predecessor's.  Once per
+ * program (tacos_exec_new): each call only rewinds queue_head. */
 static void build_queues(exec_t *e, int npus)
 {
     const tacos_prog_t *p = e->p;
     size_t nq = 2 * (size_t)npus;
-    memset(e->queue_off, 0, (nq + 1) * sizeof *e->queue_off);
-    memset(e->queue_head, 0, nq * sizeof *e->queue_head);
     for (size_t i = 0; i < p->nops; i++)
         e->queue_off[queue_of(&p->ops[i]) + 1]++;
     for (size_t q = 1; q <= nq; q++)
@@ -457,8 +456,8 @@ static int release(exec_t *e)
 static int arrived(exec_t *e, size_t i, int rc)
 {
     const void *there = NULL;
-    if (!rc && by_ipc(e, i) && !(rc = e->ipc->ipc_import(&e->desc[i], &there)))
-        e->staged[i] = (char *)there;
+    if (!rc && by_ipc(e, i))
+        rc = e->ipc->ipc_import(&e->desc[i], &there);
     for (size_t j = 0, at = 0; j < e->nmsg[i]; j++) {
         size_t o = msg_op(e, i, j);
         if (there)
@@ -652,6 +651,7 @@ int tacos_exec_new(const tacos_prog_t *p, int npus, int k, tacos_exec_t **out)
         return TACOS_ERR_NOMEM;
     }
     lay_out(&x->e, arrays, p->nops, npus, x->nchunks);
+    build_queues(&x->e, npus);
     x->arrays = arrays;
     x->in_buf = x->e.in_buf;
     x->direct = x->e.direct;
@@ -753,7 +753,7 @@ int tacos_exec_start(tacos_exec_t *x, const size_t *block_off, void *buf, size_t
     memset(e->state, OP_WAITING, e->p->nops);
     if (input)
         memset(e->in_buf, 0, (size_t)x->nchunks);
-    build_queues(e, x->npus);
+    memset(e->queue_head, 0, 2 * (size_t)x->npus * sizeof *e->queue_head);
     if ((rc = prepare(e, x->nchunks, x->last)) || (rc = make_room(x)))
         return fail(x, rc);
     link_users(e);
