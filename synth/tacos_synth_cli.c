@@ -57,14 +57,15 @@ static const char usage[] =
     "                            link's latency outweighs a chunk's bytes, the\n"
     "                            latency paid once; the faster of that and one\n"
     "                            chunk per message kept (default 1; flat, spread\n"
-    "                            collectives; coll/tacos does not aggregate yet)\n"
+    "                            collectives; coll_tacos_chunks_per_message)\n"
     "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
     "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
     "                            transfers, levels one after the other; the time is\n"
     "                            the first group's and rail's levels in turn); with\n"
     "                            auto, as with coll_tacos_hierarchy 2: that part or\n"
     "                            the whole flat schedule, the faster in the model\n"
-    "                            (flat tried below 512 ranks only).\n"
+    "                            (flat tried below 512 ranks only). A part's bound:\n"
+    "                            the throughput optimum alone, against its time.\n"
     "                            all: every rank's part, each transfer from its\n"
     "                            sender's, as one schedule (validated; simulate it\n"
     "                            for what coll_tacos_hierarchy 1 runs)\n"
@@ -293,7 +294,7 @@ static void print_json(const report_t *r)
     json_number(",\"optimal_us\":", r->optimal_us);
     json_number(",\"optimal_efficiency\":", s->time_us > 0 ? r->optimal_us / s->time_us : 1.0);
     printf(",\"transfers\":%zu,\"chunks_per_message\":%d", s->nxfers, r->per_msg);
-    if (s->levels == 2) /* one rank's part: its time is an estimate, no bound computed */
+    if (s->levels == 2) /* one rank's part: its time an estimate, the optimum its only bound */
         printf(",\"part\":true");
     printf(",\"method\":\"%s\",\"hierarchy\":\"%s\"", r->ilp ? "ilp" : "greedy",
            s->levels ? "levels" : "flat");
@@ -339,6 +340,8 @@ static void print_summary(const report_t *r, int json)
     if (s->levels == 2) {
         printf("time          %.3f us (the first group's and rail's levels in turn)\n",
                s->time_us);
+        printf("optimal       %.3f us (%.1f%% of that time; the ranks' run ends within it)\n",
+               r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
         printf("transfers     %zu (to and from the one rank)\n", s->nxfers);
         return;
     }
@@ -730,12 +733,15 @@ int main(int argc, char **argv)
     }
     r.s = s;
     r.per_msg = tacos_sched_most_per_message(s);
+    if (s->levels == 2) /* one rank's part: no lower bound for its k */
+        r.bound_us = NAN;
     if (r.per_msg > 1) /* the bounds charge each chunk the latency */
         r.bound_us = r.optimal_us = NAN;
-    else if (s->levels != 2 && ((rc = tacos_lower_bound(s->topo, s->coll, s->root, s->chunks_per_npu, s->size_bytes,
-                                &r.bound_us)) ||
-        (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us))))
-        goto fail; /* (one rank's part: its time is an estimate, no bound computed) */
+    else if ((s->levels != 2 && (rc = tacos_lower_bound(s->topo, s->coll, s->root,
+                                                         s->chunks_per_npu, s->size_bytes,
+                                                         &r.bound_us))) ||
+             (rc = tacos_optimal_bound(s->topo, s->coll, s->root, s->size_bytes, &r.optimal_us)))
+        goto fail;
     if ((simulate || compare_list || heatmap || utilization || switch_nodes) &&
         (rc = compare(&r, compare_list, heatmap, utilization)))
         goto fail;

@@ -156,6 +156,14 @@ expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degre
 expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c allreduce \
     --hierarchy levels --part 5 --program 5
 expect 2 "--part takes --hierarchy levels or auto" -t fs:2x4 --part 1
+# a part's throughput optimum is its whole topology's (flat's); no lower
+# bound for its k
+flat=$("$S" -t fs:2x4 --bw 100,25 -c allreduce | sed -n 's/^optimal *\([0-9.]*\) us.*/\1/p')
+part=$("$S" -t fs:2x4 --bw 100,25 -c allreduce --hierarchy levels --part 5 |
+    sed -n 's/^optimal *\([0-9.]*\) us.*/\1/p')
+[ -n "$flat" ] && [ "$flat" = "$part" ] || fail "--part 5: optimum '$part', flat's '$flat'"
+expect 0 '"lower_bound_us":null' -t fs:2x4 --bw 100,25 -c allreduce --hierarchy levels --part 5 \
+    --summary-json
 # --part with auto: coll/tacos's default policy for one rank (the part
 # against flat below 512 ranks: flat on fs:8x8 with degree 1; the part at 512)
 expect 0 '"hierarchy":"flat"' -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB \
