@@ -302,40 +302,59 @@ static void dump(const tacos_comm_t *c, const char *what, const tacos_topo_t *t,
         tacos_comm_say(c, 0, "dump: %s", tacos_last_error());
 }
 
+/* What rc (tacos_last_error()) says was wrong, between before and after,
+ * kept to be said once the ranks agree; a rank that lacked memory names
+ * itself, so that its problem is its own (tacos_comm_say_topology). */
+static int note_problem(const tacos_comm_t *c, int rc, const char *before, const char *after,
+                        char problem[TACOS_PROBLEM_BYTES])
+{
+    char rank[32] = "";
+    if (rc == TACOS_ERR_NOMEM)
+        snprintf(rank, sizeof rank, " on rank %d", c->ops.rank);
+    snprintf(problem, TACOS_PROBLEM_BYTES, "%s%s%s%s", before, tacos_last_error(), after, rank);
+    return rc;
+}
+
 int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t,
                              char problem[TACOS_PROBLEM_BYTES])
 {
-    int n = c->ops.size;
-    if (!tacos_topo_read_file_npus(c->s.topo_file, n, t))
-        return 1;
-    char p[64];
-    snprintf(problem, TACOS_PROBLEM_BYTES, "%s: %s (the communicator has %d ranks)",
-             tacos_comm_param(c, "topo_file", p), tacos_last_error(), n);
-    return 0;
+    int n = c->ops.size, rc = tacos_topo_read_file_npus(c->s.topo_file, n, t);
+    char p[64], before[80], after[64];
+    if (!rc)
+        return 0;
+    snprintf(before, sizeof before, "%s: ", tacos_comm_param(c, "topo_file", p));
+    snprintf(after, sizeof after, " (the communicator has %d ranks)", n);
+    return note_problem(c, rc, before, after, problem);
 }
 
 int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
                               char problem[TACOS_PROBLEM_BYTES])
 {
-    (void)c;
-    if (!tacos_topo_check_connected(t))
-        return 1;
-    snprintf(problem, TACOS_PROBLEM_BYTES, "%s", tacos_last_error());
-    return 0;
+    int rc = tacos_topo_check_connected(t);
+    return rc ? note_problem(c, rc, "", "", problem) : 0;
 }
 
-void tacos_comm_say_differ(const tacos_comm_t *c)
+void tacos_comm_say_differ(tacos_comm_t *c)
 {
-    tacos_comm_say(c, c->ops.rank ? 1 : 0,
-                   "the ranks of communicator %u have different topologies; falling back to %s",
-                   c->ops.id, c->s.previous);
+    if (!c->topo_said)
+        tacos_comm_say(c, c->ops.rank ? 1 : 0,
+                       "the ranks of communicator %u have different topologies; falling back "
+                       "to %s",
+                       c->ops.id, c->s.previous);
+    c->topo_said = 1;
 }
 
-void tacos_comm_say_topology(const tacos_comm_t *c, const char *problem, int everywhere)
+void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int everywhere)
 {
-    if (problem[0])
+    if (problem[0] && !c->topo_said)
         tacos_comm_say(c, everywhere && c->ops.rank ? 1 : 0, "%s; falling back to %s", problem,
                        c->s.previous);
+    c->topo_said |= problem[0] != 0;
+}
+
+uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem)
+{
+    return t && !problem[0] ? tacos_topo_hash(t) : string_hash(problem);
 }
 
 /* Builds the topology once; an agreed -1 state means fall back. */
@@ -347,21 +366,25 @@ static int ensure_topology(tacos_comm_t *c)
     char problem[TACOS_PROBLEM_BYTES] = "", eq[2];
     tacos_topo_t *t = NULL;
     if (c->s.topo_file) {
-        ok = tacos_comm_file_topology(c, &t, problem);
+        ok = !tacos_comm_file_topology(c, &t, problem);
     } else {
         c->busy = 1;
         rc = tacos_comm_probed_topology(c, &t);
         c->busy = 0;
         ok = !rc && t;
+        if (rc == TACOS_ERR_NOMEM) /* (the probe says its other failures) */
+            note_problem(c, rc, "no topology: ", "", problem);
     }
-    ok = ok && tacos_comm_check_topology(c, t, problem);
-    uint64_t v[2] = {(uint64_t)ok, ok ? tacos_topo_hash(t) : 0};
+    ok = ok && !tacos_comm_check_topology(c, t, problem);
+    /* ok everywhere with one hash: agreed; failed everywhere with one
+     * problem: rank 0 says it */
+    uint64_t v[2] = {(uint64_t)ok, tacos_comm_topology_vote(ok ? t : NULL, problem)};
     rc = all_equal(c, v, 2, eq);
     if (rc || !ok || !eq[0] || !eq[1]) {
         if (!rc && ok && eq[0])
             tacos_comm_say_differ(c);
         else if (!rc)
-            tacos_comm_say_topology(c, problem, eq[0]);
+            tacos_comm_say_topology(c, problem, eq[0] && eq[1]);
         tacos_topo_free(t);
         c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
         return rc;

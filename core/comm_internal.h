@@ -56,6 +56,7 @@ struct tacos_comm {
     tacos_comm_ops_t ops;
     int agreed;         /* 0 not yet, 1 settings equal and enabled, -1 fall back */
     int settings_said;  /* rank 0 named the settings that differ */
+    int topo_said;      /* its topology's problem was said */
     /* the first nonblocking call on a communicator not agreed yet made it;
      * kept while the communicator lives (requests wait for it) */
     tacos_setup_t *setup;
@@ -121,24 +122,30 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
  * once. */
 int tacos_comm_settings_conclude(tacos_comm_t *c, const char *eq);
 
-/* The topology file's topology (1), or 0 with what was wrong in problem, to
- * be said once the ranks agree (tacos_comm_say_topology). */
+/* The topology file's topology (0), or an error code with what was wrong
+ * in problem, to be said once the ranks agree (tacos_comm_say_topology). */
 int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t,
                              char problem[TACOS_PROBLEM_BYTES]);
 
-/* Whether t is connected (1), else 0 with what was wrong in problem. */
+/* 0 where t is connected, else an error code with what was wrong in
+ * problem. */
 int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
                               char problem[TACOS_PROBLEM_BYTES]);
 
+/* What a rank votes: its topology's hash, or (its problem non-empty, or
+ * no topology) the problem's; equal on every rank that failed alike. */
+uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem);
+
 /* Says what (if anything) this rank found wrong with the topology, once
- * the ranks have agreed to fall back: where every rank found a problem (the same
- * file or records: the same problem) rank 0 alone says it and the others
- * at verbose level 1; else each rank that found one (their files
- * differ). */
-void tacos_comm_say_topology(const tacos_comm_t *c, const char *problem, int everywhere);
+ * the ranks have agreed to fall back, and once per communicator (the
+ * nonblocking set-up and the first blocking call both conclude): where
+ * every rank found the same problem (`everywhere`), rank 0 alone says it
+ * and the others at verbose level 1; else each rank that found one (their
+ * files differ, or one lacked memory). */
+void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int everywhere);
 /* Every rank has a topology, not the same one: said by rank 0 (the others
- * at verbose level 1). */
-void tacos_comm_say_differ(const tacos_comm_t *c);
+ * at verbose level 1), once per communicator. */
+void tacos_comm_say_differ(tacos_comm_t *c);
 
 /* The size class of a call of `bytes`: floor(log2(bytes)). */
 int tacos_comm_size_class(size_t bytes);

@@ -27,7 +27,7 @@
 /* What each rank gives. */
 typedef struct {
     uint64_t settings[TACOS_NSETTINGS];
-    uint64_t file_ok, file_hash; /* its topology file read, the topology's hash */
+    uint64_t file_ok, file_hash; /* its topology file read; its vote (hash) */
     tacos_probe_record_t rec;    /* without a topology file */
 } setup_record_t;
 
@@ -76,9 +76,9 @@ void tacos_setup_begin(tacos_comm_t *c)
     setup_record_t *b = u->blocks;
     tacos_comm_settings_values(c, b[0].settings);
     if (c->s.topo_file) {
-        b[0].file_ok = (uint64_t)(tacos_comm_file_topology(c, &u->file_topo, u->problem) &&
-                                  tacos_comm_check_topology(c, u->file_topo, u->problem));
-        b[0].file_hash = b[0].file_ok ? tacos_topo_hash(u->file_topo) : 0;
+        b[0].file_ok = !tacos_comm_file_topology(c, &u->file_topo, u->problem) &&
+                       !tacos_comm_check_topology(c, u->file_topo, u->problem);
+        b[0].file_hash = tacos_comm_topology_vote(b[0].file_ok ? u->file_topo : NULL, u->problem);
     } else {
         b[0].rec = *tacos_comm_local_record(c);
     }
@@ -113,18 +113,19 @@ static int post_round(const tacos_comm_t *c, tacos_setup_t *u)
 /* What every rank concludes from the same blocks. */
 static void conclude(tacos_comm_t *c, tacos_setup_t *u)
 {
-    int n = c->ops.size, me = c->ops.rank, file_ok = 1, none_ok = 1, all_ok = 1;
+    int n = c->ops.size, me = c->ops.rank, file_ok = 1, same = 1, all_ok = 1, rc;
     char eq[TACOS_NSETTINGS], problem[TACOS_PROBLEM_BYTES] = "";
     for (int i = 0; i < TACOS_NSETTINGS; i++) {
         eq[i] = 1;
         for (int j = 1; j < n; j++)
             eq[i] &= u->blocks[j].settings[i] == u->blocks[0].settings[i];
     }
-    for (int j = 0; j < n; j++) {
-        file_ok &= u->blocks[j].file_ok && u->blocks[j].file_hash == u->blocks[0].file_hash;
-        none_ok &= !u->blocks[j].file_ok;
+    for (int j = 0; j < n; j++) { /* (file_ok: all ok with one hash; same: one vote) */
+        same &= u->blocks[j].file_ok == u->blocks[0].file_ok &&
+                u->blocks[j].file_hash == u->blocks[0].file_hash;
         all_ok &= u->blocks[j].file_ok != 0;
     }
+    file_ok = all_ok && same;
     if (tacos_comm_settings_conclude(c, eq) < 0) {
         u->why = "coll/tacos is off or its settings differ between ranks";
         return;
@@ -133,8 +134,10 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
         u->why = file_ok ? NULL : "no usable topology";
         if (!file_ok && all_ok)
             tacos_comm_say_differ(c);
-        tacos_comm_say_topology(c, u->problem, none_ok);
+        tacos_comm_say_topology(c, u->problem, same);
         u->topo = file_ok ? u->file_topo : NULL;
+        if (!file_ok)
+            tacos_topo_free(u->file_topo);
         u->file_topo = NULL;
         return;
     }
@@ -143,9 +146,10 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
         return;
     for (int r = 0; r < n; r++)
         recs[r] = u->blocks[(r - me + n) % n].rec;
-    if (tacos_comm_records_topology(c, recs, &u->topo) ||
-        !tacos_comm_check_topology(c, u->topo, problem)) {
-        tacos_comm_say_topology(c, problem, 1); /* the same records on every rank */
+    if ((rc = tacos_comm_records_topology(c, recs, &u->topo)) ||
+        (rc = tacos_comm_check_topology(c, u->topo, problem))) {
+        /* the same records on every rank: the same problem, but for memory */
+        tacos_comm_say_topology(c, problem, rc != TACOS_ERR_NOMEM);
         tacos_topo_free(u->topo);
         u->topo = NULL;
     }

@@ -609,8 +609,9 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
     int n = c->ops.size, rc;
     if ((rc = tacos_probe_merge_net(recs, n, c->s.unwind_degree, !ok || !c->s.probe, net,
                                     out)))
-        tacos_comm_say(c, c->ops.rank ? 1 : 0, "merging the probe records: %s",
-                       tacos_last_error()); /* the same records on every rank */
+        tacos_comm_say(c, c->ops.rank && rc != TACOS_ERR_NOMEM ? 1 : 0,
+                       "merging the probe records: %s%s", tacos_last_error(),
+                       rc == TACOS_ERR_NOMEM ? " (this rank)" : ""); /* else the same everywhere */
     if (!rc && c->ops.rank == 0) {
         char summary[512];
         tacos_probe_summary(recs, n, summary, sizeof summary);

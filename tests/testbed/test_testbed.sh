@@ -231,16 +231,12 @@ $TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_
 $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
     --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_verbose 10 "$CHECK" --world \
     >"$T/tree-infer.out" 2>&1 || echo "mpi_coll_check exit $?" >>"$T/tree-infer.out"
-# a second and a third inference alone (the leaves are checked in any: the
-# measurement is statistical; two of two were wrong in a CI run on
-# 2026-12-01 and on a VM loaded by other work), the second with two
-# duplicates of MPI_COMM_WORLD that take it from the job's cache
+# a second inference alone, with two duplicates of MPI_COMM_WORLD that take
+# it from the job's cache (whether its leaves are right: below, on a slower
+# tree)
 $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 "$OSU" allreduce \
     --min 4096 --max 4096 --ab 1 --variant a --variant b >"$T/tree-infer2.out" 2>&1 ||
     echo "osu_coll exit $?" >>"$T/tree-infer2.out"
-$TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 "$OSU" allreduce \
-    --min 4096 --max 4096 --ab 1 --variant a >"$T/tree-infer3.out" 2>&1 ||
-    echo "osu_coll exit $?" >>"$T/tree-infer3.out"
 EOF
 rm -rf "$T/tree" "$T/tree.out"
 timeout 600 bash "$SRC/testbed.sh" run tree16 -o "$T/tree" -- sh "$T/tree.sh" 2>"$T/testbed.err" ||
@@ -256,10 +252,8 @@ for c in allreduce allgather broadcast reduce reduce-scatter alltoall; do
     grep -q "coll:tacos: $c [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree.out" ||
         fail "tree16: coll/tacos never ran $c"
 done
-# ... and without a file: a tree inferred, the collectives right through it,
-# and its leaves the testbed's in one of three inferences (right in 20 runs of
-# 20 there, benchmarks/results/2026-11-29-infer-tree16-classes.md; the
-# measurement is statistical)
+# ... and without a file: a tree inferred and the collectives right through
+# it (its leaves printed; checked below)
 grep -q "mpi_coll_check: 0 failure" "$T/tree-infer.out" ||
     { fail "tree16, inferred: mpi_coll_check"; tail -20 "$T/tree-infer.out" >&2; }
 grep -q "network between 16 hosts inferred" "$T/tree-infer.out" ||
@@ -274,10 +268,7 @@ leaves_in() {
 want=$(leaves_in "$T/tree.conf" "")
 got=$(leaves_in "$T/tree-infer.out" ".*coll:tacos:   ")
 got2=$(leaves_in "$T/tree-infer2.out" ".*coll:tacos:   ")
-got3=$(leaves_in "$T/tree-infer3.out" ".*coll:tacos:   ")
-echo "tree16, inferred leaves: $got; again: $got2; again: $got3"
-[ -n "$want" ] && { [ "$got" = "$want" ] || [ "$got2" = "$want" ] || [ "$got3" = "$want" ]; } ||
-    fail "tree16, inferred: leaves $got, $got2 and $got3, not the testbed's $want"
+echo "tree16, inferred leaves: $got; again: $got2 (the testbed's: $want)"
 [ "$(grep -c "network between 16 hosts from this job's earlier inference" "$T/tree-infer2.out")" = 2 ] ||
     { fail "tree16, inferred: the duplicates did not reuse the job's tree"; grep network "$T/tree-infer2.out" >&2; }
 # ... and with its topology.conf (coll_tacos_fabric_file): the tree read,
@@ -308,6 +299,31 @@ grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | head -4 | awk -v g="
         printf "%s port %s GB/s (want %.4g), uplink %s (want %.4g)\n", $0, port, want_p, up, want_u; bad = 1 }
     { n++ } END { exit bad || n != 4 }' >"$T/rates" ||
     { fail "tree16, fabric file: rates found"; cat "$T/rates" >&2; grep "coll:tacos:   s\|network between" "$T/tree-fabric.out" >&2; }
+
+# The leaves inferred, on the same tree at half its rates (ports 50 Mbit/s,
+# uplinks 100): at 100/200 the 16 hosts' first rounds carry 1.6 Gbit/s each
+# way, more than the 2 cores forward, and on one such VM the leaves came
+# out right in 1 run of 6 (the code that found them in 20 of 20 on
+# 2026-11-29: 0 of 6); at 50/100 in 6 of 6
+# (benchmarks/results/2026-12-02-infer-tree16-capacity.md).  Right in one
+# of two inferences (the measurement is statistical).
+TREE16_HALF=16:$(for l in $(seq 0 15); do printf '%d-s%d@50,' "$l" $((l / 4)); done)
+TREE16_HALF=${TREE16_HALF}s0-s4@100,s1-s4@100,s2-s4@100,s3-s4@100
+cat >"$T/half.sh" <<'EOF'
+for i in 1 2; do
+    $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 "$OSU" allreduce \
+        --min 4096 --max 4096 --ab 1 --variant a >"$T/half$i.out" 2>&1 ||
+        echo "osu_coll exit $?" >>"$T/half$i.out"
+done
+EOF
+rm -f "$T/half1.out" "$T/half2.out"
+timeout 600 bash "$SRC/testbed.sh" run "$TREE16_HALF" -- sh "$T/half.sh" 2>"$T/testbed.err" ||
+    { fail "tree16 at half rates: testbed exit"; cat "$T/testbed.err" >&2; }
+half1=$(leaves_in "$T/half1.out" ".*coll:tacos:   ")
+half2=$(leaves_in "$T/half2.out" ".*coll:tacos:   ")
+echo "tree16 at half rates, inferred leaves: $half1; again: $half2"
+[ -n "$want" ] && { [ "$half1" = "$want" ] || [ "$half2" = "$want" ]; } ||
+    fail "tree16 at half rates, inferred: leaves $half1 and $half2, not the testbed's $want"
 
 IPC=1
 export IPC
