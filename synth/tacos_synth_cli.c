@@ -340,8 +340,10 @@ static void print_summary(const report_t *r, int json)
     if (s->levels == 2) {
         printf("time          %.3f us (the first group's and rail's levels in turn)\n",
                s->time_us);
-        printf("optimal       %.3f us (%.1f%% of that time; the ranks' run ends within it)\n",
-               r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
+        if (!isnan(r->optimal_us))
+            printf("optimal       %.3f us (%.1f%% of the part's time, which the ranks' run "
+                   "ends within)\n",
+                   r->optimal_us, 100 * (s->time_us > 0 ? r->optimal_us / s->time_us : 1.0));
         printf("transfers     %zu (to and from the one rank)\n", s->nxfers);
         return;
     }
