@@ -334,22 +334,19 @@ int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
     return rc ? note_problem(c, rc, "", "", problem) : 0;
 }
 
-void tacos_comm_say_differ(tacos_comm_t *c)
+void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int all_ok, int same)
 {
-    if (!c->topo_said)
+    if (c->topo_said || (!all_ok && !problem[0]))
+        return;
+    if (all_ok)
         tacos_comm_say(c, c->ops.rank ? 1 : 0,
                        "the ranks of communicator %u have different topologies; falling back "
                        "to %s",
                        c->ops.id, c->s.previous);
-    c->topo_said = 1;
-}
-
-void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int everywhere)
-{
-    if (problem[0] && !c->topo_said)
-        tacos_comm_say(c, everywhere && c->ops.rank ? 1 : 0, "%s; falling back to %s", problem,
+    else
+        tacos_comm_say(c, same && c->ops.rank ? 1 : 0, "%s; falling back to %s", problem,
                        c->s.previous);
-    c->topo_said |= problem[0] != 0;
+    c->topo_said = 1;
 }
 
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem)
@@ -381,10 +378,8 @@ static int ensure_topology(tacos_comm_t *c)
     uint64_t v[2] = {(uint64_t)ok, tacos_comm_topology_vote(ok ? t : NULL, problem)};
     rc = all_equal(c, v, 2, eq);
     if (rc || !ok || !eq[0] || !eq[1]) {
-        if (!rc && ok && eq[0])
-            tacos_comm_say_differ(c);
-        else if (!rc)
-            tacos_comm_say_topology(c, problem, eq[0] && eq[1]);
+        if (!rc)
+            tacos_comm_say_topology(c, problem, ok && eq[0], eq[0] && eq[1]);
         tacos_topo_free(t);
         c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
         return rc;

@@ -136,16 +136,14 @@ int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
  * no topology) the problem's; equal on every rank that failed alike. */
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem);
 
-/* Says what (if anything) this rank found wrong with the topology, once
- * the ranks have agreed to fall back, and once per communicator (the
- * nonblocking set-up and the first blocking call both conclude): where
- * every rank found the same problem (`everywhere`), rank 0 alone says it
- * and the others at verbose level 1; else each rank that found one (their
- * files differ, or one lacked memory). */
-void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int everywhere);
-/* Every rank has a topology, not the same one: said by rank 0 (the others
- * at verbose level 1), once per communicator. */
-void tacos_comm_say_differ(tacos_comm_t *c);
+/* Says why the ranks agreed to fall back for want of a topology, once per
+ * communicator (the nonblocking set-up and the first blocking call both
+ * conclude).  all_ok: every rank has a topology, not the same one (said
+ * by rank 0, the others at verbose level 1).  Else this rank's problem,
+ * if any: where every rank found the same one (`same`) rank 0 alone says
+ * it and the others at verbose level 1; else each rank that found one
+ * (their files differ, or one lacked memory). */
+void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int all_ok, int same);
 
 /* The size class of a call of `bytes`: floor(log2(bytes)). */
 int tacos_comm_size_class(size_t bytes);

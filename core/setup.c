@@ -113,7 +113,7 @@ static int post_round(const tacos_comm_t *c, tacos_setup_t *u)
 /* What every rank concludes from the same blocks. */
 static void conclude(tacos_comm_t *c, tacos_setup_t *u)
 {
-    int n = c->ops.size, me = c->ops.rank, file_ok = 1, same = 1, all_ok = 1, rc;
+    int n = c->ops.size, me = c->ops.rank, file_ok, same = 1, all_ok = 1, rc;
     char eq[TACOS_NSETTINGS], problem[TACOS_PROBLEM_BYTES] = "";
     for (int i = 0; i < TACOS_NSETTINGS; i++) {
         eq[i] = 1;
@@ -132,9 +132,8 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
     }
     if (c->s.topo_file) {
         u->why = file_ok ? NULL : "no usable topology";
-        if (!file_ok && all_ok)
-            tacos_comm_say_differ(c);
-        tacos_comm_say_topology(c, u->problem, same);
+        if (!file_ok)
+            tacos_comm_say_topology(c, u->problem, all_ok, same);
         u->topo = file_ok ? u->file_topo : NULL;
         if (!file_ok)
             tacos_topo_free(u->file_topo);
@@ -149,7 +148,7 @@ static void conclude(tacos_comm_t *c, tacos_setup_t *u)
     if ((rc = tacos_comm_records_topology(c, recs, &u->topo)) ||
         (rc = tacos_comm_check_topology(c, u->topo, problem))) {
         /* the same records on every rank: the same problem, but for memory */
-        tacos_comm_say_topology(c, problem, rc != TACOS_ERR_NOMEM);
+        tacos_comm_say_topology(c, problem, 0, rc != TACOS_ERR_NOMEM);
         tacos_topo_free(u->topo);
         u->topo = NULL;
     }
