@@ -14,6 +14,11 @@ T=${TACOS_TMP:-./tmp}/mpi
 mkdir -p "$T"
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path
+. "$(dirname "$0")/sweep.sh"
+# the checks of a run that tries a setting rather than a rank count: every
+# collective on MPI_COMM_WORLD in the short sweep (--quick adds a split
+# communicator and duplicates)
+W=$(sweep --quick --world)
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # every size threshold 0: even 1-element calls run schedules
@@ -51,15 +56,15 @@ run() {
 for np in 1 2 3 4 5 7 8; do
     if [ "$np" -le 4 ]; then run "$np" ""; else run "$np" "" -- --quick; fi
 done
-run 4 "" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" -- --quick
-run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- --quick
-run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- --quick
-run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- --quick
+run 4 "" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" -- $W
+run 8 "" --mca coll_tacos_topo_file "$FIX/ring8.json" -- $W
+run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" -- $W
+run 8 "" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_chunks 3 -- $W
 # messages of several chunks (packed by the sender), also staged
 run 4 "chunks a message" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" \
     --mca coll_tacos_chunks_per_message 8
 run 8 "chunks a message" --mca coll_tacos_topo_file "$FIX/ring8.json" --mca coll_tacos_chunks 4 \
-    --mca coll_tacos_chunks_per_message 8 --mca coll_tacos_stage 1 -- --quick
+    --mca coll_tacos_chunks_per_message 8 --mca coll_tacos_stage 1 -- $W
 # schedules kept between jobs: the first job reads the 2 MiB Allreduce
 # tacos-synth kept for it, the second every schedule it uses (flat: with
 # hierarchy 2 the model keeps that class's part in levels, never kept)
@@ -73,7 +78,7 @@ for job in first second; do
     ls -i "$T/kept/new" | sort >"$T/kept.before"
     run 8 "allreduce root 0, 2097152-byte class: schedule read from $T/kept/new/$pre" \
         --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" --mca coll_tacos_schedule_dir \
-        "$T/kept/new" --mca coll_tacos_hierarchy 0 -- --quick
+        "$T/kept/new" --mca coll_tacos_hierarchy 0 -- $W
     ls -i "$T/kept/new" | sort >"$T/kept.after"
     [ -z "$(comm -23 "$T/kept.before" "$T/kept.after")" ] ||
         fail "schedule_dir: the $job job synthesized a kept schedule again"
@@ -81,27 +86,27 @@ for job in first second; do
 done
 # in levels (hierarchy 1): 2 hosts x 4 ranks and 4 x 2, groups and rails
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_tacos_hierarchy 1 \
-    -- --quick
+    -- $W
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
-    --mca coll_tacos_chunks 2 -- --quick
+    --mca coll_tacos_chunks 2 -- $W
 # the same 2 x 4 with the ranks placed round-robin (mpirun --map-by node):
 # groups of ranks 0,2,4,6 and 1,3,5,7
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4-roundrobin.json" \
-    --mca coll_tacos_hierarchy 1 -- --quick
+    --mca coll_tacos_hierarchy 1 -- $W
 # hierarchy 2 (the default): on 4 hosts x 2 ranks the model keeps the part
 # in levels at 64 KiB and flat at 1 MiB and above
-run 8 " in levels (this rank's part) for " --mca coll_tacos_topo_file "$FIX/switch4x2.json" -- --quick
-run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- --quick
+run 8 " in levels (this rank's part) for " --mca coll_tacos_topo_file "$FIX/switch4x2.json" -- $W
+run 4 "" --mca coll_tacos_unwind_degree 3 --mca coll_tacos_trials 2 -- $W
 # every size class next to a planned one takes its schedule
-run 5 "class's schedule" --mca coll_tacos_reuse_percent 100 -- --quick
+run 5 "class's schedule" --mca coll_tacos_reuse_percent 100 -- $W
 run 8 "class's schedule" --mca coll_tacos_topo_file "$FIX/rfs2x2x2.json" \
-    --mca coll_tacos_reuse_percent 100 -- --quick
+    --mca coll_tacos_reuse_percent 100 -- $W
 # the executor's staging (the GPU path) on host memory: every message
 # through staging space, every local copy and reduction through the memory
 # layer; a rank's own affair, so staged and unstaged ranks mix
 run 3 "stage=host" --mca coll_tacos_stage 1
 run 8 "stage=host" --mca coll_tacos_stage 1 --mca coll_tacos_topo_file "$FIX/ring8.json" \
-    --mca coll_tacos_chunks 3 -- --quick
+    --mca coll_tacos_chunks 3 -- $W
 timeout 300 mpirun --allow-run-as-root --oversubscribe \
     --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_verbose 10 \
     $NO_MIN \
@@ -114,7 +119,7 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
 # threshold is set (without CUDA its default is -1: no IPC, no agreement)
 IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"
 run 3 "ipc=1" $IPC
-run 7 "ipc=1" $IPC --mca coll_tacos_chunks 3 -- --quick
+run 7 "ipc=1" $IPC --mca coll_tacos_chunks 3 -- $W
 run 3 "" --mca coll_tacos_stage 3
 grep -qF "ipc=1" "$T/out" && fail "stage 3, default cuda_ipc_min_bytes: IPC in a build without CUDA"
 # IPC only where every rank is staged through shared memory: 2 of 4 are
@@ -397,7 +402,9 @@ grep -q "event coll=allreduce mode=nonblocking path=fallback reason=nonblocking_
 MORE=${TACOS_MORE_CHECK:-./mpi_more_check}
 # (mpi_coll_check at 5 and 6 ranks alone: with the textbook programs, below)
 for np in 1 2 3 4 5 6 7 8; do
-    for prog in "$CHECK --quick" "$NBC --quick" "$MORE --quick"; do
+    cq=--quick
+    [ "$np" -gt 4 ] && cq=$W
+    for prog in "$CHECK $cq" "$NBC --quick" "$MORE --quick"; do
         [ "$np" -gt 4 ] && [ "$np" -lt 7 ] && [ "${prog#"$CHECK"}" != "$prog" ] && continue
         timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" --mca coll tacos \
             --mca coll_tacos_verbose 10 $prog >"$T/out" 2>&1
@@ -691,13 +698,14 @@ for bad in "$T/missing.json:cannot open" "$T/broken.json:malformed JSON" \
     file=${bad%%:*} msg=${bad#*:}
     timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 \
         --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_topo_file "$file" \
-        "$CHECK" --quick >"$T/out" 2>&1
+        "$CHECK" $W >"$T/out" 2>&1
     rc=$?
     [ $rc = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" || fail "bad topo_file $file: exit $rc"
     grep -qF "$msg" "$T/out" || fail "bad topo_file $file: no '$msg'"
 done
 # said once per communicator, by its rank 0, not by every rank: the 4-rank
-# communicators (world and its duplicates) all by world rank 0's process
+# communicators (world, and its duplicates in the full sweep) all by world
+# rank 0's process
 said=$(grep -F "describes 8 NPUs, not 4" "$T/out" | sed -n 's/^\[[^]]*:\([0-9]*\)\].*/\1/p' |
     sort -u | wc -l)
 [ "$said" = 1 ] || fail "bad topo_file: said by $said processes, want 1"
