@@ -5,7 +5,8 @@
 # tracked files.  /proc, /sys and /dev are mounted in a private mount
 # namespace, so nothing stays mounted when the command ends.
 # TACOS_ROOTFS_KEEP=1 copies over the previous copy and its build instead
-# of starting from an empty /src.
+# of starting from an empty /src.  The environment is cleared but for
+# TACOS_TEST_FULL (1: the MPI tests' full sweep, docs/testing.md).
 set -eu
 dir=$1; shift
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,4 +22,4 @@ exec unshare -m sh -c '
     mount -t tmpfs -o size=1g tmpfs "$1/dev/shm" 2>/dev/null || true
     exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
         LANG=C.UTF-8 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-        sh -c "cd /src && $2"' sh "$dir" "$*"
+        TACOS_TEST_FULL="${TACOS_TEST_FULL:-0}" sh -c "cd /src && $2"' sh "$dir" "$*"

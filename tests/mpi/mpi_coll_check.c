@@ -10,7 +10,7 @@
  * collectives next to the application's own messages (ANY_SOURCE/ANY_TAG
  * receives posted across them), communicator churn, communicators freed
  * after use and MPI_THREAD_MULTIPLE (what a PMPI library must not disturb).
- * --quick: fewer sizes; --world: those on MPI_COMM_WORLD alone (many ranks).
+ * --quick: fewer datatypes and ops; --world: those on MPI_COMM_WORLD alone.
  * Exit status: number of failures (0 = all good).
  */
 #include <dirent.h>

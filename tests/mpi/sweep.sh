@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Sourced by tests/mpi's scripts (and testbed/'s): which sweep runs.
-# make check runs the short one, which keeps the whole suite near 15
-# minutes on 2 cores; TACOS_TEST_FULL=1 runs the full one, every rank count
-# of each sweep and every check at each (docs/testing.md).
+# Sourced by tests/mpi's scripts: which sweep runs.  make check runs the
+# short one; TACOS_TEST_FULL=1 runs the full one, every rank count of each
+# sweep and every check at each (docs/testing.md).
 #   sweep FULL SHORT   prints FULL in the full sweep, else SHORT: a list of
 #                      rank counts, or the checks a run makes (--quick, or
-#                      --world: those on MPI_COMM_WORLD alone)
+#                      --world: --quick's checks of MPI_COMM_WORLD alone)
 sweep() {
     if [ "${TACOS_TEST_FULL:-0}" = 1 ]; then echo "$1"; else echo "$2"; fi
 }

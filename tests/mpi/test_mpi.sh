@@ -402,9 +402,7 @@ grep -q "event coll=allreduce mode=nonblocking path=fallback reason=nonblocking_
 MORE=${TACOS_MORE_CHECK:-./mpi_more_check}
 # (mpi_coll_check at 5 and 6 ranks alone: with the textbook programs, below)
 for np in 1 2 3 4 5 6 7 8; do
-    cq=--quick
-    [ "$np" -gt 4 ] && cq=$W
-    for prog in "$CHECK $cq" "$NBC --quick" "$MORE --quick"; do
+    for prog in "$CHECK --quick" "$NBC --quick" "$MORE --quick"; do
         [ "$np" -gt 4 ] && [ "$np" -lt 7 ] && [ "${prog#"$CHECK"}" != "$prog" ] && continue
         timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" --mca coll tacos \
             --mca coll_tacos_verbose 10 $prog >"$T/out" 2>&1

@@ -209,7 +209,7 @@ done
 # through both and the spine, the true topology (a switch tree) is one
 # tacos-synth reads, and the collectives through coll/tacos on it (thresholds
 # 0, the true topology) are right; through its topology.conf and through
-# the tree inferred, the six collectives at six counts (--p2p: about 80 s
+# the tree inferred, the six collectives at four counts (--p2p: about 80 s
 # less each than --world's checks at 16 ranks on 2 cores)
 cat >"$T/tree.sh" <<'EOF'
 $TESTBED_MPIRUN --mca coll_tacos_topo_file "$TESTBED_TOPO" --mca coll_tacos_min_bytes 0 \
