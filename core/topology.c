@@ -273,6 +273,7 @@ static void copy_net(tacos_net_t *dst, const tacos_net_t *src)
     memcpy(dst->t_us, src->t_us, 3 * hh * sizeof *dst->t_us);
     memcpy(dst->routed, src->routed, hh);
     memcpy(dst->s2_bytes, src->s2_bytes, hh * sizeof *dst->s2_bytes);
+    memcpy(dst->port_slow, src->port_slow, 2 * (size_t)src->nhosts * sizeof *dst->port_slow);
     dst->switched = src->switched;
     dst->ntests = src->ntests;
     dst->test_steps = src->test_steps;

@@ -140,6 +140,8 @@ typedef struct {
     unsigned char *routed; /* [a*nhosts+b]: 0 a link; c+1: a path through host c */
     int switched; /* 1: every host's port limited each of its tests and no pair is routed:
                    * hosts on one switch (tacos_probe_merge_net joins them as one) */
+    double *port_slow; /* [2*host], [2*host+1]: its tests' least and mean slowdown (0: fewer
+                        * than two ran), what says its port limits it (net.c port_limited) */
     int ntests;            /* concurrent tests run for shared paths (reruns too) */
     int test_steps;        /* the steps they ran in (tests without a host in common at once) */
     double measure_us;     /* time the measurement took */

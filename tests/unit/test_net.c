@@ -33,6 +33,8 @@ typedef struct {
     int stall_host; /* noise: this host's first test (two peers, not the token) takes 2x; -1 none */
     int stall_second; /* noise: this host's first second-size exchange takes 1.5x, at both
                        * ends; -1 none */
+    int stall_first; /* noise: this host's first exchange above 8 B with one peer (its
+                      * first pair's, alone) takes 1.5x, at both ends; -1 none */
 } cluster_t;
 
 /* Links "a-b@rate" (bytes/us); routes: fewest hops, lowest first hop on
@@ -46,7 +48,7 @@ static void cluster(cluster_t *c, int h, const link_spec_t *links, int nlinks)
 {
     memset(c, 0, sizeof *c);
     c->h = h;
-    c->stall_host = c->stall_second = -1;
+    c->stall_host = c->stall_second = c->stall_first = -1;
     for (int i = 0; i < nlinks; i++)
         c->rate[links[i].a][links[i].b] = c->rate[links[i].b][links[i].a] = links[i].rate;
     int dist[MAXH][MAXH];
@@ -199,6 +201,7 @@ typedef struct {
     double end[MAXR][2]; /* a rank's exchanges with its peers in the last batch */
     int stalled; /* the stall_host's stall is spent */
     int second_spent[MAXH]; /* host x's part of the stall_second stall is spent */
+    int first_spent[MAXH];  /* host x's part of the stall_first stall is spent */
     int seconds;            /* exchanges above S1 with one peer, each end counted */
     int pair_exchanges;     /* exchanges above 8 B with one peer (a test's peers' too), each
                              * end counted */
@@ -269,6 +272,10 @@ static int fake_exchange(void *ctx, const int *peers, int n, const size_t *bytes
         t[0] *= 2, t[1] *= 2;
     }
     w->pair_exchanges += n == 1;
+    if (n == 1 && (x == w->c->stall_first || hp[0] == w->c->stall_first) && !w->first_spent[x]) {
+        w->first_spent[x] = 1;
+        t[0] *= 1.5;
+    }
     if (n == 1 && bytes[0] > TACOS_NET_S1_BYTES) {
         w->seconds++;
         if ((x == w->c->stall_second || hp[0] == w->c->stall_second) && !w->second_spent[x]) {
@@ -361,6 +368,9 @@ static void test_rounds(void)
     }
 }
 
+/* A measured rate's largest error: the fit's, or a stall's (see stall_first). */
+static double rate_error = 0.02;
+
 /* Which pairs are links: "01 12" lists the unordered pairs expected. */
 static void expect_links(const char *name, const tacos_net_t *net, const cluster_t *c,
                          const char *links)
@@ -376,7 +386,7 @@ static void expect_links(const char *name, const tacos_net_t *net, const cluster
             CHECK(want == (bw > 0), "%s: %d-%d is %s, want %s", name, a, b,
                   bw > 0 ? "a link" : "no link", want ? "a link" : "none");
             if (want && bw > 0 && c->rate[a][b] > 0) /* a link's own rate, within the fit's error */
-                CHECK(fabs(bw * 1e3 - c->rate[a][b]) < 0.02 * c->rate[a][b],
+                CHECK(fabs(bw * 1e3 - c->rate[a][b]) < rate_error * c->rate[a][b],
                       "%s: %d-%d %.4f GB/s, the link has %.4f", name, a, b, bw,
                       c->rate[a][b] / 1e3);
             if (want && c->rate[a][b] > 0)
@@ -414,21 +424,28 @@ static int measure_cluster(const char *name, const cluster_t *c, const char *wan
     int on_switch = h >= 4;
     for (int x = 0; x < h; x++)
         on_switch &= c->port[x] > 0;
-    CHECK(net.switched == on_switch, "%s: %s one switch", name,
-          net.switched ? "found on" : "not found on");
+    CHECK(net.switched == on_switch, "%s: %s one switch (h0's tests slowed %.2fx/%.2fx, h1's "
+          "%.2fx/%.2fx, ...: least/mean)", name, net.switched ? "found on" : "not found on",
+          net.port_slow[0], net.port_slow[1], net.port_slow[2], net.port_slow[3]);
     /* the description: a line per pair, "a path through" for each path,
-     * and one for a switch */
+     * one with the hosts' slowdowns where each had two tests or more, and
+     * one for a switch */
     char *text = NULL;
     CHECK_OK(tacos_net_describe(recs, n, &net, &text));
-    int lines = 0, paths = 0, routed = 0;
+    int lines = 0, paths = 0, routed = 0, slowed = h >= 4, slow_lines = 0;
+    for (int x = 0; x < h; x++)
+        slowed &= net.port_slow[2 * x] > 0;
     for (const char *p = text; p && *p; p = strchr(p, '\n') + 1) {
         lines++;
         paths += strchr(p, ':') && !strncmp(strchr(p, ':'), ": a path through h", 18);
+        slow_lines += !strncmp(p, "each host's tests slowed", 24);
     }
+    CHECK(slow_lines == slowed, "%s: %d lines of slowdowns:\n%s", name, slow_lines,
+          text ? text : "");
     for (int a = 0; a < h; a++)
         for (int b = a + 1; b < h; b++)
             routed += net.routed[a * h + b] != 0;
-    CHECK(lines == h * (h - 1) / 2 + net.switched && paths == routed, "%s: description:\n%s",
+    CHECK(lines == h * (h - 1) / 2 + slowed + net.switched && paths == routed, "%s: description:\n%s",
           name, text ? text : "");
     free(text);
     /* into a rank topology: ranks of equal local index joined across links;
@@ -553,6 +570,19 @@ static void test_shapes(void)
     n = measure_cluster("switch4", &sw, "01 02 03 12 13 23", NULL);
     CHECK(n == 12, "switch4: %d tests, want 12 (every host's port limits it: no reruns)", n);
     measure_cluster("switch4, 2/2/1/2 ranks", &sw, "01 02 03 12 13 23", (int[]){2, 2, 1, 2});
+    /* and where a host's first pair was measured slow once (1.5x: a
+     * third below its rate, and the others of its class with it), its
+     * tests with that pair came out 1.33x: a busy VM's switch4 had single
+     * tests at 1.30-1.43x among others at 1.6-1.8x */
+    rate_error = 0.34;
+    for (int x = 0; x < 4; x++) {
+        char name[64];
+        snprintf(name, sizeof name, "switch4, h%d's first pair stalled", x);
+        sw.stall_first = x;
+        measure_cluster(name, &sw, "01 02 03 12 13 23", NULL);
+    }
+    sw.stall_first = -1;
+    rate_error = 0.02;
     const link_spec_t mesh5[] = {{0, 1, SLOW}, {0, 2, SLOW}, {0, 3, SLOW}, {0, 4, SLOW},
                                  {1, 2, SLOW}, {1, 3, SLOW}, {1, 4, SLOW}, {2, 3, SLOW},
                                  {2, 4, SLOW}, {3, 4, SLOW}};
