@@ -119,7 +119,7 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "dump_dir then writes no such schedule. 2 (the default): the rank's part in "
          "levels against the flat schedule, the one the topology model times faster kept "
          "(the part timed as its levels one after the other; the same on every rank; a "
-         "part kept is neither dumped nor kept in schedule_dir); flat is tried only on "
+         "part kept is not dumped, and schedule_dir keeps only its choice); flat is tried only on "
          "communicators of fewer than 512 ranks, above which its synthesis costs seconds "
          "per size class"},
     [TACOS_P_SEED] = {"seed", TACOS_PT_INT, 1, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
@@ -192,10 +192,12 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "synthesizing it, and rank 0 writes each one it synthesizes (to a temporary "
          "file, then renamed: jobs on any host may share the directory, which must be one "
          "every rank sees). Files are checked on reading (key, checksum, validation on the "
-         "communicator's topology); one that fails is said and replaced. Not used with "
-         "hierarchy 1, and with 2 only whole schedules are (not a rank's own part). "
-         "tacos-synth --schedule-dir fills it. Empty: "
-         "off"},
+         "communicator's topology); one that fails is said and replaced. Of a rank's own "
+         "part in levels (hierarchy 1 and 2) only the choice is kept, its chunk count and "
+         "modelled time: each rank makes its part again at that count, without the search "
+         "over counts (nor, with 2, the flat schedule it was compared with), and one whose "
+         "time differs synthesizes as if none were kept. tacos-synth --schedule-dir fills "
+         "it. Empty: off"},
     [TACOS_P_NONBLOCKING] = {"nonblocking", TACOS_PT_BOOL, 1, NULL, 0, 1, 1, 0, TACOS_PB_BOTH, 5,
         offsetof(tacos_settings_t, nonblocking),
         "Run nonblocking collectives (MPI_Iallreduce and the like) and persistent ones "

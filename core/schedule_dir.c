@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coll_tacos_schedule_dir: whole schedules kept between jobs, one file per
+ * coll_tacos_schedule_dir: schedules kept between jobs, one file per
  * key of what they are synthesized from (tacos_sched_cache_path: the
  * library, the topology, the synthesis options and hierarchy), checked
  * against all of it when read (tacos_sched_cache_load: key, the schedule
@@ -8,7 +8,11 @@
  * writes what it synthesized; every rank reads.  A rank that reads and one
  * that synthesizes normally get the same schedule, and the ranks agree on
  * it by hash as on any other; where they do not (a file kept by another
- * build of the same version), the ranks that read remove it.
+ * build of the same version), the ranks that read remove it.  Of a rank's
+ * part in levels (coll_tacos_hierarchy 1 and 2) only the choice is kept,
+ * its k and modelled time: each rank rebuilds its own part at that k,
+ * which skips the search over k (and, below TACOS_AUTO_FLAT_NPUS ranks, the
+ * flat schedule it was measured against).
  * tacos-synth --schedule-dir reads and writes the same files.
  */
 #include <stdio.h>
@@ -16,14 +20,12 @@
 
 #include "comm_internal.h"
 
-/* The file of o, where schedules are kept: only whole ones are (with
- * coll_tacos_hierarchy 1 each rank makes its own part; with 2 a part is
- * not written, and a whole composition tacos-synth kept is read). */
+/* The file of o, where schedules are kept. */
 static int file_of(const tacos_comm_t *c, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                    char path[4096])
 {
     const tacos_settings_t *s = &c->s;
-    return s->schedule_dir && s->schedule_dir[0] && s->hierarchy != TACOS_HIER_LEVELS &&
+    return s->schedule_dir && s->schedule_dir[0] &&
            tacos_sched_cache_path(s->schedule_dir, topo, o, (tacos_hier_t)s->hierarchy, path,
                                   4096) == TACOS_OK;
 }
@@ -50,9 +52,17 @@ tacos_sched_t *tacos_comm_schedule_read(const tacos_comm_t *c, const tacos_topo_
     /* no file is the first job's case, and says nothing */
     if (!file_of(c, topo, o, path) || access(path, F_OK))
         return NULL;
-    if (tacos_sched_cache_load(path, topo, o, (tacos_hier_t)c->s.hierarchy, &s) == TACOS_OK) {
-        tacos_comm_say(c, 5, "%s root %d, %llu-byte class: schedule read from %s",
-                       tacos_coll_name(o->coll), o->root, (unsigned long long)o->size_bytes, path);
+    if (tacos_sched_cache_load(path, topo, o, (tacos_hier_t)c->s.hierarchy, &s) == TACOS_OK &&
+        s->levels == 2) { /* a part's choice: this rank's part at its k */
+        tacos_sched_t *choice = s;
+        if (tacos_synthesize_kept_part(topo, o, choice, c->ops.rank, &s) != TACOS_OK)
+            s = NULL;
+        tacos_sched_free(choice);
+    }
+    if (s) {
+        tacos_comm_say(c, 5, "%s root %d, %llu-byte class: schedule read from %s%s",
+                       tacos_coll_name(o->coll), o->root, (unsigned long long)o->size_bytes, path,
+                       s->levels == 2 ? " (the part's choice: this rank's part made at its k)" : "");
         return s;
     }
     say_once(c, "; synthesizing it again (rank 0 replaces it)");
@@ -63,7 +73,7 @@ void tacos_comm_schedule_write(const tacos_comm_t *c, const tacos_topo_t *topo,
                                const tacos_synth_opts_t *o, const tacos_sched_t *s)
 {
     char path[4096];
-    if (c->ops.rank != 0 || s->levels == 2 || !file_of(c, topo, o, path))
+    if (c->ops.rank != 0 || !file_of(c, topo, o, path))
         return;
     if (tacos_sched_cache_save(s, o, (tacos_hier_t)c->s.hierarchy, path) != TACOS_OK)
         say_once(c, " (schedules are not kept)");

@@ -631,6 +631,29 @@ int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_
                              : tacos_auto_k(topo, o, TACOS_AUTO_MAX_K, one_rank, &rank, out);
 }
 
+int tacos_synthesize_kept_part(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                               const tacos_sched_t *choice, int rank, tacos_sched_t **out)
+{
+    tacos_synth_opts_t at_k = *o;
+    tacos_sched_t *part = NULL;
+    *out = NULL;
+    if (choice->levels != 2 || choice->nxfers)
+        return tacos_error(TACOS_ERR_ARG, "not a part's choice (levels %d, %zu transfers)",
+                           choice->levels, choice->nxfers);
+    at_k.chunks_per_npu = choice->chunks_per_npu;
+    int rc = tacos_synthesize_hier_rank(topo, &at_k, rank, &part);
+    if (!rc && part->time_us != choice->time_us) {
+        rc = tacos_error(TACOS_ERR_PARSE, "rank %d's %s part at k = %d models %.6f us, the kept "
+                         "choice %.6f us (kept by another build?)", rank,
+                         tacos_coll_name(o->coll), at_k.chunks_per_npu, part->time_us,
+                         choice->time_us);
+        tacos_sched_free(part);
+        part = NULL;
+    }
+    *out = part;
+    return rc;
+}
+
 int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                               tacos_hier_t hier, int rank, tacos_sched_t **out)
 {

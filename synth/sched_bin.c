@@ -9,6 +9,9 @@
  *   i32 coll, npus, chunks_per_npu, root, levels, pad, u64 size_bytes,
  *   u64 nxfers, nxfers x {f64 start_us, end_us; i32 chunk, src, dst, reduce},
  *   u64 checksum (over the 64-bit words before it).
+ * Or a rank's part's choice (levels 2, nxfers 0): the body, f64 time_us
+ * (the part's, the same on every rank), u64 checksum; each reader rebuilds
+ * its own part at that chunk count (tacos_synthesize_kept_part).
  * The topology is not stored: the reader gives the one the schedule must
  * serve, and the schedule is validated on it.  Written to a fresh temporary
  * file in the same directory (mkstemp) and renamed, so a reader sees a
@@ -21,6 +24,7 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +39,9 @@
 #define FORMAT_VERSION 1u
 /* Bumped whenever synthesis makes other schedules from the same inputs
  * (PACKAGE_VERSION stays the same between development builds). */
-#define SYNTH_GENERATION 4u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
-                               * 4: hierarchy 2 a rank's part against flat, not the whole */
+#define SYNTH_GENERATION 5u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
+                               * 4: hierarchy 2 a rank's part against flat, not the whole;
+                               * 5: a part's choice kept */
 #define KEY_WORDS 11
 #define FNV_OFFSET 14695981039346656037ull
 
@@ -130,8 +135,9 @@ static int put(FILE *f, const void *p, size_t n, uint64_t *h)
 int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, tacos_hier_t hier,
                            const char *path)
 {
-    if (s->levels == 2 || s->steps || !s->topo)
-        return tacos_error(TACOS_ERR_ARG, "%s: only whole synthesized schedules are kept", path);
+    int part = s->levels == 2;
+    if (s->steps || !s->topo || (part && hier == TACOS_HIER_FLAT))
+        return tacos_error(TACOS_ERR_ARG, "%s: only synthesized schedules and parts are kept", path);
     char tmp[4200];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
         return tacos_error(TACOS_ERR_ARG, "%s: path too long", path);
@@ -150,9 +156,11 @@ int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, 
     head_t hd = {{0}, FORMAT_VERSION, KEY_WORDS};
     memcpy(hd.magic, MAGIC, 8);
     body_t b = {(int32_t)s->coll, s->npus, s->chunks_per_npu, s->root, s->levels, 0,
-                s->size_bytes, s->nxfers};
+                s->size_bytes, part ? 0 : s->nxfers};
     int ok = put(f, &hd, sizeof hd, &h) && put(f, key, sizeof key, &h) &&
-             put(f, &b, sizeof b, &h) && put(f, s->xfers, s->nxfers * sizeof *s->xfers, &h);
+             put(f, &b, sizeof b, &h) &&
+             (part ? put(f, &s->time_us, sizeof s->time_us, &h)
+                   : put(f, s->xfers, s->nxfers * sizeof *s->xfers, &h));
     ok = ok && fwrite(&h, 8, 1, f) == 1;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path)) {
@@ -163,15 +171,19 @@ int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, 
     return TACOS_OK;
 }
 
-/* The body is what was asked for, and its length the file's. */
+/* The body is what was asked for, and its length the file's (a part's
+ * choice: no transfers, its time). */
 static int body_fits(const body_t *b, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                      tacos_hier_t hier, uint64_t bytes_left)
 {
     int k_ok = o->chunks_per_npu > 0 ? b->chunks_per_npu == o->chunks_per_npu
                                      : b->chunks_per_npu >= 1 && b->chunks_per_npu <= TACOS_AUTO_MAX_K;
-    return b->coll == (int32_t)o->coll && b->root == o->root && b->size_bytes == o->size_bytes &&
-           k_ok && b->npus == topo->npus && (b->levels == 0 || (b->levels == 1 && hier != TACOS_HIER_FLAT)) &&
-           b->pad == 0 && bytes_left >= 8 && b->nxfers <= (bytes_left - 8) / sizeof(tacos_xfer_t) &&
+    int asked = b->coll == (int32_t)o->coll && b->root == o->root &&
+                b->size_bytes == o->size_bytes && k_ok && b->npus == topo->npus && b->pad == 0;
+    if (b->levels == 2)
+        return asked && hier != TACOS_HIER_FLAT && b->nxfers == 0 && bytes_left == 16;
+    return asked && (b->levels == 0 || (b->levels == 1 && hier != TACOS_HIER_FLAT)) &&
+           bytes_left >= 8 && b->nxfers <= (bytes_left - 8) / sizeof(tacos_xfer_t) &&
            bytes_left == b->nxfers * sizeof(tacos_xfer_t) + 8;
 }
 
@@ -224,7 +236,9 @@ static int load(int fd, uint64_t len, const char *path, const tacos_topo_t *topo
         tacos_sched_free(s);
     if (rc)
         return rc;
-    if ((rc = get(fd, s->xfers, b.nxfers * sizeof *s->xfers, &h, path)) ||
+    double part_us = 0;
+    if ((rc = b.levels == 2 ? get(fd, &part_us, 8, &h, path)
+                            : get(fd, s->xfers, b.nxfers * sizeof *s->xfers, &h, path)) ||
         (rc = get(fd, &stored, 8, &(uint64_t){0}, path))) {
         tacos_sched_free(s);
         return rc;
@@ -235,6 +249,15 @@ static int load(int fd, uint64_t len, const char *path, const tacos_topo_t *topo
     }
     s->nxfers = b.nxfers;
     s->levels = b.levels;
+    if (b.levels == 2) { /* a part's choice: what its reader rebuilds */
+        s->time_us = part_us;
+        if (!(part_us > 0 && part_us < INFINITY)) {
+            tacos_sched_free(s);
+            return tacos_error(TACOS_ERR_PARSE, "%s: a part's time of %g us", path, part_us);
+        }
+        *out = s;
+        return TACOS_OK;
+    }
     /* in start order, as saved (the validator refuses any other, and
      * non-finite times): no sort, which would reorder ties */
     for (size_t i = 0; i < s->nxfers; i++)

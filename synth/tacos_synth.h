@@ -298,6 +298,12 @@ int tacos_synthesize_hier(const tacos_topo_t *topo, const tacos_synth_opts_t *op
  * tacos_synthesize_auto picks it by that time. */
 int tacos_synthesize_hier_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts, int rank,
                                tacos_sched_t **out);
+/* Rank `rank`'s part again from a choice kept (tacos_sched_cache_load of a
+ * part: levels 2, no transfers, its k and time_us): tacos_synthesize_hier_rank
+ * at that k, TACOS_ERR_PARSE where the part it makes does not model the
+ * same time (another build's choice: synthesize with the policy instead). */
+int tacos_synthesize_kept_part(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
+                               const tacos_sched_t *choice, int rank, tacos_sched_t **out);
 /* What coll/tacos synthesizes for `rank` at a first call (tacos-synth
  * --part RANK), k as tacos_synthesize_auto picks it (up to
  * TACOS_AUTO_MAX_K) where opts->chunks_per_npu is 0: flat, the whole flat
@@ -389,7 +395,9 @@ int tacos_sched_from_json(const char *text, const char *where,
 
 /* Schedule cache files (coll_tacos_schedule_dir, tacos-synth
  * --schedule-dir).  A whole schedule synthesized with options o and
- * hierarchy hier (chunks_per_npu 0: tacos_synthesize_auto's choice) is kept
+ * hierarchy hier (chunks_per_npu 0: tacos_synthesize_auto's choice), or a
+ * rank's part's choice (levels 2, hier not flat: its k and time_us alone;
+ * loaded as such, with no transfers, for tacos_synthesize_kept_part), is kept
  * in the file tacos_sched_cache_path names in dir: DIR/tacos-HASH.sched,
  * HASH that of a key of this library's version, its synthesis generation,
  * the topology (tacos_topo_hash), o and hier (TACOS_ERR_ARG where the path
@@ -401,8 +409,9 @@ int tacos_sched_from_json(const char *text, const char *where,
  * read, or one that is not a regular file; TACOS_ERR_PARSE one of another
  * key or format version, of the wrong length, with a damaged checksum, or
  * whose schedule is not the collective, root, size and chunk count the
- * options ask for; TACOS_ERR_INVALID one whose schedule does not validate
- * on topo; TACOS_ERR_NOMEM. */
+ * options ask for (a part's choice: whose time is not finite and positive);
+ * TACOS_ERR_INVALID one whose schedule does not validate on topo;
+ * TACOS_ERR_NOMEM. */
 int tacos_sched_cache_path(const char *dir, const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                            tacos_hier_t hier, char *path, size_t n);
 int tacos_sched_cache_save(const tacos_sched_t *s, const tacos_synth_opts_t *o, tacos_hier_t hier,

@@ -97,8 +97,9 @@ static const char usage[] =
     "                            power-of-two --size, -k auto (or its\n"
     "                            coll_tacos_chunks) and its --seed, --trials and\n"
     "                            --hierarchy (flat or auto; with auto, as\n"
-    "                            coll/tacos's default: nothing kept where its\n"
-    "                            policy keeps a rank's part in levels)\n"
+    "                            coll/tacos's default: where its policy keeps a\n"
+    "                            rank's part in levels, that choice, its k and\n"
+    "                            time, and rank 0's part made again at that k)\n"
     "  -o, --output FILE         write the schedule as JSON\n"
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
@@ -331,7 +332,8 @@ static void print_summary(const report_t *r, int json)
            tacos_coll_name(s->coll), (unsigned long long)s->size_bytes, s->chunks_per_npu,
            s->nchunks, tacos_sched_chunk_bytes(s));
     if (r->read_kept)
-        printf("read          %.3f s (%s)\n", r->synth_s, r->kept);
+        printf("read          %.3f s (%s%s)\n", r->synth_s, r->kept,
+               s->levels == 2 ? ": the part's choice, rank 0's part made at its k" : "");
     else if (r->synth_s >= 0)
         printf("synthesis     %.3f s (seed %llu, %d trial%s%s)%s%s\n", r->synth_s,
                (unsigned long long)r->seed, r->trials, r->trials == 1 ? "" : "s",
@@ -693,8 +695,12 @@ int main(int argc, char **argv)
         }
         double t0 = now_s();
         if (sched_dir && !access(kept, F_OK)) {
-            if (tacos_sched_cache_load(kept, topo, &o, hier, &s))
+            tacos_sched_t *choice = NULL;
+            if (tacos_sched_cache_load(kept, topo, &o, hier, &s) == TACOS_OK && s->levels == 2)
+                choice = s, tacos_synthesize_kept_part(topo, &o, choice, 0, &s);
+            if (!s)
                 fprintf(stderr, "tacos-synth: %s; synthesizing it again\n", tacos_last_error());
+            tacos_sched_free(choice);
             r.read_kept = s != NULL;
         }
         if (!s && (rc = ilp ? tacos_synthesize_ilp(topo, &o, ilp_seconds, &s, &r.ilp_proven)
@@ -708,9 +714,9 @@ int main(int argc, char **argv)
                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         if (sched_dir && s->levels == 2) {
-            fprintf(stderr, "tacos-synth: nothing kept: coll/tacos (coll_tacos_hierarchy 2) "
-                            "synthesizes each rank's part in levels here, below is rank 0's\n");
-            r.kept = NULL;
+            fprintf(stderr, "tacos-synth: the part's choice %s: coll/tacos "
+                            "(coll_tacos_hierarchy 2) synthesizes each rank's part in levels "
+                            "here, below is rank 0's\n", r.read_kept ? "read" : "kept");
             if (out_path || compare_list || heatmap || utilization || switch_nodes ||
                 (program >= 0 && program != 0)) {
                 fprintf(stderr, "tacos-synth: -o, --compare, --heatmap, --utilization, "

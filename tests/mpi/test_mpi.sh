@@ -67,7 +67,8 @@ run 8 "chunks a message" --mca coll_tacos_topo_file "$FIX/ring8.json" --mca coll
     --mca coll_tacos_chunks_per_message 8 --mca coll_tacos_stage 1 -- $W
 # schedules kept between jobs: the first job reads the 2 MiB Allreduce
 # tacos-synth kept for it, the second every schedule it uses (flat: with
-# hierarchy 2 the model keeps that class's part in levels, never kept)
+# hierarchy 2 the model keeps that class's part in levels, whose choice
+# alone is kept: below)
 rm -rf "$T/kept" && mkdir -p "$T/kept/new"
 "$B/synth/tacos-synth" -t "$FIX/rfs2x2x2.json" -c allreduce -s 2MiB -k auto \
     --schedule-dir "$T/kept/new" >/dev/null || fail "tacos-synth --schedule-dir"
@@ -84,6 +85,19 @@ for job in first second; do
         fail "schedule_dir: the $job job synthesized a kept schedule again"
     ! grep "coll_tacos_schedule_dir: " "$T/out" >&2 || fail "schedule_dir: the $job job could not read"
 done
+# ... and in levels: the first job keeps the choices of its parts (k and
+# time), the second makes each rank's part from them, writes nothing and
+# gets the same results
+rm -rf "$T/kept/parts"
+for job in first second; do
+    ls -i "$T/kept/parts" 2>/dev/null | sort >"$T/kept.before"
+    run 8 "" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_tacos_hierarchy 1 \
+        --mca coll_tacos_schedule_dir "$T/kept/parts" -- $W
+done
+ls -i "$T/kept/parts" | sort | cmp -s - "$T/kept.before" &&
+    grep -q "schedule read from .* (the part's choice: this rank's part made at its k)" "$T/out" ||
+    fail "schedule_dir, in levels: the second job did not make its parts from the choices kept"
+! grep "coll_tacos_schedule_dir: " "$T/out" >&2 || fail "schedule_dir, in levels: could not read"
 # in levels (hierarchy 1): 2 hosts x 4 ranks and 4 x 2, groups and rails
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_tacos_hierarchy 1 \
     -- $W

@@ -199,14 +199,20 @@ expect 2 "not with --part, --method ilp or --hierarchy levels" -t fs:2x4 -c allr
     --hierarchy levels --schedule-dir "$T/kept"
 expect 2 "not with --validate" --validate "$T/k1.json" --schedule-dir "$T/kept"
 # with --hierarchy auto what coll/tacos keeps by default: a flat schedule
-# where its policy keeps flat, nothing where it keeps each rank's part
+# where its policy keeps flat, the choice (k, time) where it keeps each
+# rank's part, from which rank 0's part is made again the same
 rm -rf "$T/auto"
 expect 0 "kept in $T/auto/tacos-" -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto \
     --hierarchy auto --schedule-dir "$T/auto"
-expect 0 "nothing kept: coll/tacos (coll_tacos_hierarchy 2) synthesizes each rank's part" \
+expect 0 "the part's choice kept: coll/tacos (coll_tacos_hierarchy 2) synthesizes each rank's part" \
     -t fs:8x64 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto --hierarchy auto \
     --schedule-dir "$T/auto"
-[ "$(ls "$T/auto" | wc -l)" = 1 ] || fail "--schedule-dir, auto: $(ls "$T/auto" | wc -l) files, want 1"
+grep '^time ' "$T/out" >"$T/part-time"
+expect 0 "the part's choice, rank 0's part made at its k" -t fs:8x64 --bw 100,25 --lat 0.5,2 \
+    -c allreduce -s 64MiB -k auto --hierarchy auto --schedule-dir "$T/auto"
+grep '^time ' "$T/out" | cmp -s - "$T/part-time" ||
+    fail "--schedule-dir, auto: the part made from its choice has another time"
+[ "$(ls "$T/auto" | wc -l)" = 2 ] || fail "--schedule-dir, auto: $(ls "$T/auto" | wc -l) files, want 2"
 expect 1 "take a whole schedule" -t fs:8x64 --bw 100,25 --lat 0.5,2 -c allreduce -s 64MiB -k auto \
     --hierarchy auto --schedule-dir "$T/auto" -o "$T/auto.json"
 rm -rf "$T/newdir"

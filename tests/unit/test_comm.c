@@ -15,6 +15,7 @@
  * memory within the process.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -320,6 +321,48 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     every_rank = NULL;
     remove_files(kept_dir);
     remove_files(other_dir);
+}
+
+static void in_kept_dir_in_levels(tacos_settings_t *s)
+{
+    s->schedule_dir = kept_dir;
+    s->hierarchy = TACOS_HIER_LEVELS;
+}
+
+/* A rank's part in levels: its choice kept (k and time), each rank's part
+ * made from it by the second job, agreed as synthesized; a damaged choice
+ * synthesized again and replaced. */
+static void parts_kept(rank_t *ranks, world_t *w)
+{
+    char path[512], file[512];
+    const char *fix = getenv("TACOS_FIXTURES");
+    struct stat st;
+    snprintf(file, sizeof file, "%s/switch2x4.json", fix ? fix : "../fixtures");
+    topo_file = file;
+    every_rank = in_kept_dir_in_levels;
+    run(8, plans, NULL, ranks, w);
+    check_plans(8, ranks, w, "parts: the first job", -1, 0);
+    CHECK(files_in(kept_dir, path, sizeof path) == 1 && !stat(path, &st) && st.st_size == 160,
+          "parts: the first job kept %d files (want 1, a part's choice of 160 bytes)",
+          files_in(kept_dir, path, sizeof path));
+    run(8, plans, NULL, ranks, w);
+    check_plans(8, ranks, w, "parts: the second job", 8, 0);
+    FILE *f = fopen(path, "r+b"); /* the choice's time */
+    int byte = f && !fseek(f, 150, SEEK_SET) ? fgetc(f) : EOF;
+    CHECK(byte != EOF && !fseek(f, 150, SEEK_SET) && fputc(byte ^ 0x5a, f) != EOF, "damaging %s",
+          path);
+    if (f)
+        fclose(f);
+    run(8, plans, NULL, ranks, w);
+    /* (not said: a process says the directory's problems once, and
+     * schedules_kept's damaged file was said) */
+    check_plans(8, ranks, w, "parts: a damaged choice", -1, 0);
+    CHECK(w->read < 8, "parts: %d ranks read a damaged choice", (int)w->read);
+    run(8, plans, NULL, ranks, w);
+    check_plans(8, ranks, w, "parts: the replaced choice", 8, 0);
+    topo_file = NULL;
+    every_rank = NULL;
+    remove_files(kept_dir);
     rmdir(kept_dir);
     rmdir(other_dir);
 }
@@ -540,5 +583,6 @@ int main(void)
           (int)w.errors_logged);
     ipc_agreements(ranks, &w);
     schedules_kept(ranks, &w);
+    parts_kept(ranks, &w);
     return check_report("test_comm");
 }

@@ -94,6 +94,68 @@ static long first_xfer(const tacos_sched_t *s)
     return file_size() - 8 - (long)(s->nxfers * sizeof *s->xfers);
 }
 
+/* One rank's part: only its choice is kept (k, time); each rank makes its
+ * part again from it, the same as synthesized, and the choice is refused
+ * under the flat hierarchy, damaged, with a time that is not a number, or
+ * where the part's time differs (another build's). */
+static void parts(const tacos_topo_t *t)
+{
+    tacos_synth_opts_t o = opts(TACOS_ALLREDUCE, 0, 0);
+    tacos_sched_t *part = NULL, *choice = NULL, *again = NULL;
+    CHECK_OK(tacos_synthesize_hier_rank(t, &o, 0, &part));
+    if (!part)
+        return;
+    CHECK_ERR(tacos_sched_cache_save(part, &o, TACOS_HIER_FLAT, path), TACOS_ERR_ARG,
+              "only synthesized schedules and parts");
+    CHECK_OK(tacos_sched_cache_path(dir, t, &o, TACOS_HIER_AUTO, path, sizeof path));
+    CHECK_OK(tacos_sched_cache_save(part, &o, TACOS_HIER_AUTO, path));
+    CHECK(file_size() == 16 + 8 * 11 + 40 + 8 + 8, "a part's choice takes %ld bytes", file_size());
+    CHECK_OK(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &choice));
+    CHECK(choice && choice->levels == 2 && choice->nxfers == 0 &&
+              choice->chunks_per_npu == part->chunks_per_npu && choice->time_us == part->time_us,
+          "the choice read: levels %d, %zu transfers, k %d, %.3f us", choice ? choice->levels : -1,
+          choice ? choice->nxfers : 0, choice ? choice->chunks_per_npu : 0,
+          choice ? choice->time_us : 0);
+    for (int r = 0; choice && r < t->npus; r++) { /* each rank's own part, as synthesized */
+        tacos_sched_t *mine = NULL;
+        CHECK_OK(tacos_synthesize_kept_part(t, &o, choice, r, &again));
+        CHECK_OK(tacos_synthesize_hier_rank(t, &o, r, &mine));
+        CHECK(again && mine && same(again, mine) && again->levels == 2,
+              "rank %d: the part made from the choice differs", r);
+        tacos_sched_free(again);
+        tacos_sched_free(mine);
+        again = NULL;
+    }
+    if (choice) { /* another build's: the same k, another time */
+        choice->time_us *= 1.5;
+        CHECK_ERR(tacos_synthesize_kept_part(t, &o, choice, 1, &again), TACOS_ERR_PARSE,
+                  "another build");
+        CHECK(!again, "a part made from a choice refused");
+    }
+    tacos_sched_free(choice);
+    choice = NULL;
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_FLAT, &choice), TACOS_ERR_PARSE,
+              "kept for another topology");
+    long time_at = 16 + 8 * 11 + 40;
+    flip(time_at + 3, 0x01);
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &choice), TACOS_ERR_PARSE,
+              "checksum");
+    double bad[] = {NAN, -1, INFINITY};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK_OK(tacos_sched_cache_save(part, &o, TACOS_HIER_AUTO, path));
+        patch(time_at, &bad[i], 8);
+        mend_checksum();
+        CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &choice), TACOS_ERR_PARSE,
+                  "a part's time");
+    }
+    CHECK_OK(tacos_sched_cache_save(part, &o, TACOS_HIER_AUTO, path));
+    CHECK(truncate(path, time_at + 8) == 0, "truncate");
+    CHECK_ERR(tacos_sched_cache_load(path, t, &o, TACOS_HIER_AUTO, &choice), TACOS_ERR_PARSE,
+              "length is wrong");
+    unlink(path);
+    tacos_sched_free(part);
+}
+
 static void round_trips(void)
 {
     tacos_topo_t *t = gen("fs:2x4"), *mesh = gen("mesh2d:3x3");
@@ -134,11 +196,7 @@ static void round_trips(void)
         h = NULL;
     }
     unlink(path);
-    CHECK_OK(tacos_synthesize_hier_rank(t, &o, 3, &h));
-    if (h)
-        CHECK_ERR(tacos_sched_cache_save(h, &o, TACOS_HIER_LEVELS, path), TACOS_ERR_ARG,
-                  "only whole");
-    tacos_sched_free(h);
+    parts(t);
     char tiny[16];
     CHECK_ERR(tacos_sched_cache_path(dir, t, &o, TACOS_HIER_FLAT, tiny, sizeof tiny), TACOS_ERR_ARG,
               "too long");
