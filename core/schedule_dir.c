@@ -55,8 +55,11 @@ tacos_sched_t *tacos_comm_schedule_read(const tacos_comm_t *c, const tacos_topo_
     if (tacos_sched_cache_load(path, topo, o, (tacos_hier_t)c->s.hierarchy, &s) == TACOS_OK &&
         s->levels == 2) { /* a part's choice: this rank's part at its k */
         tacos_sched_t *choice = s;
-        if (tacos_synthesize_kept_part(topo, o, choice, c->ops.rank, &s) != TACOS_OK)
-            s = NULL;
+        if (tacos_synthesize_kept_part(topo, o, choice, c->ops.rank, &s) != TACOS_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", tacos_last_error());
+            tacos_error(TACOS_ERR_PARSE, "%s: %s", path, why);
+        }
         tacos_sched_free(choice);
     }
     if (s) {

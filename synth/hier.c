@@ -643,8 +643,8 @@ int tacos_synthesize_kept_part(const tacos_topo_t *topo, const tacos_synth_opts_
     at_k.chunks_per_npu = choice->chunks_per_npu;
     int rc = tacos_synthesize_hier_rank(topo, &at_k, rank, &part);
     if (!rc && part->time_us != choice->time_us) {
-        rc = tacos_error(TACOS_ERR_PARSE, "rank %d's %s part at k = %d models %.6f us, the kept "
-                         "choice %.6f us (kept by another build?)", rank,
+        rc = tacos_error(TACOS_ERR_PARSE, "rank %d's %s part at k = %d models %.17g us, the kept "
+                         "choice %.17g us (kept by another build?)", rank,
                          tacos_coll_name(o->coll), at_k.chunks_per_npu, part->time_us,
                          choice->time_us);
         tacos_sched_free(part);

@@ -96,10 +96,10 @@ static const char usage[] =
     "                            for with the communicator's topology file, a\n"
     "                            power-of-two --size, -k auto (or its\n"
     "                            coll_tacos_chunks) and its --seed, --trials and\n"
-    "                            --hierarchy (flat or auto; with auto, as\n"
-    "                            coll/tacos's default: where its policy keeps a\n"
-    "                            rank's part in levels, that choice, its k and\n"
-    "                            time, and rank 0's part made again at that k)\n"
+    "                            --hierarchy (with levels or auto, as coll/tacos's\n"
+    "                            hierarchy 1 or 2: where it keeps a rank's part in\n"
+    "                            levels, that choice, its k and time, and rank 0's\n"
+    "                            part made again at that k)\n"
     "  -o, --output FILE         write the schedule as JSON\n"
     "      --program RANK        print the ordered program of one rank\n"
     "      --summary-json        print the summary as one JSON line: npus, chunks,\n"
@@ -637,9 +637,9 @@ int main(int argc, char **argv)
     if (validate_path && (part != -1 || sched_dir))
         return die_usage("%s", "--part and --schedule-dir synthesize; not with --validate or "
                                "--simulate");
-    if (sched_dir && (part != -1 || ilp || hier == TACOS_HIER_LEVELS))
-        return die_usage("%s", "--schedule-dir keeps what coll/tacos reads: not with --part, "
-                               "--method ilp or --hierarchy levels");
+    if (sched_dir && (part != -1 || ilp))
+        return die_usage("%s", "--schedule-dir keeps what coll/tacos reads: not with --part or "
+                               "--method ilp");
     if (validate_path) { /* --validate or --simulate: a schedule from disk */
         if ((rc = tacos_sched_read_file(validate_path, &s)))
             goto fail;
@@ -696,8 +696,10 @@ int main(int argc, char **argv)
         double t0 = now_s();
         if (sched_dir && !access(kept, F_OK)) {
             tacos_sched_t *choice = NULL;
-            if (tacos_sched_cache_load(kept, topo, &o, hier, &s) == TACOS_OK && s->levels == 2)
-                choice = s, tacos_synthesize_kept_part(topo, &o, choice, 0, &s);
+            if (tacos_sched_cache_load(kept, topo, &o, hier, &s) == TACOS_OK && s->levels == 2) {
+                choice = s; /* rank 0's part made at its k (NULL: not the same time) */
+                tacos_synthesize_kept_part(topo, &o, choice, 0, &s);
+            }
             if (!s)
                 fprintf(stderr, "tacos-synth: %s; synthesizing it again\n", tacos_last_error());
             tacos_sched_free(choice);
@@ -707,16 +709,17 @@ int main(int argc, char **argv)
                   : part >= 0 ? tacos_synthesize_for_rank(topo, &o, hier,
                                                           (int)part, &s)
                   : part == PART_ALL ? tacos_synthesize_hier_parts(topo, &o, &s)
-                  /* what coll/tacos keeps with coll_tacos_hierarchy 2: rank 0's
-                   * choice, where it is flat */
-                  : sched_dir && hier == TACOS_HIER_AUTO
+                  /* what coll/tacos keeps with coll_tacos_hierarchy 1 and 2: rank
+                   * 0's schedule or part (of which its choice is kept) */
+                  : sched_dir && hier != TACOS_HIER_FLAT
                       ? tacos_synthesize_for_rank(topo, &o, hier, 0, &s)
                   : tacos_synthesize_auto(topo, &o, TACOS_AUTO_MAX_K, hier, &s)))
             goto fail;
         if (sched_dir && s->levels == 2) {
             fprintf(stderr, "tacos-synth: the part's choice %s: coll/tacos "
-                            "(coll_tacos_hierarchy 2) synthesizes each rank's part in levels "
-                            "here, below is rank 0's\n", r.read_kept ? "read" : "kept");
+                            "(coll_tacos_hierarchy %d) synthesizes each rank's part in levels "
+                            "here, below is rank 0's\n", r.read_kept ? "read" : "kept",
+                    hier == TACOS_HIER_LEVELS ? 1 : 2);
             if (out_path || compare_list || heatmap || utilization || switch_nodes ||
                 (program >= 0 && program != 0)) {
                 fprintf(stderr, "tacos-synth: -o, --compare, --heatmap, --utilization, "

@@ -154,6 +154,23 @@ static void parts(const tacos_topo_t *t)
               "length is wrong");
     unlink(path);
     tacos_sched_free(part);
+    /* a k set (coll_tacos_chunks 2) in levels (coll_tacos_hierarchy 1) */
+    tacos_synth_opts_t k2 = opts(TACOS_ALLREDUCE, 0, 2);
+    tacos_sched_t *mine = NULL;
+    part = NULL;
+    CHECK_OK(tacos_synthesize_hier_rank(t, &k2, 5, &part));
+    CHECK_OK(tacos_sched_cache_path(dir, t, &k2, TACOS_HIER_LEVELS, path, sizeof path));
+    if (part)
+        CHECK_OK(tacos_sched_cache_save(part, &k2, TACOS_HIER_LEVELS, path));
+    CHECK_OK(tacos_sched_cache_load(path, t, &k2, TACOS_HIER_LEVELS, &choice));
+    if (choice)
+        CHECK_OK(tacos_synthesize_kept_part(t, &k2, choice, 5, &mine));
+    CHECK(part && mine && same(part, mine) && mine->chunks_per_npu == 2,
+          "k = 2 in levels: the part made from the choice differs");
+    unlink(path);
+    tacos_sched_free(mine);
+    tacos_sched_free(choice);
+    tacos_sched_free(part);
 }
 
 static void round_trips(void)
