@@ -16,10 +16,6 @@ command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x "$CHECK" ] ||
     { echo "SKIP: MPICH (mpiexec.mpich, libtacos-pmpi.so) not built"; exit 77; }
 mkdir -p "$T"
 . "$(dirname "$0")/sweep.sh"
-# the checks of a run that tries a setting or a larger rank count: every
-# collective on MPI_COMM_WORLD in the short sweep (--quick adds a split
-# communicator and duplicates; MPICH's spinning ranks make it slow)
-W=$(sweep --quick --world)
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
