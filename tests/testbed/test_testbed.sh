@@ -274,13 +274,7 @@ echo "tree16, inferred leaves: $got; again: $got2 (the testbed's: $want)"
 [ "$(grep -c "network between 16 hosts from this job's earlier inference" "$T/tree-infer2.out")" = 2 ] ||
     { fail "tree16, inferred: the duplicates did not reuse the job's tree"; grep network "$T/tree-infer2.out" >&2; }
 # ... and with its topology.conf (coll_tacos_fabric_file): the tree read,
-# each level's rate measured (ports 100 Mbit/s, uplinks 200, at TCP
-# goodput): each within 0.4-2x its emulated rate, each leaf's uplink more
-# than 1.4x its port; the collectives right through it.  Checks of
-# structure, not of accuracy: on a busy 2-core VM (12-27 % steal) the 16
-# emulated hosts' ports came out at 0.59-0.85 of their rate and the
-# uplinks at 0.85-1.45 (three jobs, 2026-11-30), where on a quiet one both
-# were within 0.94-1.03 (benchmarks/results/2026-11-29-testbed-tree16-fabric.md)
+# the collectives right through it (its rates: below, at half the rates)
 printf 'SwitchName=s0 Nodes=h0,h1,h2,h3\n' >"$T/want.conf"
 head -1 "$T/tree.conf" 2>/dev/null | cmp -s - "$T/want.conf" ||
     { fail "tree16: topology.conf's first line"; cat "$T/tree.conf" >&2; }
@@ -291,17 +285,6 @@ grep -q "coll:tacos: allreduce [0-9]* bytes on 16 ranks: .*schedule k=" "$T/tree
 grep -q "network between 16 hosts from .*, rates from this job's earlier measurement" \
     "$T/tree-fabric2.out" ||
     { fail "tree16, fabric file: a duplicate did not reuse the job's rates"; grep network "$T/tree-fabric2.out" >&2; }
-goodput=$(sed -n 's/^goodput \([0-9.]*\).*/\1/p' "$T/tree/shape.txt")
-# (the first communicator's: a later one over the same hosts prints its kept rates again)
-grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | head -4 | awk -v g="$goodput" '
-    { for (i = 1; i < NF; i++) { if ($i == "port") port = $(i + 1); if ($i == "uplink") up = $(i + 3) } }
-    { want_p = 100 * g / 8 / 1000; want_u = 200 * g / 8 / 1000 }
-    port < 0.4 * want_p || port > 2 * want_p || up < 0.4 * want_u || up > 2 * want_u ||
-        up <= 1.4 * port {
-        printf "%s port %s GB/s (want %.4g), uplink %s (want %.4g)\n", $0, port, want_p, up, want_u; bad = 1 }
-    { n++ } END { exit bad || n != 4 }' >"$T/rates" ||
-    { fail "tree16, fabric file: rates found"; cat "$T/rates" >&2; grep "coll:tacos:   s\|network between" "$T/tree-fabric.out" >&2; }
-
 # The leaves inferred, on the same tree at half its rates (ports 50 Mbit/s,
 # uplinks 100): at 100/200 the 16 hosts' first rounds carry 1.6 Gbit/s each
 # way, more than the 2 cores forward, and on one such VM the leaves came
@@ -312,20 +295,41 @@ grep "coll:tacos:   s[0-3]: 4 hosts" "$T/tree-fabric.out" | head -4 | awk -v g="
 TREE16_HALF=16:$(for l in $(seq 0 15); do printf '%d-s%d@50,' "$l" $((l / 4)); done)
 TREE16_HALF=${TREE16_HALF}s0-s4@100,s1-s4@100,s2-s4@100,s3-s4@100
 cat >"$T/half.sh" <<'EOF'
+$TESTBED_MPIRUN --mca coll_tacos_fabric_file "$TESTBED_FABRIC" --mca coll_tacos_min_bytes 0 \
+    --mca coll_tacos_verbose 5 "$OSU" allreduce --min 4096 --max 4096 --ab 1 --variant a \
+    >"$T/half-fabric.out" 2>&1 || echo "osu_coll exit $?" >>"$T/half-fabric.out"
 for i in 1 2; do
     $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 "$OSU" allreduce \
         --min 4096 --max 4096 --ab 1 --variant a >"$T/half$i.out" 2>&1 ||
         echo "osu_coll exit $?" >>"$T/half$i.out"
 done
 EOF
-rm -f "$T/half1.out" "$T/half2.out"
-timeout 600 bash "$SRC/testbed.sh" run "$TREE16_HALF" -- sh "$T/half.sh" 2>"$T/testbed.err" ||
-    { fail "tree16 at half rates: testbed exit"; cat "$T/testbed.err" >&2; }
+rm -rf "$T/half1.out" "$T/half2.out" "$T/half-fabric.out" "$T/half"
+timeout 600 bash "$SRC/testbed.sh" run "$TREE16_HALF" -o "$T/half" -- sh "$T/half.sh" \
+    2>"$T/testbed.err" || { fail "tree16 at half rates: testbed exit"; cat "$T/testbed.err" >&2; }
 half1=$(leaves_in "$T/half1.out" ".*coll:tacos:   ")
 half2=$(leaves_in "$T/half2.out" ".*coll:tacos:   ")
 echo "tree16 at half rates, inferred leaves: $half1; again: $half2"
 [ -n "$want" ] && { [ "$half1" = "$want" ] || [ "$half2" = "$want" ]; } ||
     fail "tree16 at half rates, inferred: leaves $half1 and $half2, not the testbed's $want"
+# ... and with its topology.conf (coll_tacos_fabric_file): each level's rate
+# measured (ports 50 Mbit/s, uplinks 100, at TCP goodput) within 0.4-2x its
+# emulated rate, each leaf's uplink more than 1.4x its port.  At half the
+# rates, as the inference above: at 100/200 the uplinks came out at 0.3-3.5x
+# their rate on an idle VM (benchmarks/results/2026-12-02-infer-tree16-capacity.md)
+# and 0.37x in a CI run, at 50/100 within 0.95-1.13.  A check of structure
+# more than of accuracy: on a busy 2-core VM (12-27 % steal) the ports of
+# the full-rate tree came out at 0.59-0.85 (2026-11-30)
+goodput=$(sed -n 's/^goodput \([0-9.]*\).*/\1/p' "$T/half/shape.txt")
+# (the first communicator's: a later one over the same hosts prints its kept rates again)
+grep "coll:tacos:   s[0-3]: 4 hosts" "$T/half-fabric.out" | head -4 | awk -v g="$goodput" '
+    { for (i = 1; i < NF; i++) { if ($i == "port") port = $(i + 1); if ($i == "uplink") up = $(i + 3) } }
+    { want_p = 50 * g / 8 / 1000; want_u = 100 * g / 8 / 1000 }
+    port < 0.4 * want_p || port > 2 * want_p || up < 0.4 * want_u || up > 2 * want_u ||
+        up <= 1.4 * port {
+        printf "%s port %s GB/s (want %.4g), uplink %s (want %.4g)\n", $0, port, want_p, up, want_u; bad = 1 }
+    { n++ } END { exit bad || n != 4 }' >"$T/rates" ||
+    { fail "tree16 at half rates, fabric file: rates found"; cat "$T/rates" >&2; grep "coll:tacos:   s\|network between" "$T/half-fabric.out" >&2; }
 
 IPC=1
 export IPC
