@@ -63,12 +63,19 @@ static double ingress_time(scratch_t *w, size_t k, size_t m)
 }
 
 /* Longest shortest path (link time per hop) from any NPU holding a chunk to
- * an NPU needing it, by Dijkstra from each holder. */
+ * an NPU needing it, by Dijkstra from each holder (from NPU 0 alone where
+ * all hold one and t is transitive: every NPU's farthest is as far).  Link
+ * costs (lcost) must depend on the links' latency and bandwidth only. */
 static double latency_diameter(const tacos_topo_t *t, const double *lcost, const char *source,
                                double *dist, tacos_heap_t *h)
 {
     double worst = 0;
-    for (int s = 0; s < t->npus; s++) {
+    int holders = t->npus, s;
+    for (s = 0; s < t->npus && source[s]; s++)
+        ;
+    if (s == t->npus && tacos_topo_transitive(t))
+        holders = 1;
+    for (s = 0; s < holders; s++) {
         if (!source[s])
             continue;
         for (int v = 0; v < t->npus; v++)

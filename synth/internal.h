@@ -53,6 +53,16 @@ int tacos_fabric_add_nodes(const tacos_fabric_t *f, tacos_topo_t *topo);
 int tacos_topo_mirror(const tacos_topo_t *t);
 static inline int tacos_mirror_npu(int i, int b) { return i - i % b + (b - 1 - i % b); }
 
+/* Whether t is a generated product (ndims > 0: NPU = x0 + d0 (x1 + ...))
+ * whose links, latencies and bandwidths are the same after a cyclic shift
+ * of any one coordinate: the shifts then generate automorphisms taking NPU
+ * 0 to any NPU, so what holds from (or into) NPU 0 holds from every NPU
+ * (a shortest-path eccentricity, a max-flow from a source feeding all NPUs
+ * alike).  Rings, fully-connected groups and unwound switches pass; a
+ * line, or links that differ from place to place, fail.  Checked on the
+ * links, not assumed from the shape; 0 also when out of memory. */
+int tacos_topo_transitive(const tacos_topo_t *t);
+
 /* Bitsets of 64-bit words. */
 #define TACOS_WORDS(nbits) (((size_t)(nbits) + 63) / 64)
 static inline int tacos_bit_get(const uint64_t *b, size_t i)

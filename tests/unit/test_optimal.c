@@ -136,6 +136,56 @@ int main(void)
         tacos_topo_free(t);
     }
 
+    /* a vertex-transitive product: what holds at NPU 0 stands for every NPU
+     * (max-flow, latency diameter), the same bounds as with the shape
+     * unknown (every NPU computed) */
+    static const struct {
+        const char *spec;
+        double bw[3];
+        int nbw, degree;
+    } products[] = {
+        {"fs:4x4", {100, 25}, 2, 1},         {"torus2d:3x4", {50, 20}, 2, 1},
+        {"uniring:5", {50}, 1, 1},           {"switch:6", {60}, 1, 2},
+        {"rfs:2x3x2", {200, 100, 50}, 3, 1}, {"mesh2d:3x4", {50, 20}, 2, 1},
+        {"fs:3x5", {100, 25}, 2, 4}};
+    for (size_t i = 0; i < sizeof products / sizeof products[0]; i++)
+        for (int coll = TACOS_ALLGATHER; coll <= TACOS_ALLREDUCE; coll++)
+            for (int bound = 0; bound < 3; bound++) {
+                double lat[3] = {1, 3, 0.5}, known = 0, unknown = 0;
+                CHECK_OK(tacos_topo_generate(products[i].spec, products[i].bw, products[i].nbw,
+                                             lat, products[i].nbw, products[i].degree, &t));
+                CHECK(t->ndims > 0, "%s: its shape is known", products[i].spec);
+                for (int shape = 1; shape >= 0; shape--) {
+                    double *us = shape ? &known : &unknown;
+                    t->ndims = shape ? t->ndims : 0;
+                    CHECK_OK(bound == 0   ? tacos_optimal_bound(t, (tacos_coll_t)coll, 0, 1 << 24, us)
+                             : bound == 1 ? tacos_lower_bound(t, (tacos_coll_t)coll, 0, 2, 1 << 16, us)
+                                          : tacos_ideal_bound(t, (tacos_coll_t)coll, 1 << 16, us));
+                }
+                CHECK(fabs(known - unknown) <= 1e-9 * unknown, "%s %s, bound %d: %.6f us, every "
+                      "NPU %.6f", products[i].spec, tacos_coll_name((tacos_coll_t)coll), bound,
+                      known, unknown);
+                tacos_topo_free(t);
+            }
+    /* a shape whose links differ from place to place is not taken as
+     * transitive: a one-way ring of 5 with one slow link (NPU 3 takes 4
+     * blocks over 0.5 GB/s; NPU 0 alone would say 4000 us), or one link of
+     * a long latency that no path from NPU 0 takes */
+    t = make(5);
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(tacos_topo_add_link(t, i, (i + 1) % 5, 0, i == 2 ? 0.5 : 1));
+    t->ndims = 1, t->dims[0] = 5;
+    expect(t, TACOS_ALLGATHER, 0, 8000, "uni-ring 5, one link slow, shape given");
+    t = make(5);
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(tacos_topo_add_link(t, i, (i + 1) % 5, i == 4 ? 100 : 0, 1));
+    t->ndims = 1, t->dims[0] = 5;
+    CHECK_OK(tacos_topo_finalize(t));
+    double ideal = 0; /* the bytes over the slowest ingress plus the latency diameter */
+    CHECK_OK(tacos_ideal_bound(t, TACOS_ALLGATHER, 5, &ideal));
+    CHECK(ideal > 100, "uni-ring 5, one link of 100 us, shape given: ideal bound %.3f us", ideal);
+    tacos_topo_free(t);
+
     /* more chunks never hurt: with latency 0 a k-chunk schedule is never
      * slower than the 1-chunk one (its split is a candidate; with latency,
      * up to one latency per extra message) */
