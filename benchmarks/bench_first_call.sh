@@ -5,9 +5,9 @@
 # core, this build against another (SYNTH_B, a tacos-synth built from the
 # baseline commit), runs alternating A B A B ... REPS times each.  Prints
 # the median seconds of each, B / A, the peak RSS of each, the k chosen,
-# whether both gave the same schedule time and optimum, and the median seconds of each
-# whole run (tacos-synth's summary: the throughput optimum it prints the
-# share of, the lower bound where the schedule is whole).
+# whether both gave the same schedule time and optimum, and the median
+# seconds of each whole run (tacos-synth's summary: the throughput optimum
+# it prints the share of, the lower bound where the schedule is whole).
 #
 #   SYNTH_B=/tmp/base/synth/tacos-synth benchmarks/bench_first_call.sh [CASE...]
 # CASE: SHAPE:BW:LAT:COLL:SIZE (fs:8x128:100,25:0.5,2:allreduce:64MiB);
@@ -38,8 +38,8 @@ for c in "$@"; do
         for v in A B; do
             eval s=\$SYNTH_$v args=\$ARGS_$v
             # shellcheck disable=SC2086 # (ARGS_A, ARGS_B: several words)
-            out=$(taskset -c 0 /usr/bin/time -f "rss %M %e" "$s" -t "$shape" --bw "$bw" --lat "$lat" \
-                -c "$coll" -s "$size" -k auto --no-validate --summary-json $args 2>&1) || {
+            out=$(taskset -c 0 /usr/bin/time -f "rss %M %e" "$s" -t "$shape" --bw "$bw" \
+                --lat "$lat" -c "$coll" -s "$size" -k auto --no-validate --summary-json $args 2>&1) || {
                 echo "bench_first_call: $s failed on $c" >&2
                 exit 1
             }
@@ -60,8 +60,8 @@ $(field chunks_per_npu "$out") $(field collective_us "$out")/$(field optimal_us 
     same=no
     [ "$(cut -d' ' -f5 /tmp/bench_first_call.A | sort -u)" = \
         "$(cut -d' ' -f5 /tmp/bench_first_call.B | sort -u)" ] && same=yes
-    printf '| %s %s %s | %s | %.3f | %.3f | %.2f | %d | %d | %s | %.2f | %.2f |\n' "$shape" "$coll" \
-        "$size" "$k" "$sa" "$sb" "$(echo "$sb / $sa" | bc -l)" $((ra / 1024)) $((rb / 1024)) "$same" \
-        "$wa" "$wb"
+    printf '| %s %s %s | %s | %.3f | %.3f | %.2f | %d | %d | %s | %.2f | %.2f |\n' "$shape" \
+        "$coll" "$size" "$k" "$sa" "$sb" "$(echo "$sb / $sa" | bc -l)" $((ra / 1024)) \
+        $((rb / 1024)) "$same" "$wa" "$wb"
 done
 rm -f /tmp/bench_first_call.A /tmp/bench_first_call.B

@@ -70,12 +70,10 @@ static double latency_diameter(const tacos_topo_t *t, const double *lcost, const
                                double *dist, tacos_heap_t *h)
 {
     double worst = 0;
-    int holders = t->npus, s;
-    for (s = 0; s < t->npus && source[s]; s++)
-        ;
-    if (s == t->npus && tacos_topo_transitive(t))
+    int holders = t->npus;
+    if (!memchr(source, 0, (size_t)t->npus) && tacos_topo_transitive(t))
         holders = 1;
-    for (s = 0; s < holders; s++) {
+    for (int s = 0; s < holders; s++) {
         if (!source[s])
             continue;
         for (int v = 0; v < t->npus; v++)

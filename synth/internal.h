@@ -58,9 +58,10 @@ static inline int tacos_mirror_npu(int i, int b) { return i - i % b + (b - 1 - i
  * of any one coordinate: the shifts then generate automorphisms taking NPU
  * 0 to any NPU, so what holds from (or into) NPU 0 holds from every NPU
  * (a shortest-path eccentricity, a max-flow from a source feeding all NPUs
- * alike).  Rings, fully-connected groups and unwound switches pass; a
- * line, or links that differ from place to place, fail.  Checked on the
- * links, not assumed from the shape; 0 also when out of memory. */
+ * alike).  Rings, fully-connected groups and unwound switches of uniform
+ * links pass; a line of 3 or more, or links that differ from place to
+ * place, fail.  Checked on the links, not assumed from the shape; needs a
+ * finalized topology (0 otherwise). */
 int tacos_topo_transitive(const tacos_topo_t *t);
 
 /* Bitsets of 64-bit words. */

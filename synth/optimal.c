@@ -15,10 +15,11 @@
  * Reduce-Scatter: the same on the transposed links.  Broadcast of B bytes
  * from r: B / min over v of max-flow(r -> v) (Edmonds); Reduce: transposed.
  *
- * A generated product of rings, fully-connected groups and unwound switches
- * is vertex-transitive (tacos_topo_transitive): every NPU's max-flow is NPU
- * 0's, and one max-flow per step stands for N (at 4,096 NPUs, seconds
- * instead of a quarter of an hour).
+ * On a vertex-transitive shape (tacos_topo_transitive: a generated product
+ * of rings, fully-connected groups and unwound switches, its links the
+ * same in every place) every NPU's max-flow is NPU 0's, and one max-flow
+ * per step stands for N (at 4,096 NPUs, seconds instead of a quarter of an
+ * hour).
  */
 #include <math.h>
 #include <stdlib.h>

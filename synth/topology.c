@@ -246,18 +246,6 @@ int tacos_topo_mirror(const tacos_topo_t *t)
     return 0;
 }
 
-static int cmp_link_all(const void *pa, const void *pb)
-{
-    const tacos_link_t *a = pa, *b = pb;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->lat_us != b->lat_us)
-        return a->lat_us < b->lat_us ? -1 : 1;
-    return a->bw_gbps < b->bw_gbps ? -1 : a->bw_gbps > b->bw_gbps;
-}
-
 /* NPU v moved one step along dimension j (cyclically) of t's shape. */
 static int shift(const tacos_topo_t *t, int v, int j)
 {
@@ -270,29 +258,25 @@ static int shift(const tacos_topo_t *t, int v, int j)
 
 int tacos_topo_transitive(const tacos_topo_t *t)
 {
-    int npus = 1;
-    for (int j = 0; j < t->ndims; j++)
-        npus *= t->dims[j];
-    if (t->ndims < 1 || npus != t->npus || t->nranks || t->nlinks == 0)
+    if (t->ndims < 1 || t->ndims > 16 || !t->out_off)
         return 0;
-    size_t n = t->nlinks;
-    tacos_link_t *have = malloc(n * sizeof *have), *moved = malloc(n * sizeof *moved);
-    int yes = have && moved; /* (out of memory: not known to be) */
-    if (yes) {
-        memcpy(have, t->links, n * sizeof *have);
-        qsort(have, n, sizeof *have, cmp_link_all);
-    }
-    for (int j = 0; j < t->ndims && yes; j++) {
-        for (size_t l = 0; l < n; l++)
-            moved[l] = (tacos_link_t){shift(t, have[l].src, j), shift(t, have[l].dst, j),
-                                      have[l].lat_us, have[l].bw_gbps};
-        qsort(moved, n, sizeof *moved, cmp_link_all);
-        for (size_t l = 0; l < n && yes; l++)
-            yes = cmp_link_all(&have[l], &moved[l]) == 0;
-    }
-    free(have);
-    free(moved);
-    return yes;
+    long npus = 1;
+    for (int j = 0; j < t->ndims; j++)
+        if (t->dims[j] < 1 || (npus *= t->dims[j]) > t->npus)
+            return 0;
+    if (npus != t->npus)
+        return 0;
+    /* a shift is a bijection of the NPUs, and a finalized topology has one
+     * link per pair: each link having its image is the link set mapped
+     * onto itself */
+    for (int j = 0; j < t->ndims; j++)
+        for (size_t i = 0; i < t->nlinks; i++) {
+            const tacos_link_t *l = &t->links[i];
+            long r = tacos_topo_find_link(t, shift(t, l->src, j), shift(t, l->dst, j));
+            if (r < 0 || t->links[r].lat_us != l->lat_us || t->links[r].bw_gbps != l->bw_gbps)
+                return 0;
+        }
+    return 1;
 }
 
 int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed)
