@@ -225,14 +225,20 @@ int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out)
     return TACOS_OK;
 }
 
+/* Whether t has a link src->dst of l's latency and bandwidth. */
+static int has_like(const tacos_topo_t *t, int src, int dst, const tacos_link_t *l)
+{
+    long r = tacos_topo_find_link(t, src, dst);
+    return r >= 0 && t->links[r].lat_us == l->lat_us && t->links[r].bw_gbps == l->bw_gbps;
+}
+
 /* Whether NPU i -> tacos_mirror_npu(i, b) takes every link a->b to a link
  * map(b)->map(a) of the same cost. */
 static int maps_transpose(const tacos_topo_t *t, int b)
 {
     for (size_t i = 0; i < t->nlinks; i++) {
         const tacos_link_t *l = &t->links[i];
-        long r = tacos_topo_find_link(t, tacos_mirror_npu(l->dst, b), tacos_mirror_npu(l->src, b));
-        if (r < 0 || t->links[r].lat_us != l->lat_us || t->links[r].bw_gbps != l->bw_gbps)
+        if (!has_like(t, tacos_mirror_npu(l->dst, b), tacos_mirror_npu(l->src, b), l))
             return 0;
     }
     return 1;
@@ -272,8 +278,7 @@ int tacos_topo_transitive(const tacos_topo_t *t)
     for (int j = 0; j < t->ndims; j++)
         for (size_t i = 0; i < t->nlinks; i++) {
             const tacos_link_t *l = &t->links[i];
-            long r = tacos_topo_find_link(t, shift(t, l->src, j), shift(t, l->dst, j));
-            if (r < 0 || t->links[r].lat_us != l->lat_us || t->links[r].bw_gbps != l->bw_gbps)
+            if (!has_like(t, shift(t, l->src, j), shift(t, l->dst, j), l))
                 return 0;
         }
     return 1;
