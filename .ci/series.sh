@@ -15,7 +15,8 @@ cd tests/mpi
 make -j2 mpi_coll_check mpi_nbc_check mpi_more_check mpi_dtype_check >/dev/null
 make -C ../unit param_table >/dev/null # test_params.sh reads it
 if [ -f ../../pmpi/.libs/libtacos-pmpi.so ]; then
-    make -j2 mpi_coll_check_mpich mpi_nbc_check_mpich mpi_more_check_mpich mpi_hello_mpich >/dev/null
+    make -j2 mpi_coll_check_mpich mpi_nbc_check_mpich mpi_more_check_mpich mpi_hello_mpich \
+        libyield_when_idle.la >/dev/null
     make -C ../../benchmarks osu_coll_mpich >/dev/null
 fi
 export TACOS_BUILD=/src TACOS_TMP=/src/tests/tmp

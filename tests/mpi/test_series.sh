@@ -18,15 +18,9 @@
 # without coll/tacos loaded: MPI_ERR_TRUNCATE in a nonblocking
 # neighbourhood collective, MPI_ERR_INTERN in MPI_Alltoallv_init; so they
 # run here where coll/tacos serves every call.)
-B=${TACOS_BUILD:-../..}
 T=${TACOS_TMP:-./tmp}/series
 rm -rf "$T" && mkdir -p "$T"
-OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
-export OMPI_MCA_mca_base_component_path
-. "$(dirname "$0")/sweep.sh"
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-NO_MIN="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0"
+. "$(dirname "$0")/ompi_env.sh"
 echo "$(mpirun --version 2>&1 | head -1)"
 
 ompi_info --param coll tacos --level 9 >"$T/info" 2>&1
@@ -98,13 +92,14 @@ done
 # mpi_nbc_check (built against MPICH) at 2..4 ranks, thresholds 0, the
 # trace showing schedules
 LIB="$B/pmpi/.libs/libtacos-pmpi.so"
+PRELOAD=$(mpich_preload "$LIB")
 if command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x ./mpi_coll_check_mpich ]; then
     echo "$(mpichversion 2>/dev/null | head -1)"
     for np in 2 3 4; do
         for prog in ./mpi_coll_check_mpich ./mpi_nbc_check_mpich; do
             timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 \
                 TACOS_GATHER_MIN_BYTES=0 MPI_COLL_CHECK_AVOID_MPICH_BUGS=1 \
-                mpiexec.mpich -n "$np" env LD_PRELOAD="$LIB" "$prog" --quick >"$T/out" 2>&1
+                mpiexec.mpich -n "$np" env LD_PRELOAD="$PRELOAD" "$prog" --quick >"$T/out" 2>&1
             rc=$?
             grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
                 { fail "MPICH np=$np $prog: exit $rc"; cp "$T/out" "$T/fail$fails.out"; tail -5 "$T/out" >&2; }

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Sourced by the scripts that run Open MPI jobs (test_mpi.sh,
+# test_mpi_calls.sh, test_series.sh): the build (B), coll/tacos found
+# before Open MPI's own components (OMPI_COMPONENT_DIR), the sweep
+# (sweep.sh), fail (counts into fails) and NO_MIN.
+B=${TACOS_BUILD:-../..}
+OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
+export OMPI_MCA_mca_base_component_path
+. "$(dirname "$0")/sweep.sh"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# every size threshold 0: even 1-element calls run schedules
+NO_MIN="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0"
