@@ -2,7 +2,7 @@
 # Sourced by the scripts that run Open MPI jobs (test_mpi.sh,
 # test_mpi_calls.sh, test_series.sh): the build (B), coll/tacos found
 # before Open MPI's own components (OMPI_COMPONENT_DIR), the sweep
-# (sweep.sh), fail (counts into fails) and NO_MIN.
+# (sweep.sh), fail (counts into fails), NO_MIN and IPC.
 B=${TACOS_BUILD:-../..}
 OMPI_MCA_mca_base_component_path="$B/coll_tacos/.libs:${OMPI_COMPONENT_DIR:?}"
 export OMPI_MCA_mca_base_component_path
@@ -11,3 +11,7 @@ fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # every size threshold 0: even 1-element calls run schedules
 NO_MIN="--mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 --mca coll_tacos_gather_min_bytes 0"
+# coll_tacos_stage=3: staged as 1, and the ranks read each other's staging
+# from memory shared as CUDA IPC shares a GPU's (the IPC path without a
+# GPU); the threshold is set (without CUDA its default is -1: no IPC)
+IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"

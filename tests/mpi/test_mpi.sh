@@ -117,11 +117,9 @@ timeout 300 mpirun --allow-run-as-root --oversubscribe \
     -np 2 "$CHECK" --quick : -np 3 -x OMPI_MCA_coll_tacos_stage=1 "$CHECK" --quick >"$T/out" 2>&1
 [ $? = 0 ] && grep -q "mpi_coll_check: 0 failure" "$T/out" && grep -q "stage=host" "$T/out" ||
     fail "3 of 5 ranks staged: wrong results"
-# coll_tacos_stage=3: staged as 1, and the ranks read each other's staging
-# from memory shared as CUDA IPC shares a GPU's (the IPC path without a
-# GPU: descriptions instead of data, the agreement, the end's fence); the
-# threshold is set (without CUDA its default is -1: no IPC, no agreement)
-IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"
+# coll_tacos_stage=3 ($IPC, ompi_env.sh): staged as 1, and the ranks read
+# each other's staging from shared memory (descriptions instead of data,
+# the agreement, the end's fence)
 run 3 "ipc=1" $IPC
 run 7 "ipc=1" $IPC --mca coll_tacos_chunks 3 -- $W
 run 3 "" --mca coll_tacos_stage 3

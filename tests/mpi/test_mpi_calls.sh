@@ -13,8 +13,6 @@ FIX=$(dirname "$0")/../fixtures
 T=${TACOS_TMP:-./tmp}/mpi_calls
 mkdir -p "$T"
 . "$(dirname "$0")/ompi_env.sh"
-# coll_tacos_stage=3: the ranks read each other's staging from shared memory
-IPC="--mca coll_tacos_stage 3 --mca coll_tacos_cuda_ipc_min_bytes 0"
 # coll/tacos alone (`--mca coll tacos`): every slot filled, what no schedule
 # serves runs as a textbook program; mpi_coll_check, mpi_nbc_check and
 # mpi_more_check (Barrier, Gather(v), Scatter(v), Allgatherv, Alltoallv/w,

@@ -17,6 +17,7 @@ command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x "$CHECK" ] ||
 mkdir -p "$T"
 . "$(dirname "$0")/sweep.sh"
 PRELOAD=$(mpich_preload "$LIB")
+echo "MPICH jobs preload $PRELOAD"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 

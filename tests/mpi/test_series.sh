@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The MPI test programs against whichever Open MPI series this tree was
 # built with (.ci/run runs it in Debian 13 and sid root filesystems for
-# Open MPI 5.0 and 6.0; on 4.1 test_mpi.sh covers all of it and more):
+# Open MPI 5.0 and 6.0; on 4.1 test_mpi.sh and test_mpi_calls.sh cover all
+# of it and more):
 # ompi_info lists the component and its parameters; mpi_coll_check and
 # mpi_nbc_check at 1..8 ranks with tacos first in the coll list, every
 # threshold 0, and the trace showing that schedules ran; those and
@@ -94,7 +95,7 @@ done
 LIB="$B/pmpi/.libs/libtacos-pmpi.so"
 PRELOAD=$(mpich_preload "$LIB")
 if command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x ./mpi_coll_check_mpich ]; then
-    echo "$(mpichversion 2>/dev/null | head -1)"
+    echo "$(mpichversion 2>/dev/null | head -1); MPICH jobs preload $PRELOAD"
     for np in 2 3 4; do
         for prog in ./mpi_coll_check_mpich ./mpi_nbc_check_mpich; do
             timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 \
