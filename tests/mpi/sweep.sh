@@ -10,8 +10,9 @@ sweep() {
     if [ "${TACOS_TEST_FULL:-0}" = 1 ]; then echo "$1"; else echo "$2"; fi
 }
 # the checks of a run that tries a setting rather than a rank count (and,
-# under MPICH, of the larger rank counts): every collective on MPI_COMM_WORLD in the short sweep (--quick
-# adds a split communicator and duplicates)
+# under MPICH, of the larger rank counts): every collective on
+# MPI_COMM_WORLD in the short sweep (--quick adds a split communicator and
+# duplicates)
 W=$(sweep --quick --world)
 # mpich_preload LIB   prints LD_PRELOAD for an MPICH job: LIB, then, where
 #                      make check built it, libyield_when_idle (waiting
