@@ -16,6 +16,8 @@ command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x "$CHECK" ] ||
     { echo "SKIP: MPICH (mpiexec.mpich, libtacos-pmpi.so) not built"; exit 77; }
 mkdir -p "$T"
 . "$(dirname "$0")/sweep.sh"
+# each rank's output apart, then joined (mpiexec_apart.sh: why)
+APART=$(dirname "$0")/mpiexec_apart.sh
 PRELOAD=$(mpich_preload "$LIB")
 echo "MPICH jobs preload $PRELOAD"
 fails=0
@@ -32,7 +34,7 @@ mpich() {
     t0=$(date +%s)
     timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 \
         TACOS_ROOTED_NET_MIN_BYTES=0 \
-        mpiexec.mpich -n "$np" env LD_PRELOAD="$PRELOAD" $opts "$CHECK" "$@" >"$T/out" 2>&1
+        sh "$APART" -n "$np" env LD_PRELOAD="$PRELOAD" $opts "$CHECK" "$@" >"$T/out" 2>&1
     rc=$?
     echo "np=$np$opts $*: exit $rc, $(($(date +%s) - t0)) s, $(grep -c 'path=schedule' "$T/out") calls through schedules"
     grep -q "mpi_[a-z]*_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
@@ -185,7 +187,7 @@ for np in 1 2 3 5 8; do
     [ "$got" = "$want" ] || fail "nonblocking only np=$np: $got nonblocking schedules, want $want"
 done
 # ... with the default thresholds: the calls below them go to MPICH's own
-timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 4 env LD_PRELOAD="$PRELOAD" "$CHECK" \
+timeout 300 env TACOS_VERBOSE=10 sh "$APART" -n 4 env LD_PRELOAD="$PRELOAD" "$CHECK" \
     $nbo >"$T/out" 2>&1 || fail "nonblocking only, thresholds: exit $?"
 grep -q "mpi_nbc_check: 0 failure" "$T/out" || fail "nonblocking only, thresholds: wrong results"
 [ "$one_node" = 1 ] && ! grep -q "event coll=reduce mode=nonblocking path=fallback reason=rooted_min_bytes" "$T/out" &&
@@ -323,7 +325,7 @@ mpich 3 MORE_ONLY=r MORE_MODES=bn MPIR_CVAR_ODD_EVEN_CLIQUES=1 TACOS_STAGE=2 TAC
 CHECK=$COLL_CHECK
 
 # default thresholds: small calls go to MPICH's own, and say why
-timeout 300 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$PRELOAD" "$CHECK" --quick \
+timeout 300 env TACOS_VERBOSE=10 sh "$APART" -n 2 env LD_PRELOAD="$PRELOAD" "$CHECK" --quick \
     >"$T/out" 2>&1 || fail "default thresholds run"
 rooted_min=rooted_min_bytes
 [ "$one_node" = 1 ] || rooted_min=rooted_net_min_bytes # (MPICH's nodes)
@@ -341,7 +343,7 @@ OSU=$B/benchmarks/osu_coll_mpich
 for c in bcast reduce; do
     [ -x "$OSU" ] || { fail "$OSU not built"; break; }
     for cliques in 1 0; do
-        timeout 120 env TACOS_VERBOSE=10 mpiexec.mpich -n 2 env LD_PRELOAD="$PRELOAD" \
+        timeout 120 env TACOS_VERBOSE=10 sh "$APART" -n 2 env LD_PRELOAD="$PRELOAD" \
             MPIR_CVAR_ODD_EVEN_CLIQUES=$cliques "$OSU" $c --min 262144 --max 262144 >"$T/out" 2>&1 ||
             fail "osu_coll $c cliques=$cliques: exit $?"
         if [ $cliques = 1 ]; then
@@ -358,7 +360,7 @@ done
 # collectives, right results, no hang
 for pv in TACOS_ENABLE=0 TACOS_SEED=5 TACOS_CHUNKS_PER_MESSAGE=4 TACOS_TOPO_FILE=$FIX/mesh2x2.json; do
     p=${pv%%=*}
-    timeout 120 env TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 mpiexec.mpich \
+    timeout 120 env TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 TACOS_GATHER_MIN_BYTES=0 sh "$APART" \
         -n 2 env LD_PRELOAD="$PRELOAD" "$CHECK" --p2p : \
         -n 2 env LD_PRELOAD="$PRELOAD" "$pv" "$CHECK" --p2p >"$T/out" 2>&1 ||
         fail "$pv on two ranks of four: exit $?"
@@ -370,7 +372,7 @@ done
 # a fault injected on one rank: its call returns an error and says which;
 # the job ends instead of hanging
 for f in 2:send:1 2:send:4 2:alloc:1; do
-    TACOS_FAULT=$f timeout 120 env TACOS_MIN_BYTES=0 mpiexec.mpich -n 4 \
+    TACOS_FAULT=$f timeout 120 env TACOS_MIN_BYTES=0 sh "$APART" -n 4 \
         env LD_PRELOAD="$PRELOAD" "$CHECK" --fault >"$T/out" 2>&1
     rc=$?
     [ $rc = 124 ] && fail "fault $f: the job hung"

@@ -100,7 +100,8 @@ if command -v mpiexec.mpich >/dev/null && [ -f "$LIB" ] && [ -x ./mpi_coll_check
         for prog in ./mpi_coll_check_mpich ./mpi_nbc_check_mpich; do
             timeout 300 env TACOS_VERBOSE=10 TACOS_MIN_BYTES=0 TACOS_ROOTED_MIN_BYTES=0 \
                 TACOS_GATHER_MIN_BYTES=0 MPI_COLL_CHECK_AVOID_MPICH_BUGS=1 \
-                mpiexec.mpich -n "$np" env LD_PRELOAD="$PRELOAD" "$prog" --quick >"$T/out" 2>&1
+                sh "$(dirname "$0")/mpiexec_apart.sh" -n "$np" env LD_PRELOAD="$PRELOAD" \
+                "$prog" --quick >"$T/out" 2>&1
             rc=$?
             grep -q "_check: 0 failure" "$T/out" && [ $rc = 0 ] ||
                 { fail "MPICH np=$np $prog: exit $rc"; cp "$T/out" "$T/fail$fails.out"; tail -5 "$T/out" >&2; }
