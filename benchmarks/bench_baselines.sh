@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # TACOS with coll/tacos's first-call policy (-k auto; --hierarchy HIER,
-# default flat as coll_tacos_hierarchy's default) against Ring, RHD, DBT,
+# default flat; coll_tacos_hierarchy's default is HIER=auto) against Ring, RHD, DBT,
 # Direct and two levels through leaders as coll/han (han), All-Reduce,
 # simulated on the shape with its switches as nodes (tacos-synth
 # --switch-nodes), one process per row.  TACOS synthesizes on every switch
-# unwound with degree DEGREE (default 1; the component unwinds a network's
-# switch with 1, a host's with its members - 1).
+# unwound with degree DEGREE (default 1; DEGREE=auto as the component
+# unwinds: a host's switch with its members - 1, a network's with 1 up to 8
+# hosts and 8 beyond, a switch tree's 8).
 #   sh benchmarks/bench_baselines.sh [SHAPE:BW:LAT ...]
 # SIZES (default "1MiB 64MiB 1GiB"); BASELINES (default
 # ring,rhd,dbt,direct,han; Direct's All-Reduce does not fit in memory at

@@ -101,7 +101,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "NVSwitch fabric, the network) become point-to-point links from each member to "
          "the next d members, each with 1/d of the bandwidth (in a switch tree, each lowered link "
          "a max-min fair share of the ports on its path). 0: automatic, d = "
-         "members - 1 for shared memory and NVSwitch, 1 for network switches, and in a "
+         "members - 1 for shared memory and NVSwitch, for a network switch 1 (a ring) up to 8 "
+         "hosts and 8 beyond, and in a "
          "switch tree (a fabric file or an inferred tree) each switch's groups (hosts, or "
          "the hosts under a child switch) each joined to the next min(groups - 1, 8)"},
     [TACOS_P_HIERARCHY] = {"hierarchy", TACOS_PT_INT, 2, NULL, 0, 2, 1, 1, TACOS_PB_BOTH, 6,

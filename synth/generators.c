@@ -113,8 +113,17 @@ static int parse_shape(const char *spec, shape_t *sh)
     return TACOS_OK;
 }
 
-/* Wires one dimension of kind `kind` over the members m[0..n). */
-static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, double bw, int degree)
+/* A switch of n members unwound with `degree`; TACOS_DEGREE_AUTO: as
+ * coll/tacos unwinds a host's (host: members - 1) or a network's. */
+static int unwind_degree(int degree, int n, int host)
+{
+    return degree != TACOS_DEGREE_AUTO ? degree : host ? n - 1 : tacos_switch_auto_degree(n);
+}
+
+/* Wires one dimension of kind `kind` over the members m[0..n) (host: the
+ * dimension inside a host). */
+static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, double bw, int degree,
+                   int host)
 {
     int rc = TACOS_OK;
     switch (kind) {
@@ -144,7 +153,7 @@ static int add_dim(tacos_topo_t *t, char kind, const int *m, int n, double lat, 
         return rc;
     default: /* 's' (degree 0: a node of its own) */
         return n < 2    ? TACOS_OK
-               : degree ? tacos_topo_add_switch(t, m, n, lat, bw, degree)
+               : degree ? tacos_topo_add_switch(t, m, n, lat, bw, unwind_degree(degree, n, host))
                         : tacos_topo_add_switch_node(t, m, n, lat, bw);
     }
 }
@@ -172,7 +181,7 @@ static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double
     for (int g = 0; g < groups && !rc; g++) {
         for (int r = 0; r < routers; r++)
             m[r] = g * routers + r;
-        rc = add_dim(t, 'f', m, routers, lat[0], bw[0], 1);
+        rc = add_dim(t, 'f', m, routers, lat[0], bw[0], 1, 0);
     }
     free(m);
     /* Group g's k-th other group is served by its router k mod R. */
@@ -181,6 +190,14 @@ static int wire_dragonfly(tacos_topo_t *t, int groups, int routers, const double
             rc = tacos_topo_add_both(t, g * routers + (h - 1) % routers, h * routers + g % routers,
                                      lat[1], bw[1]);
     return rc;
+}
+
+/* A switch tree's switches' degree (0: switches as nodes, where it is
+ * not used; TACOS_DEGREE_AUTO: as coll/tacos lowers a tree it measures,
+ * capped at groups - 1 by tacos_fabric_lower). */
+static int tree_degree(int degree)
+{
+    return degree == TACOS_DEGREE_AUTO ? TACOS_AUTO_DEGREE : degree ? degree : 1;
 }
 
 /* hosts per leaf x leaves: a port of bw[0] per host on its leaf, an
@@ -196,10 +213,10 @@ static int wire_fattree(tacos_topo_t *t, int hosts, int leaves, const double *la
     char name[32];
     int spine = -1, leaf, rc = tacos_fabric_new(t->npus, &f);
     if (!rc && leaves > 1)
-        rc = tacos_fabric_add_switch(f, "spine", degree ? degree : 1, &spine);
+        rc = tacos_fabric_add_switch(f, "spine", tree_degree(degree), &spine);
     for (int l = 0; l < leaves && !rc; l++) {
         snprintf(name, sizeof name, "leaf%d", l);
-        if (!(rc = tacos_fabric_add_switch(f, name, degree ? degree : 1, &leaf)) && leaves > 1)
+        if (!(rc = tacos_fabric_add_switch(f, name, tree_degree(degree), &leaf)) && leaves > 1)
             rc = tacos_fabric_add_port(f, leaf, spine, lat[1] / 2, bw[1]);
         for (int h = 0; h < hosts && !rc; h++)
             rc = tacos_fabric_add_port(f, l * hosts + h, leaf, lat[0] / 2, bw[0]);
@@ -225,7 +242,7 @@ static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *la
     for (int h = 0; h < hosts && !rc && per_host > 1; h++) {
         for (int g = 0; g < per_host; g++)
             m[g] = h * per_host + g;
-        rc = add_dim(t, 's', m, per_host, lat[0], bw[0], degree);
+        rc = add_dim(t, 's', m, per_host, lat[0], bw[0], degree, 1);
     }
     free(m);
     tacos_fabric_t *f = NULL;
@@ -234,7 +251,7 @@ static int wire_rails(tacos_topo_t *t, int per_host, int hosts, const double *la
         rc = tacos_fabric_new(t->npus, &f);
     for (int g = 0; g < per_host && f && !rc; g++) {
         snprintf(name, sizeof name, "rail%d", g);
-        rc = tacos_fabric_add_switch(f, name, degree ? degree : 1, &rail);
+        rc = tacos_fabric_add_switch(f, name, tree_degree(degree), &rail);
         for (int h = 0; h < hosts && !rc; h++)
             rc = tacos_fabric_add_port(f, h * per_host + g, rail, lat[1] / 2, bw[1]);
     }
@@ -262,7 +279,8 @@ static int wire_product(tacos_topo_t *t, const shape_t *sh, const double *lat, c
                 continue; /* not the first NPU of its line along j */
             for (int i = 0; i < sh->size[j]; i++)
                 m[i] = base + i * stride[j];
-            rc = add_dim(t, sh->kind[j], m, sh->size[j], lat[j], bw[j], degree);
+            rc = add_dim(t, sh->kind[j], m, sh->size[j], lat[j], bw[j], degree,
+                         j == 0 && sh->ndims > 1);
         }
     free(m);
     return rc;
@@ -331,7 +349,7 @@ static int generate(const char *spec, const double *bw_gbps, int nbw, const doub
 int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw, const double *lat_us,
                         int nlat, int degree, tacos_topo_t **out)
 {
-    if (degree < 1)
+    if (degree < 1 && degree != TACOS_DEGREE_AUTO)
         return tacos_error(TACOS_ERR_ARG, "switch unwind degree must be >= 1, got %d", degree);
     return generate(spec, bw_gbps, nbw, lat_us, nlat, degree, out);
 }

@@ -98,6 +98,16 @@ int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n,
 /* Builds the adjacency lists; required before synthesis and after edits. */
 int tacos_topo_finalize(tacos_topo_t *t);
 
+/* Automatic unwinding of a network switch of `members` hosts, as coll/tacos
+ * lowers the network it measures (coll_tacos_unwind_degree 0): a ring
+ * (degree 1) up to TACOS_AUTO_DEGREE members, where a found switch of a few
+ * hosts ran faster as a ring than as a mesh of shares on the emulated
+ * cluster; beyond, each member joined to the next TACOS_AUTO_DEGREE, as an
+ * inferred switch tree is (a ring of 128 hosts makes every chunk take 127
+ * hops: 56 % of the throughput optimum at 1,024 ranks, 64 MiB, against 85 %). */
+#define TACOS_AUTO_DEGREE 8
+int tacos_switch_auto_degree(int members);
+
 /* Switch trees (fabric.c): switches are nodes npus.. after the ranks,
  * joined by ports (both directions at one rate and latency); lowered into
  * rank-to-rank links of a topology.  At most TACOS_MAX_SWITCHES switches. */
@@ -138,8 +148,14 @@ int tacos_topo_check_connected(const tacos_topo_t *t);
  *   dimension: r ring, u uni-ring, l line (mesh edge), f fully-connected,
  *   s switch; e.g. rfs:2x4x16.
  * bw_gbps/lat_us hold one value per dimension (ndims values) or one value
- * for all dimensions (nvals == 1). degree unwinds switch dimensions.
+ * for all dimensions (nvals == 1). degree unwinds switch dimensions;
+ * TACOS_DEGREE_AUTO unwinds them as coll/tacos would: a host's switch (the
+ * first dimension of two or more, rails' host switch) with degree
+ * members - 1, a network's switch with tacos_switch_auto_degree, a switch
+ * tree's (fattree, rails) each joining its groups to the next
+ * min(groups - 1, TACOS_AUTO_DEGREE).
  */
+#define TACOS_DEGREE_AUTO (-1)
 int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
                         const double *lat_us, int nlat, int degree,
                         tacos_topo_t **out);

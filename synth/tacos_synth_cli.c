@@ -33,7 +33,9 @@ static const char usage[] =
     "      --bw LIST             link bandwidth in GB/s (10^9 B/s), one value or one\n"
     "                            per dimension, e.g. 200,100,50 (default 50)\n"
     "      --lat LIST            link latency in us, same form (default 0.5)\n"
-    "      --unwind-degree D     switch unwinding degree (default 1; capped at N-1)\n"
+    "      --unwind-degree D     switch unwinding degree (default 1; capped at N-1); auto:\n"
+    "                            as coll/tacos unwinds (a host's switch N-1, a network's\n"
+    "                            a ring up to 8 hosts and 8 beyond, a switch tree's 8)\n"
     "      --failed-npus LIST    remove these NPUs (comma list), renumbering the rest\n"
     "      --write-topology FILE write the topology as JSON (explicit links)\n"
     "\n"
@@ -520,8 +522,10 @@ int main(int argc, char **argv)
                                  optarg);
             break;
         case O_DEGREE:
-            if (parse_long(optarg, 1, 1 << 24, &degree))
-                return die_usage("--unwind-degree '%s': expected an integer >= 1", optarg);
+            if (!strcmp(optarg, "auto"))
+                degree = TACOS_DEGREE_AUTO;
+            else if (parse_long(optarg, 1, 1 << 24, &degree))
+                return die_usage("--unwind-degree '%s': expected an integer >= 1 or auto", optarg);
             break;
         case O_FAILED:
             if (parse_ints(optarg, failed, &nfailed, 4096))

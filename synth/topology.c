@@ -84,6 +84,11 @@ int tacos_topo_add_switch(tacos_topo_t *t, const int *npus, int n, double lat_us
     return TACOS_OK;
 }
 
+int tacos_switch_auto_degree(int members)
+{
+    return members > TACOS_AUTO_DEGREE ? TACOS_AUTO_DEGREE : 1;
+}
+
 int tacos_topo_add_both(tacos_topo_t *t, int a, int b, double lat_us, double bw_gbps)
 {
     int rc = tacos_topo_add_link(t, a, b, lat_us, bw_gbps);

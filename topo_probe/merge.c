@@ -134,8 +134,9 @@ static int intra_host(cands_t *c, const tacos_probe_record_t *recs, int n, const
     return nsw > 1 ? unwind(c, recs, members, nsw, nsw - 1, TACOS_CLASS_NVLINK, port, 0) : 0;
 }
 
-/* Ranks with local index l on every host; each gets its NIC's bandwidth
- * divided by the ranks of its host on the same NIC. */
+/* Ranks with local index l on every host, joined by a network switch
+ * unwound as tacos_switch_auto_degree says for that many hosts; each gets
+ * its NIC's bandwidth divided by the ranks of its host on the same NIC. */
 static int inter_host(cands_t *c, const tacos_probe_record_t *recs, int n, const int *host,
                       const int *local, int l, int *members, float *port)
 {
@@ -149,7 +150,8 @@ static int inter_host(cands_t *c, const tacos_probe_record_t *recs, int n, const
         port[i] = (float)(recs[i].cls[TACOS_CLASS_NET].bw_gbps / share);
         members[k++] = i;
     }
-    return k > 1 ? unwind(c, recs, members, k, 1, TACOS_CLASS_NET, port, 0) : 0;
+    return k > 1 ? unwind(c, recs, members, k, tacos_switch_auto_degree(k), TACOS_CLASS_NET, port, 0)
+                 : 0;
 }
 
 /* The measured links between hosts: ranks of equal local index
@@ -173,7 +175,9 @@ static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, 
         for (int i = 0; i < n; i++)
             if (local[i] == l)
                 members[k++] = i;
-        int degree = !net->switched ? k - 1 : c->degree > 0 ? c->degree : 1;
+        int degree = !net->switched    ? k - 1
+                     : c->degree > 0 ? c->degree
+                                     : tacos_switch_auto_degree(k);
         degree = degree < k - 1 ? degree : k - 1;
         for (int i = 0; i < k && !rc; i++)
             for (int j = 1; j <= degree && !rc; j++) {

@@ -335,7 +335,7 @@ int tacos_fabric_infer(const tacos_probe_record_t *recs, int n, int me, const ta
  * few groups; more would cost flat synthesis seconds per size class and,
  * with 8 ranks per host from 360 hosts on a switch, more links than a
  * topology may have). */
-#define TACOS_FABRIC_AUTO_DEGREE 8
+#define TACOS_FABRIC_AUTO_DEGREE TACOS_AUTO_DEGREE
 int tacos_probe_merge_fabric(const tacos_probe_record_t *recs, int n, int unwind_degree,
                              int defaults_only, const tacos_fabric_conf_t *conf,
                              const tacos_fabric_net_t *f, tacos_topo_t **out);

@@ -153,6 +153,10 @@ expect 0 '"hierarchy":"flat"' -t fs:8x8 --bw 100,25 --lat 0.5,2 -c allreduce -s 
     --hierarchy auto --summary-json
 expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degree 8 -c allreduce \
     -s 64MiB -k auto --hierarchy auto --summary-json
+# --unwind-degree auto: the component's unwinding (fs:8x16's rails of 16
+# hosts: the next 8, as --unwind-degree 8); a bad degree is named
+expect 0 "(128 NPUs, 1920 links)" -t fs:8x16 --unwind-degree auto -c allreduce
+expect 2 "--unwind-degree 'x': expected an integer >= 1 or auto" -t switch:4 --unwind-degree x
 expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c allreduce \
     --hierarchy levels --part 5 --program 5
 expect 2 "--part takes --hierarchy levels or auto" -t fs:2x4 --part 1

@@ -291,6 +291,30 @@ static void test_merge(void)
         check_synthesizes(t);
     }
     tacos_topo_free(t);
+    /* a network switch of up to 8 hosts is a ring; of more, each host is
+     * joined to the next 8 (tacos_switch_auto_degree), each link an eighth
+     * of the port; the degree asked for wins */
+    tacos_probe_record_t many[12];
+    for (int hosts = 8; hosts <= 12; hosts += 4) {
+        for (int i = 0; i < hosts; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "h%d", i);
+            make(&many[i], name, -1);
+        }
+        int d = hosts > 8 ? 8 : 1;
+        CHECK_OK(tacos_probe_merge(many, hosts, 0, 0, &t));
+        if (t) {
+            CHECK(t->nlinks == (size_t)(hosts * d), "%d hosts: %zu links, want %d", hosts,
+                  t->nlinks, hosts * d);
+            CHECK_LINK(t, 0, d, 2.0, 12.5 / d);
+            CHECK(!link_of(t, 0, d + 1), "%d hosts: degree above %d", hosts, d);
+        }
+        tacos_topo_free(t);
+        CHECK_OK(tacos_probe_merge(many, hosts, 2, 0, &t));
+        if (t)
+            CHECK(t->nlinks == (size_t)(hosts * 2), "%d hosts, d=2: %zu links", hosts, t->nlinks);
+        tacos_topo_free(t);
+    }
     /* ranks on separate NICs do not share them */
     make(&r[0], "a", -1), make(&r[1], "a", -1), make(&r[2], "b", -1), make(&r[3], "b", -1);
     for (int i = 0; i < 4; i++) {

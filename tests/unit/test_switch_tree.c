@@ -336,8 +336,54 @@ static void any_order(void)
     tacos_topo_free(b);
 }
 
+static tacos_topo_t *shape(const char *spec, int degree)
+{
+    double bw[2] = {100, 25}, lat[2] = {0.5, 2};
+    tacos_topo_t *t = NULL;
+    int dims = strchr(spec, 'x') ? 2 : 1;
+    CHECK_OK(tacos_topo_generate(spec, bw, dims, lat, dims, degree, &t));
+    return t;
+}
+
+/* TACOS_DEGREE_AUTO (tacos-synth --unwind-degree auto) unwinds each shape
+ * as coll/tacos does: the same links as the given degree on each row. */
+static void auto_degree(void)
+{
+    static const struct {
+        const char *spec;
+        int as; /* the degree that gives the same links, 0: none does */
+        size_t nlinks;
+    } rows[] = {
+        {"switch:8", 1, 8},              /* a network's switch of 8: a ring */
+        {"switch:12", 8, 12 * 8},        /* more than 8: the next 8 */
+        {"fs:8x4", 1, 4 * 56 + 8 * 4},   /* rails of 4 hosts: rings */
+        {"fs:8x16", 8, 16 * 56 + 8 * 16 * 8},
+        {"ss:4x4", 0, 4 * 12 + 4 * 4},   /* the host's switch 3, rails 1 */
+        {"fattree:4x4", 8, 0},           /* the tree: groups joined to all (< 8) */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tacos_topo_t *a = shape(rows[i].spec, TACOS_DEGREE_AUTO), *b = NULL;
+        if (!a)
+            continue;
+        if (rows[i].nlinks)
+            CHECK(a->nlinks == rows[i].nlinks, "%s auto: %zu links, want %zu", rows[i].spec,
+                  a->nlinks, rows[i].nlinks);
+        if (rows[i].as && (b = shape(rows[i].spec, rows[i].as)))
+            CHECK(a->nlinks == b->nlinks &&
+                      !memcmp(a->links, b->links, a->nlinks * sizeof *a->links),
+                  "%s auto: not the links of degree %d", rows[i].spec, rows[i].as);
+        connected_and_synthesizes(a);
+        tacos_topo_free(a);
+        tacos_topo_free(b);
+    }
+    tacos_topo_t *t = NULL;
+    CHECK_ERR(tacos_topo_generate("switch:4", (double[]){10}, 1, (double[]){1}, 1, 0, &t),
+              TACOS_ERR_ARG, "degree must be >= 1");
+}
+
 int main(void)
 {
+    auto_degree();
     two_leaves();
     for (int d = 1; d <= 4; d++)
         one_switch(d);
