@@ -666,8 +666,24 @@ int tacos_synthesize_auto(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
                                  : tacos_auto_k(topo, o, max_k, with, &hier, out);
 }
 
+static int auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+                  tacos_synth_fn synth, const void *arg, double rival_us, tacos_sched_t **out);
+
 int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
                  tacos_synth_fn synth, const void *arg, tacos_sched_t **out)
+{
+    return auto_k(topo, o, max_k, synth, arg, INFINITY, out);
+}
+
+int tacos_synthesize_flat_against(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                                  int max_k, double rival_us, tacos_sched_t **out)
+{
+    tacos_hier_t flat = TACOS_HIER_FLAT;
+    return auto_k(topo, o, max_k, with, &flat, rival_us, out);
+}
+
+static int auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
+                  tacos_synth_fn synth, const void *arg, double rival_us, tacos_sched_t **out)
 {
     tacos_sched_t *best = NULL;
     tacos_auto_pass_t pass = {INFINITY, {{0}}};
@@ -686,11 +702,12 @@ int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_
          * beyond TACOS_AUTO_TIES_K (a hair more: one that ends right there
          * is compared as if synthesized in full) */
         double no_use = k > TACOS_AUTO_TIES_K ? 1 : CLEARLY_SLOWER;
-        pass.give_up_us = best ? no_use * best->time_us * (1 + 1e-9) : INFINITY;
+        pass.give_up_us = (best ? no_use * best->time_us : CLEARLY_SLOWER * rival_us) * (1 + 1e-9);
         if ((rc = synth(topo, &ok, arg, &pass, &cand)) == TACOS_SLOWER) {
-            rc = best ? TACOS_OK
-                      : tacos_error(TACOS_ERR_INVALID, "internal: k = %d gave up with none "
-                                    "to compare", k);
+            rc = best || isfinite(rival_us)
+                     ? (best ? TACOS_OK : TACOS_SLOWER)
+                     : tacos_error(TACOS_ERR_INVALID, "internal: k = %d gave up with none "
+                                   "to compare", k);
             break; /* of no use: as below */
         }
         if (rc)

@@ -125,6 +125,12 @@ typedef int (*tacos_synth_fn)(const tacos_topo_t *topo, const tacos_synth_opts_t
                               const void *arg, tacos_auto_pass_t *pass, tacos_sched_t **out);
 int tacos_auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max_k,
                  tacos_synth_fn synth, const void *arg, tacos_sched_t **out);
+/* tacos_synthesize_auto, flat, against another candidate of rival_us
+ * (e.g. a part in levels): k = 1 gives up once clearly slower than that
+ * (CLEARLY_SLOWER), as a larger k would against a smaller one, and then
+ * TACOS_SLOWER is returned and *out is NULL. */
+int tacos_synthesize_flat_against(const tacos_topo_t *topo, const tacos_synth_opts_t *o,
+                                  int max_k, double rival_us, tacos_sched_t **out);
 
 /* Deep copy of a finalized topology. */
 int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out);
