@@ -119,7 +119,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "rank picks the same chunk count) and builds its program from its own part; "
          "dump_dir then writes no such schedule. 2 (the default): the rank's part in "
          "levels against the flat schedule, the one the topology model times faster kept "
-         "(the part timed as its levels one after the other; the same on every rank; a "
+         "(the part timed as its levels one after the other, and flat's chunk count not "
+         "searched past 1 where flat at 1 models over 1.1 times the part; the same on every rank; a "
          "part kept is not dumped, and schedule_dir keeps only its choice); flat is tried only on "
          "communicators of fewer than 512 ranks, above which its synthesis costs seconds "
          "per size class"},

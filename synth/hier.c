@@ -667,12 +667,11 @@ int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t
         return rc;
     }
     /* flat's k = 1 against the part: one clearly slower stops there, as a
-     * larger k would against a smaller (at 256 ranks on 32 hosts whose
-     * rails have degree 8, flat went on to k = 8: 1.5 s for 5 % less) */
+     * larger k does against a smaller (docs/synthesis.md says why) */
     rc = o->chunks_per_npu > 0 || !part
              ? tacos_synthesize_auto(topo, o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &flat)
              : tacos_synthesize_flat_against(topo, o, TACOS_AUTO_MAX_K, part->time_us, &flat);
-    if (rc == TACOS_SLOWER) {
+    if (rc == TACOS_SLOWER && part) {
         *out = part;
         return TACOS_OK;
     }

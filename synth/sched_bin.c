@@ -41,7 +41,8 @@
  * (PACKAGE_VERSION stays the same between development builds). */
 #define SYNTH_GENERATION 5u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
                                * 4: hierarchy 2 a rank's part against flat, not the whole;
-                               * 5: a part's choice kept */
+                               * 5: a part's choice kept;
+                               * 6: hierarchy 2: flat's k against the part */
 #define KEY_WORDS 11
 #define FNV_OFFSET 14695981039346656037ull
 

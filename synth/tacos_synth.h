@@ -100,11 +100,10 @@ int tacos_topo_finalize(tacos_topo_t *t);
 
 /* Automatic unwinding of a network switch of `members` hosts, as coll/tacos
  * lowers the network it measures (coll_tacos_unwind_degree 0): a ring
- * (degree 1) up to TACOS_AUTO_DEGREE members, where a found switch of a few
- * hosts ran faster as a ring than as a mesh of shares on the emulated
- * cluster; beyond, each member joined to the next TACOS_AUTO_DEGREE, as an
- * inferred switch tree is (a ring of 128 hosts makes every chunk take 127
- * hops: 56 % of the throughput optimum at 1,024 ranks, 64 MiB, against 85 %). */
+ * (degree 1) up to TACOS_AUTO_DEGREE members; beyond, each member joined to
+ * the next TACOS_AUTO_DEGREE, as an inferred switch tree is, so that no
+ * chunk crosses more than members / TACOS_AUTO_DEGREE hops of the switch
+ * (docs/synthesis.md#switches says why). */
 #define TACOS_AUTO_DEGREE 8
 int tacos_switch_auto_degree(int members);
 
@@ -329,8 +328,10 @@ int tacos_synthesize_kept_part(const tacos_topo_t *topo, const tacos_synth_opts_
  * tie; the part timed as its levels one after the other, which its run
  * ended within on every shape measured), flat synthesized only below
  * TACOS_AUTO_FLAT_NPUS NPUs: from there it costs a second and more per
- * size class (docs/synthesis.md).  The same on every rank.  A failure of
- * the part other than "no levels" fails it. */
+ * size class (docs/synthesis.md); where flat's k is automatic its search
+ * runs against the part: flat at k = 1 more than 1.1x the part's time
+ * stops it (its synthesis gives up there) and the part is kept.  The same
+ * on every rank.  A failure of the part other than "no levels" fails it. */
 #define TACOS_AUTO_FLAT_NPUS 512
 int tacos_synthesize_for_rank(const tacos_topo_t *topo, const tacos_synth_opts_t *opts,
                               tacos_hier_t hier, int rank, tacos_sched_t **out);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mpiexec_apart.sh ARGS...: mpiexec.mpich ARGS with each rank's stdout and
 # stderr written to files of their own, then printed one after the other
-# (rank 0's, rank 1's ...; each rank's stdout, then its stderr).  Hydra's
+# (each rank's stdout, then its stderr; ranks in the order of their numbers
+# as text: 0, 1, 10, 11 ..., 2).  Hydra's
 # merged output can cut one rank's line in two and put another rank's
 # between the halves, and a test that greps for a message then misses it.
 # Exit status: mpiexec's.
@@ -13,8 +14,10 @@ show() {
     done
     rm -rf "$d"
 }
-trap 'show; exit 143' TERM INT
+trap 'show; exit 143' TERM
+trap 'show; exit 130' INT
 mpiexec.mpich -outfile-pattern "$d/%r.1" -errfile-pattern "$d/%r.2" "$@"
 rc=$?
+trap - TERM INT
 show
 exit $rc

@@ -59,7 +59,7 @@ ran_all() { ran "$1" allreduce allgather bcast reduce "$RS" alltoall; }
 # communicator of its own, with or without the library); where it does not,
 # the checks of what runs on one node are skipped, saying so
 one_node=1
-timeout 60 mpiexec.mpich -n 2 ./mpi_hello_mpich 2>&1 | grep -q "mpi_hello: 2 rank(s) on this node" || {
+timeout 60 sh "$APART" -n 2 ./mpi_hello_mpich 2>&1 | grep -q "mpi_hello: 2 rank(s) on this node" || {
     one_node=0
     echo "NOTE: MPICH puts the ranks of this machine on different nodes; the one-node checks are skipped"; }
 

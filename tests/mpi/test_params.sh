@@ -45,8 +45,8 @@ if ! command -v mpiexec.mpich >/dev/null || [ ! -f "$LIB" ] || [ ! -x ./mpi_hell
 else
     # pmpi VAR=value...: runs mpi_hello with the library and the settings given
     pmpi() {
-        timeout 120 env TACOS_VERBOSE=10 "$@" mpiexec.mpich -n 1 env LD_PRELOAD="$LIB" \
-            ./mpi_hello_mpich >"$T/pmpi" 2>&1
+        timeout 120 env TACOS_VERBOSE=10 "$@" sh "$(dirname "$0")/mpiexec_apart.sh" -n 1 \
+            env LD_PRELOAD="$LIB" ./mpi_hello_mpich >"$T/pmpi" 2>&1
         grep -q "mpi_hello: 0 failure" "$T/pmpi" || { fail "mpi_hello under MPICH: $*"; tail -5 "$T/pmpi" >&2; }
     }
     said() { sed -n "s/^coll:tacos: parameter $1 = //p" "$T/pmpi"; }
