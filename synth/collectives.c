@@ -704,10 +704,10 @@ static int auto_k(const tacos_topo_t *topo, const tacos_synth_opts_t *o, int max
         double no_use = k > TACOS_AUTO_TIES_K ? 1 : CLEARLY_SLOWER;
         pass.give_up_us = (best ? no_use * best->time_us : CLEARLY_SLOWER * rival_us) * (1 + 1e-9);
         if ((rc = synth(topo, &ok, arg, &pass, &cand)) == TACOS_SLOWER) {
-            rc = best || isfinite(rival_us)
-                     ? (best ? TACOS_OK : TACOS_SLOWER)
-                     : tacos_error(TACOS_ERR_INVALID, "internal: k = %d gave up with none "
-                                   "to compare", k);
+            rc = best                ? TACOS_OK
+                 : isfinite(rival_us) ? TACOS_SLOWER
+                                      : tacos_error(TACOS_ERR_INVALID, "internal: k = %d gave "
+                                                    "up with none to compare", k);
             break; /* of no use: as below */
         }
         if (rc)

@@ -39,7 +39,7 @@
 #define FORMAT_VERSION 1u
 /* Bumped whenever synthesis makes other schedules from the same inputs
  * (PACKAGE_VERSION stays the same between development builds). */
-#define SYNTH_GENERATION 5u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
+#define SYNTH_GENERATION 6u /* 2: k up to 32 automatically; 3: All-Reduce's All-Gather mirrored;
                                * 4: hierarchy 2 a rank's part against flat, not the whole;
                                * 5: a part's choice kept;
                                * 6: hierarchy 2: flat's k against the part */
