@@ -54,15 +54,21 @@ static int by_pair_then_cost(const void *a, const void *b)
     return (cx > cy) - (cx < cy);
 }
 
+/* The degree a switch of k members is unwound with: the unwind_degree
+ * parameter where set, else auto_degree; at most k - 1. */
+static int switch_degree(const cands_t *c, int auto_degree, int k)
+{
+    int degree = c->degree > 0 ? c->degree : auto_degree;
+    return degree < k - 1 ? degree : k - 1;
+}
+
 /* A switch joining members[0..k) unwound with `degree` (capped at k-1):
  * member i links to i+1..i+degree; a link gets the smaller port bandwidth of
  * its ends divided by the degree and the larger latency. */
 static int unwind(cands_t *c, const tacos_probe_record_t *recs, const int *members, int k,
                   int auto_degree, int cls, const float *port_gbps, int xpkg)
 {
-    int degree = c->degree > 0 ? c->degree : auto_degree;
-    if (degree > k - 1)
-        degree = k - 1;
+    int degree = switch_degree(c, auto_degree, k);
     for (int i = 0; i < k; i++)
         for (int j = 1; j <= degree; j++) {
             int s = members[i], d = members[(i + j) % k], rc;
@@ -175,10 +181,7 @@ static int measured(cands_t *c, const tacos_net_t *net, int n, const int *host, 
         for (int i = 0; i < n; i++)
             if (local[i] == l)
                 members[k++] = i;
-        int degree = !net->switched    ? k - 1
-                     : c->degree > 0 ? c->degree
-                                     : tacos_switch_auto_degree(k);
-        degree = degree < k - 1 ? degree : k - 1;
+        int degree = net->switched ? switch_degree(c, tacos_switch_auto_degree(k), k) : k - 1;
         for (int i = 0; i < k && !rc; i++)
             for (int j = 1; j <= degree && !rc; j++) {
                 int s = members[i], d = members[(i + j) % k], a = host[s], b = host[d];
