@@ -1,15 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Which lowering of the network's switches serves a size best: TACOS with
-# coll/tacos's first-call policy (-k auto --hierarchy auto) synthesized on
-# the switches unwound as the component unwinds them (--unwind-degree auto)
-# and on the switches fully unwound (every member linked to every other at
-# 1/(members - 1) of its port: --unwind-degree 65536, capped per switch),
-# All-Reduce.  Each is timed twice: by the model it was synthesized on
-# (collective_us) and simulated on the shape with its switches as nodes
-# (--switch-nodes); RHD and Ring are simulated on the switch nodes too.
-# "model picks" and "switches pick" name the faster lowering by each
-# timing: where they agree, the model could choose the lowering.
+# Which lowering of the network's switches serves a size: TACOS with
+# coll/tacos's first-call policy (-k auto --hierarchy auto), All-Reduce,
+# synthesized on the switches unwound with the component's automatic
+# degrees at every size (--unwind-degree wide: a host's switch members - 1,
+# a network's a ring up to 8 hosts and 8 beyond, a switch tree's min(groups
+# - 1, 8)) and fully unwound (every member linked to every other at
+# 1/(members - 1) of its port: --unwind-degree 65536, capped per switch).
+# --unwind-degree auto takes one of the two per size, as the component
+# does (tacos_lowering_for): "auto takes".  Each lowering is timed by the
+# model it was synthesized on ("model") and simulated with every switch a
+# node (--switch-nodes, "switches"); RHD and Ring are simulated on the
+# switch nodes too.  "switches pick": the lowering faster there; "auto /
+# best": auto's time on the switches over the faster of RHD and Ring
+# (below 1: TACOS faster).
 #   sh benchmarks/bench_lowering.sh [SHAPE:BW:LAT ...]
 # SIZES (default 64KiB 256KiB 1MiB 4MiB 16MiB 64MiB).  Default shapes: as
 # bench_baselines.sh's, and fs:8x64 (512 ranks).
@@ -25,20 +29,24 @@ run() {
         -k auto --hierarchy auto --switch-nodes --compare rhd,ring --summary-json
 }
 us() { printf %.1f "$(field "$1" "$2")"; }
-faster() { echo "$1 $2" | awk '{print $1 < $2 ? "auto" : $2 < $1 ? "full" : "tie"}'; }
-echo "| shape | ranks | size | auto: model us | auto: switches us | full: model us | full: switches us | RHD us | Ring us | model picks | switches pick | picked / best of RHD, Ring |"
+echo "| shape | ranks | size | wide: model us | wide: switches us | full: model us | full: switches us | RHD us | Ring us | auto takes | switches pick | auto / best of RHD, Ring |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for arg in "$@"; do
     shape_arg "$arg"
     for size in $SIZES; do
-        a=$(run auto) && f=$(run 65536) || exit 1
-        am=$(us collective_us "$a") as=$(us simulated_us "$a")
-        fm=$(us collective_us "$f") fs=$(us simulated_us "$f")
+        a=$(run auto) || exit 1
+        if echo "$a" | grep -q 'switches fully unwound'; then
+            took=full f=$a
+            w=$(run wide) || exit 1
+        else
+            took=wide w=$a
+            f=$(run 65536) || exit 1
+        fi
+        ws=$(us simulated_us "$w") fs=$(us simulated_us "$f")
+        pick=$(echo "$ws $fs" | awk '{print $1 < $2 ? "wide" : $2 < $1 ? "full" : "tie"}')
+        [ "$(field links "$w")" = "$(field links "$f")" ] && took=same pick=same
         rhd=$(us rhd "$a") ring=$(us ring "$a")
-        pick=$(faster "$am" "$fm")
-        t=$as
-        [ "$pick" = full ] && t=$fs
-        best=$(echo "$rhd $ring $t" | awk '{b = $1 < $2 ? $1 : $2; printf "%.2f", $3 / b}')
-        echo "| $shape | $(field npus "$a") | $size | $am | $as | $fm | $fs | $rhd | $ring | $pick | $(faster "$as" "$fs") | $best |"
+        best=$(echo "$rhd $ring $(us simulated_us "$a")" | awk '{b = $1 < $2 ? $1 : $2; printf "%.2f", $3 / b}')
+        echo "| $shape | $(field npus "$a") | $size | $(us collective_us "$w") | $ws | $(us collective_us "$f") | $fs | $rhd | $ring | $took | $pick | $best |"
     done
 done

@@ -351,7 +351,18 @@ void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int all_ok, i
 
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem)
 {
-    return t && !problem[0] ? tacos_topo_hash(t) : string_hash(problem);
+    if (!t || problem[0])
+        return string_hash(problem);
+    uint64_t full = t->full ? tacos_topo_hash(t->full) : 0;
+    return tacos_topo_hash(t) ^ (full << 1 | full >> 63);
+}
+
+const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_bytes)
+{
+    const tacos_topo_t *use = topo;
+    if (topo->full && tacos_lowering_for(topo, topo->full, size_bytes, &use) != TACOS_OK)
+        use = topo;
+    return use;
 }
 
 /* Builds the topology once; an agreed -1 state means fall back. */
@@ -388,6 +399,8 @@ static int ensure_topology(tacos_comm_t *c)
     c->topo_state = 1;
     if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0)
         dump(c, "topology", t, NULL);
+    if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0 && t->full)
+        dump(c, "topology-fully-unwound", t->full, NULL);
     return 0;
 }
 
@@ -455,6 +468,7 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     int ok = 1, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = synth_opts(c, topo, coll, root, size_class);
+    topo = tacos_comm_lowering(topo, o.size_bytes);
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;
@@ -485,6 +499,7 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
 {
     const tacos_settings_t *st = &c->s;
     const char *coll = tacos_coll_name(made->coll);
+    const tacos_topo_t *on = tacos_comm_lowering(topo, s->size_bytes);
     if (st->dump_dir && st->dump_dir[0] && c->ops.rank == 0 && s->levels != 2) {
         char what[128];
         snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", coll, made->root, made->k,
@@ -496,7 +511,7 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
     char optimal[64] = "";
     double opt;
     if (st->verbose >= 5 && c->ops.rank == 0 &&
-        !tacos_optimal_bound(topo, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
+        !tacos_optimal_bound(on, made->coll, made->root, (uint64_t)s->size_bytes, &opt))
         snprintf(optimal, sizeof optimal, ", optimal %.3f us (%.0f%%)", opt,
                  100 * opt / s->time_us);
     static const char *const how[] = {"", " in levels", " in levels (this rank's part)"};
@@ -507,9 +522,10 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
     if (most > 1)
         snprintf(packed, sizeof packed, ", up to %d chunks a message", most);
     tacos_comm_say(c, 5,
-                   "%s root %d k=%d%s for %zu-byte class%s: %zu transfers%s, %.3f us modelled%s",
+                   "%s root %d k=%d%s for %zu-byte class%s%s: %zu transfers%s, %.3f us modelled%s",
                    coll, made->root, made->k, how[s->levels], (size_t)1 << made->size_class,
-                   served, s->nxfers, packed, s->time_us, optimal);
+                   served, on != topo ? ", switches fully unwound" : "", s->nxfers, packed,
+                   s->time_us, optimal);
 }
 
 /* make_plan, then the ranks agree on the schedule (a collective). */
@@ -524,7 +540,7 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
             tacos_coll_name(coll));
     if (differ && made->read) {
         tacos_synth_opts_t o = synth_opts(c, c->topo, coll, root, size_class);
-        tacos_comm_schedule_forget(c, c->topo, &o);
+        tacos_comm_schedule_forget(c, tacos_comm_lowering(c->topo, o.size_bytes), &o);
     }
     if (agreed)
         tacos_comm_report(c, c->topo, made, s);
@@ -748,7 +764,7 @@ static int agree_made(tacos_comm_t *c)
             if (e[j]->prog && e[j]->read && eq[2 * j] && !eq[2 * j + 1]) { /* all have one */
                 tacos_synth_opts_t o =
                     synth_opts(c, c->topo, e[j]->coll, e[j]->root, e[j]->size_class);
-                tacos_comm_schedule_forget(c, c->topo, &o);
+                tacos_comm_schedule_forget(c, tacos_comm_lowering(c->topo, o.size_bytes), &o);
             }
             if (!agreed)
                 tacos_comm_plan_free(e[j]);

@@ -104,7 +104,10 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "members - 1 for shared memory and NVSwitch, for a network switch 1 (a ring) up to 8 "
          "hosts and 8 beyond, and in a "
          "switch tree (a fabric file or an inferred tree) each switch's groups (hosts, or "
-         "the hosts under a child switch) each joined to the next min(groups - 1, 8)"},
+         "the hosts under a child switch) each joined to the next min(groups - 1, 8); "
+         "where that leaves a switch with fewer links, sizes whose chunks cross the switch "
+         "sooner on it fully unwound (every member joined to every other: a hop less for "
+         "small chunks) are synthesized on that lowering instead"},
     [TACOS_P_HIERARCHY] = {"hierarchy", TACOS_PT_INT, 2, NULL, 0, 2, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, hierarchy),
         "How All-Gather, Reduce-Scatter and All-Reduce schedules are synthesized. 0: flat, "
@@ -231,7 +234,8 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
     [TACOS_P_DUMP_DIR] = {"dump_dir", TACOS_PT_STRING, 0, NULL, 0, 0, 0, 0, TACOS_PB_BOTH, 8,
         offsetof(tacos_settings_t, dump_dir),
         "Directory (created if missing) where rank 0 of each communicator writes the "
-         "topology and every schedule it synthesizes as JSON (for tacos-synth --validate "
+         "topology (and its switches fully unwound, which small sizes use, where that "
+         "differs) and every schedule it synthesizes as JSON (for tacos-synth --validate "
          "and --simulate), and every rank its probe record (tacos-commN-probe.json); "
          "empty: off"},
     [TACOS_P_CUDA] = {"cuda", TACOS_PT_BOOL, 1, NULL, 0, 1, 0, 0, TACOS_PB_BOTH, 5,

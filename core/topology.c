@@ -602,6 +602,25 @@ static int usable(const tacos_comm_t *c, const tacos_probe_record_t *recs)
     return 0;
 }
 
+/* With coll_tacos_unwind_degree 0, t's full lowering (t->full) from
+ * full, the same records merged with every switch fully unwound (rc: that
+ * merge's error, e.g. too many links: none; the same on every rank but for
+ * memory, which the topology's vote catches). */
+static void keep_full(tacos_topo_t *t, int rc, tacos_topo_t *full)
+{
+    if (!rc && tacos_lowering_keep_full(t, &full) == TACOS_OK)
+        t->full = full, full = NULL;
+    tacos_topo_free(full);
+}
+
+/* What verbose output says of t's full lowering, in note[96]. */
+static const char *full_note(const tacos_topo_t *t, char *note)
+{
+    snprintf(note, 96, t->full ? "; small sizes with switches fully unwound, %zu links" : "",
+             t->full ? t->full->nlinks : 0);
+    return note;
+}
+
 /* The records merged (net: the links between hosts measured, or NULL);
  * rank 0 summarizes them. */
 static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
@@ -613,10 +632,16 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
         tacos_comm_say(c, c->ops.rank && rc != TACOS_ERR_NOMEM ? 1 : 0,
                        "merging the probe records: %s%s", tacos_last_error(),
                        rc == TACOS_ERR_NOMEM ? " (this rank)" : ""); /* else the same everywhere */
+    if (!rc && !c->s.unwind_degree) {
+        tacos_topo_t *full = NULL;
+        int frc = tacos_probe_merge_net(recs, n, TACOS_DEGREE_FULL, !ok || !c->s.probe, net, &full);
+        keep_full(*out, frc, full);
+    }
     if (!rc && c->ops.rank == 0) {
-        char summary[512];
+        char summary[512], note[96];
         tacos_probe_summary(recs, n, summary, sizeof summary);
-        tacos_comm_say(c, 5, "topology %s: %s; %zu links", (*out)->name, summary, (*out)->nlinks);
+        tacos_comm_say(c, 5, "topology %s: %s; %zu links%s", (*out)->name, summary,
+                       (*out)->nlinks, full_note(*out, note));
     }
     return rc;
 }
@@ -692,9 +717,15 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
         tacos_comm_say(c, 0, "merging the fabric: %s", tacos_last_error());
         return rc;
     }
+    if (!c->s.unwind_degree) {
+        tacos_topo_t *full = NULL;
+        int frc = tacos_probe_merge_fabric(recs, c->ops.size, TACOS_DEGREE_FULL, !c->s.probe,
+                                           conf, f, &full);
+        keep_full(*out, frc, full);
+    }
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
-        char from[1024];
+        char from[1024], note[96];
         snprintf(from, sizeof from, "%s%s%s",
                  !text ? "from " : cached ? "from this job's earlier inference" : "inferred",
                  text ? "" : c->s.fabric_file,
@@ -709,7 +740,8 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
         if (tacos_fabric_net_describe(conf, f, &lines) == TACOS_OK)
             for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
                 tacos_comm_say(c, 5, "  %s", l);
-        tacos_comm_say(c, 5, "topology %s; %zu links", (*out)->name, (*out)->nlinks);
+        tacos_comm_say(c, 5, "topology %s; %zu links%s", (*out)->name, (*out)->nlinks,
+                       full_note(*out, note));
     }
     free(lines);
     return 0;

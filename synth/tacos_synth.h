@@ -57,7 +57,7 @@ typedef struct {
     double bw_gbps;
 } tacos_link_t;
 
-typedef struct {
+typedef struct tacos_topo {
     int npus;
     size_t nlinks;
     tacos_link_t *links;
@@ -76,6 +76,10 @@ typedef struct {
     /* A network from tacos_topo_generate_network: nodes 0..nranks-1 are
      * ranks, the others switches (synthesis refuses it); 0 elsewhere. */
     int nranks;
+    /* The same network with every switch fully unwound, which small sizes
+     * are synthesized on (tacos_lowering_for; coll/tacos sets it): freed
+     * with this topology; not copied, hashed or written; NULL: none. */
+    struct tacos_topo *full;
 } tacos_topo_t;
 
 /* Time for `bytes` over a link: lat_us + bytes / (bw_gbps * 1e3) in us. */
@@ -106,6 +110,21 @@ int tacos_topo_finalize(tacos_topo_t *t);
  * (docs/synthesis.md#switches says why). */
 #define TACOS_AUTO_DEGREE 8
 int tacos_switch_auto_degree(int members);
+/* Of two lowerings of one network (the same NPUs, finalized): `wide`, its
+ * switches unwound as tacos_switch_auto_degree says, and `full`, every
+ * member of a switch linked to every other (NULL: none), the one a
+ * collective of size_bytes is synthesized on: full where one chunk of it
+ * (size_bytes / NPUs) reaches the other NPUs from NPU 0 sooner on average
+ * over shortest paths (hops of latency + bytes / bandwidth), else wide.
+ * coll/tacos chooses so per size class (coll_tacos_unwind_degree 0), and
+ * tacos-synth --unwind-degree auto. */
+int tacos_lowering_for(const tacos_topo_t *wide, const tacos_topo_t *full, uint64_t size_bytes,
+                       const tacos_topo_t **out);
+/* *full, the network of `wide` lowered with every switch fully unwound,
+ * kept as tacos_lowering_for's `full`: named "NAME, switches fully
+ * unwound"; where it has no more links than wide (no switch was unwound
+ * with a smaller degree), freed and *full = NULL. */
+int tacos_lowering_keep_full(const tacos_topo_t *wide, tacos_topo_t **full);
 
 /* Switch trees (fabric.c): switches are nodes npus.. after the ranks,
  * joined by ports (both directions at one rate and latency); lowered into
@@ -155,6 +174,9 @@ int tacos_topo_check_connected(const tacos_topo_t *t);
  * min(groups - 1, TACOS_AUTO_DEGREE).
  */
 #define TACOS_DEGREE_AUTO (-1)
+/* A degree that unwinds every switch fully (degrees are capped at its
+ * members - 1). */
+#define TACOS_DEGREE_FULL (1 << 24)
 int tacos_topo_generate(const char *spec, const double *bw_gbps, int nbw,
                         const double *lat_us, int nlat, int degree,
                         tacos_topo_t **out);

@@ -35,7 +35,9 @@ static const char usage[] =
     "      --lat LIST            link latency in us, same form (default 0.5)\n"
     "      --unwind-degree D     switch unwinding degree (default 1; capped at N-1); auto:\n"
     "                            as coll/tacos unwinds (a host's switch N-1, a network's\n"
-    "                            a ring up to 8 hosts and 8 beyond, a switch tree's 8)\n"
+    "                            a ring up to 8 hosts and 8 beyond, a switch tree's 8;\n"
+    "                            sizes whose chunks cross sooner with every switch fully\n"
+    "                            unwound, so); wide: auto's degrees at every size\n"
     "      --failed-npus LIST    remove these NPUs (comma list), renumbering the rest\n"
     "      --write-topology FILE write the topology as JSON (explicit links)\n"
     "\n"
@@ -225,6 +227,30 @@ static int is_file(const char *arg)
     struct stat st;
     size_t n = strlen(arg);
     return stat(arg, &st) == 0 || (n > 5 && strcmp(arg + n - 5, ".json") == 0);
+}
+
+/* *topo, a shape unwound as the component unwinds it (TACOS_DEGREE_AUTO)
+ * with the failed NPUs removed, replaced by the same shape with its
+ * switches fully unwound where tacos_lowering_for picks that for size
+ * (none where that has more links than a topology may: as coll/tacos). */
+static int pick_lowering(const char *spec, const double *bw, int nbw, const double *lat,
+                         int nlat, const int *failed, int nfailed, uint64_t size,
+                         tacos_topo_t **topo)
+{
+    tacos_topo_t *full = NULL;
+    const tacos_topo_t *use = *topo;
+    if (tacos_topo_generate(spec, bw, nbw, lat, nlat, TACOS_DEGREE_FULL, &full))
+        return TACOS_OK;
+    int rc = nfailed ? tacos_topo_remove_npus(full, failed, nfailed) : TACOS_OK;
+    if (!rc && !(rc = tacos_lowering_keep_full(*topo, &full)))
+        rc = tacos_lowering_for(*topo, full, size, &use);
+    if (!rc && use == full) {
+        tacos_topo_free(*topo);
+        *topo = full;
+        full = NULL;
+    }
+    tacos_topo_free(full);
+    return rc;
 }
 
 static void print_program(const tacos_prog_t *p)
@@ -505,7 +531,7 @@ int main(int argc, char **argv)
     enum { PART_ALL = -2 }; /* (part -1: none) */
     long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1, per_msg = 1;
     uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
-    int have_size = 0, simulate = 0, switch_nodes = 0;
+    int have_size = 0, simulate = 0, switch_nodes = 0, wide = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
     int c;
     opterr = 0;
@@ -522,10 +548,12 @@ int main(int argc, char **argv)
                                  optarg);
             break;
         case O_DEGREE:
-            if (!strcmp(optarg, "auto"))
+            wide = !strcmp(optarg, "wide");
+            if (!strcmp(optarg, "auto") || wide)
                 degree = TACOS_DEGREE_AUTO;
             else if (parse_long(optarg, 1, 1 << 24, &degree))
-                return die_usage("--unwind-degree '%s': expected an integer >= 1 or auto", optarg);
+                return die_usage("--unwind-degree '%s': expected an integer >= 1, auto or wide",
+                                 optarg);
             break;
         case O_FAILED:
             if (parse_ints(optarg, failed, &nfailed, 4096))
@@ -681,11 +709,15 @@ int main(int argc, char **argv)
             r.net->npus == r.net->nranks)
             fprintf(stderr, "tacos-synth: --switch-nodes: %s has no switch; simulating on its "
                             "links\n", topo_arg);
-        if (rc || (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed))) ||
-            (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
+        if (rc || (nfailed && (rc = tacos_topo_remove_npus(topo, failed, nfailed))))
             goto fail;
         if (chunk_size)
             size = chunk_size * (uint64_t)k * (uint64_t)topo->npus;
+        /* the component's lowering for this size (tacos_lowering_for) */
+        if ((degree == TACOS_DEGREE_AUTO && !wide && !is_file(topo_arg) &&
+             (rc = pick_lowering(topo_arg, bw, nbw, lat, nlat, failed, nfailed, size, &topo))) ||
+            (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
+            goto fail;
         tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials, (int)per_msg};
         static char kept[4096];
         if (sched_dir) {

@@ -36,6 +36,7 @@ void tacos_topo_free(tacos_topo_t *t)
     if (!t)
         return;
     drop_adjacency(t);
+    tacos_topo_free(t->full);
     free(t->links);
     free(t->name);
     free(t);

@@ -156,7 +156,20 @@ expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degre
 # --unwind-degree auto: the component's unwinding (fs:8x16's rails of 16
 # hosts: the next 8, as --unwind-degree 8); a bad degree is named
 expect 0 "(128 NPUs, 1920 links)" -t fs:8x16 --unwind-degree auto -c allreduce
-expect 2 "--unwind-degree 'x': expected an integer >= 1 or auto" -t switch:4 --unwind-degree x
+# ... and, as the component does, small sizes on the switches fully
+# unwound (tacos_lowering_for); --write-topology writes the one taken
+expect 0 "fs:8x16, switches fully unwound (128 NPUs, 2816 links)" -t fs:8x16 \
+    --unwind-degree auto -c allreduce -s 64KiB --write-topology "$T/full.json"
+grep -q '"name":[[:space:]]*"fs:8x16, switches fully unwound"' "$T/full.json" ||
+    fail "--write-topology: not the fully unwound topology: $(head -c 300 "$T/full.json")"
+expect 0 "fs:8x16, switches fully unwound (127 NPUs" -t fs:8x16 --unwind-degree auto \
+    -c allgather -s 64KiB --failed-npus 5
+expect 0 "fs:8x16 (128 NPUs, 1920 links)" -t fs:8x16 --unwind-degree wide -c allreduce -s 64KiB
+# (none where every switch fully unwound would have more links than a
+# topology may: 4,096 ranks of 16 per host)
+expect 0 "fs:16x256 (4096 NPUs, 94208 links)" -t fs:16x256 --unwind-degree auto -c allreduce \
+    -s 64KiB -k 1 --hierarchy levels --part 0
+expect 2 "--unwind-degree 'x': expected an integer >= 1, auto or wide" -t switch:4 --unwind-degree x
 expect 0 "transfers     28 (to and from the one rank)" -t fs:2x4 --bw 100,25 -c allreduce \
     --hierarchy levels --part 5 --program 5
 expect 2 "--part takes --hierarchy levels or auto" -t fs:2x4 --part 1

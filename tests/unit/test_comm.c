@@ -28,6 +28,7 @@
 #include "mem.h"
 #include "params.h"
 #include "tacos_comm.h"
+#include "tacos_probe.h"
 
 /* ranks, and values one max over them takes (the core's settings
  * agreement: 17 values and their complements) */
@@ -38,7 +39,8 @@ typedef struct {
     pthread_barrier_t bar;
     uint64_t slot[MAXN][MAXV];
     char *gathered; /* the allgather's */
-    atomic_int errors_logged, synthesized, maxes, read, reused, removed;
+    atomic_int errors_logged, synthesized, maxes, read, reused, removed, fully_unwound;
+    int ranks_per_host; /* > 0: the records say hosts of this many ranks */
 } world_t;
 
 typedef struct {
@@ -80,6 +82,11 @@ static int allgather(void *ctx, const void *mine, void *all, size_t bytes)
     memcpy(w->gathered + bytes * (size_t)r->rank, mine, bytes);
     pthread_barrier_wait(&w->bar);
     memcpy(all, w->gathered, bytes * (size_t)w->n);
+    for (int i = 0; w->ranks_per_host && bytes == sizeof(tacos_probe_record_t) && i < w->n; i++) {
+        tacos_probe_record_t *rec = (tacos_probe_record_t *)all + i;
+        snprintf(rec->host, sizeof rec->host, "h%d", i / w->ranks_per_host);
+        rec->host_id = 1000 + (uint64_t)(i / w->ranks_per_host);
+    }
     pthread_barrier_wait(&w->bar);
     if (r->rank == 0)
         free(w->gathered);
@@ -93,6 +100,8 @@ static void logger(void *ctx, int level, const char *msg)
         atomic_fetch_add(&r->w->errors_logged, 1);
     if (level == 5 && strstr(msg, "modelled"))
         atomic_fetch_add(&r->w->synthesized, 1);
+    if (level == 5 && strstr(msg, "modelled") && strstr(msg, "switches fully unwound"))
+        atomic_fetch_add(&r->w->fully_unwound, 1);
     if (level == 5 && strstr(msg, "schedule read from"))
         atomic_fetch_add(&r->w->read, 1);
     if (level == 5 && strstr(msg, "class's schedule"))
@@ -129,12 +138,14 @@ static void *thread_main(void *arg)
 static const char *topo_file; /* every rank's, with the file scenario */
 static void (*every_rank)(tacos_settings_t *); /* every rank's tweak (NULL: none) */
 
-/* Runs f on n ranks; tweak changes rank 1's settings (NULL: none). */
-static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *ranks,
-                world_t *w)
+/* Runs f on n ranks, per_host to a host (0: all on one); tweak changes
+ * rank 1's settings (NULL: none). */
+static void run_on(int n, int per_host, scenario_t f, void (*tweak)(tacos_settings_t *),
+                   rank_t *ranks, world_t *w)
 {
     memset(w, 0, sizeof *w);
     w->n = n;
+    w->ranks_per_host = per_host;
     pthread_barrier_init(&w->bar, NULL, (unsigned)n);
     pthread_t th[MAXN];
     void *args[MAXN][2];
@@ -154,6 +165,17 @@ static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *
     pthread_barrier_destroy(&w->bar);
 }
 
+static void run(int n, scenario_t f, void (*tweak)(tacos_settings_t *), rank_t *ranks,
+                world_t *w)
+{
+    run_on(n, 0, f, tweak, ranks, w);
+}
+
+static void run_hosts(int n, int per_host, scenario_t f, rank_t *ranks, world_t *w)
+{
+    run_on(n, per_host, f, NULL, ranks, w);
+}
+
 /* result: 1 plan for a large Allreduce, cached the second time, with a
  * program of this rank; 2 more when the small call falls back for the
  * threshold with that reason. */
@@ -169,6 +191,43 @@ static void plans(rank_t *r)
     CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 999, &why, &q) == 0, "small plan");
     if (!q && why && strstr(why, "below coll_tacos_min_bytes"))
         r->result += 2;
+}
+
+/* result: 1 where a 4 KiB and a 64 MiB Allreduce both plan (on hosts
+ * joined by a network switch: small sizes on it fully unwound) */
+static void small_and_large(rank_t *r)
+{
+    const tacos_plan_t *p = NULL, *q = NULL;
+    const char *why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 4096, &why, &p) == 0, "small plan");
+    why = NULL;
+    CHECK(tacos_comm_plan(r->c, TACOS_ALLREDUCE, 0, 64 << 20, &why, &q) == 0, "large plan");
+    r->result = p && p->prog && q && q->prog && p != q;
+}
+
+static void unmeasured(tacos_settings_t *s) { s->measure = 0; }
+static void unwind_ring(tacos_settings_t *s) { s->measure = 0, s->unwind_degree = 1; }
+
+/* 4 hosts of one rank and 3 of two on one network switch, not measured
+ * (a ring of hosts; degree 1 set: the same): the small call on the switch
+ * fully unwound, the large on the ring, agreed on every rank; with
+ * unwind_degree 1, both on the ring; on one host, no such choice. */
+static void lowerings(rank_t *ranks, world_t *w)
+{
+    const struct { int n, per, want; void (*tweak)(tacos_settings_t *); } cases[] = {
+        {4, 1, 4, unmeasured}, {6, 2, 6, unmeasured}, {4, 1, 0, unwind_ring}, {4, 0, 0, NULL}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        every_rank = cases[k].tweak;
+        run_hosts(cases[k].n, cases[k].per, small_and_large, ranks, w);
+        every_rank = NULL;
+        for (int i = 0; i < cases[k].n; i++)
+            CHECK(ranks[i].result == 1, "lowerings %zu: rank %d planned %d", k, i, ranks[i].result);
+        CHECK(w->errors_logged == 0 && w->synthesized == 2 * cases[k].n &&
+                  w->fully_unwound == cases[k].want,
+              "lowerings %zu: %d messages, %d syntheses (want %d), %d fully unwound (want %d)", k,
+              (int)w->errors_logged, (int)w->synthesized, 2 * cases[k].n,
+              (int)w->fully_unwound, cases[k].want);
+    }
 }
 
 static void seed_differs(tacos_settings_t *s) { s->seed = 2; }
@@ -611,6 +670,7 @@ int main(void)
         CHECK(ranks[i].result == 1, "wrong-size file: rank %d did not fall back", i);
     CHECK(w.errors_logged == 1, "wrong-size file: %d messages, want 1 (rank 0's)",
           (int)w.errors_logged);
+    lowerings(ranks, &w);
     ipc_agreements(ranks, &w);
     schedules_kept(ranks, &w);
     parts_kept(ranks, &w);

@@ -381,8 +381,52 @@ static void auto_degree(void)
               TACOS_ERR_ARG, "degree must be >= 1");
 }
 
+/* Which lowering a size takes (tacos_lowering_for): on fs:8xH (rails at
+ * 25 GB/s and 2 us) the fully unwound rails up to 1 MiB, as the switches
+ * themselves time it (benchmarks/results/2026-12-03-lowering.md), the
+ * component's from 4 MiB (fs:8x8: its chunks of 64 KiB cross a ring of 8
+ * sooner); fs:8x128 fully unwound to 4 MiB (chunks of 4 KiB).  A lowering
+ * with no more links (fattree:4x4's groups already joined to all) is no
+ * second one; a full lowering is named so. */
+static void lowering(void)
+{
+    static const struct {
+        const char *spec;
+        int full_up_to_mib; /* sizes up to this many MiB fully unwound */
+    } rows[] = {{"fs:8x8", 1}, {"fs:8x32", 1}, {"fs:8x64", 1}, {"fs:8x128", 4}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tacos_topo_t *wide = shape(rows[i].spec, TACOS_DEGREE_AUTO);
+        tacos_topo_t *full = shape(rows[i].spec, TACOS_DEGREE_FULL);
+        if (!wide || !full)
+            continue;
+        CHECK_OK(tacos_lowering_keep_full(wide, &full));
+        CHECK(full && strstr(full->name, ", switches fully unwound"), "%s: full lowering %s",
+              rows[i].spec, full ? full->name : "dropped");
+        const tacos_topo_t *on = NULL;
+        for (uint64_t size = 64 << 10; full && size <= 64 << 20; size <<= 2) {
+            int want_full = size <= (uint64_t)rows[i].full_up_to_mib << 20;
+            CHECK_OK(tacos_lowering_for(wide, full, size, &on));
+            CHECK(on == (want_full ? full : wide), "%s at %llu bytes: %s", rows[i].spec,
+                  (unsigned long long)size, on == full ? "fully unwound" : "the component's");
+        }
+        CHECK_OK(tacos_lowering_for(wide, NULL, 64 << 10, &on));
+        CHECK(on == wide, "%s: no full lowering, yet not wide", rows[i].spec);
+        tacos_topo_free(wide);
+        tacos_topo_free(full);
+    }
+    tacos_topo_t *tree = shape("fattree:4x4", TACOS_DEGREE_AUTO);
+    tacos_topo_t *all = shape("fattree:4x4", TACOS_DEGREE_FULL);
+    if (tree && all) {
+        CHECK_OK(tacos_lowering_keep_full(tree, &all));
+        CHECK(!all, "fattree:4x4: a full lowering with no more links kept");
+    }
+    tacos_topo_free(tree);
+    tacos_topo_free(all);
+}
+
 int main(void)
 {
+    lowering();
     auto_degree();
     two_leaves();
     for (int d = 1; d <= 4; d++)
