@@ -7,7 +7,8 @@
 # --switch-nodes), one process per row.  TACOS synthesizes on every switch
 # unwound with degree DEGREE (default 1; DEGREE=auto as the component
 # unwinds: a host's switch with its members - 1, a network's with 1 up to 8
-# hosts and 8 beyond, a switch tree's 8).
+# hosts and 8 beyond, a switch tree's 8, and small sizes with every switch
+# fully unwound; DEGREE=wide those degrees at every size).
 #   sh benchmarks/bench_baselines.sh [SHAPE:BW:LAT ...]
 # SIZES (default "1MiB 64MiB 1GiB"); BASELINES (default
 # ring,rhd,dbt,direct,han; Direct's All-Reduce does not fit in memory at
