@@ -351,10 +351,7 @@ void tacos_comm_say_topology(tacos_comm_t *c, const char *problem, int all_ok, i
 
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem)
 {
-    if (!t || problem[0])
-        return string_hash(problem);
-    uint64_t full = t->full ? tacos_topo_hash(t->full) : 0;
-    return tacos_topo_hash(t) ^ (full << 1 | full >> 63);
+    return t && !problem[0] ? tacos_topo_hash(t) : string_hash(problem);
 }
 
 const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_bytes)
@@ -365,13 +362,19 @@ const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_
     return use;
 }
 
+/* The lowering of topo that plan p was synthesized on. */
+static const tacos_topo_t *plan_topo(const tacos_topo_t *topo, const tacos_plan_t *p)
+{
+    return p->fully_unwound ? topo->full : topo;
+}
+
 /* Builds the topology once; an agreed -1 state means fall back. */
 static int ensure_topology(tacos_comm_t *c)
 {
     if (c->topo_state)
         return 0;
     int ok = 1, rc = 0;
-    char problem[TACOS_PROBLEM_BYTES] = "", eq[2];
+    char problem[TACOS_PROBLEM_BYTES] = "", eq[3];
     tacos_topo_t *t = NULL;
     if (c->s.topo_file) {
         ok = !tacos_comm_file_topology(c, &t, problem);
@@ -386,14 +389,23 @@ static int ensure_topology(tacos_comm_t *c)
     ok = ok && !tacos_comm_check_topology(c, t, problem);
     /* ok everywhere with one hash: agreed; failed everywhere with one
      * problem: rank 0 says it */
-    uint64_t v[2] = {(uint64_t)ok, tacos_comm_topology_vote(ok ? t : NULL, problem)};
-    rc = all_equal(c, v, 2, eq);
+    /* (the full lowering voted apart: where only it differs, short of
+     * memory on a rank, every rank goes on without it) */
+    uint64_t v[3] = {(uint64_t)ok, tacos_comm_topology_vote(ok ? t : NULL, problem),
+                     ok && t->full ? tacos_topo_hash(t->full) : 0};
+    rc = all_equal(c, v, 3, eq);
     if (rc || !ok || !eq[0] || !eq[1]) {
         if (!rc)
             tacos_comm_say_topology(c, problem, ok && eq[0], eq[0] && eq[1]);
         tacos_topo_free(t);
         c->topo_state = rc ? 0 : -1; /* an error: undecided, returned */
         return rc;
+    }
+    if (!eq[2]) {
+        tacos_comm_say(c, 5, "the ranks' networks fully unwound differ (memory was short on "
+                             "one): every size on %s", t->name);
+        tacos_topo_free(t->full);
+        t->full = NULL;
     }
     c->topo = t;
     c->topo_state = 1;
@@ -412,7 +424,10 @@ static int ensure_topology(tacos_comm_t *c)
  * is below size_class (every larger class then faces the same problem
  * scaled: docs/synthesis.md); else size_class.  A function of the
  * topology, the settings and the class alone, so a class's schedule does
- * not depend on which calls came first. */
+ * not depend on which calls came first.  On the automatic lowering (topo,
+ * not topo->full): with reuse_percent 2 a class that serves others has
+ * chunks of 50 latencies' time and more, far past where the full lowering
+ * is taken. */
 static int schedule_class(const tacos_comm_t *c, const tacos_topo_t *topo, int size_class)
 {
     int k = c->s.chunks > 0 ? c->s.chunks : TACOS_AUTO_MAX_K, lo = 0, hi = size_class;
@@ -468,7 +483,9 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     int ok = 1, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = synth_opts(c, topo, coll, root, size_class);
+    const tacos_topo_t *wide = topo;
     topo = tacos_comm_lowering(topo, o.size_bytes);
+    made->fully_unwound = topo != wide;
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;
@@ -499,7 +516,7 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
 {
     const tacos_settings_t *st = &c->s;
     const char *coll = tacos_coll_name(made->coll);
-    const tacos_topo_t *on = tacos_comm_lowering(topo, s->size_bytes);
+    const tacos_topo_t *on = plan_topo(topo, made);
     if (st->dump_dir && st->dump_dir[0] && c->ops.rank == 0 && s->levels != 2) {
         char what[128];
         snprintf(what, sizeof what, "%s-root%d-k%d-%zuB", coll, made->root, made->k,
@@ -524,7 +541,7 @@ void tacos_comm_report(const tacos_comm_t *c, const tacos_topo_t *topo, const ta
     tacos_comm_say(c, 5,
                    "%s root %d k=%d%s for %zu-byte class%s%s: %zu transfers%s, %.3f us modelled%s",
                    coll, made->root, made->k, how[s->levels], (size_t)1 << made->size_class,
-                   served, on != topo ? ", switches fully unwound" : "", s->nxfers, packed,
+                   served, made->fully_unwound ? ", switches fully unwound" : "", s->nxfers, packed,
                    s->time_us, optimal);
 }
 
@@ -540,7 +557,7 @@ static int synthesize(tacos_comm_t *c, tacos_coll_t coll, int root, int size_cla
             tacos_coll_name(coll));
     if (differ && made->read) {
         tacos_synth_opts_t o = synth_opts(c, c->topo, coll, root, size_class);
-        tacos_comm_schedule_forget(c, tacos_comm_lowering(c->topo, o.size_bytes), &o);
+        tacos_comm_schedule_forget(c, plan_topo(c->topo, made), &o);
     }
     if (agreed)
         tacos_comm_report(c, c->topo, made, s);
@@ -764,7 +781,7 @@ static int agree_made(tacos_comm_t *c)
             if (e[j]->prog && e[j]->read && eq[2 * j] && !eq[2 * j + 1]) { /* all have one */
                 tacos_synth_opts_t o =
                     synth_opts(c, c->topo, e[j]->coll, e[j]->root, e[j]->size_class);
-                tacos_comm_schedule_forget(c, tacos_comm_lowering(c->topo, o.size_bytes), &o);
+                tacos_comm_schedule_forget(c, plan_topo(c->topo, e[j]), &o);
             }
             if (!agreed)
                 tacos_comm_plan_free(e[j]);

@@ -132,14 +132,14 @@ int tacos_comm_file_topology(const tacos_comm_t *c, tacos_topo_t **t,
 int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
                               char problem[TACOS_PROBLEM_BYTES]);
 
-/* What a rank votes: its topology's hash (with its full lowering's), or
- * (its problem non-empty, or no topology) the problem's; equal on every
- * rank that failed alike. */
+/* What a rank votes: its topology's hash, or (its problem non-empty, or
+ * no topology) the problem's; equal on every rank that failed alike. */
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem);
 /* The lowering of topo a schedule of size_bytes is synthesized on:
  * topo->full where tacos_lowering_for picks it, else topo (also where the
  * choice runs out of memory: then the schedules' hashes differ and the
- * ranks fall back for that size). */
+ * ranks fall back for that size).  make_plan records it in the plan
+ * (fully_unwound). */
 const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_bytes);
 
 /* Says why the ranks agreed to fall back for want of a topology, once per

@@ -126,6 +126,7 @@ typedef struct {
      * waits for is in (setup.c), and agrees on it as with agreed 0 */
     int deferred;
     int read; /* 1: its schedule was read from coll_tacos_schedule_dir */
+    int fully_unwound; /* 1: synthesized on the topology's full lowering */
 } tacos_plan_t;
 
 typedef struct tacos_comm tacos_comm_t;

@@ -606,10 +606,13 @@ static int usable(const tacos_comm_t *c, const tacos_probe_record_t *recs)
  * full, the same records merged with every switch fully unwound (rc: that
  * merge's error, e.g. too many links: none; the same on every rank but for
  * memory, which the topology's vote catches). */
-static void keep_full(tacos_topo_t *t, int rc, tacos_topo_t *full)
+static void keep_full(const tacos_comm_t *c, tacos_topo_t *t, int rc, tacos_topo_t *full)
 {
     if (!rc && tacos_lowering_keep_full(t, &full) == TACOS_OK)
         t->full = full, full = NULL;
+    else if (c->ops.rank == 0)
+        tacos_comm_say(c, 5, "no lowering with every switch fully unwound: %s",
+                       tacos_last_error());
     tacos_topo_free(full);
 }
 
@@ -632,10 +635,10 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
         tacos_comm_say(c, c->ops.rank && rc != TACOS_ERR_NOMEM ? 1 : 0,
                        "merging the probe records: %s%s", tacos_last_error(),
                        rc == TACOS_ERR_NOMEM ? " (this rank)" : ""); /* else the same everywhere */
-    if (!rc && !c->s.unwind_degree) {
-        tacos_topo_t *full = NULL;
+    if (!rc && !c->s.unwind_degree && tacos_comm_spans_hosts(recs, n)) {
+        tacos_topo_t *full = NULL; /* (within a host every switch is fully unwound) */
         int frc = tacos_probe_merge_net(recs, n, TACOS_DEGREE_FULL, !ok || !c->s.probe, net, &full);
-        keep_full(*out, frc, full);
+        keep_full(c, *out, frc, full);
     }
     if (!rc && c->ops.rank == 0) {
         char summary[512], note[96];
@@ -721,7 +724,7 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
         tacos_topo_t *full = NULL;
         int frc = tacos_probe_merge_fabric(recs, c->ops.size, TACOS_DEGREE_FULL, !c->s.probe,
                                            conf, f, &full);
-        keep_full(*out, frc, full);
+        keep_full(c, *out, frc, full);
     }
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {

@@ -147,7 +147,7 @@ int tacos_fabric_lower(const tacos_fabric_t *f, tacos_topo_t *t);
 /* The same NPUs with every link reversed (finalized). */
 int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out);
 /* Removes (fails) the listed NPUs and their links; the remaining NPUs keep
- * their order and are renumbered 0..npus-1 (finalized). */
+ * their order and are renumbered 0..npus-1 (finalized); drops t->full. */
 int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed);
 /* Index of link src->dst, or -1. Needs a finalized topology. */
 long tacos_topo_find_link(const tacos_topo_t *t, int src, int dst);

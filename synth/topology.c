@@ -292,6 +292,8 @@ int tacos_topo_transitive(const tacos_topo_t *t)
 
 int tacos_topo_remove_npus(tacos_topo_t *t, const int *failed, int nfailed)
 {
+    tacos_topo_free(t->full); /* (of the NPUs before) */
+    t->full = NULL;
     int *newid = malloc((size_t)t->npus * sizeof *newid);
     if (!newid)
         return tacos_error(TACOS_ERR_NOMEM, "out of memory removing NPUs");

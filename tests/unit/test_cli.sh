@@ -155,7 +155,7 @@ expect 0 '"hierarchy":"levels"' -t fs:8x8 --bw 100,25 --lat 0.5,2 --unwind-degre
     -s 64MiB -k auto --hierarchy auto --summary-json
 # --unwind-degree auto: the component's unwinding (fs:8x16's rails of 16
 # hosts: the next 8, as --unwind-degree 8); a bad degree is named
-expect 0 "(128 NPUs, 1920 links)" -t fs:8x16 --unwind-degree auto -c allreduce
+expect 0 "(128 NPUs, 1920 links)" -t fs:8x16 --unwind-degree auto -c allreduce -s 1MiB
 # ... and, as the component does, small sizes on the switches fully
 # unwound (tacos_lowering_for); --write-topology writes the one taken
 expect 0 "fs:8x16, switches fully unwound (128 NPUs, 2816 links)" -t fs:8x16 \
