@@ -34,7 +34,8 @@
 #    right results, one message naming it;
 #  - testbed.sh refuses bad shapes with switches, naming why (no root
 #    needed); switch4 routes every pair through the switch, tacos-probe
-#    --all measures across it, and tacos-synth reads its true topology.
+#    --all measures across it, and tacos-synth reads its true topology;
+#    not measured, its small sizes run on the switch fully unwound, right.
 B=${TACOS_BUILD:-../..}
 SRC=$(cd "$(dirname "$0")" && pwd) # tests/testbed/, where testbed.sh is
 CHECK=$(cd "$(dirname "${TACOS_MPI_CHECK:-../mpi/mpi_coll_check}")" && pwd)/mpi_coll_check
@@ -203,6 +204,19 @@ done
     { fail "switch4: not every pair routed through s0"; cat "$T/sw/shape.txt" >&2; }
 "$TACOS_SYNTH" --topology "$T/sw/topology.json" -c allreduce >/dev/null 2>"$T/sw/err" ||
     { fail "switch4: tacos-synth cannot read its true topology"; cat "$T/sw/err" "$T/sw/topology.json" >&2; }
+# ... and not measured (coll_tacos_measure 0: the hosts on one network
+# switch, unwound as a ring of 4): the small sizes synthesized on it fully
+# unwound, the large on the ring, all right (six collectives, four counts)
+timeout 300 bash "$SRC/testbed.sh" run switch4 -- sh -c '$TESTBED_MPIRUN \
+    --mca coll tacos,tuned,basic,inter,libnbc,self --mca coll_tacos_measure 0 \
+    --mca coll_tacos_min_bytes 0 --mca coll_tacos_rooted_min_bytes 0 \
+    --mca coll_tacos_gather_min_bytes 0 --mca coll_tacos_verbose 5 "$CHECK" --p2p' \
+    >"$T/sw-full.out" 2>&1 || echo "testbed or mpi_coll_check exit $?" >>"$T/sw-full.out"
+grep -q "mpi_coll_check: 0 failure" "$T/sw-full.out" ||
+    { fail "switch4, not measured: mpi_coll_check"; tail -20 "$T/sw-full.out" >&2; }
+grep -q "for [0-9]*-byte class, switches fully unwound: " "$T/sw-full.out" &&
+    grep -q "allreduce root 0 k=[0-9]* for [0-9]*-byte class: " "$T/sw-full.out" ||
+    { fail "switch4, not measured: not small sizes fully unwound and the others not"; grep "modelled" "$T/sw-full.out" | head >&2; }
 
 # tree16: 16 hosts of one rank under 4 leaves, the leaves under a spine
 # through uplinks of half their hosts' rate: a pair under two leaves is routed
