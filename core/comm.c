@@ -354,14 +354,6 @@ uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem)
     return t && !problem[0] ? tacos_topo_hash(t) : string_hash(problem);
 }
 
-const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_bytes)
-{
-    const tacos_topo_t *use = topo;
-    if (topo->full && tacos_lowering_for(topo, topo->full, size_bytes, &use) != TACOS_OK)
-        use = topo;
-    return use;
-}
-
 /* The lowering of topo that plan p was synthesized on. */
 static const tacos_topo_t *plan_topo(const tacos_topo_t *topo, const tacos_plan_t *p)
 {
@@ -409,10 +401,11 @@ static int ensure_topology(tacos_comm_t *c)
     }
     c->topo = t;
     c->topo_state = 1;
-    if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0)
+    if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0) {
         dump(c, "topology", t, NULL);
-    if (c->s.dump_dir && c->s.dump_dir[0] && c->ops.rank == 0 && t->full)
-        dump(c, "topology-fully-unwound", t->full, NULL);
+        if (t->full)
+            dump(c, "topology-fully-unwound", t->full, NULL);
+    }
     return 0;
 }
 
@@ -483,9 +476,13 @@ int tacos_comm_make_plan(const tacos_comm_t *c, const tacos_topo_t *topo, tacos_
     int ok = 1, fault = tacos_fault("synth");
     *made = (tacos_plan_t){.coll = coll, .root = root, .size_class = size_class};
     tacos_synth_opts_t o = synth_opts(c, topo, coll, root, size_class);
-    const tacos_topo_t *wide = topo;
-    topo = tacos_comm_lowering(topo, o.size_bytes);
-    made->fully_unwound = topo != wide;
+    /* the lowering the serving class takes (tacos_lowering_for; topo where
+     * that runs short of memory: the schedules' hashes then differ and the
+     * ranks fall back for this size) */
+    const tacos_topo_t *on = topo;
+    (void)tacos_lowering_for(topo, topo->full, o.size_bytes, &on);
+    made->fully_unwound = on != topo;
+    topo = on;
     tacos_sched_t *kept = fault ? NULL : tacos_comm_schedule_read(c, topo, &o);
     s = kept;
     made->read = kept != NULL;

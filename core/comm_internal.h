@@ -135,12 +135,6 @@ int tacos_comm_check_topology(const tacos_comm_t *c, const tacos_topo_t *t,
 /* What a rank votes: its topology's hash, or (its problem non-empty, or
  * no topology) the problem's; equal on every rank that failed alike. */
 uint64_t tacos_comm_topology_vote(const tacos_topo_t *t, const char *problem);
-/* The lowering of topo a schedule of size_bytes is synthesized on:
- * topo->full where tacos_lowering_for picks it, else topo (also where the
- * choice runs out of memory: then the schedules' hashes differ and the
- * ranks fall back for that size).  make_plan records it in the plan
- * (fully_unwound). */
-const tacos_topo_t *tacos_comm_lowering(const tacos_topo_t *topo, uint64_t size_bytes);
 
 /* Says why the ranks agreed to fall back for want of a topology, once per
  * communicator (the nonblocking set-up and the first blocking call both
