@@ -82,19 +82,38 @@ out:
     return found;
 }
 
-/* The links among npus[0..n) (pos[v]: v's index there, or -1), renumbered;
- * NULL-free on success.  TACOS_ERR_TOPO when they do not join them all. */
+static int by_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The links among npus[0..n) (pos[v]: v's index there, or -1), renumbered,
+ * in t's order; t finalized.  TACOS_ERR_TOPO when they do not join them all. */
 static int sub_topo(const tacos_topo_t *t, const int *npus, int n, int *pos, tacos_topo_t **out)
 {
     tacos_topo_t *s = NULL;
+    size_t m = 0, cap = 0, *idx = NULL;
     int rc = tacos_topo_create(n, "level", &s);
     for (int i = 0; !rc && i < n; i++)
         pos[npus[i]] = i;
-    for (size_t i = 0; !rc && i < t->nlinks; i++) {
-        const tacos_link_t *l = &t->links[i];
-        if (pos[l->src] >= 0 && pos[l->dst] >= 0)
-            rc = tacos_topo_add_link(s, pos[l->src], pos[l->dst], l->lat_us, l->bw_gbps);
+    for (int i = 0; !rc && i < n; i++)
+        for (size_t j = t->out_off[npus[i]]; !rc && j < t->out_off[npus[i] + 1]; j++) {
+            if (pos[t->links[t->out_links[j]].dst] < 0)
+                continue;
+            size_t *g = tacos_grow(idx, &cap, m, sizeof *idx, 64);
+            if (!g)
+                rc = tacos_error(TACOS_ERR_NOMEM, "out of memory selecting a level's links");
+            else
+                (idx = g)[m++] = t->out_links[j];
+        }
+    if (!rc)
+        qsort(idx, m, sizeof *idx, by_index);
+    for (size_t i = 0; !rc && i < m; i++) {
+        const tacos_link_t *l = &t->links[idx[i]];
+        rc = tacos_topo_add_link(s, pos[l->src], pos[l->dst], l->lat_us, l->bw_gbps);
     }
+    free(idx);
     for (int i = 0; i < n; i++)
         pos[npus[i]] = -1;
     if (!rc && !(rc = tacos_topo_finalize(s)))

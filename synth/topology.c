@@ -107,27 +107,16 @@ int tacos_topo_add_switch_node(tacos_topo_t *t, const int *m, int n, double lat_
     return rc;
 }
 
-typedef struct {
-    uint64_t key;
-    size_t link;
-} keyed_t;
-
-static int by_key(const void *a, const void *b)
+/* Stable counting sort of the link indices `from` by the endpoint that
+ * `off` counts (dst when by_dst, else src) into `to`; cur: npus slots. */
+static void place_links(const tacos_topo_t *t, const size_t *from, const size_t *off,
+                        size_t *cur, size_t *to, int by_dst)
 {
-    uint64_t x = ((const keyed_t *)a)->key, y = ((const keyed_t *)b)->key;
-    return (x > y) - (x < y);
-}
-
-/* Fills adj with link indices ordered by (major endpoint, minor endpoint). */
-static void sort_links(const tacos_topo_t *t, keyed_t *tmp, size_t *adj, int by_dst)
-{
+    memcpy(cur, off, (size_t)t->npus * sizeof *cur);
     for (size_t i = 0; i < t->nlinks; i++) {
-        uint64_t s = (uint64_t)t->links[i].src, d = (uint64_t)t->links[i].dst;
-        tmp[i] = (keyed_t){by_dst ? d << 32 | s : s << 32 | d, i};
+        const tacos_link_t *l = &t->links[from ? from[i] : i];
+        to[cur[by_dst ? l->dst : l->src]++] = from ? from[i] : i;
     }
-    qsort(tmp, t->nlinks, sizeof *tmp, by_key);
-    for (size_t i = 0; i < t->nlinks; i++)
-        adj[i] = tmp[i].link;
 }
 
 int tacos_topo_finalize(tacos_topo_t *t)
@@ -138,12 +127,9 @@ int tacos_topo_finalize(tacos_topo_t *t)
     t->out_off = calloc(n + 1, sizeof *t->out_off);
     t->in_links = malloc((m ? m : 1) * sizeof *t->in_links);
     t->out_links = malloc((m ? m : 1) * sizeof *t->out_links);
-    if (!t->in_off || !t->out_off || !t->in_links || !t->out_links) {
-        drop_adjacency(t);
-        return tacos_error(TACOS_ERR_NOMEM, "out of memory building adjacency of %zu links", m);
-    }
-    keyed_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
-    if (!tmp) {
+    size_t *cur = malloc(n * sizeof *cur);
+    if (!t->in_off || !t->out_off || !t->in_links || !t->out_links || !cur) {
+        free(cur);
         drop_adjacency(t);
         return tacos_error(TACOS_ERR_NOMEM, "out of memory building adjacency of %zu links", m);
     }
@@ -155,9 +141,12 @@ int tacos_topo_finalize(tacos_topo_t *t)
         t->in_off[v + 1] += t->in_off[v];
         t->out_off[v + 1] += t->out_off[v];
     }
-    sort_links(t, tmp, t->out_links, 0);
-    sort_links(t, tmp, t->in_links, 1);
-    free(tmp);
+    /* By destination, then stably by source: out_links sorted by (src, dst);
+     * stably by destination again: in_links sorted by (dst, src). */
+    place_links(t, NULL, t->in_off, cur, t->in_links, 1);
+    place_links(t, t->in_links, t->out_off, cur, t->out_links, 0);
+    place_links(t, t->out_links, t->in_off, cur, t->in_links, 1);
+    free(cur);
     for (size_t i = 1; i < m; i++) {
         const tacos_link_t *a = &t->links[t->out_links[i - 1]], *b = &t->links[t->out_links[i]];
         if (a->src == b->src && a->dst == b->dst) {
@@ -189,20 +178,43 @@ long tacos_topo_find_link(const tacos_topo_t *t, int src, int dst)
     return -1;
 }
 
-int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
+static size_t *dup_indices(const size_t *v, size_t n)
+{
+    size_t *d = malloc((n ? n : 1) * sizeof *d);
+    if (d)
+        memcpy(d, v, n * sizeof *d);
+    return d;
+}
+
+/* A finalized copy of t, every link reversed when transpose (the adjacency
+ * copied, in and out swapped, where t has it: no sorting again). */
+static int copy_topo(const tacos_topo_t *t, int transpose, tacos_topo_t **out)
 {
     tacos_topo_t *c;
+    size_t m = t->nlinks, n = (size_t)t->npus + 1;
     int rc = tacos_topo_create(t->npus, t->name, &c);
     if (rc)
         return rc;
     c->ndims = t->ndims;
     c->nranks = t->nranks;
     memcpy(c->dims, t->dims, sizeof t->dims);
-    for (size_t i = 0; i < t->nlinks && !rc; i++)
-        rc = tacos_topo_add_link(c, t->links[i].src, t->links[i].dst, t->links[i].lat_us,
-                                 t->links[i].bw_gbps);
-    if (!rc)
+    if (!(c->links = malloc((m ? m : 1) * sizeof *c->links))) {
+        tacos_topo_free(c);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory copying %zu links", m);
+    }
+    memcpy(c->links, t->links, m * sizeof *c->links);
+    c->cap = m ? m : 1;
+    c->nlinks = m;
+    for (size_t i = 0; transpose && i < m; i++)
+        c->links[i] = (tacos_link_t){t->links[i].dst, t->links[i].src, t->links[i].lat_us,
+                                     t->links[i].bw_gbps};
+    if (!t->out_off)
         rc = tacos_topo_finalize(c);
+    else if (!(c->out_off = dup_indices(transpose ? t->in_off : t->out_off, n)) ||
+             !(c->in_off = dup_indices(transpose ? t->out_off : t->in_off, n)) ||
+             !(c->out_links = dup_indices(transpose ? t->in_links : t->out_links, m)) ||
+             !(c->in_links = dup_indices(transpose ? t->out_links : t->in_links, m)))
+        rc = tacos_error(TACOS_ERR_NOMEM, "out of memory copying %zu links", m);
     if (rc) {
         tacos_topo_free(c);
         return rc;
@@ -211,24 +223,14 @@ int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
     return TACOS_OK;
 }
 
+int tacos_topo_copy(const tacos_topo_t *t, tacos_topo_t **out)
+{
+    return copy_topo(t, 0, out);
+}
+
 int tacos_topo_transpose(const tacos_topo_t *t, tacos_topo_t **out)
 {
-    tacos_topo_t *c;
-    int rc = tacos_topo_copy(t, &c);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < c->nlinks; i++) {
-        int s = c->links[i].src;
-        c->links[i].src = c->links[i].dst;
-        c->links[i].dst = s;
-    }
-    rc = tacos_topo_finalize(c);
-    if (rc) {
-        tacos_topo_free(c);
-        return rc;
-    }
-    *out = c;
-    return TACOS_OK;
+    return copy_topo(t, 1, out);
 }
 
 /* Whether t has a link src->dst of l's latency and bandwidth. */

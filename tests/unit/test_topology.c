@@ -3,6 +3,7 @@
  * and clear errors for bad specs. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -22,6 +23,29 @@ static double in_bw(const tacos_topo_t *t, int d)
     for (size_t k = t->in_off[d]; k < t->in_off[d + 1]; k++)
         s += t->links[t->in_links[k]].bw_gbps;
     return s;
+}
+
+/* Every link once in out_links sorted by (src, dst) and in in_links by
+ * (dst, src), within the offsets of its endpoint. */
+static void check_adjacency(const tacos_topo_t *t, const char *what)
+{
+    size_t m = t->nlinks, bad = 0;
+    char *seen = calloc(m ? m : 1, 2);
+    for (int v = 0; seen && v < t->npus; v++) {
+        for (size_t k = t->out_off[v]; k < t->out_off[v + 1]; k++) {
+            const tacos_link_t *l = &t->links[t->out_links[k]];
+            bad += l->src != v || seen[2 * t->out_links[k]]++ ||
+                   (k > t->out_off[v] && t->links[t->out_links[k - 1]].dst >= l->dst);
+        }
+        for (size_t k = t->in_off[v]; k < t->in_off[v + 1]; k++) {
+            const tacos_link_t *l = &t->links[t->in_links[k]];
+            bad += l->dst != v || seen[2 * t->in_links[k] + 1]++ ||
+                   (k > t->in_off[v] && t->links[t->in_links[k - 1]].src >= l->src);
+        }
+    }
+    CHECK(seen && t->out_off[t->npus] == m && t->in_off[t->npus] == m && !bad,
+          "%s: adjacency of %zu links sorted, each once (%zu wrong)", what, m, bad);
+    free(seen);
 }
 
 int main(void)
@@ -77,9 +101,34 @@ int main(void)
         tacos_topo_free(t);
     }
 
+    /* links added in a shuffled order: the adjacency sorted all the same;
+     * a copy and a transpose keep it sorted, a transpose of the transpose
+     * gives the links back in their order */
+    CHECK_OK(tacos_topo_create(9, "shuffled", &t));
+    for (int i = 0, a = 0; t && i < 72; i++, a = (a + 29) % 72) {
+        int src = a / 8, dst = a % 8 >= src ? a % 8 + 1 : a % 8;
+        CHECK_OK(tacos_topo_add_link(t, src, dst, 1, 1 + a));
+    }
+    CHECK_OK(tacos_topo_finalize(t));
+    check_adjacency(t, "shuffled fc:9");
+    tacos_topo_t *tt = NULL, *t2 = NULL;
+    CHECK_OK(tacos_topo_transpose(t, &tt));
+    if (tt) {
+        check_adjacency(tt, "its transpose");
+        CHECK_OK(tacos_topo_transpose(tt, &t2));
+        CHECK(t2 && t2->nlinks == t->nlinks &&
+                  !memcmp(t2->links, t->links, t->nlinks * sizeof *t->links) &&
+                  !memcmp(t2->out_links, t->out_links, t->nlinks * sizeof *t->out_links) &&
+                  !memcmp(t2->in_links, t->in_links, t->nlinks * sizeof *t->in_links),
+              "transposed twice: the same links and adjacency");
+        tacos_topo_free(t2);
+        tacos_topo_free(tt);
+    }
+    tacos_topo_free(t);
+
     /* transpose reverses every link */
     t = gen("uniring:5");
-    tacos_topo_t *tt = NULL;
+    tt = NULL;
     CHECK_OK(tacos_topo_transpose(t, &tt));
     CHECK(tt && tacos_topo_find_link(tt, 1, 0) >= 0 && tacos_topo_find_link(tt, 0, 1) < 0,
           "transposed uni-ring runs backwards");
