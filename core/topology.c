@@ -602,13 +602,32 @@ static int usable(const tacos_comm_t *c, const tacos_probe_record_t *recs)
     return 0;
 }
 
-/* With coll_tacos_unwind_degree 0, t's full lowering (t->full) from
- * full, the same records merged with every switch fully unwound (rc: that
- * merge's error, e.g. too many links: none; the same on every rank but for
- * memory, which the topology's vote catches). */
-static void keep_full(const tacos_comm_t *c, tacos_topo_t *t, int rc, tacos_topo_t *full)
+/* The records merged with the links between hosts at this unwind degree:
+ * the fabric's tree (conf and f), else the measured network (net, or
+ * NULL: the probed figures). */
+static int merge_at(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
+                    const tacos_net_t *net, const tacos_fabric_conf_t *conf,
+                    const tacos_fabric_net_t *f, int degree, tacos_topo_t **out)
 {
-    if (!rc && tacos_lowering_keep_full(t, &full) == TACOS_OK)
+    int n = c->ops.size, plain = !ok || !c->s.probe;
+    return conf ? tacos_probe_merge_fabric(recs, n, degree, plain, conf, f, out)
+                : tacos_probe_merge_net(recs, n, degree, plain, net, out);
+}
+
+/* With coll_tacos_unwind_degree 0 across hosts, t's full lowering (t->full):
+ * the same records merged with every switch fully unwound (within a host
+ * every switch already is).  None where that merge fails, e.g. too many
+ * links (the same on every rank but for memory, which the topology's vote
+ * catches). */
+static void keep_full(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
+                      const tacos_net_t *net, const tacos_fabric_conf_t *conf,
+                      const tacos_fabric_net_t *f, tacos_topo_t *t)
+{
+    tacos_topo_t *full = NULL;
+    if (c->s.unwind_degree || !tacos_comm_spans_hosts(recs, c->ops.size))
+        return;
+    if (!merge_at(c, recs, ok, net, conf, f, TACOS_DEGREE_FULL, &full) &&
+        tacos_lowering_keep_full(t, &full) == TACOS_OK)
         t->full = full, full = NULL;
     else if (c->ops.rank == 0)
         tacos_comm_say(c, 5, "no lowering with every switch fully unwound: %s",
@@ -630,16 +649,12 @@ static int merge(const tacos_comm_t *c, tacos_probe_record_t *recs, int ok,
                  const tacos_net_t *net, tacos_topo_t **out)
 {
     int n = c->ops.size, rc;
-    if ((rc = tacos_probe_merge_net(recs, n, c->s.unwind_degree, !ok || !c->s.probe, net,
-                                    out)))
+    if ((rc = merge_at(c, recs, ok, net, NULL, NULL, c->s.unwind_degree, out)))
         tacos_comm_say(c, c->ops.rank && rc != TACOS_ERR_NOMEM ? 1 : 0,
                        "merging the probe records: %s%s", tacos_last_error(),
                        rc == TACOS_ERR_NOMEM ? " (this rank)" : ""); /* else the same everywhere */
-    if (!rc && !c->s.unwind_degree && tacos_comm_spans_hosts(recs, n)) {
-        tacos_topo_t *full = NULL; /* (within a host every switch is fully unwound) */
-        int frc = tacos_probe_merge_net(recs, n, TACOS_DEGREE_FULL, !ok || !c->s.probe, net, &full);
-        keep_full(c, *out, frc, full);
-    }
+    else
+        keep_full(c, recs, ok, net, NULL, NULL, *out);
     if (!rc && c->ops.rank == 0) {
         char summary[512], note[96];
         tacos_probe_summary(recs, n, summary, sizeof summary);
@@ -714,18 +729,12 @@ static int merge_fabric(const tacos_comm_t *c, tacos_probe_record_t *recs,
                         const tacos_fabric_conf_t *conf, const char *text,
                         const tacos_fabric_net_t *f, int cached, tacos_topo_t **out)
 {
-    int rc = tacos_probe_merge_fabric(recs, c->ops.size, c->s.unwind_degree, !c->s.probe, conf,
-                                      f, out);
+    int rc = merge_at(c, recs, 1, NULL, conf, f, c->s.unwind_degree, out);
     if (rc) {
         tacos_comm_say(c, 0, "merging the fabric: %s", tacos_last_error());
         return rc;
     }
-    if (!c->s.unwind_degree) {
-        tacos_topo_t *full = NULL;
-        int frc = tacos_probe_merge_fabric(recs, c->ops.size, TACOS_DEGREE_FULL, !c->s.probe,
-                                           conf, f, &full);
-        keep_full(c, *out, frc, full);
-    }
+    keep_full(c, recs, 1, NULL, conf, f, *out);
     char *lines = NULL, *save = NULL;
     if (c->ops.rank == 0) {
         char from[1024], note[96];
