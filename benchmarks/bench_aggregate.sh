@@ -7,7 +7,10 @@
 # one process per run.  Both TACOS columns are the simulator's replay of
 # the synthesized schedule (which models it exactly).
 #   sh benchmarks/bench_aggregate.sh [SHAPE:BW:LAT ...]
-# M (default 16), SIZES (default "64KiB 1MiB 64MiB").  Default shapes: 2D
+# M (default 16), SIZES (default "64KiB 1MiB 64MiB"), ARGS (more
+# tacos-synth arguments for every run, e.g. ARGS="--unwind-degree auto
+# --hierarchy levels --part all": what coll_tacos_hierarchy 1 runs, every
+# rank's part joined).  Default shapes: 2D
 # meshes and tori of 64 and 256 ranks at 100 GB/s, 0.5 us; fs:8x32 (8 ranks
 # per host at 100 GB/s, 0.5 us; rails at 25 GB/s, 2 us); fattree:8x8 with
 # 2:1 uplinks (hosts at 25 GB/s, 2 us).
@@ -24,8 +27,9 @@ for arg in "$@"; do
     shape_arg "$arg"
     for size in $SIZES; do
         run() {
+            # shellcheck disable=SC2086 # (ARGS: several words)
             "$SYNTH" -t "$shape" --bw "$bw" --lat "$lat" -c allreduce -s "$size" -k auto \
-                --switch-nodes --summary-json "$@" 2>/dev/null
+                --switch-nodes --summary-json $ARGS "$@" 2>/dev/null
         }
         one=$(run --chunks-per-message 1) || exit 1
         agg=$(run --chunks-per-message "$M" --compare ring,rhd,dbt) || exit 1

@@ -281,7 +281,8 @@ static int add_level(compose_t *c, int level, tacos_coll_t coll, int rails)
         }
         if (!kept || !same_links(kept, sub)) {
             tacos_synth_opts_t o = *c->o;
-            o.chunks_per_msg = 1; /* levels are retimed transfer by transfer */
+            if (c->rank < 0) /* the whole composition is retimed transfer by transfer */
+                o.chunks_per_msg = 1;
             o.coll = coll;
             o.chunks_per_npu = per;
             o.size_bytes = c->o->size_bytes / (rails ? lv->size : 1);

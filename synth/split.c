@@ -3,7 +3,8 @@
  * The k-chunk schedule obtained from a 1-chunk one by splitting every chunk
  * into k parts sent back to back along the same paths, each as soon as its
  * link is free and the sender holds that part (what the sender had received
- * of the chunk before the original transfer started).  It is never slower
+ * of the chunk before the original transfer started); a message of m chunks
+ * becomes k messages, each of the m chunks' part j.  It is never slower
  * than the 1-chunk schedule by more than the extra latency per message, so
  * offering it to the synthesizer as a candidate makes more chunks never
  * hurt.
@@ -55,9 +56,10 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
      * latest part-j arrival among arrivals 0..a of a's (npu, chunk) group */
     double *end = malloc((n * kk + 1) * sizeof *end), *ready = malloc((n * kk + 1) * sizeof *ready);
     double *free_at = calloc(t->nlinks + 1, sizeof *free_at);
+    double *part_ready = malloc((kk + 1) * sizeof *part_ready); /* per part: its message's */
     int rc = tacos_sched_alloc(one->coll, one->npus, one->chunks_per_npu * k, one->root,
                                one->size_bytes, NULL, &s);
-    if (!rc && (!in || !arr || !link || !end || !ready || !free_at ||
+    if (!rc && (!in || !arr || !link || !end || !ready || !free_at || !part_ready ||
                 !(done = calloc(n + 1, sizeof *done))))
         rc = tacos_error(TACOS_ERR_NOMEM, "out of memory splitting a schedule");
     if (!rc)
@@ -87,31 +89,44 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
      * frees and after that part reached the sender by every transfer of the
      * chunk into the sender that ended before the original one started
      * (those were handled before: they started earlier) */
-    for (size_t i = 0; !rc && i < n; i++) {
-        const tacos_xfer_t *x = &one->xfers[i];
-        size_t want = (size_t)x->src * (size_t)one->nchunks + (size_t)x->chunk;
-        size_t lo = want ? ends[want - 1] : 0; /* the group's first arrival */
-        size_t last = lo; /* one past the arrivals that ended before x started */
-        double limit = x->start_us + TACOS_TIME_EPS(x->start_us);
-        while (last < n && arr[last].key == want && arr[last].end <= limit)
-            last++;
-        for (size_t a = lo + done[lo]; a < last; a++) { /* extend the group's running max */
-            for (size_t j = 0; j < kk; j++) {
-                double e = end[arr[a].xfer * kk + j];
-                ready[a * kk + j] = a > lo && ready[(a - 1) * kk + j] > e ? ready[(a - 1) * kk + j] : e;
+    for (size_t i = 0, next; !rc && i < n; i = next) {
+        /* a message's transfers (side by side in start order) go together:
+         * part j of each of its chunks, as one message */
+        for (next = i + 1; next < n && tacos_same_message(&one->xfers[next], &one->xfers[i]);)
+            next++;
+        for (size_t j = 0; j < kk; j++)
+            part_ready[j] = 0;
+        for (size_t y = i; y < next; y++) {
+            const tacos_xfer_t *x = &one->xfers[y];
+            size_t want = (size_t)x->src * (size_t)one->nchunks + (size_t)x->chunk;
+            size_t lo = want ? ends[want - 1] : 0; /* the group's first arrival */
+            size_t last = lo; /* one past the arrivals that ended before x started */
+            double limit = x->start_us + TACOS_TIME_EPS(x->start_us);
+            while (last < n && arr[last].key == want && arr[last].end <= limit)
+                last++;
+            for (size_t a = lo + done[lo]; a < last; a++) { /* extend the group's running max */
+                for (size_t j = 0; j < kk; j++) {
+                    double e = end[arr[a].xfer * kk + j];
+                    ready[a * kk + j] =
+                        a > lo && ready[(a - 1) * kk + j] > e ? ready[(a - 1) * kk + j] : e;
+                }
+                done[lo]++;
             }
-            done[lo]++;
+            for (size_t j = 0; last > lo && j < kk; j++)
+                if (ready[(last - 1) * kk + j] > part_ready[j])
+                    part_ready[j] = ready[(last - 1) * kk + j];
         }
-        double cost = tacos_link_cost_us(&t->links[link[i]], part);
+        double cost = tacos_link_cost_us(&t->links[link[i]], part * (double)(next - i));
         for (size_t j = 0; j < kk; j++) {
-            double at = free_at[link[i]];
-            if (last > lo && ready[(last - 1) * kk + j] > at)
-                at = ready[(last - 1) * kk + j];
-            end[i * kk + j] = at + cost;
+            double at = free_at[link[i]] > part_ready[j] ? free_at[link[i]] : part_ready[j];
             free_at[link[i]] = at + cost;
-            s->xfers[s->nxfers++] = (tacos_xfer_t){at, at + cost,
-                                                    (int32_t)((size_t)x->chunk * kk + j), x->src,
-                                                    x->dst, x->reduce};
+            for (size_t y = i; y < next; y++) {
+                const tacos_xfer_t *x = &one->xfers[y];
+                end[y * kk + j] = at + cost;
+                s->xfers[s->nxfers++] =
+                    (tacos_xfer_t){at, at + cost, (int32_t)((size_t)x->chunk * kk + j), x->src,
+                                   x->dst, x->reduce};
+            }
         }
     }
     free(arr);
@@ -120,6 +135,7 @@ int tacos_sched_split(const tacos_sched_t *one, const tacos_topo_t *t, int k, ta
     free(end);
     free(ready);
     free(free_at);
+    free(part_ready);
     free(done);
     if (rc) {
         tacos_sched_free(s);

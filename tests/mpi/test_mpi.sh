@@ -93,6 +93,14 @@ run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4.json" --mca coll_ta
     -- $W
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch4x2.json" --mca coll_tacos_hierarchy 1 \
     --mca coll_tacos_chunks 2 -- $W
+# ... with messages of several chunks: each level's chunks that take a link
+# at once travel packed (on 4 x 2: 2 x 4's levels have none to pack)
+for f in switch2x4 switch4x2; do
+    run 8 "" --mca coll_tacos_topo_file "$FIX/$f.json" --mca coll_tacos_hierarchy 1 \
+        --mca coll_tacos_chunks_per_message 8 -- $W
+done
+grep -Eq " in levels .*, up to [0-9]+ chunks a message" "$T/out" ||
+    fail "switch4x2: no part in levels packed several chunks into a message"
 # the same 2 x 4 with the ranks placed round-robin (mpirun --map-by node):
 # groups of ranks 0,2,4,6 and 1,3,5,7
 run 8 "in levels" --mca coll_tacos_topo_file "$FIX/switch2x4-roundrobin.json" \

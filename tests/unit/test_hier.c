@@ -312,6 +312,22 @@ int main(void)
         const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
         tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1, 0};
         joined(big, &at, 1, "fs:8x8 d=8");
+        /* at 64 KiB with up to 16 chunks a message: a rank's part packs
+         * (each level's latency-bound chunks), and the parts joined keep
+         * their messages, replayed message by message */
+        at.size_bytes = 64 << 10;
+        at.chunks_per_msg = 16;
+        joined(big, &at, 1, "fs:8x8 d=8, 16 chunks a message");
+        tacos_sched_t *part = NULL, *all = NULL;
+        CHECK_OK(tacos_synthesize_hier_rank(big, &at, 0, &part));
+        CHECK_OK(tacos_synthesize_hier_parts(big, &at, &all));
+        CHECK(part && all && tacos_sched_most_per_message(part) > 1 &&
+                  tacos_sched_most_per_message(all) > 1,
+              "fs:8x8 %s 64 KiB: messages of %d and %d chunks, want several", tacos_coll_name(colls[c]),
+              part ? tacos_sched_most_per_message(part) : 0,
+              all ? tacos_sched_most_per_message(all) : 0);
+        tacos_sched_free(part);
+        tacos_sched_free(all);
     }
     tacos_topo_free(big);
     parts_near_whole("fs:8x32", 8, TACOS_ALLREDUCE, 1.05);
