@@ -202,12 +202,15 @@ static int copy_topo(const tacos_topo_t *t, int transpose, tacos_topo_t **out)
         tacos_topo_free(c);
         return tacos_error(TACOS_ERR_NOMEM, "out of memory copying %zu links", m);
     }
-    memcpy(c->links, t->links, m * sizeof *c->links);
     c->cap = m ? m : 1;
     c->nlinks = m;
-    for (size_t i = 0; transpose && i < m; i++)
-        c->links[i] = (tacos_link_t){t->links[i].dst, t->links[i].src, t->links[i].lat_us,
-                                     t->links[i].bw_gbps};
+    for (size_t i = 0; i < m; i++) {
+        c->links[i] = t->links[i];
+        if (transpose) {
+            c->links[i].src = t->links[i].dst;
+            c->links[i].dst = t->links[i].src;
+        }
+    }
     if (!t->out_off)
         rc = tacos_topo_finalize(c);
     else if (!(c->out_off = dup_indices(transpose ? t->in_off : t->out_off, n)) ||

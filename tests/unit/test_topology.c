@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "internal.h" /* tacos_topo_copy (linked statically) */
 
 static void expect_shape(const char *spec, int npus, size_t nlinks)
 {
@@ -111,7 +112,11 @@ int main(void)
     }
     CHECK_OK(tacos_topo_finalize(t));
     check_adjacency(t, "shuffled fc:9");
-    tacos_topo_t *tt = NULL, *t2 = NULL;
+    tacos_topo_t *tt = NULL, *t2 = NULL, *tc = NULL;
+    CHECK_OK(tacos_topo_copy(t, &tc));
+    if (tc)
+        check_adjacency(tc, "its copy");
+    tacos_topo_free(tc);
     CHECK_OK(tacos_topo_transpose(t, &tt));
     if (tt) {
         check_adjacency(tt, "its transpose");
