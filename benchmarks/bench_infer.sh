@@ -13,20 +13,29 @@
 # one (the testbed's rate times its TCP goodput, shape.txt), lowest and
 # highest over the leaves.
 #
+# With BUILD_B set to another build's source tree (its coll_tacos/.libs
+# built), each run is a job of this build (A) then one of that build (B),
+# in the same testbed, and the build column says which.
+#
 #   benchmarks/bench_infer.sh [SHAPE]
 B=$(cd "$(dirname "$0")/.." && pwd)
 SHAPE=${1:-tree16}
 RUNS=${RUNS:-10}
 . "$B/benchmarks/common.sh" && use_built_component
-export RUNS B
+PATH_A=$OMPI_MCA_mca_base_component_path
+PATH_B=${BUILD_B:+$BUILD_B/coll_tacos/.libs:$pkglibdir}
+export RUNS B PATH_A PATH_B
 JOB=${TMPDIR:-/tmp}/bench_infer_job.sh
 cat >"$JOB" <<'EOS'
 want=$(sed -n 's/^SwitchName=[^ ]* Nodes=//p' "$TESTBED_FABRIC" | tr ',' ' ' |
     while read -r l; do echo "$l" | tr ' ' '\n' | sort | paste -sd,; done | sort | paste -sd' ')
 i=0
 while [ "$i" -lt "$RUNS" ]; do
-    i=$((i + 1))
-    out=$($TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 \
+  i=$((i + 1))
+  for v in A B; do
+    eval p=\$PATH_$v
+    [ -n "$p" ] || continue
+    out=$(OMPI_MCA_mca_base_component_path=$p $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 \
         --mca coll_tacos_infer_hosts 1 "$B/benchmarks/osu_coll" allreduce --min 4096 --max 4096 2>&1)
     line=$(printf '%s\n' "$out" | sed -n 's/.*network between \([0-9]*\) hosts inferred: \([0-9]*\) rounds, \([0-9.]*\) ms.*/\3 \2/p')
     got=$(printf '%s\n' "$out" | sed -n 's/.*coll:tacos:   SwitchName=tacos-leaf[0-9]* Nodes=//p' |
@@ -55,11 +64,12 @@ while [ "$i" -lt "$RUNS" ]; do
             printf "%s | %s", lo["port"] == "" ? "-" : sprintf("%.2f–%.2f", lo["port"], hi["port"]),
                 lo["up"] == "" ? "-" : sprintf("%.2f–%.2f", lo["up"], hi["up"])
         }')
-    echo "| $i | ${line% *} | ${line#* } | $right | $rates | $got |"
+    echo "| $i | $v | ${line% *} | ${line#* } | $right | $rates | $got |"
+  done
 done
 EOS
-echo "| run | ms | rounds | right | port ÷ true | uplink ÷ true | leaves found |"
-echo "|---|---|---|---|---|---|---|"
+echo "| run | build | ms | rounds | right | port ÷ true | uplink ÷ true | leaves found |"
+echo "|---|---|---|---|---|---|---|---|"
 bash "$B/tests/testbed/testbed.sh" run "$SHAPE" -- sh "$JOB"
 rc=$?
 rm -f "$JOB"

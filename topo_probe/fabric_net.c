@@ -7,7 +7,8 @@
  *
  * 1. Ports: in every leaf its hosts in pairs ((0,1), (2,3), ... in host
  *    order), all leaves at once: 8-byte exchanges, S1, then a size for
- *    about SECOND_US at the rate S1 showed.  A leaf's port rate is the
+ *    about SECOND_US at the rate S1 showed, twice, the sooner kept (once
+ *    where that size is S1: S1's exchange was the first).  A leaf's port rate is the
  *    median of its pairs'; a leaf with one host of the communicator takes
  *    the median of every pair (where no leaf has two, the hosts pair in
  *    host order across leaves).
@@ -294,13 +295,20 @@ static int measure_ports(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, dou
         bytes[i] = TACOS_NET_S1_BYTES;
     if ((rc = round_of(m, np, a, b, bytes, 1, t8, tt)))
         goto out;
-    for (int i = 0; i < np; i++) /* the size that takes about SECOND_US */
+    /* the size that takes about SECOND_US; where that is S1 for every pair
+     * (slow ports), the S1 exchange was the first of its PORT_REPS */
+    int s1_done = 1;
+    for (int i = 0; i < np; i++) {
         bytes[i] =
             tacos_fabric_sized(tacos_fabric_rate(TACOS_NET_S1_BYTES, t8[i], tt[i]) * SECOND_US);
+        s1_done &= bytes[i] == TACOS_NET_S1_BYTES;
+        l[i] = tt[i]; /* (l: the S1 times until the latencies) */
+    }
     double *t8b = r; /* (the second round's 8-byte times: r until the rates) */
-    if ((rc = round_of(m, np, a, b, bytes, PORT_REPS, t8b, tt)))
+    if ((rc = round_of(m, np, a, b, bytes, PORT_REPS - s1_done, t8b, tt)))
         goto out;
     for (int i = 0; i < np; i++) {
+        tt[i] = s1_done ? fmin(tt[i], l[i]) : tt[i];
         t8[i] = fmin(t8[i], t8b[i]);
         l[i] = t8[i] / 2; /* two ports */
     }

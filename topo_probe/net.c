@@ -43,7 +43,9 @@
  *    through each host it crosses.  A triple's screens run first:
  *    the fewest of its tests that each path it could hold slows about 2x
  *    (the test at the path's bottleneck leg); if none is slowed, its other
- *    tests do not run (pairs4: 4 tests of 12).  The tests of the paths'
+ *    tests do not run (pairs4: 4 tests of 12), nor where the screens,
+ *    spread over the hosts, show all three hosts' ports limiting them
+ *    (switch4: 8 of 12; see port_limited).  The tests of the paths'
  *    ends (and their controls where slowed), and of the triples whose pair
  *    only the control kept from being a path (unless every test of
  *    each of the triple's hosts was slowed: their ports, not noise;
@@ -363,8 +365,12 @@ static void triple_of(const tacos_net_test_t *v, int n, int i, int j[3])
  * bottleneck leg shared: 2x); the others run only if a screen is slowed.
  * On ring4 and pairs4 one test screens each triple, on 4 hosts with equal
  * links two do; where a path slows no test that much (a slow pair whose
- * relay has legs 4x faster: 1.25x), all three are screens and run. */
-static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int j[3])
+ * relay has legs 4x faster: 1.25x), all three are screens and run.  Of
+ * the fewest that do, those whose hosts screened least so far (screens[],
+ * per host; counted here): spread over the hosts, the screens alone can
+ * show every host's port limiting it (mark: on switch4 each host screens
+ * two triples, and no other test runs). */
+static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int j[3], int *screens)
 {
     const int t3[3] = {v[j[0]].x, v[j[0]].y, v[j[0]].z};
     int covers[3] = {0, 0, 0}, all = 0; /* bit k: the path without t3[k], through it */
@@ -381,17 +387,22 @@ static void plan_screens(const tacos_net_t *net, tacos_net_test_t *v, const int 
     }
     /* the subsets of {0,1,2} by size: bit s = j[s] screens */
     static const int subsets[] = {1, 2, 4, 3, 5, 6, 7};
-    int pick = 7;
-    for (size_t m = 0; m < sizeof subsets / sizeof *subsets && pick == 7; m++) {
-        int got = 0;
+    int pick = 7, size = 3, load = 0;
+    for (size_t m = 0; m < sizeof subsets / sizeof *subsets; m++) {
+        int got = 0, n = 0, l = 0;
         for (int s = 0; s < 3; s++)
-            if (subsets[m] >> s & 1)
+            if (subsets[m] >> s & 1) {
                 got |= covers[s];
-        if ((got & all) == all)
-            pick = subsets[m];
+                n++;
+                l += screens[t3[s]];
+            }
+        if ((got & all) == all && (n < size || (n == size && l < load)))
+            pick = subsets[m], size = n, load = l;
     }
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 3; s++) {
         v[j[s]].screen = pick >> s & 1;
+        screens[t3[s]] += pick >> s & 1;
+    }
 }
 
 int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
@@ -411,12 +422,18 @@ int tacos_net_tests(const tacos_net_t *net, tacos_net_test_t **out, int *nout)
         free(v);
         return rc;
     }
+    int *screens = calloc((size_t)(h ? h : 1), sizeof *screens);
+    if (!screens) {
+        free(v);
+        return tacos_error(TACOS_ERR_NOMEM, "out of memory planning tests of %d hosts", h);
+    }
     for (int i = 0; i < n; i++) {
         int j[3];
         triple_of(v, n, i, j);
         if (i < j[1] && i < j[2]) /* each triple once (j[0] is i) */
-            plan_screens(net, v, j);
+            plan_screens(net, v, j, screens);
     }
+    free(screens);
     *out = v;
     *nout = n;
     return TACOS_OK;
@@ -1246,8 +1263,11 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
 }
 
 /* Marks the tests of phase `phase`: 0 the screens, 1 the others of the
- * triples whose screens were slowed, 2 those the classification wants
- * confirmed.  How many. */
+ * triples whose screens were slowed, unless the screens already show all
+ * three hosts port-limited (one switch: their tests could only be slowed
+ * alike, and the classification would not confirm the triple either; on
+ * switch4 4 of 12 tests), 2 those the classification wants confirmed.
+ * How many. */
 static int mark(const tacos_net_test_t *tests, int ntests, int phase, char *run)
 {
     int marked = 0;
@@ -1256,8 +1276,11 @@ static int mark(const tacos_net_test_t *tests, int ntests, int phase, char *run)
         triple_of(tests, ntests, i, j);
         for (int s = 0; s < 3; s++)
             slowed |= tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
+        int ports = phase == 1 && port_limited(tests, ntests, tests[i].x) &&
+                    port_limited(tests, ntests, tests[i].y) &&
+                    port_limited(tests, ntests, tests[i].z);
         run[i] = (char)(phase == 0   ? tests[i].screen
-                        : phase == 1 ? !tests[i].screen && slowed
+                        : phase == 1 ? !tests[i].screen && slowed && !ports
                                     : tests[i].confirm);
         marked += run[i];
     }

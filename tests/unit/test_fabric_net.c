@@ -228,6 +228,7 @@ static void *rank_main(void *arg)
 }
 
 static char last_why[256]; /* rank 0's error */
+static unsigned long last_batches; /* the exchanges of more than 8 bytes, in rounds */
 
 /* Measures tree t described by conf (host i named "hI"), or with conf
  * NULL infers it (rank 0's tree in *inferred, its text in *text); every
@@ -267,6 +268,7 @@ static int measure(const tree_t *t, const tacos_fabric_conf_t *conf, tacos_probe
     if (inferred)
         *inferred = r[0].inferred, *text = r[0].text;
     snprintf(last_why, sizeof last_why, "%s", r[0].why);
+    last_batches = w.m.batches;
     model_comm_fini(&w.m);
     return rc;
 }
@@ -416,6 +418,10 @@ static void test_shapes(void)
     /* the testbed's tree16: 100 Mbit/s ports, 2:1 uplinks (12.5 B/us) */
     shape("tree16", 4, 4, 12.5, 25.0, 0, 0);
     int r16 = last_rounds;
+    /* its ports' S1 takes about SECOND_US already: it counts as the first
+     * of their two exchanges of that size; then the uplinks' round */
+    CHECK(last_batches == 3, "tree16: %lu rounds of exchanges, want 3 (S1, S1 again, uplinks)",
+          last_batches);
     shape("32 hosts, 4:1", 8, 4, 12.5, 12.5, 0, 0);
     shape("not oversubscribed", 4, 4, 12.5, 100.0, 0, 0);
     shape("128 hosts, 2:1", 16, 8, 12.5, 50.0, 0, 0);
