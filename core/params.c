@@ -89,12 +89,15 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "topology model times fastest for the call's size class is kept"},
     [TACOS_P_CHUNKS_PER_MESSAGE] = {"chunks_per_message", TACOS_PT_INT, 1, NULL, 1, TACOS_MAX_CHUNKS_PER_MSG, 1, 1, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, chunks_per_message),
-        "The most chunks one message may carry. Above 1, a flat schedule of All-Gather, "
+        "The most chunks one message may carry. Above 1, a schedule of All-Gather, "
          "Reduce-Scatter, All-Reduce, Broadcast or Reduce may send several "
          "chunks that take a link at the same time as one message, one latency for all "
          "(the sender packs them, the receiver lands each); it is also synthesized with one "
-         "chunk per message and the one the topology model times faster is kept. Schedules "
-         "in levels carry one chunk per message"},
+         "chunk per message and the one the topology model times faster is kept. In levels "
+         "(coll_tacos_hierarchy 1 and 2) each level of a rank's part is synthesized so; "
+         "the whole composition (tacos-synth --hierarchy levels without --part) keeps one "
+         "chunk per message. Off (1) by default: packed messages past the transport's "
+         "eager limit wait for a rendezvous, which the model does not see"},
     [TACOS_P_UNWIND_DEGREE] = {"unwind_degree", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, unwind_degree),
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "
