@@ -7,9 +7,10 @@
  *
  * 1. Ports: in every leaf its hosts in pairs ((0,1), (2,3), ... in host
  *    order), all leaves at once: 8-byte exchanges, S1, then a size for
- *    about SECOND_US at the rate S1 showed, twice, the sooner kept (once
- *    where that size is S1: S1's exchange was the first).  A leaf's port rate is the
- *    median of its pairs'; a leaf with one host of the communicator takes
+ *    about SECOND_US at the rate S1 showed, twice, the sooner kept
+ *    (once where that size is S1: S1's exchange was the first).  A
+ *    leaf's port rate is the median of its pairs'; a leaf with one host
+ *    of the communicator takes
  *    the median of every pair (where no leaf has two, the hosts pair in
  *    host order across leaves).
  * 2. Uplinks, one level of the tree at a time from the leaves up: under
@@ -49,6 +50,9 @@
  * 16-host tree (8 pairs at once on 2 cores) one run put a leaf's ports at
  * 0.86 of their rate. */
 #define PORT_REPS 2
+#if PORT_REPS < 2
+#error "the ports' S1 exchange stands for one of PORT_REPS, which must leave one to run"
+#endif
 
 double tacos_fabric_now_us(void)
 {
@@ -308,7 +312,7 @@ static int measure_ports(meter_t *m, const tree_t *t, tacos_fabric_net_t *f, dou
     if ((rc = round_of(m, np, a, b, bytes, PORT_REPS - s1_done, t8b, tt)))
         goto out;
     for (int i = 0; i < np; i++) {
-        tt[i] = s1_done ? fmin(tt[i], l[i]) : tt[i];
+        tt[i] = bytes[i] == TACOS_NET_S1_BYTES ? fmin(tt[i], l[i]) : tt[i];
         t8[i] = fmin(t8[i], t8b[i]);
         l[i] = t8[i] / 2; /* two ports */
     }

@@ -43,9 +43,9 @@
  *    through each host it crosses.  A triple's screens run first:
  *    the fewest of its tests that each path it could hold slows about 2x
  *    (the test at the path's bottleneck leg); if none is slowed, its other
- *    tests do not run (pairs4: 4 tests of 12), nor where the screens,
- *    spread over the hosts, show all three hosts' ports limiting them
- *    (switch4: 8 of 12; see port_limited).  The tests of the paths'
+ *    tests do not run (pairs4: 4 tests of 12), nor any where the screens,
+ *    spread over the hosts, show every host's port limiting it (switch4:
+ *    8 tests of 12; see mark).  The tests of the paths'
  *    ends (and their controls where slowed), and of the triples whose pair
  *    only the control kept from being a path (unless every test of
  *    each of the triple's hosts was slowed: their ports, not noise;
@@ -1262,23 +1262,26 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
     return TACOS_OK;
 }
 
-/* Marks the tests of phase `phase`: 0 the screens, 1 the others of the
- * triples whose screens were slowed, unless the screens already show all
- * three hosts port-limited (one switch: their tests could only be slowed
- * alike, and the classification would not confirm the triple either; on
- * switch4 4 of 12 tests), 2 those the classification wants confirmed.
- * How many. */
-static int mark(const tacos_net_test_t *tests, int ntests, int phase, char *run)
+/* Marks the tests of phase `phase` of h hosts: 0 the screens, 1 the
+ * others of the triples whose screens were slowed, unless the screens
+ * already show every host's port limiting it (one switch: no test could
+ * tell a path from a shared port, and the classification joins them as
+ * one switch; on switch4 4 tests of 12; port_slow then reads two tests a
+ * host).  Not where only a triple's own hosts look so: a relay whose
+ * screens all had both peers behind one of its links looks port-limited
+ * too, and its other tests are what show a route through it (two hosts
+ * each with leaves, or a route of three hops, test_net).  2: those the
+ * classification wants confirmed.  How many. */
+static int mark(const tacos_net_test_t *tests, int ntests, int h, int phase, char *run)
 {
-    int marked = 0;
+    int marked = 0, ports = phase == 1 && h >= 4;
+    for (int x = 0; x < h && ports; x++)
+        ports = port_limited(tests, ntests, x);
     for (int i = 0; i < ntests; i++) {
         int j[3], slowed = 0;
         triple_of(tests, ntests, i, j);
         for (int s = 0; s < 3; s++)
             slowed |= tests[j[s]].screen && tests[j[s]].slow >= SCREEN_SLOW;
-        int ports = phase == 1 && port_limited(tests, ntests, tests[i].x) &&
-                    port_limited(tests, ntests, tests[i].y) &&
-                    port_limited(tests, ntests, tests[i].z);
         run[i] = (char)(phase == 0   ? tests[i].screen
                         : phase == 1 ? !tests[i].screen && slowed && !ports
                                     : tests[i].confirm);
@@ -1353,12 +1356,12 @@ int tacos_net_measure(const tacos_probe_record_t *recs, int n, int me, const tac
      * in common at once; then, one at a time, those the classification
      * wants confirmed once more */
     for (int phase = 0; phase < 2; phase++)
-        if (mark(tests, ntests, phase, run) &&
+        if (mark(tests, ntests, h, phase, run) &&
             (rc = run_marked(c, leader, net, mine, tests, ntests, run, 1, &failed)))
             goto out;
     tacos_net_classify(net, tests, ntests);
     phase_ends(net, 2, &t);
-    if (mark(tests, ntests, 2, run)) {
+    if (mark(tests, ntests, h, 2, run)) {
         if ((rc = run_marked(c, leader, net, mine, tests, ntests, run, 0, &failed)))
             goto out;
         tacos_net_classify(net, tests, ntests);

@@ -652,6 +652,17 @@ static void test_shapes(void)
     const link_spec_t bridge[] = {{0, 1, FAST}, {0, 2, FAST}, {1, 2, FAST}, {3, 4, FAST},
                                   {3, 5, FAST}, {4, 5, FAST}, {2, 3, SLOW}};
     shape("two triangles joined by one link", 6, bridge, 7, "01 02 12 34 35 45 23", NULL);
+    /* relays whose screens all had both peers behind one of their links
+     * look port-limited from the screens alone, as a switch's hosts do:
+     * their other tests still run and show the routes through them (h1-h4
+     * runs h1-h0-h3-h4; h1-h4 through h0 and h3).  Skipped where a
+     * triple's three hosts looked so, h0-h4 came out a link on both */
+    const link_spec_t spider[] = {{0, 1, FAST}, {0, 2, FAST}, {0, 3, SLOW}, {3, 4, FAST}};
+    shape("a hub with a leaf on a slow link, and its own leaf", 5, spider, 4, "01 02 03 34",
+          NULL);
+    const link_spec_t hubs[] = {{0, 1, SLOW}, {0, 2, SLOW}, {0, 3, SLOW},
+                                {3, 4, SLOW}, {3, 5, SLOW}, {3, 6, SLOW}};
+    shape("two hubs with leaves", 7, hubs, 6, "01 02 03 34 35 36", NULL);
 }
 
 static void test_merge_shares(void)
