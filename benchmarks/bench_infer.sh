@@ -14,8 +14,8 @@
 # highest over the leaves.
 #
 # With BUILD_B set to another build's source tree (its coll_tacos/.libs
-# built), each run is a job of this build (A) then one of that build (B),
-# in the same testbed, and the build column says which.
+# built), each run is a job of this build (A) and one of that build (B),
+# in turns A B, B A, ..., in the same testbed; the build column says which.
 #
 #   benchmarks/bench_infer.sh [SHAPE]
 B=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +23,14 @@ SHAPE=${1:-tree16}
 RUNS=${RUNS:-10}
 . "$B/benchmarks/common.sh" && use_built_component
 PATH_A=$OMPI_MCA_mca_base_component_path
-PATH_B=${BUILD_B:+$BUILD_B/coll_tacos/.libs:$pkglibdir}
+PATH_B=
+if [ -n "${BUILD_B:-}" ]; then
+    [ -f "$BUILD_B/coll_tacos/.libs/mca_coll_tacos.so" ] || {
+        echo "bench_infer: no $BUILD_B/coll_tacos/.libs/mca_coll_tacos.so (build BUILD_B first)" >&2
+        exit 2
+    }
+    PATH_B=$(cd "$BUILD_B" && pwd)/coll_tacos/.libs:$pkglibdir
+fi
 export RUNS B PATH_A PATH_B
 JOB=${TMPDIR:-/tmp}/bench_infer_job.sh
 cat >"$JOB" <<'EOS'
@@ -32,7 +39,9 @@ want=$(sed -n 's/^SwitchName=[^ ]* Nodes=//p' "$TESTBED_FABRIC" | tr ',' ' ' |
 i=0
 while [ "$i" -lt "$RUNS" ]; do
   i=$((i + 1))
-  for v in A B; do
+  order="A B"
+  [ $((i % 2)) -eq 0 ] && order="B A" # (neither build always first)
+  for v in $order; do
     eval p=\$PATH_$v
     [ -n "$p" ] || continue
     out=$(OMPI_MCA_mca_base_component_path=$p $TESTBED_MPIRUN --mca coll_tacos_min_bytes 0 --mca coll_tacos_verbose 5 \
