@@ -7,7 +7,9 @@
 # one process per run.  Both TACOS columns are the simulator's replay of
 # the synthesized schedule (which models it exactly).
 #   sh benchmarks/bench_aggregate.sh [SHAPE:BW:LAT ...]
-# M (default 16), SIZES (default "64KiB 1MiB 64MiB"), ARGS (more
+# M (default 16), MSG_BYTES (tacos-synth --message-bytes for the
+# aggregated runs; default 0, no limit, as the results before it existed;
+# the component's default is 3840), SIZES (default "64KiB 1MiB 64MiB"), ARGS (more
 # tacos-synth arguments for every run, e.g. ARGS="--unwind-degree auto
 # --hierarchy levels --part all": what coll_tacos_hierarchy 1 runs, every
 # rank's part joined).  Default shapes: 2D
@@ -17,7 +19,7 @@
 B=${TACOS_BUILD:-$(dirname "$0")/..}
 SYNTH=$B/synth/tacos-synth
 . "$(dirname "$0")/common.sh"
-M=${M:-16}
+M=${M:-16} MSG_BYTES=${MSG_BYTES:-0}
 SIZES=${SIZES:-64KiB 1MiB 64MiB}
 [ $# -gt 0 ] || set -- mesh2d:8x8:100:0.5 torus2d:8x8:100:0.5 mesh2d:16x16:100:0.5 \
     torus2d:16x16:100:0.5 fs:8x32:100,25:0.5,2 fattree:8x8:25,50:2,2
@@ -32,7 +34,7 @@ for arg in "$@"; do
                 --switch-nodes --summary-json $ARGS "$@" 2>/dev/null
         }
         one=$(run --chunks-per-message 1) || exit 1
-        agg=$(run --chunks-per-message "$M" --compare ring,rhd,dbt) || exit 1
+        agg=$(run --chunks-per-message "$M" --message-bytes "$MSG_BYTES" --compare ring,rhd,dbt) || exit 1
         t1=$(field simulated_us "$one")
         tm=$(field simulated_us "$agg")
         best=""

@@ -56,7 +56,7 @@ static row_t run(const tacos_topo_t *t, uint64_t size, int max_k, int trials)
     row.tacos_us = -1;
     double t0 = now_s();
     for (int k = 1; k <= max_k; k *= 2) {
-        tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, k, size, 1, trials, 0};
+        tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, k, size, 1, trials, 0, 0};
         tacos_sched_t *s;
         if (tacos_synthesize(t, &o, &s))
             die(t->name);

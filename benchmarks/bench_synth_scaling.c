@@ -53,7 +53,7 @@ static void run_child(const char *spec, int trials, int fd)
     tacos_sched_t *s = NULL;
     if (tacos_topo_generate(spec, &bw, 1, &lat, 1, 1, &t) == TACOS_OK) {
         uint64_t size = (uint64_t)t->npus << 20;
-        tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, size, 1, trials, 0};
+        tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, size, 1, trials, 0, 0};
         double t0 = now_s();
         if (tacos_synthesize(t, &o, &s) == TACOS_OK) {
             r.synth_s = now_s() - t0;

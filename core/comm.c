@@ -238,7 +238,8 @@ static const char *const settings_names[] = {
     "enable", "min_bytes", "rooted_min_bytes", "chunks", "seed", "trials", "unwind_degree",
     "probe", "calibrate", "measure", "cache_size", "topo_file", "nonblocking", "net_piece_bytes",
     "v_schedules", "gather_min_bytes", "rooted_net_min_bytes", "cuda_ipc_min_bytes",
-    "fabric_file", "infer_hosts", "hierarchy", "reuse_percent", "chunks_per_message"};
+    "fabric_file", "infer_hosts", "hierarchy", "reuse_percent", "chunks_per_message",
+    "message_bytes"};
 _Static_assert(sizeof settings_names / sizeof settings_names[0] == TACOS_NSETTINGS,
                "a name per setting compared");
 _Static_assert(TACOS_NSETTINGS <= ALL_EQUAL_MAX, "all_equal compares at most ALL_EQUAL_MAX values");
@@ -254,7 +255,7 @@ void tacos_comm_settings_values(const tacos_comm_t *c, uint64_t v[TACOS_NSETTING
         (uint64_t)s->net_piece, (uint64_t)s->v_schedules, (uint64_t)s->gather_min_bytes,
         (uint64_t)s->rooted_net_min_bytes, (uint64_t)s->cuda_ipc_min_bytes,
         string_hash(s->fabric_file), (uint64_t)s->infer_hosts, (uint64_t)s->hierarchy,
-        (uint64_t)s->reuse_percent, (uint64_t)s->chunks_per_message};
+        (uint64_t)s->reuse_percent, (uint64_t)s->chunks_per_message, (uint64_t)s->message_bytes};
     memcpy(v, w, sizeof w);
 }
 
@@ -446,7 +447,7 @@ static tacos_synth_opts_t synth_opts(const tacos_comm_t *c, const tacos_topo_t *
     int served_by = schedule_class(c, topo, size_class);
     return (tacos_synth_opts_t){coll, root, st->chunks, (uint64_t)1 << served_by,
                                 (uint64_t)st->seed, st->trials > 0 ? st->trials : 1,
-                                st->chunks_per_message};
+                                st->chunks_per_message, (uint64_t)st->message_bytes};
 }
 
 /* Gives plan p (its prog, prog_refs and k set) its executor state; says

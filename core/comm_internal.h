@@ -32,7 +32,7 @@ typedef struct {
 typedef struct tacos_setup tacos_setup_t;
 
 /* How many settings every rank must have alike (tacos_comm_settings_values). */
-#define TACOS_NSETTINGS 23
+#define TACOS_NSETTINGS 24
 
 /* The room of a reason that names a parameter. */
 #define TACOS_WHY_BYTES 128

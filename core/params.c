@@ -98,6 +98,14 @@ const tacos_param_t tacos_params[TACOS_NPARAMS] = {
          "the whole composition (tacos-synth --hierarchy levels without --part) keeps one "
          "chunk per message. Off (1) by default: packed messages past the transport's "
          "eager limit wait for a rendezvous, which the model does not see"},
+    [TACOS_P_MESSAGE_BYTES] = {"message_bytes", TACOS_PT_INT, TACOS_MSG_BYTES_DEFAULT, NULL, 0, 2147483647, 1, 1, TACOS_PB_BOTH, 6,
+        offsetof(tacos_settings_t, message_bytes),
+        "With chunks_per_message above 1: the most bytes one message of several chunks "
+         "carries; a schedule packs only as many chunks as fit (one at least). Keep it "
+         "below the transport's eager limit less its headers (Open MPI's shared memory: "
+         "btl_vader_eager_limit, 4096 bytes; TCP: btl_tcp_eager_limit, 65536): a packed "
+         "message past it waits for the receiver's clear-to-send, which the topology "
+         "model does not see. 0: no limit"},
     [TACOS_P_UNWIND_DEGREE] = {"unwind_degree", TACOS_PT_INT, 0, NULL, 0, 2147483647, 1, 0, TACOS_PB_BOTH, 6,
         offsetof(tacos_settings_t, unwind_degree),
         "Switch unwinding degree d: the topology's switches (a host's shared memory, an "

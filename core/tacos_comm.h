@@ -27,6 +27,7 @@
 typedef struct {
     int enable, min_bytes, rooted_min_bytes, gather_min_bytes, chunks, seed, trials, unwind_degree;
     int chunks_per_message; /* the most chunks one message carries */
+    int message_bytes;      /* ... and the most bytes such a message carries (0: any) */
     int hierarchy; /* tacos_hier_t: flat, levels, auto */
     int reuse_percent; /* a neighbouring size class's schedule reused below this latency share */
     int rooted_net_min_bytes; /* rooted_min_bytes where the communicator spans hosts */

@@ -105,6 +105,16 @@ typedef struct {
     tacos_auto_pass_t *pass;
 } method_t;
 
+int tacos_msg_chunks(const tacos_synth_opts_t *o, double chunk_bytes)
+{
+    int most = o->chunks_per_msg > 1 ? o->chunks_per_msg : 1;
+    if (most > 1 && o->msg_bytes > 0 && chunk_bytes > 0) {
+        double fit = floor((double)o->msg_bytes / chunk_bytes);
+        most = fit < 1 ? 1 : fit < most ? (int)fit : most;
+    }
+    return most;
+}
+
 /* Best of `trials` greedy runs of a gather-like collective on `topo`, then
  * the second method if there is one. */
 static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const tacos_synth_opts_t *o,
@@ -123,7 +133,8 @@ static int best_spread(const tacos_topo_t *topo, tacos_coll_t gather, const taco
         if ((rc = tacos_sched_alloc(gather, n, o->chunks_per_npu, o->root, o->size_bytes, NULL,
                                     &cur)))
             goto out;
-        rc = tacos_ten_spread(topo, nchunks, (double)o->size_bytes / nchunks, o->chunks_per_msg,
+        double chunk_bytes = (double)o->size_bytes / nchunks;
+        rc = tacos_ten_spread(topo, nchunks, chunk_bytes, tacos_msg_chunks(o, chunk_bytes),
                               pre, post, trial_seed, m->give_up_us, cur, &cur->time_us);
         if (rc == TACOS_SLOWER) { /* a trial of no use (an earlier one may be) */
             tacos_sched_free(cur);

@@ -104,10 +104,11 @@ static void key_of(const tacos_topo_t *topo, const tacos_synth_opts_t *o, tacos_
                                    tacos_topo_hash(topo), (uint64_t)o->coll, (uint64_t)o->root,
                                    o->size_bytes, (uint64_t)o->chunks_per_npu, o->seed,
                                    (uint64_t)o->trials,
-                                   /* aggregation beside it: the keys of one chunk per
-                                    * message as before */
+                                   /* aggregation beside it (and its message bytes):
+                                    * the keys of one chunk per message as before */
                                    (uint64_t)hier | (o->chunks_per_msg > 1
-                                                         ? (uint64_t)o->chunks_per_msg << 8
+                                                         ? (uint64_t)o->chunks_per_msg << 8 |
+                                                               o->msg_bytes << 16
                                                          : 0)};
     memcpy(key, k, sizeof k);
 }

@@ -288,8 +288,18 @@ typedef struct {
      * of All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce; at
      * most TACOS_MAX_CHUNKS_PER_MSG. */
     int chunks_per_msg;
+    /* With chunks_per_msg > 1: the most bytes such a message carries (0:
+     * no limit): as many chunks as fit, one at least (tacos_msg_chunks). */
+    uint64_t msg_bytes;
 } tacos_synth_opts_t;
 #define TACOS_MAX_CHUNKS_PER_MSG 64
+/* coll_tacos_message_bytes' and tacos-synth --message-bytes' default: Open
+ * MPI's shared-memory eager limit (btl_vader_eager_limit, 4096) less 256
+ * bytes of headers (packed messages just past it were the slowest) */
+#define TACOS_MSG_BYTES_DEFAULT 3840
+
+/* The most chunks of chunk_bytes one message may carry under o. */
+int tacos_msg_chunks(const tacos_synth_opts_t *o, double chunk_bytes);
 
 /* Synthesizes the collective on a finalized topology (copied into the
  * schedule). Runs `trials` seeds derived from `seed`, keeps the fastest. */

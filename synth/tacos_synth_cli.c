@@ -62,6 +62,10 @@ static const char usage[] =
     "                            latency paid once; the faster of that and one\n"
     "                            chunk per message kept (default 1; flat, spread\n"
     "                            collectives; coll_tacos_chunks_per_message)\n"
+    "      --message-bytes SIZE  with M > 1, the most bytes such a message\n"
+    "                            carries: as many chunks as fit, one at least\n"
+    "                            (default 3840, 0: no limit;\n"
+    "                            coll_tacos_message_bytes)\n"
     "      --part RANK           with --hierarchy levels: only what RANK needs, as\n"
     "                            coll/tacos with coll_tacos_hierarchy 1 (its own\n"
     "                            transfers, levels one after the other; the time is\n"
@@ -498,6 +502,7 @@ static void report_free(report_t *r)
 int main(int argc, char **argv)
 {
     enum { O_BW = 256, O_LAT, O_DEGREE, O_FAILED, O_WTOPO, O_ROOT, O_CHUNK, O_SEED, O_TRIALS, O_PER_MSG,
+           O_MSG_BYTES,
            O_PROGRAM, O_JSON, O_NOVAL, O_VALIDATE, O_COMPARE, O_SIMULATE, O_HEATMAP, O_UTIL,
            O_METHOD, O_ILP_SECONDS, O_HIERARCHY, O_PART, O_SCHED_DIR, O_SWITCH_NODES };
     static const struct option opts[] = {
@@ -510,6 +515,7 @@ int main(int argc, char **argv)
         {"chunks-per-npu", required_argument, 0, 'k'}, {"seed", required_argument, 0, O_SEED},
         {"trials", required_argument, 0, O_TRIALS}, {"output", required_argument, 0, 'o'},
         {"chunks-per-message", required_argument, 0, O_PER_MSG},
+        {"message-bytes", required_argument, 0, O_MSG_BYTES},
         {"program", required_argument, 0, O_PROGRAM}, {"summary-json", no_argument, 0, O_JSON},
         {"no-validate", no_argument, 0, O_NOVAL},  {"validate", required_argument, 0, O_VALIDATE},
         {"compare", required_argument, 0, O_COMPARE}, {"simulate", required_argument, 0, O_SIMULATE},
@@ -530,7 +536,7 @@ int main(int argc, char **argv)
     int nbw = 1, nlat = 1, nfailed = 0, json = 0, validate = 1, failed[4096];
     enum { PART_ALL = -2 }; /* (part -1: none) */
     long degree = 1, root = 0, k = 1, trials = 1, program = -1, part = -1, per_msg = 1;
-    uint64_t size = 1 << 20, chunk_size = 0, seed = 1;
+    uint64_t size = 1 << 20, chunk_size = 0, seed = 1, msg_bytes = TACOS_MSG_BYTES_DEFAULT;
     int have_size = 0, simulate = 0, switch_nodes = 0, wide = 0;
     tacos_coll_t coll = TACOS_ALLGATHER;
     int c;
@@ -602,6 +608,13 @@ int main(int argc, char **argv)
         case O_PER_MSG:
             if (parse_long(optarg, 1, TACOS_MAX_CHUNKS_PER_MSG, &per_msg))
                 return die_usage("--chunks-per-message '%s': expected an integer 1..64", optarg);
+            break;
+        case O_MSG_BYTES:
+            if (strcmp(optarg, "0") && parse_size(optarg, &msg_bytes))
+                return die_usage("--message-bytes '%s': expected 0 or a whole number of bytes "
+                                 "with an optional suffix B KB MB GB KiB MiB GiB",
+                                 optarg);
+            msg_bytes = strcmp(optarg, "0") ? msg_bytes : 0;
             break;
         case O_METHOD:
             if (strcmp(optarg, "ilp") && strcmp(optarg, "greedy"))
@@ -718,7 +731,8 @@ int main(int argc, char **argv)
              (rc = pick_lowering(topo_arg, bw, nbw, lat, nlat, failed, nfailed, size, &topo))) ||
             (wtopo && (rc = tacos_topo_write_file(topo, wtopo))))
             goto fail;
-        tacos_synth_opts_t o = {coll, (int)root, (int)k, size, seed, (int)trials, (int)per_msg};
+        tacos_synth_opts_t o = {coll,        (int)root,     (int)k,   size, seed,
+                                (int)trials, (int)per_msg, msg_bytes};
         static char kept[4096];
         if (sched_dir) {
             if (mkdir(sched_dir, 0755) && errno != EEXIST) {

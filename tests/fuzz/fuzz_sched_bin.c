@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static tacos_topo_t *topo;
     static char path[64], keyed[4096];
     static uint8_t key[2][BODY_AT - KEY_AT];
-    const tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 0, 1 << 20, 1, 1, 0};
+    const tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 0, 1 << 20, 1, 1, 0, 0};
     const tacos_hier_t hiers[2] = {TACOS_HIER_AUTO, TACOS_HIER_FLAT};
     tacos_hier_t hier = hiers[size / 8 % 2];
     double bw = 50, lat = 0.5;

@@ -55,6 +55,15 @@ run 4 "chunks a message" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" \
     --mca coll_tacos_chunks_per_message 8
 run 8 "chunks a message" --mca coll_tacos_topo_file "$FIX/ring8.json" --mca coll_tacos_chunks 4 \
     --mca coll_tacos_chunks_per_message 8 --mca coll_tacos_stage 1 -- $W
+# ... held to coll_tacos_message_bytes: with 16 bytes, none of several
+# chunks in a class whose chunks are 16 bytes or more (k <= 8 on 4 ranks;
+# the model's chunks of smaller classes are fractions of a byte)
+run 4 "" --mca coll_tacos_topo_file "$FIX/mesh2x2.json" --mca coll_tacos_chunks_per_message 8 \
+    --mca coll_tacos_message_bytes 16
+sed -n 's/.* for \([0-9]*\)-byte class: .*up to \([0-9]*\) chunks a message.*/\1 \2/p' "$T/out" |
+    awk '$1 >= 512 { bad = 1 } END { exit !bad }' &&
+    fail "message_bytes 16: several chunks of 16 bytes or more in a message"
+grep -q "chunks a message" "$T/out" || fail "message_bytes 16: no small class packed"
 # schedules kept between jobs: the first job reads the 2 MiB Allreduce
 # tacos-synth kept for it, the second every schedule it uses (flat: with
 # hierarchy 2 the model keeps that class's part in levels, whose choice

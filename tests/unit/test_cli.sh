@@ -82,16 +82,21 @@ expect 2 "at most 8 baselines" -t ring:4 --compare a,b,c,d,e,f,g,h,i
 # bad flags and values
 # aggregation: messages of several chunks, no bounds claimed for them; the
 # schedule written validates and simulates (its messages kept)
-expect 0 "messages      up to 7 chunks each" -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --compare rhd -o "$T/agg.json"
+expect 0 "messages      up to 7 chunks each" -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --message-bytes 0 --compare rhd -o "$T/agg.json"
 grep -q "bounds        n/a" "$T/out" || fail "--chunks-per-message: bounds not marked n/a"
 grep -q "^lower bound" "$T/out" && fail "--chunks-per-message: a lower bound printed for messages of several chunks"
 expect 0 "messages      up to 7 chunks each" --simulate "$T/agg.json"
-expect 0 '"lower_bound_us":null,"efficiency":null,"optimal_us":null,"optimal_efficiency":null,"transfers":' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --summary-json
+expect 0 '"lower_bound_us":null,"efficiency":null,"optimal_us":null,"optimal_efficiency":null,"transfers":' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --message-bytes 0 --summary-json
 grep -q '"chunks_per_message":7,' "$T/out" || fail "--chunks-per-message 8 --summary-json: no chunks_per_message 7"
 expect 0 '"chunks_per_message":1,' -t mesh2d:8x8 -c allreduce -s 64MiB --chunks-per-message 8 --summary-json
 grep -q '"lower_bound_us":[0-9]' "$T/out" || fail "--chunks-per-message 8 at 64 MiB: no bound"
 expect 2 "--chunks-per-message takes --method greedy" -t ring:4 --chunks-per-message 2 --method ilp
 expect 2 "--chunks-per-message '0': expected an integer 1..64" -t ring:4 --chunks-per-message 0
+# messages held to --message-bytes (default 3840): chunks of 1 KiB three to
+# a message at most, two with 2 KiB
+expect 0 '"chunks_per_message":3,' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --summary-json
+expect 0 '"chunks_per_message":2,' -t mesh2d:8x8 -c allreduce -s 64KiB --chunks-per-message 8 --message-bytes 2KiB --summary-json
+expect 2 "--message-bytes 'x': expected 0 or a whole number of bytes" -t ring:4 --message-bytes x
 expect 2 "--chunks-per-message '65': expected an integer 1..64" -t ring:4 --chunks-per-message 65
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "missing --topology" --size 1MiB

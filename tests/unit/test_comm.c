@@ -359,7 +359,7 @@ static void schedules_kept(rank_t *ranks, world_t *w)
     snprintf(file, sizeof file, "%s/mesh2x2.json", fix ? fix : "../fixtures");
     tacos_topo_t *mesh = NULL;
     tacos_sched_t *k3 = NULL;
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 3, 1 << 20, 1, 1, 0}, asked = o;
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 3, 1 << 20, 1, 1, 0, 0}, asked = o;
     asked.chunks_per_npu = 0;
     CHECK_OK(tacos_topo_read_file(file, &mesh));
     if (mesh && tacos_synthesize(mesh, &o, &k3) == TACOS_OK &&

@@ -522,7 +522,7 @@ static int program_of(const tacos_sched_t *s, int rank, tacos_prog_t **prog)
 {
     if (!by_rank_levels)
         return tacos_sched_program(s, rank, prog);
-    tacos_synth_opts_t o = {s->coll, s->root, s->chunks_per_npu, s->size_bytes, 1, 1, 0};
+    tacos_synth_opts_t o = {s->coll, s->root, s->chunks_per_npu, s->size_bytes, 1, 1, 0, 0};
     tacos_sched_t *part = NULL;
     int rc = tacos_synthesize_hier_rank(s->topo, &o, rank, &part);
     if (!rc) {
@@ -674,7 +674,7 @@ static int messages(const tacos_sched_t *s)
 /* k = 4: small chunks, up to 8 in one message (the executor packs them) */
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int root, int k)
 {
-    tacos_synth_opts_t o = {coll, root, k, k == 4 ? 1 << 12 : 1 << 20, 1, 1, k == 4 ? 8 : 0};
+    tacos_synth_opts_t o = {coll, root, k, k == 4 ? 1 << 12 : 1 << 20, 1, 1, k == 4 ? 8 : 0, 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     aggregated += s && tacos_sched_most_per_message(s) > 1;
@@ -758,7 +758,7 @@ int main(void)
                                       : tacos_topo_generate(leveled[t], bw, 2, lat, 2, 1, &topo));
         for (size_t c = 0; topo && c < sizeof hier_colls / sizeof *hier_colls; c++)
             for (int k = 1; k <= 2; k++) {
-                tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1, 0};
+                tacos_synth_opts_t o = {hier_colls[c], 0, k, 1 << 20, 1, 1, 0, 0};
                 tacos_sched_t *s = NULL;
                 CHECK_OK(tacos_synthesize_hier(topo, &o, &s));
                 for (size_t i = 0; s && i < sizeof counts / sizeof *counts; i++)

@@ -149,7 +149,7 @@ static void valid(const tacos_topo_t *t, int alike, const char *what)
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
     for (size_t c = 0; c < 3; c++)
         for (int k = 1; k <= 3; k += 2) {
-            tacos_synth_opts_t o = {colls[c], 0, k, 1000003, 5, 1, 0};
+            tacos_synth_opts_t o = {colls[c], 0, k, 1000003, 5, 1, 0, 0};
             tacos_sched_t *s = NULL;
             int rc = tacos_synthesize_hier(t, &o, &s);
             CHECK(rc == TACOS_OK, "%s %s k=%d: %s", what, tacos_coll_name(colls[c]), k,
@@ -176,7 +176,7 @@ static void against_flat(const char *spec, int degree, double max_ratio)
     double bw[2] = {100, 25}, lat[2] = {0.5, 2};
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_topo_generate(spec, bw, 2, lat, 2, degree, &t));
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 64 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 64 << 20, 1, 1, 0, 0};
     tacos_sched_t *flat = NULL, *levels = NULL, *with = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &flat));
     CHECK_OK(tacos_synthesize_hier(t, &o, &levels));
@@ -206,7 +206,7 @@ static void parts_near_whole(const char *spec, int degree, tacos_coll_t coll, do
     tacos_sched_t *whole = NULL, *all = NULL;
     tacos_sim_t *r = NULL;
     CHECK_OK(tacos_topo_generate(spec, bw, 2, lat, 2, degree, &t));
-    tacos_synth_opts_t o = {coll, 0, 1, 64 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {coll, 0, 1, 64 << 20, 1, 1, 0, 0};
     if (t) {
         CHECK_OK(tacos_synthesize_hier(t, &o, &whole));
         CHECK_OK(tacos_synthesize_hier_parts(t, &o, &all));
@@ -235,7 +235,7 @@ static void for_rank(const char *spec, int degree, int k, tacos_hier_t hier, int
     int dims = strchr(spec, 'x') ? 2 : 1;
     tacos_topo_t *t = NULL;
     CHECK_OK(tacos_topo_generate(spec, bw, dims, lat, dims, degree, &t));
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, k, 64 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, k, 64 << 20, 1, 1, 0, 0};
     tacos_sched_t *first = NULL, *last = NULL, *flat = NULL, *part = NULL;
     if (!t)
         return;
@@ -310,7 +310,7 @@ int main(void)
     CHECK_OK(tacos_topo_generate("fs:8x8", bw, 2, lat, 2, 8, &big));
     for (int c = 0; big && c < 3; c++) {
         const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_REDUCE_SCATTER, TACOS_ALLREDUCE};
-        tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1, 0};
+        tacos_synth_opts_t at = {colls[c], 0, 0, 64 << 20, 1, 1, 0, 0};
         joined(big, &at, 1, "fs:8x8 d=8");
         /* at 64 KiB with up to 16 chunks a message: a rank's part packs
          * (each level's latency-bound chunks), and the parts joined keep
@@ -345,7 +345,7 @@ int main(void)
     /* 512 ranks: flat not tried (it would win here, 72 % against 70 %) */
     for_rank("fs:8x64", 1, 0, TACOS_HIER_AUTO, 1);
 
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 0, 0};
     tacos_sched_t *s = NULL;
     /* no levels: one rate and no dimensions, or groups of one */
     tacos_topo_t *t = shape("ring:8", 50, 50), *plain = t ? without_dims(t) : NULL;

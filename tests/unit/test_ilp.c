@@ -23,7 +23,7 @@ static tacos_topo_t *make_topo(const char *spec)
  * takes chunk / 1000 us). */
 static double steps(tacos_topo_t *t, tacos_coll_t coll, int k, double seconds, int want_proven)
 {
-    tacos_synth_opts_t o = {coll, 0, k, (uint64_t)M * (uint64_t)t->npus, 1, 1, 0};
+    tacos_synth_opts_t o = {coll, 0, k, (uint64_t)M * (uint64_t)t->npus, 1, 1, 0, 0};
     tacos_sched_t *g = NULL, *s = NULL;
     int proven = -1;
     CHECK_OK(tacos_synthesize(t, &o, &g));
@@ -57,7 +57,7 @@ static void expect_steps(const char *spec, tacos_coll_t coll, int k, double want
 int main(void)
 {
     tacos_topo_t *t = make_topo("ring:4");
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 4 * M, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 4 * M, 1, 1, 0, 0};
     tacos_sched_t *s = NULL;
     if (!tacos_have_ilp()) {
         CHECK_ERR(tacos_synthesize_ilp(t, &o, 1, &s, NULL), TACOS_ERR_ARG, "CBC");
@@ -100,7 +100,7 @@ int main(void)
     {
         double bw = 50, lat = 0;
         CHECK_OK(tacos_topo_generate("dgx1", &bw, 1, &lat, 1, 1, &t));
-        tacos_synth_opts_t d = {TACOS_ALLGATHER, 0, 1, 8 * (uint64_t)M, 1, 16, 0};
+        tacos_synth_opts_t d = {TACOS_ALLGATHER, 0, 1, 8 * (uint64_t)M, 1, 16, 0, 0};
         tacos_sched_t *g = NULL;
         int proven = 0;
         CHECK_OK(tacos_synthesize(t, &d, &g));

@@ -45,7 +45,7 @@ static void read_sorts(void)
     double bw = 50, lat = 0.5;
     tacos_topo_t *t = NULL;
     tacos_sched_t *s = NULL, *r = NULL;
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 4, 1 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 4, 1 << 20, 1, 1, 0, 0};
     CHECK_OK(tacos_topo_generate("torus2d:4x4", &bw, 1, &lat, 1, 1, &t));
     CHECK_OK(tacos_synthesize(t, &o, &s));
     if (!s) {
@@ -92,7 +92,7 @@ int main(void)
     tacos_topo_free(u);
 
     /* schedule round trip: identical transfers, validated on read */
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 2, 1000, 3, 2, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 2, 1000, 3, 2, 0, 0};
     tacos_sched_t *s = NULL, *r = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_sched_write_file(s, tmp_path("ar.json")));

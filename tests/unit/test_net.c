@@ -473,7 +473,7 @@ static int measure_cluster(const char *name, const cluster_t *c, const char *wan
                   "%s: h%d sends %.4f and receives %.4f GB/s through a port of %.4f", name, x,
                   out[x], in[x], 1e-3 * c->port[x]);
         CHECK_OK(tacos_topo_check_connected(t));
-        tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0};
+        tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0, 0};
         tacos_sched_t *s = NULL;
         CHECK_OK(tacos_synthesize(t, &so, &s));
         if (s)

@@ -223,7 +223,7 @@ int main(void)
                                          &t));
             double one = 0;
             for (int k = 1; k <= 4; k++) {
-                tacos_synth_opts_t o = {(tacos_coll_t)coll, 1, k, 64 << 20, 1, 1, 0};
+                tacos_synth_opts_t o = {(tacos_coll_t)coll, 1, k, 64 << 20, 1, 1, 0, 0};
                 tacos_sched_t *sc = NULL;
                 CHECK_OK(tacos_synthesize(t, &o, &sc));
                 if (!sc)

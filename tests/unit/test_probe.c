@@ -233,7 +233,7 @@ static void make(tacos_probe_record_t *r, const char *host, int gpu)
 
 static void check_synthesizes(tacos_topo_t *t)
 {
-    tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0};
+    tacos_synth_opts_t so = {TACOS_ALLREDUCE, 0, 2, 1 << 20, 1, 1, 0, 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_topo_check_connected(t));
     CHECK_OK(tacos_synthesize(t, &so, &s));

@@ -24,7 +24,7 @@ static char path[4096];
 
 static tacos_synth_opts_t opts(tacos_coll_t coll, int root, int k)
 {
-    return (tacos_synth_opts_t){coll, root, k, 1 << 20, 1, 1, 0};
+    return (tacos_synth_opts_t){coll, root, k, 1 << 20, 1, 1, 0, 0};
 }
 
 static tacos_sched_t *synth(const tacos_topo_t *t, const tacos_synth_opts_t *o)

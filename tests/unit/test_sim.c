@@ -104,7 +104,7 @@ static void sim_matches_synthesis(void)
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int c = 0; c <= TACOS_ALLREDUCE; c++) {
             tacos_topo_t *t = gen(specs[i]);
-            tacos_synth_opts_t o = {(tacos_coll_t)c, 1, 2, 1 << 20, 3, 1, 0};
+            tacos_synth_opts_t o = {(tacos_coll_t)c, 1, 2, 1 << 20, 3, 1, 0, 0};
             tacos_sched_t *s = NULL;
             CHECK_OK(tacos_synthesize(t, &o, &s));
             tacos_sim_t *r = s ? sim(s, t, 1) : NULL;
@@ -229,7 +229,7 @@ static void switch_nodes(void)
           "fs:4x3 as a network: %d nodes, %d ranks, %zu links", net->npus, net->nranks,
           net->nlinks);
     tacos_sched_t *s = NULL;
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 12 * 25000, 1, 1, 0, 0};
     CHECK_ERR(tacos_synthesize(net, &o, &s), TACOS_ERR_ARG, "switches as nodes");
     CHECK_OK(tacos_synthesize(t, &o, &s));
     if (!s)
@@ -329,7 +329,7 @@ static void never_slower_than_baselines(void)
                                              &net));
         for (int c = 0; c < 3 && t && net; c++)
             for (uint64_t size = 1 << 20; size <= 64 << 20; size <<= 6) {
-                tacos_synth_opts_t o = {colls[c], 0, 0, size, 1, 1, 0};
+                tacos_synth_opts_t o = {colls[c], 0, 0, size, 1, 1, 0, 0};
                 tacos_sched_t *s = NULL;
                 CHECK_OK(tacos_synthesize_auto(t, &o, TACOS_AUTO_MAX_K, TACOS_HIER_FLAT, &s));
                 tacos_sim_t *r = s ? sim(s, net, 1) : NULL;
@@ -406,7 +406,7 @@ static void pictures(void)
     snprintf(heat, sizeof heat, "%s/heat.svg", dir ? dir : ".");
     snprintf(util, sizeof util, "%s/util.svg", dir ? dir : ".");
     tacos_topo_t *t = gen("mesh2d:3x3");
-    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 9000, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLREDUCE, 0, 1, 9000, 1, 1, 0, 0};
     tacos_sched_t *s = NULL, *b = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_baseline("ring", TACOS_ALLREDUCE, 9, 9000, &b));
@@ -451,7 +451,7 @@ static void pictures(void)
 static double replayed_over_own(const tacos_topo_t *t, tacos_coll_t coll, int k, uint64_t from,
                                 uint64_t to)
 {
-    tacos_synth_opts_t o = {coll, 1, k, from, 1, 1, 0};
+    tacos_synth_opts_t o = {coll, 1, k, from, 1, 1, 0, 0};
     tacos_sched_t *a = NULL, *b = NULL;
     tacos_sim_t *r = NULL;
     double ratio = 0;

@@ -99,7 +99,7 @@ static void port_sums(const tacos_topo_t *t, const int *leaf_of, int leaf, doubl
 static void connected_and_synthesizes(const tacos_topo_t *t)
 {
     CHECK_OK(tacos_topo_check_connected(t));
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1 << 20, 1, 1, 0, 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     if (s)

@@ -11,7 +11,7 @@
 static tacos_sched_t *synth(const tacos_topo_t *t, tacos_coll_t coll, int k, uint64_t size,
                             int trials, uint64_t seed)
 {
-    tacos_synth_opts_t o = {coll, 0, k, size, seed, trials, 0};
+    tacos_synth_opts_t o = {coll, 0, k, size, seed, trials, 0, 0};
     tacos_sched_t *s = NULL;
     int rc = tacos_synthesize(t, &o, &s);
     CHECK(rc == TACOS_OK, "synthesize %s on %s: %s", tacos_coll_name(coll), t->name,
@@ -209,7 +209,7 @@ static void expect_alltoall(const char *spec, int steps)
 static void all_collectives(const tacos_topo_t *t, int k)
 {
     for (int c = 0; c < TACOS_NCOLLS; c++) {
-        tacos_synth_opts_t o = {(tacos_coll_t)c, t->npus - 1, k, 1000003, 7, 2, 0};
+        tacos_synth_opts_t o = {(tacos_coll_t)c, t->npus - 1, k, 1000003, 7, 2, 0, 0};
         tacos_sched_t *s = NULL;
         int rc = tacos_synthesize(t, &o, &s);
         CHECK(rc == TACOS_OK, "%s on %s k=%d: %s", tacos_coll_name((tacos_coll_t)c), t->name, k,
@@ -231,15 +231,16 @@ static void all_collectives(const tacos_topo_t *t, int k)
 /* Aggregation (chunks_per_msg): every spread collective valid, executed,
  * never slower than a chunk per message, and timed alike by the simulator;
  * returns the most chunks a message carried, *faster how many collectives
- * it made faster. */
-static int aggregated(const char *spec, int k, uint64_t size, int *faster)
+ * it made faster.  msg_bytes: the most bytes a message may carry (0: any);
+ * checked against the chunks' bytes. */
+static int aggregated(const char *spec, int k, uint64_t size, uint64_t msg_bytes, int *faster)
 {
     const tacos_coll_t colls[] = {TACOS_ALLGATHER, TACOS_BROADCAST, TACOS_REDUCE_SCATTER,
                                   TACOS_REDUCE, TACOS_ALLREDUCE};
     tacos_topo_t *t = gen(spec);
     int most = 0;
     for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
-        tacos_synth_opts_t o = {colls[c], t->npus / 2, k, size, 3, 1, 8}, one = o;
+        tacos_synth_opts_t o = {colls[c], t->npus / 2, k, size, 3, 1, 8, msg_bytes}, one = o;
         one.chunks_per_msg = 1;
         tacos_sched_t *s = NULL, *s1 = NULL;
         CHECK_OK(tacos_synthesize(t, &o, &s));
@@ -264,6 +265,10 @@ static int aggregated(const char *spec, int k, uint64_t size, int *faster)
         tacos_sim_free(r);
         execute(s);
         int m = tacos_sched_most_per_message(s);
+        double chunk = (double)size / ((double)k * t->npus);
+        CHECK(m <= 1 || !msg_bytes || m * chunk <= (double)msg_bytes,
+              "%s on %s k=%d: %d chunks of %.0f bytes in a message of at most %llu bytes", name,
+              spec, k, m, chunk, (unsigned long long)msg_bytes);
         most = m > most ? m : most;
         tacos_sched_free(s);
         tacos_sched_free(s1);
@@ -277,15 +282,27 @@ int main(void)
     /* aggregation where latency outweighs a chunk's bytes (64 KiB over
      * 16 or 64 NPUs at 50 GB/s, 0.5 us); none where it does not (1 GiB) */
     int faster = 0, none = 0;
-    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10, &faster) > 1 && faster == 5,
+    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10, 0, &faster) > 1 && faster == 5,
           "mesh2d:4x4: no message of two chunks, or %d of 5 collectives faster", faster);
     faster = 0;
-    CHECK(aggregated("torus2d:8x8", 2, 64 << 10, &faster) > 1 && faster > 0,
+    CHECK(aggregated("torus2d:8x8", 2, 64 << 10, 0, &faster) > 1 && faster > 0,
           "torus2d:8x8: no message of two chunks, or none faster");
-    aggregated("ring:5", 3, 4 << 10, &none); /* (valid and executed where it is or is not) */
-    aggregated("rfs:2x2x2", 1, 1000, &none);
-    CHECK(aggregated("mesh2d:4x4", 1, 1 << 30, &none) == 1,
+    aggregated("ring:5", 3, 4 << 10, 0, &none); /* (valid and executed where it is or is not) */
+    aggregated("rfs:2x2x2", 1, 1000, 0, &none);
+    CHECK(aggregated("mesh2d:4x4", 1, 1 << 30, 0, &none) == 1,
           "mesh2d:4x4 1 GiB: messages of several chunks");
+    /* messages held to a size (coll_tacos_message_bytes): chunks of 4 KiB
+     * two to a message of 8 KiB, none packed below one chunk's bytes */
+    faster = 0;
+    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10, 8192, &faster) == 2 && faster > 0,
+          "mesh2d:4x4, messages of 8 KiB: not two 4 KiB chunks a message, or none faster");
+    CHECK(aggregated("mesh2d:4x4", 1, 64 << 10, 4095, &none) == 1,
+          "mesh2d:4x4, messages of under a chunk: several chunks in one");
+    tacos_synth_opts_t capped = {TACOS_ALLREDUCE, 0, 1, 1 << 20, 1, 1, 64, 20000};
+    CHECK(tacos_msg_chunks(&capped, 4096) == 4 && tacos_msg_chunks(&capped, 30000) == 1 &&
+              tacos_msg_chunks(&capped, 100) == 64,
+          "tacos_msg_chunks: %d %d %d, want 4 1 64", tacos_msg_chunks(&capped, 4096),
+          tacos_msg_chunks(&capped, 30000), tacos_msg_chunks(&capped, 100));
 
     /* known optima */
     expect_steps("fc:8", 1, 1);
@@ -404,7 +421,7 @@ int main(void)
             } else {
                 t = gen(name);
             }
-            tacos_synth_opts_t o = {TACOS_REDUCE_SCATTER, 0, k, size, 3, 2, per_msg};
+            tacos_synth_opts_t o = {TACOS_REDUCE_SCATTER, 0, k, size, 3, 2, per_msg, 0};
             tacos_sched_t *rs = NULL;
             CHECK_OK(tacos_synthesize(t, &o, &rs));
             o.coll = TACOS_ALLREDUCE;
@@ -512,7 +529,7 @@ int main(void)
     CHECK_OK(tacos_topo_add_link(t, 0, 1, 1, 1));
     CHECK_OK(tacos_topo_add_link(t, 1, 2, 1, 1));
     CHECK_OK(tacos_topo_finalize(t));
-    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1024, 1, 1, 0};
+    tacos_synth_opts_t o = {TACOS_ALLGATHER, 0, 1, 1024, 1, 1, 0, 0};
     CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_TOPO, "NPU 1 cannot send to NPU 0");
     o.coll = TACOS_REDUCE; /* nothing reaches NPU 0: the greedy says so */
     CHECK_ERR(tacos_synthesize(t, &o, &s), TACOS_ERR_TOPO, "can never receive");

@@ -8,7 +8,7 @@
 static tacos_sched_t *make(const char *spec, tacos_coll_t coll)
 {
     tacos_topo_t *t = gen(spec);
-    tacos_synth_opts_t o = {coll, 0, 1, 3 << 20, 1, 1, 0};
+    tacos_synth_opts_t o = {coll, 0, 1, 3 << 20, 1, 1, 0, 0};
     tacos_sched_t *s = NULL;
     CHECK_OK(tacos_synthesize(t, &o, &s));
     CHECK_OK(tacos_sched_validate(s));
