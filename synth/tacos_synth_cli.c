@@ -610,11 +610,12 @@ int main(int argc, char **argv)
                 return die_usage("--chunks-per-message '%s': expected an integer 1..64", optarg);
             break;
         case O_MSG_BYTES:
-            if (strcmp(optarg, "0") && parse_size(optarg, &msg_bytes))
+            if (!strcmp(optarg, "0"))
+                msg_bytes = 0;
+            else if (parse_size(optarg, &msg_bytes))
                 return die_usage("--message-bytes '%s': expected 0 or a whole number of bytes "
                                  "with an optional suffix B KB MB GB KiB MiB GiB",
                                  optarg);
-            msg_bytes = strcmp(optarg, "0") ? msg_bytes : 0;
             break;
         case O_METHOD:
             if (strcmp(optarg, "ilp") && strcmp(optarg, "greedy"))

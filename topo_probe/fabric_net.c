@@ -10,9 +10,8 @@
  *    about SECOND_US at the rate S1 showed, twice, the sooner kept
  *    (once where that size is S1: S1's exchange was the first).  A
  *    leaf's port rate is the median of its pairs'; a leaf with one host
- *    of the communicator takes
- *    the median of every pair (where no leaf has two, the hosts pair in
- *    host order across leaves).
+ *    of the communicator takes the median of every pair (where no leaf
+ *    has two, the hosts pair in host order across leaves).
  * 2. Uplinks, one level of the tree at a time from the leaves up: under
  *    every switch its children in pairs, the hosts of one matched with the
  *    other's in host order, every matched pair of every switch of the

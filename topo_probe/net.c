@@ -680,6 +680,16 @@ static int port_limited(const tacos_net_test_t *tests, int ntests, int c)
     return s[0] >= SCREEN_SLOW && s[1] >= PORT_SLOW;
 }
 
+/* Whether every one of h hosts is port_limited (two tests a host: 4 hosts
+ * or more): hosts on one switch. */
+static int all_port_limited(const tacos_net_test_t *tests, int ntests, int h)
+{
+    int all = h >= 4;
+    for (int x = 0; x < h && all; x++)
+        all = port_limited(tests, ntests, x);
+    return all;
+}
+
 void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
 {
     int h = net->nhosts;
@@ -742,19 +752,16 @@ void tacos_net_classify(tacos_net_t *net, tacos_net_test_t *tests, int ntests)
     /* hosts on one switch (or a tree of switches, which these tests do not
      * tell from one): one port carries all of each host's exchanges, so
      * the pairs are not links of their own (a mesh at the port's rate lets
-     * a schedule send H-1 times what a port carries).  port_limited wants
-     * two tests a host: 4 hosts or more */
-    int routes = 0, all_ports = h >= 4;
+     * a schedule send H-1 times what a port carries) */
+    int routes = 0;
     for (size_t i = 0; i < hh; i++)
         if (routed[i]) {
             net->bw_gbps[i] = 0;
             routes = 1;
         }
-    for (int x = 0; x < h; x++) {
+    for (int x = 0; x < h; x++)
         port_slow(tests, ntests, x, &net->port_slow[2 * x]);
-        all_ports &= port_limited(tests, ntests, x);
-    }
-    net->switched = all_ports && !routes;
+    net->switched = all_port_limited(tests, ntests, h) && !routes;
 }
 
 void tacos_net_classes(tacos_net_t *net)
@@ -1274,9 +1281,7 @@ static int run_marked(const tacos_net_comm_t *c, const int *leader, tacos_net_t 
  * classification wants confirmed.  How many. */
 static int mark(const tacos_net_test_t *tests, int ntests, int h, int phase, char *run)
 {
-    int marked = 0, ports = phase == 1 && h >= 4;
-    for (int x = 0; x < h && ports; x++)
-        ports = port_limited(tests, ntests, x);
+    int marked = 0, ports = phase == 1 && all_port_limited(tests, ntests, h);
     for (int i = 0; i < ntests; i++) {
         int j[3], slowed = 0;
         triple_of(tests, ntests, i, j);
